@@ -1,0 +1,770 @@
+package tasks
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEnqueueAndGet(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		out, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{{
+			Title: "  Check invoice 4711 ", Payload: json.RawMessage(`{"amount": 12.5, "lines": [1, 2]}`),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out[0].Created {
+			t.Fatal("Created = false for a new job")
+		}
+		j := e.get(out[0].Job.ID)
+		if j.Title != "Check invoice 4711" || j.Priority != DefaultPriority || j.State != StateReady ||
+			j.Queue != e.queue || j.MaxAttempts != 5 || j.LeaseSeconds != 300 || j.Attempts != 0 {
+			t.Fatalf("job = %+v", j)
+		}
+		if string(j.Payload) != `{"amount":12.5,"lines":[1,2]}` {
+			t.Fatalf("payload = %s", j.Payload)
+		}
+		if !j.CreatedAt.Equal(e.clock.Now()) || !j.RunAt.Equal(e.clock.Now()) {
+			t.Fatalf("created_at %v run_at %v, want %v", j.CreatedAt, j.RunAt, e.clock.Now())
+		}
+		empty := e.addJob(e.queue, NewJob{Title: "no payload"})
+		if string(e.get(empty.ID).Payload) != "{}" {
+			t.Fatalf("empty payload stored as %s", e.get(empty.ID).Payload)
+		}
+		if s := e.stats(); s.Ready != 2 {
+			t.Fatalf("stats = %+v", s)
+		}
+	})
+}
+
+func TestGetUnknown(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.add("x", 50)
+		for _, id := range []string{"", "nope", strings.Replace(j.ID, j.ID[:4], "7ZZZ", 1), j.ID + "x", j.ID[:26] + ".NOT_A_QUEUE"} {
+			if _, err := e.store.Get(e.ctx, id); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get(%q) error %v, want ErrNotFound", id, err)
+			}
+		}
+	})
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	p := func(n int) *int { return &n }
+	big := `{"text":"` + strings.Repeat("a", MaxPayloadBytes) + `"}`
+	tests := []struct {
+		name string
+		job  NewJob
+		want error
+	}{
+		{"empty title", NewJob{Title: "  "}, ErrInvalid},
+		{"long title", NewJob{Title: strings.Repeat("é", 201)}, ErrInvalid},
+		{"control characters in title", NewJob{Title: "a\x00b"}, ErrInvalid},
+		{"priority below 0", NewJob{Title: "x", Priority: p(-1)}, ErrInvalid},
+		{"priority above 100", NewJob{Title: "x", Priority: p(101)}, ErrInvalid},
+		{"payload not an object", NewJob{Title: "x", Payload: json.RawMessage(`[1,2]`)}, ErrInvalid},
+		{"payload not JSON", NewJob{Title: "x", Payload: json.RawMessage(`{"a":`)}, ErrInvalid},
+		{"oversized payload", NewJob{Title: "x", Payload: json.RawMessage(big)}, ErrTooLarge},
+		{"idempotency key with a space", NewJob{Title: "x", IdempotencyKey: "a b"}, ErrInvalid},
+		{"idempotency key with unicode", NewJob{Title: "x", IdempotencyKey: "clé"}, ErrInvalid},
+		{"idempotency key too long", NewJob{Title: "x", IdempotencyKey: strings.Repeat("k", 201)}, ErrInvalid},
+		{"negative delay", NewJob{Title: "x", DelaySeconds: -1}, ErrInvalid},
+		{"run_at and delay", NewJob{Title: "x", DelaySeconds: 5, RunAt: &time.Time{}}, ErrInvalid},
+		{"lease too long", NewJob{Title: "x", LeaseSeconds: 86401}, ErrInvalid},
+		{"max attempts too high", NewJob{Title: "x", MaxAttempts: 1001}, ErrInvalid},
+	}
+	onEachBackend(t, func(e *env) {
+		for _, tc := range tests {
+			// A bad job alone, and a bad job in a batch of good ones: both
+			// are refused whole.
+			_, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{tc.job})
+			wantErr(t, tc.name, err, tc.want)
+			_, err = e.store.Enqueue(e.ctx, e.queue, []NewJob{{Title: "good"}, tc.job, {Title: "good too"}})
+			wantErr(t, tc.name+" in a batch", err, tc.want)
+			var v *ValidationError
+			if !errors.As(err, &v) || !strings.HasPrefix(v.Field, "jobs[1].") {
+				t.Errorf("%s in a batch: error %v does not name jobs[1]", tc.name, err)
+			}
+		}
+		_, err := e.store.Enqueue(e.ctx, "no-such-queue", []NewJob{{Title: "x"}})
+		wantErr(t, "unknown queue", err, ErrQueueNotFound)
+		_, err = e.store.Enqueue(e.ctx, "Bad Name", []NewJob{{Title: "x"}})
+		wantErr(t, "malformed queue name", err, ErrQueueNotFound)
+		_, err = e.store.Enqueue(e.ctx, e.queue, nil)
+		wantErr(t, "no jobs", err, ErrInvalid)
+		_, err = e.store.Enqueue(e.ctx, e.queue, make([]NewJob, MaxBatch+1))
+		wantErr(t, "batch too large", err, ErrTooLarge)
+		if s := e.stats(); s != (Stats{Queue: e.queue}) {
+			t.Fatalf("bad input changed the queue: %+v", s)
+		}
+		n, err := e.rdb.Exists(e.ctx, keysFor("no-such-queue").all()...).Result()
+		if err != nil || n != 0 {
+			t.Fatalf("enqueue to an unknown queue created %d keys (%v)", n, err)
+		}
+	})
+}
+
+func TestBatchEnqueueIsAtomicAndOrdered(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		jobs := make([]NewJob, MaxBatch)
+		for i := range jobs {
+			jobs[i] = NewJob{Title: "doc " + strconv.Itoa(i)}
+		}
+		out, err := e.store.Enqueue(e.ctx, e.queue, jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != MaxBatch || e.stats().Ready != MaxBatch {
+			t.Fatalf("enqueued %d, ready %d", len(out), e.stats().Ready)
+		}
+		// Same priority, same millisecond: claimed in the order given.
+		for i := range 5 {
+			if r := e.claim("ann"); r.Job.Title != "doc "+strconv.Itoa(i) {
+				t.Fatalf("claim %d got %q", i, r.Job.Title)
+			}
+		}
+	})
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		first, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{{Title: "first", IdempotencyKey: "order-1:review"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{
+			{Title: "second", IdempotencyKey: "order-1:review", Payload: json.RawMessage(`{"x":1}`)},
+			{Title: "third", IdempotencyKey: "order-2:review"},
+			{Title: "fourth", IdempotencyKey: "order-2:review"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again[0].Created || again[0].Job.ID != first[0].Job.ID || again[0].Job.Title != "first" || string(again[0].Job.Payload) != "{}" {
+			t.Fatalf("repeat = %+v %+v, want the first job", again[0], again[0].Job)
+		}
+		if !again[1].Created || again[2].Created || again[2].Job.ID != again[1].Job.ID {
+			t.Fatalf("a key repeated inside one batch must name the job made first")
+		}
+		if s := e.stats(); s.Ready != 2 {
+			t.Fatalf("ready = %d, want 2", s.Ready)
+		}
+	})
+}
+
+func TestStrictPriorityThenFIFO(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.add("low", 10)
+		e.clock.Advance(time.Millisecond)
+		e.add("high 1", 90)
+		e.clock.Advance(time.Millisecond)
+		e.add("mid", 50)
+		e.clock.Advance(time.Millisecond)
+		e.add("high 2", 90)
+		// A low-priority job waiting a year still comes after higher ones.
+		e.clock.Advance(365 * 24 * time.Hour)
+		e.add("mid later", 50)
+		var got []string
+		for range 5 {
+			got = append(got, e.claim("ann").Job.Title)
+		}
+		want := "high 1,high 2,mid,mid later,low"
+		if strings.Join(got, ",") != want {
+			t.Fatalf("claim order %v, want %s", got, want)
+		}
+	})
+}
+
+func TestAgingLetsOldLowPriorityWorkThrough(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			// Each priority point is worth one minute of waiting.
+			e := newEnv(t, b.rdb, Queue{AgingSeconds: 60})
+			e.add("old low", 10)
+			e.clock.Advance(50 * time.Minute)
+			e.add("new high", 50) // 40 points = 40 minutes: the old job waited longer
+			e.add("newest top", 100)
+			var got []string
+			for range 3 {
+				got = append(got, e.claim("ann").Job.Title)
+			}
+			if strings.Join(got, ",") != "newest top,old low,new high" {
+				t.Fatalf("claim order %v", got)
+			}
+		})
+	}
+}
+
+func TestClaimReservesWithDeadlineAndToken(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.claimNone("ann")
+		j := e.add("review", 50)
+		r := e.claim("ann")
+		if r.Job.ID != j.ID || r.Job.State != StateReserved || r.Job.ReservedBy != "ann" || len(r.Token) != 32 {
+			t.Fatalf("reservation = %+v job %+v", r, r.Job)
+		}
+		if want := e.clock.Now().Add(300 * time.Second); !r.Deadline.Equal(want) || !r.Job.ReservedAt.Equal(e.clock.Now()) {
+			t.Fatalf("deadline %v, want %v", r.Deadline, want)
+		}
+		if string(r.Job.Payload) != "{}" {
+			t.Fatalf("claimed job has payload %q", r.Job.Payload)
+		}
+		e.claimNone("bob")
+		if s := e.stats(); s.Ready != 0 || s.Reserved != 1 {
+			t.Fatalf("stats = %+v", s)
+		}
+		// The job object never carries the token.
+		b, _ := json.Marshal(e.get(j.ID))
+		if strings.Contains(string(b), r.Token) {
+			t.Fatal("job JSON contains the reservation token")
+		}
+		if _, err := e.store.Claim(e.ctx, "no-such-queue", "ann"); !errors.Is(err, ErrQueueNotFound) {
+			t.Fatalf("claim from unknown queue: %v", err)
+		}
+		if _, err := e.store.Claim(e.ctx, e.queue, ""); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("claim without operator: %v", err)
+		}
+	})
+}
+
+func TestPerJobLeaseAndAttempts(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.addJob(e.queue, NewJob{Title: "quick", LeaseSeconds: 30, MaxAttempts: 1})
+		if j.LeaseSeconds != 30 || j.MaxAttempts != 1 {
+			t.Fatalf("job = %+v", j)
+		}
+		r := e.claim("ann")
+		if want := e.clock.Now().Add(30 * time.Second); !r.Deadline.Equal(want) {
+			t.Fatalf("deadline %v, want %v", r.Deadline, want)
+		}
+		if j, err := e.store.Fail(e.ctx, j.ID, r.Token, "unreadable scan"); err != nil || j.State != StateDead {
+			t.Fatalf("Fail = %+v, %v; want dead after its one attempt", j, err)
+		}
+	})
+}
+
+func TestComplete(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.add("review", 50)
+		r := e.claim("ann")
+		if _, err := e.store.Complete(e.ctx, j.ID, "0123456789abcdef0123456789abcdef", nil); !errors.Is(err, ErrReservationLost) {
+			t.Fatalf("complete with a wrong token: %v", err)
+		}
+		if _, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`"not an object"`)); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("complete with a bad result: %v", err)
+		}
+		if e.get(j.ID).State != StateReserved {
+			t.Fatal("refused completes changed the job")
+		}
+		e.clock.Advance(time.Minute)
+		done, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`{"verdict": "ok"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := e.get(j.ID)
+		if done.State != StateCompleted || got.State != StateCompleted || string(got.Result) != `{"verdict":"ok"}` ||
+			!got.CompletedAt.Equal(e.clock.Now()) || got.ReservedBy != "" || got.Deadline != nil {
+			t.Fatalf("completed job = %+v", got)
+		}
+		if _, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`{"verdict": "twice"}`)); !errors.Is(err, ErrReservationLost) {
+			t.Fatalf("second complete: %v", err)
+		}
+		if string(e.get(j.ID).Result) != `{"verdict":"ok"}` {
+			t.Fatal("second complete overwrote the result")
+		}
+		if s := e.stats(); s.Completed != 1 || s.CompletedLastHour != 1 || s.Reserved != 0 {
+			t.Fatalf("stats = %+v", s)
+		}
+		for _, id := range []string{"", "bogus", j.ID[:26] + ".other"} {
+			if _, err := e.store.Complete(e.ctx, id, r.Token, nil); !errors.Is(err, ErrNotFound) {
+				t.Errorf("complete %q: %v", id, err)
+			}
+		}
+		if _, err := e.store.Release(e.ctx, j.ID, ""); !errors.Is(err, ErrReservationLost) {
+			t.Fatalf("release without token: %v", err)
+		}
+	})
+}
+
+func TestReleaseKeepsPlaceInLine(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		first := e.add("first", 50)
+		e.clock.Advance(time.Second)
+		e.add("second", 50)
+		r := e.claim("ann")
+		e.clock.Advance(time.Minute)
+		e.add("third", 50)
+		j, err := e.store.Release(e.ctx, first.ID, r.Token)
+		if err != nil || j.State != StateReady || j.ReservedBy != "" {
+			t.Fatalf("Release = %+v, %v", j, err)
+		}
+		if got := e.claim("bob").Job.Title; got != "first" {
+			t.Fatalf("after release bob got %q, want the released job back at the front", got)
+		}
+		if _, err := e.store.Complete(e.ctx, first.ID, r.Token, nil); !errors.Is(err, ErrReservationLost) {
+			t.Fatalf("complete with the released token: %v", err)
+		}
+		if e.get(first.ID).Attempts != 0 {
+			t.Fatal("a release spent an attempt")
+		}
+	})
+}
+
+func TestSkipIsNotOfferedAgain(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		hard := e.add("hard", 90)
+		e.add("easy", 10)
+		r := e.claim("ann")
+		if _, err := e.store.Skip(e.ctx, hard.ID, r.Token); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.claim("ann").Job.Title; got != "easy" {
+			t.Fatalf("ann got %q after skipping hard", got)
+		}
+		e.claimNone("ann")
+		rb := e.claim("bob")
+		if rb.Job.ID != hard.ID {
+			t.Fatalf("bob got %q, want the job ann skipped", rb.Job.Title)
+		}
+		if got := e.get(hard.ID).SkippedBy; len(got) != 1 || got[0] != "ann" {
+			t.Fatalf("skipped_by = %v", got)
+		}
+		// bob skips it too, then carol finishes it: the skip records go.
+		if _, err := e.store.Skip(e.ctx, hard.ID, rb.Token); err != nil {
+			t.Fatal(err)
+		}
+		rc := e.claim("carol")
+		if _, err := e.store.Complete(e.ctx, hard.ID, rc.Token, nil); err != nil {
+			t.Fatal(err)
+		}
+		k := keysFor(e.queue)
+		if n, _ := e.rdb.SCard(e.ctx, k.skips()).Result(); n != 0 {
+			t.Fatalf("%d skip records left after completion", n)
+		}
+		if n, _ := e.rdb.HLen(e.ctx, k.skipCount()).Result(); n != 0 {
+			t.Fatalf("%d skip counters left after completion", n)
+		}
+	})
+}
+
+func TestExtend(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.rdb, Queue{LeaseSeconds: 60, MaxExtensions: 2, MaxHoldSeconds: 200})
+			j := e.add("long read", 50)
+			r := e.claim("ann")
+			start := e.clock.Now()
+			deadline := func() time.Time { return *e.get(j.ID).Deadline }
+
+			// Asking for less than is left changes nothing and costs nothing.
+			if _, err := e.store.Extend(e.ctx, j.ID, r.Token, 10); err != nil || !deadline().Equal(start.Add(60*time.Second)) {
+				t.Fatalf("short extend moved the deadline to %v (%v)", deadline(), err)
+			}
+			e.clock.Advance(50 * time.Second)
+			got, err := e.store.Extend(e.ctx, j.ID, r.Token, 120)
+			if err != nil || !got.Deadline.Equal(start.Add(170*time.Second)) || got.Extensions != 1 {
+				t.Fatalf("Extend = %v, %v", got.Deadline, err)
+			}
+			// The reserved index follows the deadline: no reclaim before it.
+			e.clock.Advance(100 * time.Second)
+			if moved, _, _ := e.store.ReclaimExpired(e.ctx, e.queue, 10); len(moved) != 0 {
+				t.Fatalf("reclaimed an extended reservation: %v", moved)
+			}
+			// Max hold caps the next extension at reserved_at + 200 s.
+			got, err = e.store.Extend(e.ctx, j.ID, r.Token, 300)
+			if err != nil || !got.Deadline.Equal(start.Add(200*time.Second)) {
+				t.Fatalf("capped Extend = %v, %v", got.Deadline, err)
+			}
+			_, err = e.store.Extend(e.ctx, j.ID, r.Token, 300)
+			wantErr(t, "extend past the max hold", err, ErrExtensionLimit)
+			_, err = e.store.Extend(e.ctx, j.ID, r.Token, 0)
+			wantErr(t, "extend by 0", err, ErrInvalid)
+			_, err = e.store.Extend(e.ctx, j.ID, "stale", 60)
+			wantErr(t, "extend with a wrong token", err, ErrReservationLost)
+
+			// Max extensions.
+			j2 := e.add("another", 50)
+			r2 := e.claim("ann")
+			for i := range 2 {
+				e.clock.Advance(10 * time.Second)
+				if _, err := e.store.Extend(e.ctx, j2.ID, r2.Token, 60); err != nil {
+					t.Fatalf("extension %d: %v", i+1, err)
+				}
+			}
+			e.clock.Advance(10 * time.Second)
+			_, err = e.store.Extend(e.ctx, j2.ID, r2.Token, 60)
+			wantErr(t, "third extension", err, ErrExtensionLimit)
+		})
+	}
+}
+
+func TestFailRetriesThenDies(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.addJob(e.queue, NewJob{Title: "flaky", MaxAttempts: 3})
+		for attempt := 1; attempt <= 3; attempt++ {
+			r := e.claim("ann")
+			got, err := e.store.Fail(e.ctx, j.ID, r.Token, "scanner jammed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := StateReady
+			if attempt == 3 {
+				want = StateDead
+			}
+			if got.State != want || got.Attempts != attempt || got.LastError != "scanner jammed" {
+				t.Fatalf("attempt %d: %+v", attempt, got)
+			}
+		}
+		e.claimNone("ann")
+		if s := e.stats(); s.Dead != 1 || s.Ready != 0 {
+			t.Fatalf("stats = %+v", s)
+		}
+		if _, err := e.store.Fail(e.ctx, j.ID, "x", strings.Repeat("r", 2001)); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("long reason: %v", err)
+		}
+	})
+}
+
+func TestExpiredReservationIsFencedAndReclaimed(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.addJob(e.queue, NewJob{Title: "abandoned", MaxAttempts: 2})
+		r := e.claim("ann")
+		e.clock.Advance(300 * time.Second) // the deadline itself: expired
+		// Past the deadline nothing the holder sends is stored, even before
+		// any reclaim ran.
+		for name, call := range map[string]func() error{
+			"complete": func() error {
+				_, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`{"late":true}`))
+				return err
+			},
+			"release": func() error { _, err := e.store.Release(e.ctx, j.ID, r.Token); return err },
+			"skip":    func() error { _, err := e.store.Skip(e.ctx, j.ID, r.Token); return err },
+			"extend":  func() error { _, err := e.store.Extend(e.ctx, j.ID, r.Token, 60); return err },
+			"fail":    func() error { _, err := e.store.Fail(e.ctx, j.ID, r.Token, "late"); return err },
+		} {
+			wantErr(t, name+" after the deadline", call(), ErrReservationLost)
+		}
+		if got := e.get(j.ID); got.State != StateReserved || got.Result != nil {
+			t.Fatalf("late calls changed the job: %+v", got)
+		}
+
+		moved, more, err := e.store.ReclaimExpired(e.ctx, e.queue, 10)
+		if err != nil || more || len(moved) != 1 || moved[0] != (Reclaimed{JobID: j.ID, Queue: e.queue, Operator: "ann", State: StateReady}) {
+			t.Fatalf("ReclaimExpired = %+v, %v, %v", moved, more, err)
+		}
+		if got := e.get(j.ID); got.State != StateReady || got.Attempts != 1 || !strings.Contains(got.LastError, "ann") {
+			t.Fatalf("reclaimed job = %+v", got)
+		}
+		_, err = e.store.Complete(e.ctx, j.ID, r.Token, nil)
+		wantErr(t, "complete after reclaim", err, ErrReservationLost)
+
+		// Second abandonment uses up the attempts: dead.
+		r2 := e.claim("bob")
+		if r2.Token == r.Token {
+			t.Fatal("a new claim reused the old token")
+		}
+		e.clock.Advance(301 * time.Second)
+		moved, _, _ = e.store.ReclaimExpired(e.ctx, e.queue, 10)
+		if len(moved) != 1 || moved[0].State != StateDead || moved[0].Operator != "bob" {
+			t.Fatalf("second reclaim = %+v", moved)
+		}
+		if s := e.stats(); s.Dead != 1 || s.Reserved != 0 {
+			t.Fatalf("stats = %+v", s)
+		}
+	})
+}
+
+func TestScheduledJobs(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		runAt := e.clock.Now().Add(time.Hour)
+		later := e.addJob(e.queue, NewJob{Title: "at nine", RunAt: &runAt})
+		delayed := e.addJob(e.queue, NewJob{Title: "in ten minutes", DelaySeconds: 600})
+		past := e.clock.Now().Add(-time.Hour)
+		now := e.addJob(e.queue, NewJob{Title: "overdue", RunAt: &past})
+		if later.State != StateScheduled || delayed.State != StateScheduled || now.State != StateReady {
+			t.Fatalf("states %s %s %s", later.State, delayed.State, now.State)
+		}
+		if !delayed.RunAt.Equal(e.clock.Now().Add(10 * time.Minute)) {
+			t.Fatalf("delayed run_at %v", delayed.RunAt)
+		}
+		e.claim("ann")
+		e.claimNone("ann")
+		e.clock.Advance(10 * time.Minute)
+		if s := e.stats(); s.Due != 1 || s.Scheduled != 2 {
+			t.Fatalf("stats = %+v", s)
+		}
+		// Claim promotes what is due.
+		if got := e.claim("ann").Job; got.ID != delayed.ID {
+			t.Fatalf("claimed %q", got.Title)
+		}
+		e.clock.Advance(time.Hour)
+		ids, more, err := e.store.PromoteDue(e.ctx, e.queue, 10)
+		if err != nil || more || len(ids) != 1 || ids[0] != later.ID {
+			t.Fatalf("PromoteDue = %v %v %v", ids, more, err)
+		}
+		if e.get(later.ID).State != StateReady {
+			t.Fatal("promoted job is not ready")
+		}
+	})
+}
+
+func TestCancel(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		ready := e.add("ready", 50)
+		scheduled := e.addJob(e.queue, NewJob{Title: "scheduled", DelaySeconds: 60})
+		for _, j := range []*Job{ready, scheduled} {
+			got, holder, err := e.store.Cancel(e.ctx, j.ID, false)
+			if err != nil || got.State != StateCanceled || holder != "" || got.FinishedAt == nil {
+				t.Fatalf("Cancel(%s) = %+v %q %v", j.Title, got, holder, err)
+			}
+		}
+		held := e.add("held", 50)
+		r := e.claim("ann")
+		_, _, err := e.store.Cancel(e.ctx, held.ID, false)
+		wantErr(t, "cancel a reserved job without force", err, ErrInvalidState)
+		got, holder, err := e.store.Cancel(e.ctx, held.ID, true)
+		if err != nil || got.State != StateCanceled || holder != "ann" {
+			t.Fatalf("forced Cancel = %+v %q %v", got, holder, err)
+		}
+		_, err = e.store.Complete(e.ctx, held.ID, r.Token, nil)
+		wantErr(t, "complete after a forced cancel", err, ErrReservationLost)
+		_, _, err = e.store.Cancel(e.ctx, held.ID, true)
+		wantErr(t, "cancel twice", err, ErrInvalidState)
+		_, _, err = e.store.Cancel(e.ctx, "nope", false)
+		wantErr(t, "cancel unknown", err, ErrNotFound)
+		if s := e.stats(); s.Canceled != 3 || s.Ready+s.Scheduled+s.Reserved != 0 {
+			t.Fatalf("stats = %+v", s)
+		}
+	})
+}
+
+func TestRequeue(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.addJob(e.queue, NewJob{Title: "poison", MaxAttempts: 1})
+		r := e.claim("ann")
+		if _, err := e.store.Fail(e.ctx, j.ID, r.Token, "broken"); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := e.store.Requeue(e.ctx, j.ID)
+		if err != nil || got.State != StateReady || got.Attempts != 0 || got.FinishedAt != nil {
+			t.Fatalf("Requeue(dead) = %+v %v", got, err)
+		}
+		_, _, err = e.store.Requeue(e.ctx, j.ID)
+		wantErr(t, "requeue a ready job", err, ErrInvalidState)
+
+		// Force release: the holder's token dies, the job keeps its place.
+		r = e.claim("ann")
+		got, holder, err := e.store.Requeue(e.ctx, j.ID)
+		if err != nil || got.State != StateReady || holder != "ann" {
+			t.Fatalf("Requeue(reserved) = %+v %q %v", got, holder, err)
+		}
+		_, err = e.store.Complete(e.ctx, j.ID, r.Token, nil)
+		wantErr(t, "complete after force release", err, ErrReservationLost)
+		r = e.claim("bob")
+		if _, err := e.store.Complete(e.ctx, j.ID, r.Token, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = e.store.Requeue(e.ctx, j.ID)
+		wantErr(t, "requeue a completed job", err, ErrInvalidState)
+	})
+}
+
+func TestListJobsPaging(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		jobs := make([]NewJob, 25)
+		for i := range jobs {
+			jobs[i] = NewJob{Title: "doc " + strconv.Itoa(i)}
+		}
+		if _, err := e.store.Enqueue(e.ctx, e.queue, jobs); err != nil {
+			t.Fatal(err)
+		}
+		var titles []string
+		cursor := ""
+		pages := 0
+		for {
+			p, err := e.store.ListJobs(e.ctx, e.queue, StateReady, 10, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			for _, j := range p.Jobs {
+				titles = append(titles, j.Title)
+			}
+			if pages == 1 {
+				// The cursor's own job leaves the index between pages: the
+				// next page still starts right after it.
+				last := p.Jobs[len(p.Jobs)-1]
+				if _, _, err := e.store.Cancel(e.ctx, last.ID, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p.NextCursor == "" {
+				break
+			}
+			cursor = p.NextCursor
+		}
+		if pages != 3 || len(titles) != 25 {
+			t.Fatalf("%d pages, %d jobs", pages, len(titles))
+		}
+		for i, title := range titles {
+			if title != "doc "+strconv.Itoa(i) {
+				t.Fatalf("job %d is %q", i, title)
+			}
+		}
+		_, err := e.store.ListJobs(e.ctx, e.queue, StateReady, 10, "!!")
+		wantErr(t, "bad cursor", err, ErrInvalid)
+		_, err = e.store.ListJobs(e.ctx, e.queue, "lost", 10, "")
+		wantErr(t, "bad state", err, ErrInvalid)
+		_, err = e.store.ListJobs(e.ctx, e.queue, StateReady, MaxPageSize+1, "")
+		wantErr(t, "page too big", err, ErrInvalid)
+		p, err := e.store.ListJobs(e.ctx, e.queue, StateCanceled, 0, "")
+		if err != nil || len(p.Jobs) != 1 || p.NextCursor != "" {
+			t.Fatalf("canceled list = %+v %v", p, err)
+		}
+	})
+}
+
+func TestListReservationsAcrossQueues(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		short := e.newQueue(Queue{LeaseSeconds: 60})
+		long := e.newQueue(Queue{LeaseSeconds: 600})
+		var want []string
+		for i := range 3 {
+			for _, q := range []string{short, long} {
+				j := e.addJob(q, NewJob{Title: q + strconv.Itoa(i)})
+				if _, err := e.store.Claim(e.ctx, q, "ann"); err != nil {
+					t.Fatal(err)
+				}
+				if q == short {
+					want = append(want, j.ID)
+				}
+			}
+			e.clock.Advance(time.Second)
+		}
+		// Other tests' queues hold reservations too; ours with the shortest
+		// leases must come first, in deadline order, across pages.
+		var got []string
+		cursor := ""
+		for len(got) < 3 {
+			p, err := e.store.ListReservations(e.ctx, "", 2, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, j := range p.Jobs {
+				if i > 0 && j.Deadline.Before(*p.Jobs[i-1].Deadline) {
+					t.Fatal("reservations out of deadline order")
+				}
+				if j.Queue == short {
+					got = append(got, j.ID)
+				}
+			}
+			if p.NextCursor == "" {
+				break
+			}
+			cursor = p.NextCursor
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("short-lease reservations %v, want %v", got, want)
+		}
+		p, err := e.store.ListReservations(e.ctx, long, 10, "")
+		if err != nil || len(p.Jobs) != 3 {
+			t.Fatalf("one queue's reservations: %d, %v", len(p.Jobs), err)
+		}
+	})
+}
+
+func TestQueueSettings(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		q, err := e.store.Queue(e.ctx, e.queue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Queue{Name: e.queue, LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600,
+			RetentionSeconds: 7 * day, DeadRetentionSeconds: 30 * day}
+		if q != want {
+			t.Fatalf("defaults = %+v, want %+v", q, want)
+		}
+		q.LeaseSeconds, q.AgingSeconds = 30, 120
+		if _, err := e.store.PutQueue(e.ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := e.store.Queue(e.ctx, e.queue); got != q {
+			t.Fatalf("updated = %+v, want %+v", got, q)
+		}
+		for _, bad := range []Queue{
+			{Name: "Upper"}, {Name: "-dash"}, {Name: strings.Repeat("q", 65)},
+			{Name: "ok", LeaseSeconds: -1}, {Name: "ok", LeaseSeconds: day + 1}, {Name: "ok", MaxAttempts: 1001},
+			{Name: "ok", LeaseSeconds: 600, MaxHoldSeconds: 300}, {Name: "ok", AgingSeconds: -5},
+		} {
+			if _, err := e.store.PutQueue(e.ctx, bad); !errors.Is(err, ErrInvalid) {
+				t.Errorf("PutQueue(%+v): %v", bad, err)
+			}
+		}
+		if _, err := e.store.Queue(e.ctx, "no-such-queue"); !errors.Is(err, ErrQueueNotFound) {
+			t.Fatalf("Queue(unknown): %v", err)
+		}
+		names, err := e.store.QueueNames(e.ctx)
+		if err != nil || !slices.Contains(names, e.queue) || slices.Contains(names, "ok") {
+			t.Fatalf("QueueNames = %v, %v", names, err)
+		}
+		if _, err := e.store.Stats(e.ctx, "no-such-queue"); !errors.Is(err, ErrQueueNotFound) {
+			t.Fatalf("Stats(unknown): %v", err)
+		}
+	})
+}
+
+func TestRetentionPurgesOldFinishedJobs(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.rdb, Queue{RetentionSeconds: 3600, DeadRetentionSeconds: 7200})
+			done := e.addJob(e.queue, NewJob{Title: "done", IdempotencyKey: "k1"})
+			r := e.claim("ann")
+			if _, err := e.store.Complete(e.ctx, done.ID, r.Token, json.RawMessage(`{"a":1}`)); err != nil {
+				t.Fatal(err)
+			}
+			dead := e.addJob(e.queue, NewJob{Title: "dead", MaxAttempts: 1})
+			r = e.claim("ann")
+			if _, err := e.store.Fail(e.ctx, dead.ID, r.Token, "x"); err != nil {
+				t.Fatal(err)
+			}
+			e.add("waiting", 50)
+
+			e.clock.Advance(3601 * time.Second)
+			n, more, err := e.store.Purge(e.ctx, e.queue, 100)
+			if err != nil || n != 1 || more {
+				t.Fatalf("Purge = %d %v %v", n, more, err)
+			}
+			_, err = e.store.Get(e.ctx, done.ID)
+			wantErr(t, "get a purged job", err, ErrNotFound)
+			if e.get(dead.ID).State != StateDead {
+				t.Fatal("dead job purged before its retention")
+			}
+			// The idempotency key is free again once its job is gone.
+			again := e.addJob(e.queue, NewJob{Title: "done again", IdempotencyKey: "k1"})
+			if again.ID == done.ID {
+				t.Fatal("idempotency key still names the purged job")
+			}
+			e.clock.Advance(3600 * time.Second)
+			if n, _, _ := e.store.Purge(e.ctx, e.queue, 100); n != 1 {
+				t.Fatalf("second purge deleted %d, want the dead job", n)
+			}
+			k := keysFor(e.queue)
+			if n, _ := e.rdb.HLen(e.ctx, k.result()).Result(); n != 0 {
+				t.Fatalf("%d results left", n)
+			}
+			if s := e.stats(); s.Ready != 2 || s.Completed+s.Dead != 0 {
+				t.Fatalf("stats = %+v", s)
+			}
+		})
+	}
+}

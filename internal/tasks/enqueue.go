@@ -1,0 +1,189 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// NewJob is what a producer gives to create a job.
+type NewJob struct {
+	// Title says in a line what to do: 1 to 200 characters.
+	Title string `json:"title"`
+	// Payload is a JSON object of at most 64 KiB; empty means {}.
+	Payload json.RawMessage `json:"payload"`
+	// Priority is 0 to 100, higher first; nil means 50.
+	Priority *int `json:"priority"`
+	// RunAt, if in the future, schedules the job for then.
+	RunAt *time.Time `json:"run_at"`
+	// DelaySeconds, if above 0, schedules the job that long after now (by
+	// the Redis clock). It may not be given with RunAt.
+	DelaySeconds int `json:"delay_seconds"`
+	// LeaseSeconds overrides the queue's lease for this job (1 to 86400).
+	LeaseSeconds int `json:"lease_seconds"`
+	// MaxAttempts overrides the queue's max attempts for this job (1 to 1000).
+	MaxAttempts int `json:"max_attempts"`
+	// IdempotencyKey, when set, makes a repeat of the same request return the
+	// job first created with that key instead of creating another: 1 to 200
+	// printable ASCII characters, no spaces.
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// Enqueued is one job that Enqueue returns.
+type Enqueued struct {
+	Job *Job
+	// Created is false when the idempotency key named an existing job.
+	Created bool
+}
+
+// enqueueFields is how many script arguments each job takes (enqueue.lua).
+const enqueueFields = 9
+
+// Enqueue adds jobs to the queue, all or none: up to MaxBatch in one atomic
+// script. Invalid input gives a *ValidationError naming the job and field,
+// and changes nothing.
+func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) ([]Enqueued, error) {
+	if !validQueueName(queue) {
+		return nil, ErrQueueNotFound
+	}
+	switch {
+	case len(jobs) == 0:
+		return nil, invalid("jobs", "must hold at least one job")
+	case len(jobs) > MaxBatch:
+		return nil, tooLarge("jobs", "must hold at most %d jobs", MaxBatch)
+	}
+	args := make([]any, 0, 3+len(jobs)*enqueueFields)
+	args = append(args, s.nowArg(), strictStepMs, len(jobs))
+	now := s.now()
+	for i, j := range jobs {
+		jobArgs, err := j.args(queue, now)
+		if err != nil {
+			if len(jobs) > 1 {
+				var v *ValidationError
+				if errors.As(err, &v) {
+					v.Field = fmt.Sprintf("jobs[%d].%s", i, v.Field)
+				}
+			}
+			return nil, err
+		}
+		args = append(args, jobArgs...)
+	}
+	res, err := enqueueScript.run(ctx, s.rdb, queue, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Enqueued, len(jobs))
+	for i := range out {
+		r := res[i*4 : i*4+4]
+		job, err := jobFrom(r[1:])
+		if err != nil {
+			return nil, err
+		}
+		out[i].Created = r[0] == "created"
+		if out[i].Created {
+			job.Payload = json.RawMessage(args[3+i*enqueueFields+8].(string))
+		}
+		out[i].Job = job
+	}
+	return out, nil
+}
+
+// args validates the job and returns its script arguments (enqueue.lua).
+func (j NewJob) args(queue string, now time.Time) ([]any, error) {
+	title := strings.TrimSpace(j.Title)
+	if n := utf8.RuneCountInString(title); n < 1 || n > 200 || !utf8.ValidString(title) {
+		return nil, invalid("title", "must be 1 to 200 characters")
+	}
+	if strings.ContainsFunc(title, unicode.IsControl) {
+		return nil, invalid("title", "must not contain control characters")
+	}
+	payload, err := jsonObject("payload", j.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if payload == "" {
+		payload = "{}"
+	}
+	priority := DefaultPriority
+	if j.Priority != nil {
+		priority = *j.Priority
+	}
+	if priority < 0 || priority > 100 {
+		return nil, invalid("priority", "must be between 0 and 100")
+	}
+	var runAt int64
+	if j.RunAt != nil {
+		if j.DelaySeconds != 0 {
+			return nil, invalid("run_at", "give run_at or delay_seconds, not both")
+		}
+		if j.RunAt.After(now.AddDate(1, 0, 0)) {
+			return nil, invalid("run_at", "must be within a year")
+		}
+		runAt = ms(*j.RunAt)
+	}
+	if j.DelaySeconds < 0 || j.DelaySeconds > 365*day {
+		return nil, invalid("delay_seconds", "must be between 0 and %d", 365*day)
+	}
+	if j.LeaseSeconds < 0 || j.LeaseSeconds > day {
+		return nil, invalid("lease_seconds", "must be between 1 and %d", day)
+	}
+	if j.MaxAttempts < 0 || j.MaxAttempts > 1000 {
+		return nil, invalid("max_attempts", "must be between 1 and 1000")
+	}
+	if err := validIdempotencyKey(j.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	return []any{
+		newID(queue, now), title, priority, runAt, int64(j.DelaySeconds) * 1000,
+		j.LeaseSeconds, j.MaxAttempts, j.IdempotencyKey, payload,
+	}, nil
+}
+
+func validIdempotencyKey(key string) error {
+	if len(key) > 200 {
+		return invalid("idempotency_key", "must be at most 200 characters")
+	}
+	for _, c := range []byte(key) {
+		if c <= ' ' || c > '~' {
+			return invalid("idempotency_key", "must be printable ASCII without spaces")
+		}
+	}
+	return nil
+}
+
+// validOperator checks an operator name as the engine stores it.
+func validOperator(name string) error {
+	if name == "" || len(name) > 64 || strings.ContainsFunc(name, unicode.IsControl) {
+		return invalid("operator", "must be 1 to 64 characters, no control characters")
+	}
+	return nil
+}
+
+// jsonObject checks that raw is a JSON object (or empty, or null) of at most
+// MaxPayloadBytes, and returns it compacted ("" when empty or null).
+func jsonObject(field string, raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if len(raw) > 4*MaxPayloadBytes {
+		return "", tooLarge(field, "must be at most %d bytes", MaxPayloadBytes)
+	}
+	if raw[0] != '{' || !json.Valid(raw) {
+		return "", invalid(field, "must be a JSON object")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "", invalid(field, "must be a JSON object")
+	}
+	if buf.Len() > MaxPayloadBytes {
+		return "", tooLarge(field, "must be at most %d bytes", MaxPayloadBytes)
+	}
+	return buf.String(), nil
+}

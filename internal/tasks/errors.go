@@ -1,0 +1,62 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the engine. Callers check them with errors.Is; the HTTP
+// layer maps each to one status code.
+var (
+	// ErrNotFound means no job has the given id.
+	ErrNotFound = errors.New("job not found")
+	// ErrQueueNotFound means no queue has the given name.
+	ErrQueueNotFound = errors.New("queue not found")
+	// ErrReservationLost means the token is not the live reservation of the
+	// job: it was completed, given back, reclaimed after its deadline, or
+	// taken away by a supervisor. Nothing the caller sent was stored.
+	ErrReservationLost = errors.New("reservation lost")
+	// ErrInvalidState means the job is not in a state that allows the action.
+	ErrInvalidState = errors.New("invalid state for this action")
+	// ErrExtensionLimit means the reservation may not be extended any further.
+	ErrExtensionLimit = errors.New("extension limit reached")
+	// ErrInvalid means some input was not valid; the error is a *ValidationError.
+	ErrInvalid = errors.New("invalid input")
+	// ErrTooLarge means a payload, result or batch is over its size limit.
+	ErrTooLarge = errors.New("too large")
+)
+
+// ValidationError tells which field of the input was wrong and why.
+// It matches ErrInvalid, or ErrTooLarge for size limits, with errors.Is.
+type ValidationError struct {
+	Field   string
+	Message string
+	tooBig  bool
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
+
+// Is reports whether target is the sentinel this error belongs to.
+func (e *ValidationError) Is(target error) bool {
+	if e.tooBig {
+		return target == ErrTooLarge
+	}
+	return target == ErrInvalid
+}
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func tooLarge(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...), tooBig: true}
+}
+
+// statusErrors maps the status codes that scripts answer to errors.
+var statusErrors = map[string]error{
+	"not_found":        ErrNotFound,
+	"queue_not_found":  ErrQueueNotFound,
+	"reservation_lost": ErrReservationLost,
+	"invalid_state":    ErrInvalidState,
+	"extension_limit":  ErrExtensionLimit,
+}

@@ -1,0 +1,87 @@
+package tasks
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Job ids are a ULID (26 characters of Crockford base32: 48 bits of
+// milliseconds, 80 random bits) followed by "." and the queue name, so any id
+// tells which queue's keys hold the job. Ids made by one process sort in the
+// order they were made, which keeps equal-rank jobs first in, first out.
+
+const (
+	ulidLen    = 26
+	crockford  = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	idSepIndex = ulidLen
+)
+
+var ids struct {
+	sync.Mutex
+	ms uint64
+	hi uint16 // top 16 of the 80 random bits
+	lo uint64 // low 64 random bits
+}
+
+// newID returns a fresh job id for the queue.
+func newID(queue string, now time.Time) string {
+	ids.Lock()
+	ms := uint64(now.UnixMilli())
+	if ms <= ids.ms {
+		// Same (or earlier) millisecond: count up so ids stay ordered.
+		ids.lo++
+		if ids.lo == 0 {
+			ids.hi++
+		}
+	} else {
+		var b [10]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+		ids.ms, ids.hi, ids.lo = ms, binary.BigEndian.Uint16(b[:2]), binary.BigEndian.Uint64(b[2:])
+	}
+	ms, hi, lo := ids.ms, ids.hi, ids.lo
+	ids.Unlock()
+
+	var raw [16]byte
+	binary.BigEndian.PutUint16(raw[0:], uint16(ms>>32))
+	binary.BigEndian.PutUint32(raw[2:], uint32(ms))
+	binary.BigEndian.PutUint16(raw[6:], hi)
+	binary.BigEndian.PutUint64(raw[8:], lo)
+
+	var out [ulidLen]byte
+	// 128 bits in 26 base32 digits: the first digit carries the top 3 bits.
+	hiWord, loWord := binary.BigEndian.Uint64(raw[:8]), binary.BigEndian.Uint64(raw[8:])
+	for i := ulidLen - 1; i >= 0; i-- {
+		out[i] = crockford[loWord&31]
+		loWord = loWord>>5 | hiWord<<59
+		hiWord >>= 5
+	}
+	return string(out[:]) + "." + queue
+}
+
+// queueOf returns the queue named in a job id, or false if id is not one.
+func queueOf(id string) (string, bool) {
+	if len(id) < ulidLen+2 || id[idSepIndex] != '.' || id[0] > '7' {
+		return "", false
+	}
+	for i := 0; i < ulidLen; i++ {
+		if !strings.ContainsRune(crockford, rune(id[i])) {
+			return "", false
+		}
+	}
+	q := id[idSepIndex+1:]
+	if !validQueueName(q) {
+		return "", false
+	}
+	return q, true
+}
+
+// newToken returns a fresh reservation token: 128 random bits from crypto/rand.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(b[:])
+}

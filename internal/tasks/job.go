@@ -1,0 +1,133 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// State is where a job is in its life. Every job is in exactly one state and
+// in exactly one of its queue's indexes.
+type State string
+
+// The states of a job.
+const (
+	StateScheduled State = "scheduled" // waits for its run time
+	StateReady     State = "ready"     // waits to be claimed
+	StateReserved  State = "reserved"  // held by an operator until a deadline
+	StateCompleted State = "completed" // done, with a result
+	StateDead      State = "dead"      // failed or abandoned too often
+	StateCanceled  State = "canceled"  // withdrawn before it was done
+)
+
+// States lists every state, in the order of a job's life.
+var States = []State{StateScheduled, StateReady, StateReserved, StateCompleted, StateDead, StateCanceled}
+
+// Valid reports whether s is one of the states.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Terminal reports whether a job in state s is finished for good (a dead
+// job may still be requeued by a supervisor).
+func (s State) Terminal() bool {
+	return s == StateCompleted || s == StateDead || s == StateCanceled
+}
+
+// Job is a unit of work for a person. Its JSON form is the job object of the
+// HTTP API. The reservation token is never part of it.
+type Job struct {
+	ID           string          `json:"id"`
+	Queue        string          `json:"queue"`
+	Title        string          `json:"title"`
+	Payload      json.RawMessage `json:"payload"`
+	Priority     int             `json:"priority"`
+	State        State           `json:"state"`
+	Attempts     int             `json:"attempts"`
+	MaxAttempts  int             `json:"max_attempts"`
+	LeaseSeconds int             `json:"lease_seconds"`
+	CreatedAt    time.Time       `json:"created_at"`
+	RunAt        time.Time       `json:"run_at"`
+	ReservedBy   string          `json:"reserved_by,omitempty"`
+	ReservedAt   *time.Time      `json:"reserved_at,omitempty"`
+	Deadline     *time.Time      `json:"deadline,omitempty"`
+	Extensions   int             `json:"extensions,omitempty"`
+	CompletedAt  *time.Time      `json:"completed_at,omitempty"`
+	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"`
+	LastError    string          `json:"last_error,omitempty"`
+	// IdempotencyKey is the producer's key that created the job, if any.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// SkippedBy lists the operators who skipped the job and are not offered
+	// it again.
+	SkippedBy []string `json:"skipped_by,omitempty"`
+
+	rank  float64 // place in line: lower is claimed first
+	token string  // live reservation token, kept inside the engine
+}
+
+// meta is the job metadata as the scripts store it (lua/lib.lua): times in
+// Unix milliseconds, absent fields left out.
+type meta struct {
+	State          State    `json:"state"`
+	Title          string   `json:"title"`
+	Priority       int      `json:"priority"`
+	Attempts       int      `json:"attempts"`
+	MaxAttempts    int      `json:"max_attempts"`
+	LeaseSeconds   int      `json:"lease_seconds"`
+	CreatedAt      int64    `json:"created_at"`
+	RunAt          int64    `json:"run_at"`
+	Rank           float64  `json:"rank"`
+	ReservedBy     string   `json:"reserved_by"`
+	ReservedAt     int64    `json:"reserved_at"`
+	Deadline       int64    `json:"deadline"`
+	Token          string   `json:"token"`
+	Extensions     int      `json:"extensions"`
+	FinishedAt     int64    `json:"finished_at"`
+	LastError      string   `json:"last_error"`
+	IdempotencyKey string   `json:"idempotency_key"`
+	SkippedBy      []string `json:"skipped_by"`
+}
+
+// decodeJob builds a Job from a script's answer: its id, metadata and
+// payload (payload may be empty when the caller fills it in).
+func decodeJob(id, rawMeta, payload string) (*Job, error) {
+	var m meta
+	if err := json.Unmarshal([]byte(rawMeta), &m); err != nil {
+		return nil, fmt.Errorf("decode job %s: %w", id, err)
+	}
+	q, _ := queueOf(id)
+	j := &Job{
+		ID: id, Queue: q, Title: m.Title, Priority: m.Priority, State: m.State,
+		Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, LeaseSeconds: m.LeaseSeconds,
+		CreatedAt: msTime(m.CreatedAt), RunAt: msTime(m.RunAt),
+		ReservedBy: m.ReservedBy, ReservedAt: optTime(m.ReservedAt), Deadline: optTime(m.Deadline),
+		Extensions: m.Extensions, FinishedAt: optTime(m.FinishedAt), LastError: m.LastError,
+		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy,
+		rank: m.Rank, token: m.Token,
+	}
+	if payload != "" {
+		j.Payload = json.RawMessage(payload)
+	}
+	if m.State == StateCompleted {
+		j.CompletedAt = j.FinishedAt
+	}
+	return j, nil
+}
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func optTime(ms int64) *time.Time {
+	if ms == 0 {
+		return nil
+	}
+	t := msTime(ms)
+	return &t
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }

@@ -1,0 +1,129 @@
+package tasks
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Page is one page of a listing and the cursor of the next ("" at the end).
+type Page struct {
+	Jobs       []*Job
+	NextCursor string
+}
+
+// MaxPageSize is the largest page a listing returns; 0 asks for DefaultPageSize.
+const (
+	MaxPageSize     = 500
+	DefaultPageSize = 50
+)
+
+// ListJobs returns one page of the queue's jobs in a state, in the order of
+// that state's index: ready by rank (next to be claimed first), scheduled by
+// due time, reserved by deadline, finished states by finish time. Pass the
+// previous page's NextCursor to continue.
+func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit int, cursor string) (Page, error) {
+	if !validQueueName(queue) {
+		return Page{}, ErrQueueNotFound
+	}
+	if !state.Valid() {
+		return Page{}, invalid("state", "must be one of scheduled, ready, reserved, completed, dead, canceled")
+	}
+	limit, err := pageSize(limit)
+	if err != nil {
+		return Page{}, err
+	}
+	score, after, err := decodeCursor(cursor)
+	if err != nil {
+		return Page{}, err
+	}
+	res, err := listScript.run(ctx, s.rdb, queue, string(state), limit, score, after)
+	if err != nil {
+		return Page{}, err
+	}
+	var page Page
+	for i := 1; i+3 < len(res); i += 4 {
+		job, err := jobFrom([]any{res[i], res[i+2], res[i+3]})
+		if err != nil {
+			return Page{}, err
+		}
+		page.Jobs = append(page.Jobs, job)
+	}
+	if res[0] == int64(1) {
+		last := len(res) - 4
+		page.NextCursor = encodeCursor(res[last+1].(string), res[last].(string))
+	}
+	return page, nil
+}
+
+// ListReservations returns one page of live reservations ordered by
+// deadline, soonest first, of one queue or (queue "") of all queues.
+func (s *Store) ListReservations(ctx context.Context, queue string, limit int, cursor string) (Page, error) {
+	if queue != "" {
+		return s.ListJobs(ctx, queue, StateReserved, limit, cursor)
+	}
+	names, err := s.QueueNames(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	limit, err = pageSize(limit)
+	if err != nil {
+		return Page{}, err
+	}
+	// Each queue's first page after the cursor, merged by deadline: the
+	// merged first limit are exactly the next page of all queues.
+	var all []*Job
+	more := false
+	for _, q := range names {
+		p, err := s.ListJobs(ctx, q, StateReserved, limit, cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		all = append(all, p.Jobs...)
+		more = more || p.NextCursor != ""
+	}
+	slices.SortFunc(all, func(a, b *Job) int {
+		return cmp.Or(a.Deadline.Compare(*b.Deadline), strings.Compare(a.ID, b.ID))
+	})
+	var page Page
+	if len(all) > limit {
+		all, more = all[:limit], true
+	}
+	page.Jobs = all
+	if more && len(all) > 0 {
+		last := all[len(all)-1]
+		page.NextCursor = encodeCursor(strconv.FormatInt(ms(*last.Deadline), 10), last.ID)
+	}
+	return page, nil
+}
+
+func pageSize(limit int) (int, error) {
+	if limit == 0 {
+		return DefaultPageSize, nil
+	}
+	if limit < 1 || limit > MaxPageSize {
+		return 0, invalid("limit", "must be between 1 and %d", MaxPageSize)
+	}
+	return limit, nil
+}
+
+// A cursor is the score and id of the last job of a page, so the next page
+// starts right after it even when jobs come and go in between.
+func encodeCursor(score, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(score + " " + id))
+}
+
+func decodeCursor(cursor string) (score, id string, err error) {
+	if cursor == "" {
+		return "", "", nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	score, id, ok := strings.Cut(string(raw), " ")
+	if _, perr := strconv.ParseFloat(score, 64); err != nil || !ok || perr != nil {
+		return "", "", invalid("cursor", "is not a cursor of this listing")
+	}
+	return score, id, nil
+}

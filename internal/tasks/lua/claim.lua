@@ -1,0 +1,34 @@
+-- claim.lua: reserves the best-ranked ready job the operator has not skipped.
+-- First promotes due scheduled jobs (bounded), so a claim never waits for cron.
+-- KEYS    -> the queue's keys (see lib.lua)
+-- ARGV[1] -> now in ms (empty: use Redis TIME)
+-- ARGV[2] -> operator
+-- ARGV[3] -> fresh reservation token
+-- ARGV[4] -> most scheduled jobs to promote
+-- ARGV[5] -> most skipped jobs to look past
+-- Output: {"queue_not_found"}, {"empty"}, or {"ok", id, meta JSON, payload}
+local now = clock(ARGV[1])
+local c = settings()
+if not c then return {'queue_not_found'} end
+promote(now, tonumber(ARGV[4]))
+
+local op = ARGV[2]
+local skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0')
+-- Only jobs this operator skipped can stand in front of the one to claim,
+-- so the first skipped+1 ready jobs always hold it (if any does).
+local ahead = math.min(skipped, tonumber(ARGV[5]))
+local id
+for _, candidate in ipairs(redis.call('ZRANGE', INDEX.ready, 0, ahead)) do
+  if skipped == 0 or redis.call('SISMEMBER', K.skips, op .. '\n' .. candidate) == 0 then
+    id = candidate
+    break
+  end
+end
+if not id then return {'empty'} end
+
+local m = load(id)
+m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, ARGV[3], 0
+m.deadline = now + m.lease_seconds * 1000
+move(id, m, 'reserved', m.deadline)
+store(id, m)
+return reply(id, m)

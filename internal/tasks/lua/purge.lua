@@ -1,0 +1,35 @@
+-- purge.lua: retention. Deletes at most limit finished jobs (completed,
+-- canceled, dead) that finished before their cut-off.
+-- KEYS    -> the queue's keys (see lib.lua)
+-- ARGV[1] -> now in ms (empty: use Redis TIME)
+-- ARGV[2] -> limit
+-- Output: {"queue_not_found"}, or {"ok", more (0|1), number deleted}
+local now = clock(ARGV[1])
+local c = settings()
+if not c then return {'queue_not_found'} end
+local budget = tonumber(ARGV[2])
+local deleted, more = 0, false
+local cutoffs = {
+  {'completed', now - c.retention_seconds * 1000},
+  {'canceled', now - c.retention_seconds * 1000},
+  {'dead', now - c.dead_retention_seconds * 1000},
+}
+for _, rule in ipairs(cutoffs) do
+  local state, cutoff = rule[1], rule[2]
+  local old = redis.call('ZRANGEBYSCORE', INDEX[state], '-inf', cutoff, 'LIMIT', 0, budget + 1)
+  if #old > budget then more = true end
+  for i = 1, math.min(#old, budget) do
+    local id = old[i]
+    local m = load(id)
+    if m and m.idempotency_key and redis.call('HGET', K.idem, m.idempotency_key) == id then
+      redis.call('HDEL', K.idem, m.idempotency_key)
+    end
+    redis.call('ZREM', INDEX[state], id)
+    redis.call('HDEL', K.meta, id)
+    redis.call('HDEL', K.payload, id)
+    redis.call('HDEL', K.result, id)
+  end
+  deleted = deleted + math.min(#old, budget)
+  budget = budget - math.min(#old, budget)
+end
+return {'ok', more and 1 or 0, deleted}

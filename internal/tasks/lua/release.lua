@@ -1,0 +1,22 @@
+-- release.lua: gives a reserved job back to its place in line (fenced by token).
+-- KEYS    -> the queue's keys (see lib.lua)
+-- ARGV[1] -> now in ms (empty: use Redis TIME)
+-- ARGV[2] -> job id
+-- ARGV[3] -> reservation token
+-- ARGV[4] -> "skip": also never offer the job to its holder again
+-- Output: {"not_found"}, {"reservation_lost"}, or {"ok", id, meta JSON, payload}
+local now = clock(ARGV[1])
+local id = ARGV[2]
+local m, err = held(id, ARGV[3], now)
+if not m then return {err} end
+if ARGV[4] == 'skip' then
+  local op = m.reserved_by
+  if redis.call('SADD', K.skips, op .. '\n' .. id) == 1 then
+    redis.call('HINCRBY', K.skipcount, op, 1)
+    m.skipped_by = m.skipped_by or {}
+    table.insert(m.skipped_by, op)
+  end
+end
+back_in_line(id, m)
+store(id, m)
+return reply(id, m)

@@ -1,0 +1,14 @@
+-- stats.lua: counts of the queue's jobs per state. Reads only.
+-- KEYS    -> the queue's keys (see lib.lua)
+-- ARGV[1] -> now in ms (empty: use Redis TIME)
+-- ARGV[2] -> window in ms for "completed recently"
+-- Output: {"queue_not_found"}, or {"ok", ready, scheduled, reserved, completed, dead, canceled,
+--         completed within the window, due scheduled}
+local now = clock(ARGV[1])
+if redis.call('EXISTS', K.conf) == 0 then return {'queue_not_found'} end
+return {'ok',
+  redis.call('ZCARD', INDEX.ready), redis.call('ZCARD', INDEX.scheduled),
+  redis.call('ZCARD', INDEX.reserved), redis.call('ZCARD', INDEX.completed),
+  redis.call('ZCARD', INDEX.dead), redis.call('ZCARD', INDEX.canceled),
+  redis.call('ZCOUNT', INDEX.completed, now - tonumber(ARGV[2]), '+inf'),
+  redis.call('ZCOUNT', INDEX.scheduled, '-inf', now)}

@@ -1,0 +1,486 @@
+package tasks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestPropertyRandomOperations drives the engine with a seeded, reproducible
+// stream of mixed operations on an explicit clock, predicts each outcome
+// from a small model, and checks the whole store after every step: each job
+// is in exactly one state and one index, reservations have exactly one live
+// token, nothing completes twice, and no job disappears.
+func TestPropertyRandomOperations(t *testing.T) {
+	t.Parallel()
+	steps := map[string]int{"standalone": 3000, "cluster": 1000}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			for _, seed := range []uint64{1, 2} {
+				t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+					e := newEnv(t, b.rdb, Queue{LeaseSeconds: 60, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 150})
+					runModel(e, rand.New(rand.NewPCG(seed, 7)), steps[b.name])
+				})
+			}
+		})
+	}
+}
+
+// modelJob is what the model knows of a job.
+type modelJob struct {
+	state       State
+	token       string // live reservation token
+	holder      string
+	deadline    time.Time
+	reservedAt  time.Time
+	runAt       time.Time
+	attempts    int
+	extensions  int
+	skippedBy   []string
+	completions int
+}
+
+type model struct {
+	e      *env
+	rnd    *rand.Rand
+	jobs   map[string]*modelJob
+	ids    []string // in creation order
+	stale  []claimed
+	idKeys map[string]string
+}
+
+type claimed struct{ id, token string }
+
+var modelOperators = []string{"ann", "bob", "cat"}
+
+func runModel(e *env, rnd *rand.Rand, steps int) {
+	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}}
+	ops := []struct {
+		name   string
+		weight int
+		run    func()
+	}{
+		{"enqueue", 12, m.enqueue},
+		{"claim", 14, m.claim},
+		{"complete", 8, func() { m.holderAction("complete") }},
+		{"release", 4, func() { m.holderAction("release") }},
+		{"skip", 4, func() { m.holderAction("skip") }},
+		{"extend", 4, func() { m.holderAction("extend") }},
+		{"fail", 4, func() { m.holderAction("fail") }},
+		{"stale", 5, m.staleAction},
+		{"advance", 8, m.advance},
+		{"reclaim", 5, m.reclaim},
+		{"promote", 2, m.promote},
+		{"cancel", 3, m.cancel},
+		{"requeue", 3, m.requeue},
+	}
+	total := 0
+	for _, op := range ops {
+		total += op.weight
+	}
+	for step := range steps {
+		n := rnd.IntN(total)
+		for _, op := range ops {
+			if n < op.weight {
+				op.run()
+				if e.t.Failed() {
+					e.t.Fatalf("step %d (%s) failed", step, op.name)
+				}
+				m.check(step, op.name)
+				break
+			}
+			n -= op.weight
+		}
+	}
+}
+
+func (m *model) now() time.Time { return m.e.clock.Now() }
+
+// pick returns a random job id in one of the states, or "".
+func (m *model) pick(states ...State) string {
+	var c []string
+	for _, id := range m.ids {
+		if slices.Contains(states, m.jobs[id].state) {
+			c = append(c, id)
+		}
+	}
+	if len(c) == 0 {
+		return ""
+	}
+	return c[m.rnd.IntN(len(c))]
+}
+
+func (m *model) enqueue() {
+	e := m.e
+	n := 1 + m.rnd.IntN(3)
+	batch := make([]NewJob, n)
+	for i := range batch {
+		p := m.rnd.IntN(101)
+		batch[i] = NewJob{Title: "job", Priority: &p}
+		if m.rnd.IntN(5) == 0 {
+			batch[i].DelaySeconds = 1 + m.rnd.IntN(120)
+		}
+		if m.rnd.IntN(4) == 0 {
+			batch[i].IdempotencyKey = fmt.Sprint("key-", m.rnd.IntN(20))
+		}
+	}
+	out, err := e.store.Enqueue(e.ctx, e.queue, batch)
+	if err != nil {
+		e.t.Fatalf("enqueue: %v", err)
+	}
+	for i, got := range out {
+		key := batch[i].IdempotencyKey
+		if first, ok := m.idKeys[key]; key != "" && ok {
+			if got.Created || got.Job.ID != first {
+				e.t.Fatalf("idempotency key %s made a second job", key)
+			}
+			continue
+		}
+		if !got.Created || m.jobs[got.Job.ID] != nil {
+			e.t.Fatalf("enqueue did not create a new job: %+v", got)
+		}
+		if key != "" {
+			m.idKeys[key] = got.Job.ID
+		}
+		mj := &modelJob{state: StateReady, runAt: m.now()}
+		if d := batch[i].DelaySeconds; d > 0 {
+			mj.state, mj.runAt = StateScheduled, m.now().Add(time.Duration(d)*time.Second)
+		}
+		m.jobs[got.Job.ID] = mj
+		m.ids = append(m.ids, got.Job.ID)
+	}
+}
+
+// claimable reports whether op may be given the job now.
+func (m *model) claimable(mj *modelJob, op string) bool {
+	due := mj.state == StateScheduled && !mj.runAt.After(m.now())
+	return (mj.state == StateReady || due) && !slices.Contains(mj.skippedBy, op)
+}
+
+func (m *model) claim() {
+	e := m.e
+	op := modelOperators[m.rnd.IntN(len(modelOperators))]
+	var want []string
+	for _, id := range m.ids {
+		if m.claimable(m.jobs[id], op) {
+			want = append(want, id)
+		}
+	}
+	r, err := e.store.Claim(e.ctx, e.queue, op)
+	if err != nil {
+		e.t.Fatalf("claim: %v", err)
+	}
+	// Promotion happened for every due job.
+	for _, mj := range m.jobs {
+		if mj.state == StateScheduled && !mj.runAt.After(m.now()) {
+			mj.state = StateReady
+		}
+	}
+	if r == nil {
+		if len(want) > 0 {
+			e.t.Fatalf("claim by %s found nothing, but %d jobs were claimable", op, len(want))
+		}
+		return
+	}
+	if !slices.Contains(want, r.Job.ID) {
+		e.t.Fatalf("claim by %s gave %s, which was not claimable", op, r.Job.ID)
+	}
+	mj := m.jobs[r.Job.ID]
+	mj.state, mj.token, mj.holder = StateReserved, r.Token, op
+	mj.reservedAt, mj.deadline, mj.extensions = m.now(), m.now().Add(60*time.Second), 0
+}
+
+// live reports whether the job's reservation is still good now.
+func (m *model) live(mj *modelJob) bool {
+	return mj.state == StateReserved && m.now().Before(mj.deadline)
+}
+
+func (m *model) endReservation(id string, mj *modelJob) {
+	m.stale = append(m.stale, claimed{id, mj.token})
+	mj.token, mj.holder = "", ""
+}
+
+func (m *model) finish(id string, mj *modelJob, s State) {
+	m.endReservation(id, mj)
+	mj.state, mj.skippedBy = s, nil
+}
+
+func (m *model) spendAttempt(id string, mj *modelJob) {
+	mj.attempts++
+	if mj.attempts >= 3 {
+		m.finish(id, mj, StateDead)
+		return
+	}
+	m.endReservation(id, mj)
+	mj.state = StateReady
+}
+
+func (m *model) holderAction(action string) {
+	e := m.e
+	id := m.pick(StateReserved)
+	if id == "" {
+		return
+	}
+	mj := m.jobs[id]
+	live := m.live(mj)
+	var err error
+	switch action {
+	case "complete":
+		_, err = e.store.Complete(e.ctx, id, mj.token, json.RawMessage(`{"ok":true}`))
+		if live {
+			mj.completions++
+			m.finish(id, mj, StateCompleted)
+		}
+	case "release", "skip":
+		if action == "skip" {
+			_, err = e.store.Skip(e.ctx, id, mj.token)
+			if live && !slices.Contains(mj.skippedBy, mj.holder) {
+				mj.skippedBy = append(mj.skippedBy, mj.holder)
+			}
+		} else {
+			_, err = e.store.Release(e.ctx, id, mj.token)
+		}
+		if live {
+			m.endReservation(id, mj)
+			mj.state = StateReady
+		}
+	case "fail":
+		_, err = e.store.Fail(e.ctx, id, mj.token, "could not")
+		if live {
+			m.spendAttempt(id, mj)
+		}
+	case "extend":
+		secs := 1 + m.rnd.IntN(120)
+		var j *Job
+		j, err = e.store.Extend(e.ctx, id, mj.token, secs)
+		if live {
+			wanted, cap := m.now().Add(time.Duration(secs)*time.Second), mj.reservedAt.Add(150*time.Second)
+			switch {
+			case !wanted.After(mj.deadline):
+			case mj.extensions >= 2 || !cap.After(mj.deadline):
+				if !errors.Is(err, ErrExtensionLimit) {
+					e.t.Fatalf("extend past the limits: %v", err)
+				}
+				return
+			default:
+				mj.deadline = wanted
+				if cap.Before(wanted) {
+					mj.deadline = cap
+				}
+				mj.extensions++
+			}
+			if err == nil && !j.Deadline.Equal(mj.deadline) {
+				e.t.Fatalf("extend: deadline %v, model %v", j.Deadline, mj.deadline)
+			}
+		}
+	}
+	if live && err != nil {
+		e.t.Fatalf("%s with the live token: %v", action, err)
+	}
+	if !live && !errors.Is(err, ErrReservationLost) {
+		e.t.Fatalf("%s after the deadline: %v, want ErrReservationLost", action, err)
+	}
+}
+
+// staleAction uses a token whose reservation ended: always refused.
+func (m *model) staleAction() {
+	e := m.e
+	if len(m.stale) == 0 {
+		return
+	}
+	c := m.stale[m.rnd.IntN(len(m.stale))]
+	if _, err := e.store.Complete(e.ctx, c.id, c.token, json.RawMessage(`{"stale":true}`)); !errors.Is(err, ErrReservationLost) {
+		e.t.Fatalf("complete with a stale token: %v", err)
+	}
+}
+
+func (m *model) advance() {
+	m.e.clock.Advance(time.Duration(1+m.rnd.IntN(40)) * time.Second)
+}
+
+func (m *model) reclaim() {
+	e := m.e
+	limit := 1 + m.rnd.IntN(4)
+	var expired []string
+	for _, id := range m.ids {
+		if mj := m.jobs[id]; mj.state == StateReserved && !m.now().Before(mj.deadline) {
+			expired = append(expired, id)
+		}
+	}
+	moved, more, err := e.store.ReclaimExpired(e.ctx, e.queue, limit)
+	if err != nil {
+		e.t.Fatalf("reclaim: %v", err)
+	}
+	if len(moved) != min(limit, len(expired)) || more != (len(expired) > limit) {
+		e.t.Fatalf("reclaim moved %d (more %v) of %d expired, limit %d", len(moved), more, len(expired), limit)
+	}
+	for _, r := range moved {
+		mj := m.jobs[r.JobID]
+		if !slices.Contains(expired, r.JobID) || r.Operator != mj.holder {
+			e.t.Fatalf("reclaimed %+v, which had not expired", r)
+		}
+		m.spendAttempt(r.JobID, mj)
+		if r.State != mj.state {
+			e.t.Fatalf("reclaimed job went to %s, model says %s", r.State, mj.state)
+		}
+	}
+}
+
+func (m *model) promote() {
+	e := m.e
+	ids, _, err := e.store.PromoteDue(e.ctx, e.queue, 100)
+	if err != nil {
+		e.t.Fatalf("promote: %v", err)
+	}
+	for _, id := range ids {
+		mj := m.jobs[id]
+		if mj.state != StateScheduled || mj.runAt.After(m.now()) {
+			e.t.Fatalf("promoted %s in state %s due %v", id, mj.state, mj.runAt)
+		}
+		mj.state = StateReady
+	}
+}
+
+func (m *model) cancel() {
+	e := m.e
+	id := m.pick(States...)
+	if id == "" {
+		return
+	}
+	mj := m.jobs[id]
+	force := m.rnd.IntN(2) == 0
+	_, _, err := e.store.Cancel(e.ctx, id, force)
+	if mj.state == StateReady || mj.state == StateScheduled || (mj.state == StateReserved && force) {
+		if err != nil {
+			e.t.Fatalf("cancel %s job: %v", mj.state, err)
+		}
+		m.finish(id, mj, StateCanceled)
+		return
+	}
+	if !errors.Is(err, ErrInvalidState) {
+		e.t.Fatalf("cancel %s job (force %v): %v", mj.state, force, err)
+	}
+}
+
+func (m *model) requeue() {
+	e := m.e
+	id := m.pick(StateDead, StateReserved, StateReady, StateCompleted)
+	if id == "" {
+		return
+	}
+	mj := m.jobs[id]
+	_, _, err := e.store.Requeue(e.ctx, id)
+	switch mj.state {
+	case StateDead:
+		mj.attempts = 0
+		fallthrough
+	case StateReserved:
+		if err != nil {
+			e.t.Fatalf("requeue %s job: %v", mj.state, err)
+		}
+		if mj.token != "" {
+			m.endReservation(id, mj)
+		}
+		mj.state = StateReady
+	default:
+		if !errors.Is(err, ErrInvalidState) {
+			e.t.Fatalf("requeue %s job: %v", mj.state, err)
+		}
+	}
+}
+
+// check reads the whole queue from Redis and compares it with the model.
+func (m *model) check(step int, op string) {
+	e := m.e
+	t := e.t
+	k := keysFor(e.queue)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("after step %d (%s): %s", step, op, fmt.Sprintf(format, args...))
+	}
+	metas, err := e.rdb.HGetAll(e.ctx, k.meta()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(metas) != len(m.jobs) {
+		fail("%d jobs stored, model has %d", len(metas), len(m.jobs))
+	}
+	seen := map[string]State{}
+	scores := map[string]float64{}
+	for _, s := range States {
+		members, err := e.rdb.ZRangeWithScores(e.ctx, k.stateKey(s), 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, z := range members {
+			id := z.Member.(string)
+			if prev, dup := seen[id]; dup {
+				fail("job %s is in the %s and %s indexes", id, prev, s)
+			}
+			seen[id], scores[id] = s, z.Score
+		}
+	}
+	if len(seen) != len(m.jobs) {
+		fail("%d jobs indexed, model has %d", len(seen), len(m.jobs))
+	}
+	tokens := map[string]bool{}
+	for id, mj := range m.jobs {
+		raw, ok := metas[id]
+		if !ok {
+			fail("job %s disappeared", id)
+		}
+		j, err := decodeJob(id, raw, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State != mj.state || seen[id] != mj.state {
+			fail("job %s: stored state %s, index %s, model %s", id, j.State, seen[id], mj.state)
+		}
+		if j.Attempts != mj.attempts || !slices.Equal(j.SkippedBy, mj.skippedBy) {
+			fail("job %s: attempts %d skipped %v, model %d %v", id, j.Attempts, j.SkippedBy, mj.attempts, mj.skippedBy)
+		}
+		if mj.completions > 1 {
+			fail("job %s completed %d times", id, mj.completions)
+		}
+		switch j.State {
+		case StateReserved:
+			if j.token == "" || j.token != mj.token || tokens[j.token] || j.ReservedBy != mj.holder {
+				fail("job %s: reservation token/holder %q/%q, model %q/%q", id, j.token, j.ReservedBy, mj.token, mj.holder)
+			}
+			tokens[j.token] = true
+			if !j.Deadline.Equal(mj.deadline) || float64(ms(mj.deadline)) != scores[id] {
+				fail("job %s: deadline %v (index %v), model %v", id, j.Deadline, scores[id], mj.deadline)
+			}
+		case StateReady:
+			if scores[id] != j.rank {
+				fail("job %s: ready at score %v, rank %v", id, scores[id], j.rank)
+			}
+			fallthrough
+		default:
+			if j.token != "" || j.ReservedBy != "" || j.Deadline != nil {
+				fail("job %s in state %s keeps a reservation", id, j.State)
+			}
+		}
+	}
+	// Skip records match the jobs' skipped_by lists exactly.
+	want := map[string]bool{}
+	for id, mj := range m.jobs {
+		for _, op := range mj.skippedBy {
+			want[op+"\n"+id] = true
+		}
+	}
+	got, _ := e.rdb.SMembers(e.ctx, k.skips()).Result()
+	if len(got) != len(want) {
+		fail("%d skip records, model %d", len(got), len(want))
+	}
+	for _, s := range got {
+		if !want[s] {
+			fail("stray skip record %q", s)
+		}
+	}
+}

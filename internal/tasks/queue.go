@@ -1,0 +1,184 @@
+package tasks
+
+import (
+	"cmp"
+	"context"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+)
+
+var queueNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+func validQueueName(name string) bool { return queueNameRE.MatchString(name) }
+
+// Queue is a named line of jobs and the rules for reserving them. A job takes
+// the lease and max attempts of its queue when it is enqueued, unless it sets
+// its own.
+type Queue struct {
+	// Name matches ^[a-z0-9][a-z0-9_-]{0,63}$.
+	Name string `json:"name"`
+	// LeaseSeconds is how long a claim holds a job before it is reclaimed.
+	// Default 300; 1 to 86400.
+	LeaseSeconds int `json:"lease_seconds"`
+	// MaxAttempts is how many failed or expired reservations a job may have
+	// before it is dead. Default 5; 1 to 1000.
+	MaxAttempts int `json:"max_attempts"`
+	// MaxExtensions is how often one reservation may be extended.
+	// Default (and when 0) 10; at most 1000. To forbid extending, set
+	// MaxHoldSeconds to LeaseSeconds.
+	MaxExtensions int `json:"max_extensions"`
+	// MaxHoldSeconds caps how long one reservation may last, extensions
+	// included. Default 4 hours, at least the lease; at most 7 days.
+	MaxHoldSeconds int `json:"max_hold_seconds"`
+	// AgingSeconds, when above 0, makes each point of priority worth that
+	// many seconds of waiting, so low-priority work is never starved.
+	// Default 0: strict priority. At most 100,000,000.
+	AgingSeconds int `json:"aging_seconds"`
+	// RetentionSeconds is how long completed and canceled jobs are kept.
+	// Default 7 days; 60 to 10 years.
+	RetentionSeconds int `json:"retention_seconds"`
+	// DeadRetentionSeconds is how long dead jobs are kept for a requeue.
+	// Default 30 days; 60 to 10 years.
+	DeadRetentionSeconds int `json:"dead_retention_seconds"`
+}
+
+const (
+	day   = 24 * 60 * 60
+	years = 10 * 365 * day
+	// strictStepMs is the rank value of one priority point when a queue does
+	// not age: 10^11 ms (about 3 years) outweighs any real wait, so priority
+	// is strict, and ranks stay exact in a double and in Lua's JSON (at most
+	// 14 digits).
+	strictStepMs = 100_000_000_000
+)
+
+// withDefaults fills unset (zero) settings with their defaults.
+func (q Queue) withDefaults() Queue {
+	q.LeaseSeconds = cmp.Or(q.LeaseSeconds, 300)
+	q.MaxAttempts = cmp.Or(q.MaxAttempts, 5)
+	q.MaxExtensions = cmp.Or(q.MaxExtensions, 10)
+	q.MaxHoldSeconds = cmp.Or(q.MaxHoldSeconds, max(4*60*60, q.LeaseSeconds))
+	q.RetentionSeconds = cmp.Or(q.RetentionSeconds, 7*day)
+	q.DeadRetentionSeconds = cmp.Or(q.DeadRetentionSeconds, 30*day)
+	return q
+}
+
+func (q Queue) validate() error {
+	checks := []struct {
+		field  string
+		value  int
+		lo, hi int
+	}{
+		{"lease_seconds", q.LeaseSeconds, 1, day},
+		{"max_attempts", q.MaxAttempts, 1, 1000},
+		{"max_extensions", q.MaxExtensions, 0, 1000},
+		{"max_hold_seconds", q.MaxHoldSeconds, q.LeaseSeconds, 7 * day},
+		{"aging_seconds", q.AgingSeconds, 0, 100_000_000},
+		{"retention_seconds", q.RetentionSeconds, 60, years},
+		{"dead_retention_seconds", q.DeadRetentionSeconds, 60, years},
+	}
+	if !validQueueName(q.Name) {
+		return invalid("name", "must match ^[a-z0-9][a-z0-9_-]{0,63}$")
+	}
+	for _, c := range checks {
+		if c.value < c.lo || c.value > c.hi {
+			return invalid(c.field, "must be between %d and %d", c.lo, c.hi)
+		}
+	}
+	return nil
+}
+
+func (q Queue) fields() map[string]any {
+	return map[string]any{
+		"lease_seconds":          q.LeaseSeconds,
+		"max_attempts":           q.MaxAttempts,
+		"max_extensions":         q.MaxExtensions,
+		"max_hold_seconds":       q.MaxHoldSeconds,
+		"aging_ms":               int64(q.AgingSeconds) * 1000,
+		"retention_seconds":      q.RetentionSeconds,
+		"dead_retention_seconds": q.DeadRetentionSeconds,
+	}
+}
+
+// PutQueue creates the queue or replaces its settings; zero settings take
+// their defaults. It returns the settings as stored.
+func (s *Store) PutQueue(ctx context.Context, q Queue) (Queue, error) {
+	q = q.withDefaults()
+	if err := q.validate(); err != nil {
+		return Queue{}, err
+	}
+	// The settings first: a queue listed in the registry always has them.
+	if err := s.rdb.HSet(ctx, keysFor(q.Name).conf(), q.fields()).Err(); err != nil {
+		return Queue{}, redisErr(err)
+	}
+	if err := s.rdb.SAdd(ctx, queuesKey, q.Name).Err(); err != nil {
+		return Queue{}, redisErr(err)
+	}
+	return q, nil
+}
+
+// Queue returns the settings of the named queue.
+func (s *Store) Queue(ctx context.Context, name string) (Queue, error) {
+	if !validQueueName(name) {
+		return Queue{}, ErrQueueNotFound
+	}
+	raw, err := s.rdb.HGetAll(ctx, keysFor(name).conf()).Result()
+	if err != nil {
+		return Queue{}, redisErr(err)
+	}
+	if len(raw) == 0 {
+		return Queue{}, ErrQueueNotFound
+	}
+	n := func(f string) int { v, _ := strconv.Atoi(raw[f]); return v }
+	return Queue{
+		Name: name, LeaseSeconds: n("lease_seconds"), MaxAttempts: n("max_attempts"),
+		MaxExtensions: n("max_extensions"), MaxHoldSeconds: n("max_hold_seconds"),
+		AgingSeconds: n("aging_ms") / 1000, RetentionSeconds: n("retention_seconds"),
+		DeadRetentionSeconds: n("dead_retention_seconds"),
+	}, nil
+}
+
+// QueueNames returns the names of all queues, sorted.
+func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
+	names, err := s.rdb.SMembers(ctx, queuesKey).Result()
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Stats counts a queue's jobs per state.
+type Stats struct {
+	Queue     string `json:"queue"`
+	Ready     int64  `json:"ready"`
+	Scheduled int64  `json:"scheduled"`
+	Reserved  int64  `json:"reserved"`
+	Completed int64  `json:"completed"`
+	Dead      int64  `json:"dead"`
+	Canceled  int64  `json:"canceled"`
+	// CompletedLastHour counts jobs completed in the hour before now.
+	CompletedLastHour int64 `json:"completed_last_hour"`
+	// Due counts scheduled jobs whose time has come but that are not yet
+	// promoted to ready.
+	Due int64 `json:"due"`
+}
+
+// Stats returns the counts of a queue's jobs per state.
+func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
+	if !validQueueName(queue) {
+		return Stats{}, ErrQueueNotFound
+	}
+	res, err := statsScript.run(ctx, s.rdb, queue, s.nowArg(), time.Hour.Milliseconds())
+	if err != nil {
+		return Stats{}, err
+	}
+	n := make([]int64, len(res))
+	for i, v := range res {
+		n[i], _ = v.(int64)
+	}
+	return Stats{Queue: queue, Ready: n[0], Scheduled: n[1], Reserved: n[2], Completed: n[3],
+		Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7]}, nil
+}

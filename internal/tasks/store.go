@@ -1,0 +1,242 @@
+// Package tasks is claimdesk's dispatch engine: named queues of jobs for
+// people, kept in Redis. Every change of state is one atomic Lua script over
+// the queue's sorted sets (lua/), so a job is never lost and never held by
+// two operators, with any number of web instances, on a standalone Redis or a
+// Redis Cluster. Claims are reservations with a deadline judged by the Redis
+// clock and a fencing token: only the live token may finish a job.
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Store is the dispatch engine over one Redis (standalone, Sentinel or
+// Cluster). It is safe for concurrent use.
+type Store struct {
+	rdb   redis.UniversalClient
+	clock func() time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock makes the scripts judge time by clock instead of Redis TIME.
+// Tests use it to move time explicitly; production leaves Redis the one clock.
+func WithClock(clock func() time.Time) Option {
+	return func(s *Store) { s.clock = clock }
+}
+
+// New returns a Store over rdb.
+func New(rdb redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{rdb: rdb}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Limits of the engine.
+const (
+	// MaxBatch is the most jobs one Enqueue call takes.
+	MaxBatch = 1000
+	// MaxPayloadBytes is the largest payload or result, JSON-encoded.
+	MaxPayloadBytes = 64 << 10
+	// DefaultPriority is the priority of a job that sets none.
+	DefaultPriority = 50
+	// promoteOnClaim bounds the scheduled jobs one claim promotes.
+	promoteOnClaim = 100
+	// maxSkipScan bounds how many ready jobs skipped by the claiming
+	// operator one claim looks past.
+	maxSkipScan = 1000
+)
+
+// nowArg is the scripts' "now" argument: empty, so they read Redis TIME,
+// unless the Store has a clock.
+func (s *Store) nowArg() string {
+	if s.clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(ms(s.clock()), 10)
+}
+
+// now is the Store's idea of the current time, for values computed in Go
+// (ids). Scripts judge deadlines by Redis TIME, never by this.
+func (s *Store) now() time.Time {
+	if s.clock == nil {
+		return time.Now()
+	}
+	return s.clock()
+}
+
+// Reservation is a claimed job and the token that proves the claim.
+type Reservation struct {
+	Job *Job
+	// Token must accompany every action on the job while it is reserved.
+	Token string
+	// Deadline is when the reservation ends unless extended.
+	Deadline time.Time
+}
+
+// Claim reserves the best-ranked ready job of the queue that the operator
+// has not skipped. It first promotes due scheduled jobs. When nothing is
+// ready it returns nil and no error.
+func (s *Store) Claim(ctx context.Context, queue, operator string) (*Reservation, error) {
+	if !validQueueName(queue) {
+		return nil, ErrQueueNotFound
+	}
+	if err := validOperator(operator); err != nil {
+		return nil, err
+	}
+	token := newToken()
+	res, err := claimScript.run(ctx, s.rdb, queue, s.nowArg(), operator, token, promoteOnClaim, maxSkipScan)
+	if err != nil || len(res) == 0 {
+		return nil, err
+	}
+	job, err := jobFrom(res)
+	if err != nil {
+		return nil, err
+	}
+	return &Reservation{Job: job, Token: token, Deadline: *job.Deadline}, nil
+}
+
+// Complete finishes the reserved job with a result (a JSON object, or empty).
+// It fails with ErrReservationLost unless token is the live reservation's.
+func (s *Store) Complete(ctx context.Context, id, token string, result json.RawMessage) (*Job, error) {
+	body, err := jsonObject("result", result)
+	if err != nil {
+		return nil, err
+	}
+	job, err := s.fenced(ctx, completeScript, id, token, body)
+	if job != nil && body != "" {
+		job.Result = json.RawMessage(body)
+	}
+	return job, err
+}
+
+// Release gives the reserved job back: it returns to its place in line.
+func (s *Store) Release(ctx context.Context, id, token string) (*Job, error) {
+	return s.fenced(ctx, releaseScript, id, token, "")
+}
+
+// Skip gives the reserved job back, and it is never offered to its holder
+// again (other operators still get it).
+func (s *Store) Skip(ctx context.Context, id, token string) (*Job, error) {
+	return s.fenced(ctx, releaseScript, id, token, "skip")
+}
+
+// Fail reports that the holder could not do the job. It goes back in line
+// for another attempt, or is dead when its attempts are used up.
+func (s *Store) Fail(ctx context.Context, id, token, reason string) (*Job, error) {
+	if len(reason) > 2000 {
+		return nil, invalid("reason", "must be at most 2000 bytes")
+	}
+	return s.fenced(ctx, failScript, id, token, reason)
+}
+
+// Extend moves the reservation's deadline to seconds from now. It never
+// moves it backward, and stops at the queue's max extensions and max hold
+// (ErrExtensionLimit). It returns the job with its new deadline.
+func (s *Store) Extend(ctx context.Context, id, token string, seconds int) (*Job, error) {
+	if seconds < 1 || seconds > day {
+		return nil, invalid("seconds", "must be between 1 and %d", day)
+	}
+	return s.fenced(ctx, extendScript, id, token, seconds)
+}
+
+// fenced runs one of the holder's actions: id, token and one more argument.
+func (s *Store) fenced(ctx context.Context, sc script, id, token string, arg any) (*Job, error) {
+	queue, ok := queueOf(id)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if token == "" {
+		return nil, ErrReservationLost
+	}
+	res, err := sc.run(ctx, s.rdb, queue, s.nowArg(), id, token, arg)
+	if err != nil {
+		return nil, err
+	}
+	return jobFrom(res)
+}
+
+// Cancel withdraws a ready or scheduled job. With force (supervisors) it
+// also cancels a reserved job; its holder's token dies. Finished jobs give
+// ErrInvalidState. It returns the job and its former holder, if any.
+func (s *Store) Cancel(ctx context.Context, id string, force bool) (*Job, string, error) {
+	mode := ""
+	if force {
+		mode = "force"
+	}
+	return s.supervise(ctx, cancelScript, id, s.nowArg(), id, mode)
+}
+
+// Requeue puts a dead job back in line with its attempts reset, or takes a
+// reserved job from its holder and puts it back in its place (force
+// release). Other states give ErrInvalidState. It returns the job and its
+// former holder, if any.
+func (s *Store) Requeue(ctx context.Context, id string) (*Job, string, error) {
+	return s.supervise(ctx, requeueScript, id, id)
+}
+
+// supervise runs a supervisor's action on a job; the script answers the job
+// and its former holder.
+func (s *Store) supervise(ctx context.Context, sc script, id string, args ...any) (*Job, string, error) {
+	queue, ok := queueOf(id)
+	if !ok {
+		return nil, "", ErrNotFound
+	}
+	res, err := sc.run(ctx, s.rdb, queue, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	job, err := jobFrom(res)
+	if err != nil {
+		return nil, "", err
+	}
+	holder, _ := res[3].(string)
+	return job, holder, nil
+}
+
+// Get returns the job with its payload and result.
+func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
+	queue, ok := queueOf(id)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	k := keysFor(queue)
+	var metaCmd, payloadCmd, resultCmd *redis.StringCmd
+	// One slot, so one pipeline reaches one node even on a cluster.
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		metaCmd = p.HGet(ctx, k.meta(), id)
+		payloadCmd = p.HGet(ctx, k.payload(), id)
+		resultCmd = p.HGet(ctx, k.result(), id)
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, redisErr(err)
+	}
+	if metaCmd.Err() == redis.Nil {
+		return nil, ErrNotFound
+	}
+	job, err := decodeJob(id, metaCmd.Val(), payloadCmd.Val())
+	if err != nil {
+		return nil, err
+	}
+	if r := resultCmd.Val(); r != "" {
+		job.Result = json.RawMessage(r)
+	}
+	return job, nil
+}
+
+// jobFrom decodes the job of a script's answer: id, meta JSON, payload.
+func jobFrom(res []any) (*Job, error) {
+	id, _ := res[0].(string)
+	raw, _ := res[1].(string)
+	payload, _ := res[2].(string)
+	return decodeJob(id, raw, payload)
+}

@@ -1,0 +1,12 @@
+package taskstest
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setParentDeathSignal makes the kernel kill the child if the test binary
+// dies without running its cleanups, so no redis-server outlives a crash.
+func setParentDeathSignal(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
