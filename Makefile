@@ -1,26 +1,48 @@
 # claimdesk — the few commands people type.
-.PHONY: run test lint bench deps
+.PHONY: run build test test-go e2e lint bench deps generate
 
 GO ?= go
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-# deps installs what the tests need and a fresh Debian machine lacks.
+# deps installs what a fresh Debian machine lacks: redis-server for the
+# store and the tests, chromium for the browser tests, the npm packages.
 deps:
-	@command -v redis-server >/dev/null 2>&1 || { \
-		echo "installing redis-server (apt-get)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
-	}
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@[ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error
 
-# run will serve the web app; the engine is here, the web app comes next.
-run:
-	@echo "claimdesk: the dispatch engine is built and tested (make test);"
-	@echo "the web app (operator and supervisor pages, JSON API, make run) is the next milestone."
+generate:
+	$(GO) tool templ generate
 
-test: deps lint
+# build writes bin/claimdesk with htmx (from npm) embedded.
+build: deps generate
+	mkdir -p static/vendor bin
+	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
+	$(GO) build -o bin/claimdesk ./cmd/web
+
+# run serves claimdesk on http://localhost:8080 with the demo data, on a
+# private redis-server under ./var/redis.
+run: build
+	./bin/claimdesk seed --if-empty
+	./bin/claimdesk serve --addr 127.0.0.1:8080
+
+test: deps lint test-go e2e
+
+test-go:
 	$(GO) test -count=1 ./...
 
-lint:
+e2e: build
+	npx playwright test --config e2e/playwright.config.ts
+
+lint: generate
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	@[ -z "$$CI" ] || git diff --exit-code --stat -- "*_templ.go" || { echo "generated templ files are stale: run make generate and commit"; exit 1; }
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 

@@ -164,6 +164,9 @@ type Stats struct {
 	// Due counts scheduled jobs whose time has come but that are not yet
 	// promoted to ready.
 	Due int64 `json:"due"`
+	// NextWaitingSince is when the job a claim would take next became
+	// ready; zero when nothing is ready.
+	NextWaitingSince *time.Time `json:"next_waiting_since,omitempty"`
 }
 
 // Stats returns the counts of a queue's jobs per state.
@@ -180,5 +183,5 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 		n[i], _ = v.(int64)
 	}
 	return Stats{Queue: queue, Ready: n[0], Scheduled: n[1], Reserved: n[2], Completed: n[3],
-		Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7]}, nil
+		Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8])}, nil
 }

@@ -240,3 +240,34 @@ func jobFrom(res []any) (*Job, error) {
 	payload, _ := res[2].(string)
 	return decodeJob(id, raw, payload)
 }
+
+// Held returns the live reservation of the job if operator holds it, so a
+// holder's page can act with the token of the reservation it shows. Any
+// other case gives ErrReservationLost (ErrNotFound for no such job).
+func (s *Store) Held(ctx context.Context, id, operator string) (*Reservation, error) {
+	job, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if job.State != StateReserved || job.ReservedBy != operator {
+		return nil, ErrReservationLost
+	}
+	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}, nil
+}
+
+// HeadRank returns the rank of the job a claim would take next (ignoring
+// skips), and false when nothing is ready. Ranks of different queues
+// compare: both are milliseconds of waiting.
+func (s *Store) HeadRank(ctx context.Context, queue string) (float64, bool, error) {
+	if !validQueueName(queue) {
+		return 0, false, ErrQueueNotFound
+	}
+	head, err := s.rdb.ZRangeWithScores(ctx, keysFor(queue).ready(), 0, 0).Result()
+	if err != nil {
+		return 0, false, redisErr(err)
+	}
+	if len(head) == 0 {
+		return 0, false, nil
+	}
+	return head[0].Score, true, nil
+}

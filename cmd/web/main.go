@@ -1,0 +1,309 @@
+// Command claimdesk serves the claimdesk web app and administers its store:
+//
+//	claimdesk [serve]                 run the web server
+//	claimdesk seed [--reset]          load the demo data
+//	claimdesk queue add NAME [flags]  create or update a queue
+//	claimdesk user add NAME --role R  create or update a user
+//	claimdesk token add NAME          print a new API token for a user
+//
+// Configuration comes from flags or CLAIMDESK_* environment variables;
+// this package is the only place that reads them.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"claimdesk/internal/handlers"
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
+	"claimdesk/seed"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "claimdesk:", err)
+		var u usageError
+		if errors.As(err, &u) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is a mistake on the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// config is everything claimdesk can be told.
+type config struct {
+	addr      string
+	redisURL  string
+	publicURL string
+	logLevel  string
+}
+
+// flags binds the shared configuration flags, with the environment (then the
+// built-in default) as their defaults.
+func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&c.addr, "addr", cmp.Or(getenv("CLAIMDESK_ADDR"), "127.0.0.1:8080"), "listen address (CLAIMDESK_ADDR)")
+	fs.StringVar(&c.redisURL, "redis-url", getenv("CLAIMDESK_REDIS_URL"), "redis://… or rediss://… URL, or host:port,host:port for a cluster; empty: a private redis-server under ./var/redis (CLAIMDESK_REDIS_URL)")
+	fs.StringVar(&c.publicURL, "public-url", getenv("CLAIMDESK_PUBLIC_URL"), "origin browsers use; default http:// + listen address (CLAIMDESK_PUBLIC_URL)")
+	fs.StringVar(&c.logLevel, "log-level", cmp.Or(getenv("CLAIMDESK_LOG_LEVEL"), "info"), "debug, info, warn or error (CLAIMDESK_LOG_LEVEL)")
+}
+
+func (c *config) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, usagef("bad log level %q", c.logLevel)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}
+
+// run is the whole program: main only adds the process around it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, getenv, stdout)
+	case "seed":
+		return seedCmd(ctx, args, getenv, stdout)
+	case "queue", "user", "token":
+		if len(args) == 0 || args[0] != "add" {
+			return usagef("usage: claimdesk %s add NAME …", cmd)
+		}
+		return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, "usage: claimdesk [serve|seed|queue add|user add|token add] [flags]")
+		return nil
+	}
+	return usagef("unknown command %q (serve, seed, queue add, user add, token add)", cmd)
+}
+
+// parse parses a subcommand's flags; NAME may come before or after them.
+func parse(fs *flag.FlagSet, args []string) (name string, err error) {
+	fs.SetOutput(io.Discard)
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", usagef("%s: %v", fs.Name(), err)
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		if name != "" || len(rest) > 1 {
+			return "", usagef("%s: unexpected arguments %q", fs.Name(), rest)
+		}
+		name = rest[0]
+	}
+	return name, nil
+}
+
+// stores connects to Redis and returns the stores over it.
+type stores struct {
+	tasks *tasks.Store
+	users *users.Store
+}
+
+func open(ctx context.Context, c config, log *slog.Logger) (stores, *handlers.Config, func(), error) {
+	rdb, stop, err := connectRedis(ctx, c.redisURL, log)
+	if err != nil {
+		return stores{}, nil, nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pingCtx).Err(); err != nil {
+		stop()
+		return stores{}, nil, nil, fmt.Errorf("redis does not answer: %w", err)
+	}
+	s := stores{tasks: tasks.New(rdb), users: users.New(rdb)}
+	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log}, stop, nil
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c.flags(fs, getenv)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	log, err := c.logger(stdout)
+	if err != nil {
+		return err
+	}
+	_, hc, stop, err := open(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handlers.New(*hc), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Info("claimdesk is serving", "url", hc.PublicURL, "addr", ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutCtx)
+}
+
+func seedCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	c.flags(fs, getenv)
+	reset := fs.Bool("reset", false, "empty the store first")
+	ifEmpty := fs.Bool("if-empty", false, "load only when the store has no queues yet")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	log, err := c.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	st, hc, stop, err := open(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if *reset {
+		if err := seed.Reset(ctx, hc.Redis); err != nil {
+			return fmt.Errorf("reset: %w", err)
+		}
+	}
+	if *ifEmpty {
+		names, err := st.tasks.QueueNames(ctx)
+		if err != nil {
+			return err
+		}
+		if len(names) > 0 {
+			fmt.Fprintln(stdout, "The store already has data; demo data not loaded.")
+			return printLogins(stdout)
+		}
+	}
+	sum, err := seed.Load(ctx, st.tasks, st.users)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Demo data: %d queues, %d users, %d jobs added (%d were there already).\n",
+		sum.Queues, sum.Users, sum.JobsCreated, sum.JobsExisting)
+	return printLogins(stdout)
+}
+
+func printLogins(w io.Writer) error {
+	us, err := seed.Users()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "Demo logins:")
+	for _, u := range us {
+		switch {
+		case u.Password != "":
+			fmt.Fprintf(w, "  %-12s %-18s %-10s %s\n", u.Name, u.Password, u.Role, strings.Join(u.Queues, ", "))
+		case u.Token != "":
+			fmt.Fprintf(w, "  %-12s API token %s (%s)\n", u.Name, u.Token, u.Role)
+		}
+	}
+	return nil
+}
+
+// addCmd runs `queue add`, `user add` and `token add`.
+func addCmd(ctx context.Context, what string, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet(what+" add", flag.ContinueOnError)
+	c.flags(fs, getenv)
+	var q tasks.Queue
+	var role, queues string
+	var passwordStdin bool
+	switch what {
+	case "queue":
+		fs.IntVar(&q.LeaseSeconds, "lease-seconds", 0, "reservation lease (default 300)")
+		fs.IntVar(&q.MaxAttempts, "max-attempts", 0, "attempts before a job is dead (default 5)")
+		fs.IntVar(&q.MaxExtensions, "max-extensions", 0, "extensions per reservation (default 10)")
+		fs.IntVar(&q.AgingSeconds, "aging-seconds", 0, "seconds of waiting worth one priority point (0: strict)")
+	case "user":
+		fs.StringVar(&role, "role", "", "operator, supervisor or producer")
+		fs.StringVar(&queues, "queues", "", "comma-separated granted queues")
+		fs.BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
+	}
+	name, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		return usagef("usage: claimdesk %s add NAME", what)
+	}
+	log, err := c.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	st, _, stop, err := open(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	switch what {
+	case "queue":
+		q.Name = name
+		q, err := st.tasks.PutQueue(ctx, q)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "queue %s: lease %ds, %d attempts, %d extensions, ageing %ds\n",
+			q.Name, q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.AgingSeconds)
+	case "user":
+		password := ""
+		if passwordStdin {
+			line, err := bufio.NewReader(stdin).ReadString('\n')
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			password = strings.TrimRight(line, "\r\n")
+		}
+		u := users.User{Name: name, Role: users.Role(role)}
+		if queues != "" {
+			u.Queues = strings.Split(queues, ",")
+		}
+		if err := st.users.Put(ctx, u, password); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "user %s: %s %s\n", u.Name, u.Role, strings.Join(u.Queues, ","))
+	case "token":
+		token, err := st.users.NewToken(ctx, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, token)
+	}
+	return nil
+}

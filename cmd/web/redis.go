@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// privateRedisDir holds the private redis-server's data, log and socket.
+const privateRedisDir = "var/redis"
+
+// connectRedis returns a client for the configured Redis. With no URL it
+// uses the private redis-server under ./var/redis, starting it if no other
+// claimdesk process already has; stop (never nil) stops what was started.
+func connectRedis(ctx context.Context, url string, log *slog.Logger) (rdb redis.UniversalClient, stop func(), err error) {
+	if url != "" {
+		rdb, err := clientFor(url)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rdb, func() { rdb.Close() }, nil
+	}
+	return startPrivateRedis(ctx, log)
+}
+
+// clientFor parses CLAIMDESK_REDIS_URL: redis:// or rediss:// for one
+// server, redis-sentinel style options through the URL query, or a
+// comma-separated host:port list for a cluster.
+func clientFor(url string) (redis.UniversalClient, error) {
+	if strings.HasPrefix(url, "redis://") || strings.HasPrefix(url, "rediss://") || strings.HasPrefix(url, "unix://") {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %w", err)
+		}
+		return redis.NewClient(opt), nil
+	}
+	addrs := strings.Split(url, ",")
+	for _, a := range addrs {
+		if !strings.Contains(a, ":") {
+			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %q is neither a redis:// URL nor a host:port list", url)
+		}
+	}
+	if len(addrs) == 1 {
+		return redis.NewClient(&redis.Options{Addr: addrs[0]}), nil
+	}
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), nil
+}
+
+// startPrivateRedis serves Redis on a unix socket under ./var/redis (TCP
+// bound to 127.0.0.1 only, on no port), with the append-only file on, so
+// data survives restarts. A second claimdesk process (say `claimdesk user
+// add` while the server runs) finds the socket answering and shares it.
+func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalClient, func(), error) {
+	dir, err := filepath.Abs(privateRedisDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	socket := filepath.Join(dir, "redis.sock")
+	if _, err := os.Stat(socket); err == nil {
+		rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket, MaxRetries: -1})
+		if rdb.Ping(ctx).Err() == nil {
+			return rdb, func() { rdb.Close() }, nil
+		}
+		rdb.Close()
+	}
+
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, nil, errors.New("redis-server is not installed: install it with `apt-get install redis-server` (make run does this), or set CLAIMDESK_REDIS_URL")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "redis.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(bin,
+		"--bind", "127.0.0.1", "--port", "0", "--unixsocket", "redis.sock", "--unixsocketperm", "700",
+		"--dir", dir, "--appendonly", "yes", "--save", "", "--daemonize", "no")
+	// The socket path is relative to the server's directory, which keeps it
+	// short (unix socket paths are limited to about 100 bytes).
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group: a Ctrl-C in the terminal reaches claimdesk,
+	// which then stops Redis after the last request, not before.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logFile.Close(); close(exited) }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket})
+	deadline := time.Now().Add(10 * time.Second)
+	for !socketReady(socket) || rdb.Ping(ctx).Err() != nil {
+		select {
+		case <-exited:
+			rdb.Close()
+			return nil, nil, fmt.Errorf("redis-server exited at start: %s", tail(filepath.Join(dir, "redis.log")))
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			rdb.Close()
+			stop()
+			return nil, nil, fmt.Errorf("redis-server did not answer within 10s: %s", tail(filepath.Join(dir, "redis.log")))
+		}
+	}
+	log.Info("started private redis-server", "dir", privateRedisDir, "pid", cmd.Process.Pid)
+	return rdb, func() { rdb.Close(); stop() }, nil
+}
+
+// tail returns the last line of a log file, for error messages.
+func tail(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(f)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+func socketReady(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

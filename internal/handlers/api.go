@@ -1,0 +1,434 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
+
+	"github.com/labstack/echo/v4"
+)
+
+func (s *Server) apiRoutes(g *echo.Group) {
+	super := requireRole(users.Supervisor)
+	producers := requireRole(users.Producer, users.Supervisor)
+	g.GET("/queues", s.apiQueues)
+	g.POST("/queues", s.apiPutQueue, super)
+	g.POST("/queues/:queue/jobs", s.apiEnqueue, producers)
+	g.POST("/queues/:queue/claim", s.apiClaim, requireRole(users.Operator))
+	g.GET("/jobs", s.apiListJobs, super)
+	g.GET("/jobs/:id", s.apiGetJob)
+	g.DELETE("/jobs/:id", s.apiCancel, producers)
+	g.POST("/jobs/:id/complete", s.apiComplete)
+	g.POST("/jobs/:id/release", s.apiRelease)
+	g.POST("/jobs/:id/skip", s.apiSkip)
+	g.POST("/jobs/:id/extend", s.apiExtend)
+	g.POST("/jobs/:id/fail", s.apiFail)
+	g.POST("/jobs/:id/requeue", s.apiRequeue, super)
+	g.GET("/reservations", s.apiReservations, super)
+}
+
+// decode reads a JSON body into v strictly: unknown fields, trailing data
+// and wrong types are 400s that say what was wrong.
+func decode(c echo.Context, v any) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) || errors.Is(err, echo.ErrStatusRequestEntityTooLarge) {
+			return newError(http.StatusRequestEntityTooLarge, "too_large", "request body too large")
+		}
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return newError(http.StatusBadRequest, "invalid_field", "%s must be %s", typeErr.Field, typeErr.Type)
+		}
+		return newError(http.StatusBadRequest, "invalid_json", "body is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return newError(http.StatusBadRequest, "invalid_json", "body has data after the JSON value")
+	}
+	return nil
+}
+
+// queueSummary is one entry of GET /api/v1/queues.
+type queueSummary struct {
+	Name         string `json:"name"`
+	Ready        int64  `json:"ready"`
+	Scheduled    int64  `json:"scheduled"`
+	Reserved     int64  `json:"reserved"`
+	Dead         int64  `json:"dead"`
+	LeaseSeconds int    `json:"lease_seconds"`
+	MaxAttempts  int    `json:"max_attempts"`
+}
+
+// visibleQueues returns the queues the user may see, with settings and counts.
+func (s *Server) visibleQueues(ctx context.Context, u users.User) ([]tasks.Queue, []tasks.Stats, error) {
+	names, err := s.tasks.QueueNames(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var qs []tasks.Queue
+	var stats []tasks.Stats
+	for _, n := range names {
+		if !u.CanSee(n) {
+			continue
+		}
+		q, err := s.tasks.Queue(ctx, n)
+		if errors.Is(err, tasks.ErrQueueNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := s.tasks.Stats(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		qs, stats = append(qs, q), append(stats, st)
+	}
+	return qs, stats, nil
+}
+
+func (s *Server) apiQueues(c echo.Context) error {
+	u, _ := currentUser(c)
+	qs, stats, err := s.visibleQueues(c.Request().Context(), u)
+	if err != nil {
+		return err
+	}
+	out := make([]queueSummary, len(qs))
+	for i, q := range qs {
+		st := stats[i]
+		out[i] = queueSummary{q.Name, st.Ready, st.Scheduled, st.Reserved, st.Dead, q.LeaseSeconds, q.MaxAttempts}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"queues": out})
+}
+
+func (s *Server) apiPutQueue(c echo.Context) error {
+	var q tasks.Queue
+	if err := decode(c, &q); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	_, err := s.tasks.Queue(ctx, q.Name)
+	existed := err == nil
+	q, err = s.tasks.PutQueue(ctx, q)
+	if err != nil {
+		return err
+	}
+	if existed {
+		return c.JSON(http.StatusOK, q)
+	}
+	return c.JSON(http.StatusCreated, q)
+}
+
+// enqueueBody is one job, or a batch in "jobs".
+type enqueueBody struct {
+	tasks.NewJob
+	Jobs []tasks.NewJob `json:"jobs"`
+}
+
+func (s *Server) apiEnqueue(c echo.Context) error {
+	queue := c.Param("queue")
+	u, _ := currentUser(c)
+	if !u.CanSee(queue) {
+		return forbidden()
+	}
+	var body enqueueBody
+	if err := decode(c, &body); err != nil {
+		return err
+	}
+	single := body.Jobs == nil
+	jobs := body.Jobs
+	if single {
+		if key := c.Request().Header.Get("Idempotency-Key"); key != "" && body.IdempotencyKey == "" {
+			body.IdempotencyKey = key
+		}
+		jobs = []tasks.NewJob{body.NewJob}
+	} else if body.NewJob.Title != "" || body.NewJob.Payload != nil {
+		return newError(http.StatusBadRequest, "invalid_field", "give one job or \"jobs\", not both")
+	}
+	out, err := s.tasks.Enqueue(c.Request().Context(), queue, jobs)
+	s.count("enqueue", err)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	list := make([]*tasks.Job, len(out))
+	for i, e := range out {
+		list[i] = e.Job
+		if e.Created {
+			status = http.StatusCreated
+		}
+	}
+	if single {
+		return c.JSON(status, map[string]any{"job": list[0]})
+	}
+	return c.JSON(status, map[string]any{"jobs": list})
+}
+
+// reservationJSON is the claim's proof, sent only to the claimer.
+type reservationJSON struct {
+	Token        string    `json:"token"`
+	Deadline     time.Time `json:"deadline"`
+	LeaseSeconds int       `json:"lease_seconds"`
+}
+
+func (s *Server) apiClaim(c echo.Context) error {
+	queue := c.Param("queue")
+	u, _ := currentUser(c)
+	if !u.CanWork(queue) {
+		return newError(http.StatusForbidden, "forbidden", "queue %s is not granted to you", queue)
+	}
+	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name)
+	s.count("claim", err)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"job": r.Job,
+		"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}})
+}
+
+// mayRead reports whether u may read the job: supervisors, producers of its
+// queue, and its holder.
+func mayRead(u users.User, j *tasks.Job) bool {
+	switch u.Role {
+	case users.Supervisor:
+		return true
+	case users.Producer:
+		return u.CanSee(j.Queue)
+	}
+	return j.State == tasks.StateReserved && j.ReservedBy == u.Name
+}
+
+// maxWait bounds GET /api/v1/jobs/{id}?wait=N.
+const maxWait = 60
+
+func (s *Server) apiGetJob(c echo.Context) error {
+	u, _ := currentUser(c)
+	ctx := c.Request().Context()
+	wait := 0
+	if w := c.QueryParam("wait"); w != "" {
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 0 || n > maxWait {
+			return newError(http.StatusBadRequest, "invalid_field", "wait must be 0 to %d seconds", maxWait)
+		}
+		wait = n
+	}
+	j, err := s.tasks.Get(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if !mayRead(u, j) {
+		// Not yours: as if it did not exist, so ids reveal nothing.
+		return tasks.ErrNotFound
+	}
+	if wait > 0 && !j.State.Terminal() {
+		if j, err = s.waitFinished(ctx, j.ID, time.Duration(wait)*time.Second); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
+// waitFinished returns the job once it is finished, or as it is when the
+// wait is over.
+func (s *Server) waitFinished(ctx context.Context, id string, wait time.Duration) (*tasks.Job, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return s.tasks.Get(context.WithoutCancel(ctx), id)
+		case <-tick.C:
+			j, err := s.tasks.Get(ctx, id)
+			if err != nil || j.State.Terminal() {
+				return j, err
+			}
+		}
+	}
+}
+
+func (s *Server) apiCancel(c echo.Context) error {
+	u, _ := currentUser(c)
+	force, _ := strconv.ParseBool(c.QueryParam("force"))
+	if force && u.Role != users.Supervisor {
+		return newError(http.StatusForbidden, "forbidden", "only supervisors may force a cancel")
+	}
+	ctx := c.Request().Context()
+	j, err := s.tasks.Get(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if !u.CanSee(j.Queue) {
+		return tasks.ErrNotFound
+	}
+	j, _, err = s.tasks.Cancel(ctx, j.ID, force)
+	s.count("cancel", err)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
+func (s *Server) apiRequeue(c echo.Context) error {
+	j, _, err := s.tasks.Requeue(c.Request().Context(), c.Param("id"))
+	s.count("requeue", err)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
+// holderBody is the body of the holder's actions.
+type holderBody struct {
+	Token   string          `json:"token"`
+	Result  json.RawMessage `json:"result"`
+	Reason  string          `json:"reason"`
+	Seconds int             `json:"seconds"`
+}
+
+// holderAction decodes the body and runs one of the holder's actions.
+func (s *Server) holderAction(c echo.Context, action string, run func(ctx context.Context, id string, b holderBody) (*tasks.Job, error)) error {
+	var b holderBody
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	if b.Token == "" {
+		return newError(http.StatusBadRequest, "invalid_field", "token is required")
+	}
+	j, err := run(c.Request().Context(), c.Param("id"), b)
+	s.count(action, err)
+	if err != nil {
+		return err
+	}
+	if action == "extend" {
+		return c.JSON(http.StatusOK, map[string]any{"deadline": j.Deadline})
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
+func (s *Server) apiComplete(c echo.Context) error {
+	return s.holderAction(c, "complete", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Complete(ctx, id, b.Token, b.Result)
+	})
+}
+
+func (s *Server) apiRelease(c echo.Context) error {
+	return s.holderAction(c, "release", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Release(ctx, id, b.Token)
+	})
+}
+
+func (s *Server) apiSkip(c echo.Context) error {
+	return s.holderAction(c, "skip", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Skip(ctx, id, b.Token)
+	})
+}
+
+func (s *Server) apiExtend(c echo.Context) error {
+	return s.holderAction(c, "extend", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Extend(ctx, id, b.Token, b.Seconds)
+	})
+}
+
+func (s *Server) apiFail(c echo.Context) error {
+	return s.holderAction(c, "fail", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Fail(ctx, id, b.Token, b.Reason)
+	})
+}
+
+// reservationEntry is one entry of GET /api/v1/reservations.
+type reservationEntry struct {
+	Job        *tasks.Job `json:"job"`
+	Operator   string     `json:"operator"`
+	ReservedAt *time.Time `json:"reserved_at"`
+	Deadline   *time.Time `json:"deadline"`
+}
+
+func (s *Server) apiReservations(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	p, err := s.tasks.ListReservations(c.Request().Context(), c.QueryParam("queue"), limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	out := make([]reservationEntry, len(p.Jobs))
+	for i, j := range p.Jobs {
+		out[i] = reservationEntry{j, j.ReservedBy, j.ReservedAt, j.Deadline}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"reservations": out, "next_cursor": nullable(p.NextCursor)})
+}
+
+func (s *Server) apiListJobs(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	queue := c.QueryParam("queue")
+	if queue == "" {
+		return newError(http.StatusBadRequest, "invalid_field", "queue is required")
+	}
+	state := tasks.State(c.QueryParam("state"))
+	if state == "" {
+		state = tasks.StateReady
+	}
+	p, err := s.tasks.ListJobs(c.Request().Context(), queue, state, limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	jobs := p.Jobs
+	if jobs == nil {
+		jobs = []*tasks.Job{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "next_cursor": nullable(p.NextCursor)})
+}
+
+func queryInt(c echo.Context, name string) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, newError(http.StatusBadRequest, "invalid_field", "%s must be a number", name)
+	}
+	return n, nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// count records the outcome of a job action in the metrics.
+func (s *Server) count(action string, err error) {
+	outcome := "ok"
+	if err != nil {
+		pub, _ := publicError(err)
+		outcome = pub.Code
+	}
+	s.metrics.actions.WithLabelValues(action, outcome).Inc()
+}
+
+var _ = fmt.Sprint

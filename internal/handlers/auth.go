@@ -1,0 +1,238 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"claimdesk/internal/users"
+	"claimdesk/views"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+)
+
+// Keys in the session and in echo's context.
+const (
+	sessionUser = "user"
+	sessionCSRF = "csrf"
+	flashKey    = "flash"
+	userKey     = "user"
+	viaToken    = "via_token"
+)
+
+// redisSessions is an scs.CtxStore over any go-redis client, standalone or
+// cluster (each session is one key).
+type redisSessions struct{ rdb redis.UniversalClient }
+
+const sessionPrefix = "cd:session:"
+
+func (r redisSessions) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	b, err := r.rdb.Get(ctx, sessionPrefix+token).Bytes()
+	if err == redis.Nil {
+		return nil, false, nil
+	}
+	return b, err == nil, err
+}
+
+func (r redisSessions) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	return r.rdb.Set(ctx, sessionPrefix+token, b, time.Until(expiry)).Err()
+}
+
+func (r redisSessions) DeleteCtx(ctx context.Context, token string) error {
+	return r.rdb.Del(ctx, sessionPrefix+token).Err()
+}
+
+// The scs.Store methods without context; scs calls the Ctx ones.
+func (r redisSessions) Find(token string) ([]byte, bool, error) {
+	return r.FindCtx(context.Background(), token)
+}
+func (r redisSessions) Commit(token string, b []byte, expiry time.Time) error {
+	return r.CommitCtx(context.Background(), token, b, expiry)
+}
+func (r redisSessions) Delete(token string) error { return r.DeleteCtx(context.Background(), token) }
+
+func newSessions(rdb redis.UniversalClient, secure bool) *scs.SessionManager {
+	sm := scs.New()
+	sm.Store = redisSessions{rdb}
+	sm.Lifetime = 12 * time.Hour
+	sm.IdleTimeout = 2 * time.Hour
+	sm.Cookie.Name = "claimdesk_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = secure
+	return sm
+}
+
+// authenticate finds who is asking: an API token in the Authorization
+// header, or the browser session. It rejects a bad token at once.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
+			token, ok := strings.CutPrefix(h, "Bearer ")
+			if !ok {
+				return newError(http.StatusUnauthorized, "unauthenticated", "use Authorization: Bearer <token>")
+			}
+			u, err := s.users.ByToken(ctx, strings.TrimSpace(token))
+			if errors.Is(err, users.ErrNotFound) {
+				return newError(http.StatusUnauthorized, "unauthenticated", "unknown API token")
+			}
+			if err != nil {
+				return err
+			}
+			c.Set(userKey, u)
+			c.Set(viaToken, true)
+			return next(c)
+		}
+		if name := s.sessions.GetString(ctx, sessionUser); name != "" {
+			u, err := s.users.Get(ctx, name)
+			switch {
+			case errors.Is(err, users.ErrNotFound):
+				// The user was removed: the session ends.
+				_ = s.sessions.Destroy(ctx)
+			case err != nil:
+				return err
+			default:
+				c.Set(userKey, u)
+			}
+		}
+		return next(c)
+	}
+}
+
+func currentUser(c echo.Context) (users.User, bool) {
+	u, ok := c.Get(userKey).(users.User)
+	return u, ok
+}
+
+// requireUser sends the anonymous to the login page (pages) or answers 401
+// (API).
+func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := currentUser(c); ok {
+			return next(c)
+		}
+		if isAPI(c) {
+			return newError(http.StatusUnauthorized, "unauthenticated", "log in or send an API token")
+		}
+		target := "/login"
+		if c.Request().Method == http.MethodGet && c.Request().URL.Path != "/" {
+			target += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+		}
+		return redirect(c, target)
+	}
+}
+
+// requireRole lets only users of the given roles through.
+func requireRole(roles ...users.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			u, _ := currentUser(c)
+			for _, r := range roles {
+				if u.Role == r {
+					return next(c)
+				}
+			}
+			return forbidden()
+		}
+	}
+}
+
+func forbidden() error {
+	return newError(http.StatusForbidden, "forbidden", "your role does not allow this")
+}
+
+// redirect answers a browser: htmx follows HX-Redirect, a form a 303.
+func redirect(c echo.Context, target string) error {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", target)
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.Redirect(http.StatusSeeOther, target)
+}
+
+// csrfToken returns the session's CSRF token, making one if needed.
+func (s *Server) csrfToken(c echo.Context) string {
+	ctx := c.Request().Context()
+	if t := s.sessions.GetString(ctx, sessionCSRF); t != "" {
+		return t
+	}
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	t := base64.RawURLEncoding.EncodeToString(b[:])
+	s.sessions.Put(ctx, sessionCSRF, t)
+	return t
+}
+
+// checkCSRF refuses state-changing requests that ride on the session
+// cookie without the session's CSRF token (form field _csrf or header
+// X-CSRF-Token). API-token requests carry no cookie and need none.
+func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		if _, known := currentUser(c); c.Get(viaToken) == true || (!known && isAPI(c)) {
+			return next(c) // no cookie rides along; the API answers 401 itself
+		}
+		want := s.sessions.GetString(c.Request().Context(), sessionCSRF)
+		got := c.Request().Header.Get("X-CSRF-Token")
+		if got == "" && !strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+			got = c.FormValue("_csrf")
+		}
+		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+			return newError(http.StatusForbidden, "csrf_failed", "the form was stale or forged: reload the page and try again")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) loginPage(c echo.Context) error {
+	if _, ok := currentUser(c); ok {
+		return redirect(c, "/")
+	}
+	return s.render(c, http.StatusOK, views.LoginPage(s.page(c, "Log in"), c.QueryParam("next"), ""))
+}
+
+func (s *Server) login(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, err := s.users.Login(ctx, c.FormValue("name"), c.FormValue("password"), c.RealIP())
+	if err != nil {
+		msg := "Wrong name or password."
+		status := http.StatusUnauthorized
+		switch {
+		case errors.Is(err, users.ErrThrottled):
+			msg, status = "Too many failed attempts. Wait a few minutes and try again.", http.StatusTooManyRequests
+		case !errors.Is(err, users.ErrBadCredentials):
+			return err
+		}
+		return s.render(c, status, views.LoginPage(s.page(c, "Log in"), c.FormValue("next"), msg))
+	}
+	// A new session id at login, so a planted cookie is worth nothing.
+	if err := s.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionUser, u.Name)
+	s.sessions.Remove(ctx, sessionCSRF)
+	next := c.FormValue("next")
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+		next = "/"
+	}
+	return redirect(c, next)
+}
+
+func (s *Server) logout(c echo.Context) error {
+	if err := s.sessions.Destroy(c.Request().Context()); err != nil {
+		return err
+	}
+	return redirect(c, "/login")
+}

@@ -1,0 +1,132 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
+	"claimdesk/views"
+
+	"github.com/labstack/echo/v4"
+)
+
+// apiError is an error with its HTTP status and snake_case code: what the
+// user sees. Everything else is an internal error.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func newError(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// errorCodes maps the engine's and the user store's sentinel errors to what
+// the user sees: the one table of error codes.
+var errorCodes = []struct {
+	err    error
+	status int
+	code   string
+}{
+	{tasks.ErrNotFound, http.StatusNotFound, "job_not_found"},
+	{tasks.ErrQueueNotFound, http.StatusNotFound, "queue_not_found"},
+	{tasks.ErrReservationLost, http.StatusConflict, "reservation_lost"},
+	{tasks.ErrInvalidState, http.StatusConflict, "invalid_state"},
+	{tasks.ErrExtensionLimit, http.StatusConflict, "extension_limit"},
+	{tasks.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
+	{tasks.ErrInvalid, http.StatusBadRequest, "invalid_field"},
+	{users.ErrNotFound, http.StatusNotFound, "user_not_found"},
+	{users.ErrInvalid, http.StatusBadRequest, "invalid_field"},
+	{users.ErrThrottled, http.StatusTooManyRequests, "rate_limited"},
+}
+
+// publicError turns any error into what the user may see, and reports
+// whether it was an internal error (to be logged, never shown).
+func publicError(err error) (*apiError, bool) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae, false
+	}
+	for _, m := range errorCodes {
+		if errors.Is(err, m.err) {
+			msg := err.Error()
+			var v *tasks.ValidationError
+			if errors.As(err, &v) {
+				msg = v.Field + " " + v.Message
+			}
+			return &apiError{m.status, m.code, msg}, false
+		}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusRequestEntityTooLarge:
+			return newError(he.Code, "too_large", "request body too large"), false
+		case http.StatusNotFound:
+			return newError(he.Code, "not_found", "no such page"), false
+		case http.StatusMethodNotAllowed:
+			return newError(he.Code, "method_not_allowed", "method not allowed"), false
+		}
+		if he.Code < 500 {
+			return newError(he.Code, strings.ReplaceAll(strings.ToLower(http.StatusText(he.Code)), " ", "_"), "%v", he.Message), false
+		}
+	}
+	if unavailable(err) {
+		return newError(http.StatusServiceUnavailable, "unavailable", "the store is unreachable; try again shortly"), true
+	}
+	return newError(http.StatusInternalServerError, "internal", "internal error"), true
+}
+
+// unavailable reports whether err means Redis could not be reached.
+func unavailable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) ||
+		strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "CLUSTERDOWN")
+}
+
+// errorHandler is echo's HTTPErrorHandler: JSON for the API, a friendly
+// page for browsers; internal errors are logged with the request id and
+// shown only as "internal error".
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	pub, internal := publicError(err)
+	reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+	if internal {
+		s.log.Error("request failed", "err", err, "request_id", reqID,
+			"method", c.Request().Method, "path", c.Request().URL.Path)
+	} else {
+		s.log.Debug("request refused", "code", pub.Code, "msg", pub.Message, "request_id", reqID)
+	}
+	if isAPI(c) {
+		_ = c.JSON(pub.Status, map[string]any{"error": map[string]string{"code": pub.Code, "message": pub.Message}})
+		return
+	}
+	_ = s.render(c, pub.Status, views.ErrorPage(s.page(c, "Something went wrong"), pub.Status, friendly(pub)))
+}
+
+// friendly is the message a person reads on an error page.
+func friendly(e *apiError) string {
+	switch e.Code {
+	case "reservation_lost":
+		return "This job is no longer yours: its reservation ended (the deadline passed, or a supervisor took it back). Nothing you sent was saved."
+	case "forbidden":
+		return "You don't have access to this page."
+	case "not_found", "job_not_found", "queue_not_found":
+		return "We couldn't find that. It may have been finished and cleaned up."
+	case "internal":
+		return "Something went wrong on our side. Please try again."
+	}
+	return e.Message
+}
+
+func isAPI(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") }

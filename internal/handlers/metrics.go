@@ -1,0 +1,28 @@
+package handlers
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the server's Prometheus collectors.
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	actions  *prometheus.CounterVec
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimdesk_http_requests_total", Help: "HTTP requests by method, route and status.",
+		}, []string{"method", "route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "claimdesk_http_request_seconds", Help: "HTTP request latency by method and route.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 30, 60},
+		}, []string{"method", "route"}),
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimdesk_job_actions_total", Help: "Job actions by action and outcome.",
+		}, []string{"action", "outcome"}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.actions,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}

@@ -1,0 +1,396 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
+	"claimdesk/views"
+
+	"github.com/labstack/echo/v4"
+)
+
+func (s *Server) pageRoutes(e *echo.Echo) {
+	e.GET("/login", s.loginPage)
+	e.POST("/login", s.login)
+
+	g := e.Group("", s.requireUser)
+	g.POST("/logout", s.logout)
+	g.GET("/", s.home)
+	g.GET("/jobs/:id", s.jobPage)
+
+	op := g.Group("", requireRole(users.Operator))
+	op.GET("/fragments/queues", s.queueCardsFragment)
+	op.POST("/claim", s.claimAny)
+	op.POST("/queues/:queue/claim", s.claimFrom)
+	op.POST("/jobs/:id/:action", s.workAction)
+
+	sup := g.Group("/supervisor", requireRole(users.Supervisor))
+	sup.GET("", s.supervisorHome)
+	sup.GET("/fragments/reservations", s.reservationsFragment)
+	sup.GET("/queues/new", s.newQueuePage)
+	sup.POST("/queues", s.saveQueue)
+	sup.GET("/queues/:queue", s.queuePage)
+	sup.POST("/jobs/:id/:action", s.superviseJob)
+}
+
+func (s *Server) flash(c echo.Context, msg string) {
+	s.sessions.Put(c.Request().Context(), flashKey, msg)
+}
+
+func (s *Server) home(c echo.Context) error {
+	u, _ := currentUser(c)
+	if u.Role == users.Supervisor {
+		return redirect(c, "/supervisor")
+	}
+	if u.Role != users.Operator {
+		return forbidden()
+	}
+	h, err := s.operatorHome(c.Request().Context(), u)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.OperatorHome(s.page(c, "My work"), h))
+}
+
+func (s *Server) queueCardsFragment(c echo.Context) error {
+	u, _ := currentUser(c)
+	h, err := s.operatorHome(c.Request().Context(), u)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.QueueCards(s.page(c, ""), h))
+}
+
+// operatorHome gathers an operator's queues and what they hold.
+func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
+	qs, stats, err := s.visibleQueues(ctx, u)
+	if err != nil {
+		return views.Home{}, err
+	}
+	h := views.Home{Now: time.Now()}
+	for i, q := range qs {
+		h.Queues = append(h.Queues, views.QueueCard{Queue: q, Stats: stats[i]})
+		if stats[i].Reserved == 0 {
+			continue
+		}
+		// Reservations of the queue, soonest first; a queue has at most a
+		// few hundred people holding jobs at once.
+		p, err := s.tasks.ListJobs(ctx, q.Name, tasks.StateReserved, tasks.MaxPageSize, "")
+		if err != nil {
+			return views.Home{}, err
+		}
+		for _, j := range p.Jobs {
+			if j.ReservedBy == u.Name {
+				h.Reservations = append(h.Reservations, j)
+			}
+		}
+	}
+	slices.SortFunc(h.Reservations, func(a, b *tasks.Job) int { return a.Deadline.Compare(*b.Deadline) })
+	return h, nil
+}
+
+// claimFrom claims the next job of one queue and opens its work page.
+func (s *Server) claimFrom(c echo.Context) error {
+	u, _ := currentUser(c)
+	queue := c.Param("queue")
+	if !u.CanWork(queue) {
+		return forbidden()
+	}
+	return s.claimIn(c, u, []string{queue})
+}
+
+// claimAny claims the best-ranked job across the operator's queues.
+func (s *Server) claimAny(c echo.Context) error {
+	u, _ := currentUser(c)
+	ctx := c.Request().Context()
+	type head struct {
+		queue string
+		rank  float64
+	}
+	var heads []head
+	for _, q := range u.Queues {
+		rank, ok, err := s.tasks.HeadRank(ctx, q)
+		if err != nil {
+			return err
+		}
+		if ok {
+			heads = append(heads, head{q, rank})
+		}
+	}
+	slices.SortFunc(heads, func(a, b head) int { return cmp.Compare(a.rank, b.rank) })
+	order := make([]string, 0, len(u.Queues))
+	for _, h := range heads {
+		order = append(order, h.queue)
+	}
+	// Queues with nothing ready last: a claim there still promotes due
+	// scheduled jobs.
+	for _, q := range u.Queues {
+		if !slices.Contains(order, q) {
+			order = append(order, q)
+		}
+	}
+	return s.claimIn(c, u, order)
+}
+
+// claimIn tries the queues in order and opens the first job claimed.
+func (s *Server) claimIn(c echo.Context, u users.User, queues []string) error {
+	for _, q := range queues {
+		r, err := s.tasks.Claim(c.Request().Context(), q, u.Name)
+		s.count("claim", err)
+		if errors.Is(err, tasks.ErrQueueNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			return redirect(c, "/jobs/"+r.Job.ID)
+		}
+	}
+	s.flash(c, "Nothing is waiting right now. New jobs show up here as they arrive.")
+	return redirect(c, "/")
+}
+
+// jobPage is the work page for the job's holder, and a read-only view for
+// supervisors.
+func (s *Server) jobPage(c echo.Context) error {
+	u, _ := currentUser(c)
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	w := views.Work{Now: time.Now()}
+	if u.Role == users.Operator {
+		r, err := s.tasks.Held(ctx, id, u.Name)
+		switch {
+		case err == nil:
+			w.Job, w.Token = r.Job, r.Token
+		case errors.Is(err, tasks.ErrReservationLost):
+			// Held before perhaps, but not now: the operator may see the
+			// job only to learn that it is gone.
+			j, err := s.tasks.Get(ctx, id)
+			if err != nil || !u.CanWork(j.Queue) {
+				return tasks.ErrNotFound
+			}
+			w.Job, w.Lost = redacted(j), true
+		default:
+			return err
+		}
+	} else if u.Role == users.Supervisor {
+		j, err := s.tasks.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		w.Job = j
+	} else {
+		return forbidden()
+	}
+	return s.render(c, http.StatusOK, views.WorkPage(s.page(c, w.Job.Title), w))
+}
+
+// redacted keeps only what an operator who lost a job may still see.
+func redacted(j *tasks.Job) *tasks.Job {
+	return &tasks.Job{ID: j.ID, Queue: j.Queue, Title: j.Title, Priority: j.Priority, State: j.State,
+		Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, Payload: json.RawMessage("{}")}
+}
+
+// workAction runs a holder's button on the work page.
+func (s *Server) workAction(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, token := c.Param("id"), c.FormValue("token")
+	var (
+		j   *tasks.Job
+		err error
+		msg string
+	)
+	action := c.Param("action")
+	switch action {
+	case "complete":
+		var result json.RawMessage
+		if result, err = resultFromForm(c); err != nil {
+			return err
+		}
+		j, err = s.tasks.Complete(ctx, id, token, result)
+		msg = "Completed. Nice work."
+	case "release":
+		j, err = s.tasks.Release(ctx, id, token)
+		msg = "Given back: it keeps its place in line."
+	case "skip":
+		j, err = s.tasks.Skip(ctx, id, token)
+		msg = "Skipped: someone else will get it."
+	case "fail":
+		j, err = s.tasks.Fail(ctx, id, token, strings.TrimSpace(c.FormValue("reason")))
+		msg = "Reported as failed."
+	case "extend":
+		secs, _ := strconv.Atoi(c.FormValue("seconds"))
+		j, err = s.tasks.Extend(ctx, id, token, secs)
+		if err == nil {
+			s.count(action, nil)
+			s.flash(c, "More time: the deadline is now "+j.Deadline.UTC().Format("15:04:05")+" UTC.")
+			return redirect(c, "/jobs/"+id)
+		}
+	default:
+		return echo.ErrNotFound
+	}
+	s.count(action, err)
+	if err != nil {
+		return err
+	}
+	s.flash(c, msg+" "+quote(j.Title))
+	return redirect(c, "/")
+}
+
+func quote(title string) string { return "(" + title + ")" }
+
+// resultFromForm builds the result object of the complete form: the notes
+// and the filled key/value rows.
+func resultFromForm(c echo.Context) (json.RawMessage, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return nil, err
+	}
+	result := map[string]string{}
+	if notes := strings.TrimSpace(form.Get("notes")); notes != "" {
+		result["notes"] = notes
+	}
+	keys, values := form["key"], form["value"]
+	for i, k := range keys {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		if i < len(values) {
+			result[k] = values[i]
+		}
+	}
+	if len(result) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(result)
+}
+
+func (s *Server) overview(c echo.Context) (views.Overview, error) {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	qs, stats, err := s.visibleQueues(ctx, u)
+	if err != nil {
+		return views.Overview{}, err
+	}
+	o := views.Overview{Now: time.Now()}
+	for i, q := range qs {
+		o.Queues = append(o.Queues, views.QueueCard{Queue: q, Stats: stats[i]})
+	}
+	p, err := s.tasks.ListReservations(ctx, "", 50, c.QueryParam("cursor"))
+	if err != nil {
+		return views.Overview{}, err
+	}
+	o.Reservations, o.NextCursor = p.Jobs, p.NextCursor
+	return o, nil
+}
+
+func (s *Server) supervisorHome(c echo.Context) error {
+	o, err := s.overview(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.SupervisorHome(s.page(c, "Supervise"), o))
+}
+
+func (s *Server) reservationsFragment(c echo.Context) error {
+	o, err := s.overview(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.Reservations(s.page(c, ""), o))
+}
+
+func (s *Server) queuePage(c echo.Context) error {
+	ctx := c.Request().Context()
+	q, err := s.tasks.Queue(ctx, c.Param("queue"))
+	if err != nil {
+		return err
+	}
+	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
+	p, err := s.tasks.ListJobs(ctx, q.Name, state, 50, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	st, err := s.tasks.Stats(ctx, q.Name)
+	if err != nil {
+		return err
+	}
+	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: time.Now()}
+	return s.render(c, http.StatusOK, views.QueuePage(s.page(c, q.Name), v))
+}
+
+func (s *Server) newQueuePage(c echo.Context) error {
+	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{
+		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, ""))
+}
+
+// saveQueue creates a queue or saves its settings from the form.
+func (s *Server) saveQueue(c echo.Context) error {
+	num := func(name string) int { n, _ := strconv.Atoi(c.FormValue(name)); return n }
+	ctx := c.Request().Context()
+	q := tasks.Queue{Name: c.FormValue("name")}
+	isNew := true
+	if old, err := s.tasks.Queue(ctx, q.Name); err == nil {
+		q, isNew = old, false
+	}
+	q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions = num("lease_seconds"), num("max_attempts"), num("max_extensions")
+	q.MaxHoldSeconds, q.AgingSeconds = num("max_hold_seconds"), num("aging_seconds")
+	if _, err := s.tasks.PutQueue(ctx, q); err != nil {
+		var v *tasks.ValidationError
+		if !errors.As(err, &v) {
+			return err
+		}
+		problem := v.Field + " " + v.Message
+		if isNew {
+			return s.render(c, http.StatusBadRequest, views.NewQueuePage(s.page(c, "New queue"), q, problem))
+		}
+		s.flash(c, "Not saved: "+problem)
+		return redirect(c, "/supervisor/queues/"+q.Name)
+	}
+	s.flash(c, "Saved queue "+q.Name+".")
+	return redirect(c, "/supervisor/queues/"+q.Name)
+}
+
+// superviseJob runs a supervisor's action on a job: requeue (from dead, or
+// force release) or cancel (forced).
+func (s *Server) superviseJob(c echo.Context) error {
+	ctx := c.Request().Context()
+	var (
+		j      *tasks.Job
+		holder string
+		err    error
+	)
+	switch c.Param("action") {
+	case "requeue":
+		j, holder, err = s.tasks.Requeue(ctx, c.Param("id"))
+	case "cancel":
+		j, holder, err = s.tasks.Cancel(ctx, c.Param("id"), true)
+	default:
+		return echo.ErrNotFound
+	}
+	s.count(c.Param("action"), err)
+	if err != nil {
+		return err
+	}
+	msg := quote(j.Title) + " is " + string(j.State) + "."
+	if holder != "" {
+		msg += " " + holder + " no longer holds it."
+	}
+	s.flash(c, msg)
+	back := c.Request().Referer()
+	if !strings.HasPrefix(back, "/") && !strings.Contains(back, "/supervisor") {
+		back = "/supervisor"
+	}
+	return redirect(c, back)
+}

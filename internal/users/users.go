@@ -1,0 +1,259 @@
+// Package users keeps claimdesk's people and machines: users with a role and
+// the queues granted to them, bcrypt password hashes, API tokens (stored
+// only as SHA-256 hashes), and the login throttle. Its keys are global (no
+// queue hash tag) and no dispatch script touches them.
+package users
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Role is what a user may do.
+type Role string
+
+// The roles.
+const (
+	// Operator claims and works jobs in the queues granted to them.
+	Operator Role = "operator"
+	// Supervisor sees and manages everything.
+	Supervisor Role = "supervisor"
+	// Producer enqueues, reads and cancels jobs, with API tokens only.
+	Producer Role = "producer"
+)
+
+// Valid reports whether r is one of the roles.
+func (r Role) Valid() bool { return r == Operator || r == Supervisor || r == Producer }
+
+// User is a person or a producing system.
+type User struct {
+	Name string
+	Role Role
+	// Queues are the queues an operator may work (and a producer may fill);
+	// empty for a producer means every queue. Supervisors reach every queue.
+	Queues []string
+}
+
+// CanWork reports whether the user may claim from the queue.
+func (u User) CanWork(queue string) bool {
+	return u.Role == Operator && slices.Contains(u.Queues, queue)
+}
+
+// CanSee reports whether the user may read the queue's jobs and counts.
+func (u User) CanSee(queue string) bool {
+	switch u.Role {
+	case Supervisor:
+		return true
+	case Producer:
+		return len(u.Queues) == 0 || slices.Contains(u.Queues, queue)
+	}
+	return slices.Contains(u.Queues, queue)
+}
+
+// Errors of the package.
+var (
+	// ErrNotFound means no such user or token.
+	ErrNotFound = errors.New("user not found")
+	// ErrBadCredentials means the name or password is wrong; which one is
+	// not told.
+	ErrBadCredentials = errors.New("wrong name or password")
+	// ErrInvalid means a user's fields are not valid.
+	ErrInvalid = errors.New("invalid user")
+	// ErrThrottled means too many failed logins; try again later.
+	ErrThrottled = errors.New("too many failed logins")
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// Keys, all under the claimdesk prefix.
+const (
+	usersKey      = "cd:users"          // SET of user names
+	userKeyPrefix = "cd:user:"          // + name: HASH role, queues, password
+	tokenPrefix   = "cd:apitoken:"      // + sha256 hex of the token: STRING user name
+	throttlePfx   = "cd:loginthrottle:" // + client key: STRING failed logins (expiring)
+)
+
+// Login throttle: at most maxFailures failed logins per client key per window.
+const (
+	maxFailures    = 10
+	throttleWindow = 5 * time.Minute
+)
+
+// Store keeps users in Redis.
+type Store struct{ rdb redis.UniversalClient }
+
+// New returns a Store over rdb.
+func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+
+// Put creates or updates a user. A non-empty password replaces the
+// password; a new operator or supervisor needs one.
+func (s *Store) Put(ctx context.Context, u User, password string) error {
+	if !nameRE.MatchString(u.Name) {
+		return fmt.Errorf("%w: name must match %s", ErrInvalid, nameRE)
+	}
+	if !u.Role.Valid() {
+		return fmt.Errorf("%w: role must be operator, supervisor or producer", ErrInvalid)
+	}
+	fields := map[string]any{"role": string(u.Role), "queues": strings.Join(u.Queues, ",")}
+	if password != "" {
+		if len(password) < 8 || len(password) > 72 {
+			return fmt.Errorf("%w: password must be 8 to 72 bytes", ErrInvalid)
+		}
+		hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+		if err != nil {
+			return fmt.Errorf("hash password: %w", err)
+		}
+		fields["password"] = string(hash)
+	} else if u.Role != Producer {
+		exists, err := s.rdb.HExists(ctx, userKeyPrefix+u.Name, "password").Result()
+		if err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+		if !exists {
+			return fmt.Errorf("%w: a new %s needs a password", ErrInvalid, u.Role)
+		}
+	}
+	if err := s.rdb.HSet(ctx, userKeyPrefix+u.Name, fields).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	if err := s.rdb.SAdd(ctx, usersKey, u.Name).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// Get returns the named user.
+func (s *Store) Get(ctx context.Context, name string) (User, error) {
+	u, _, err := s.get(ctx, name)
+	return u, err
+}
+
+func (s *Store) get(ctx context.Context, name string) (User, string, error) {
+	if !nameRE.MatchString(name) {
+		return User{}, "", ErrNotFound
+	}
+	h, err := s.rdb.HGetAll(ctx, userKeyPrefix+name).Result()
+	if err != nil {
+		return User{}, "", fmt.Errorf("redis: %w", err)
+	}
+	if len(h) == 0 {
+		return User{}, "", ErrNotFound
+	}
+	u := User{Name: name, Role: Role(h["role"])}
+	if h["queues"] != "" {
+		u.Queues = strings.Split(h["queues"], ",")
+	}
+	return u, h["password"], nil
+}
+
+// List returns every user, sorted by name.
+func (s *Store) List(ctx context.Context) ([]User, error) {
+	names, err := s.rdb.SMembers(ctx, usersKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	slices.Sort(names)
+	out := make([]User, 0, len(names))
+	for _, n := range names {
+		u, err := s.Get(ctx, n)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// dummyHash is compared against when the user does not exist, so a wrong
+// name costs as much time as a wrong password.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("claimdesk-no-such-user"), bcrypt.DefaultCost)
+
+// Login checks a person's name and password. client identifies where the
+// attempt comes from (e.g. the remote address); after too many failures
+// from one client, logins are refused for a while with ErrThrottled.
+// Producers cannot log in.
+func (s *Store) Login(ctx context.Context, name, password, client string) (User, error) {
+	throttle := throttlePfx + client
+	n, err := s.rdb.Get(ctx, throttle).Int()
+	if err != nil && err != redis.Nil {
+		return User{}, fmt.Errorf("redis: %w", err)
+	}
+	if n >= maxFailures {
+		return User{}, ErrThrottled
+	}
+	u, hash, err := s.get(ctx, strings.ToLower(strings.TrimSpace(name)))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return User{}, err
+	}
+	if hash == "" {
+		hash = string(dummyHash)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || err != nil || u.Role == Producer {
+		pipe := s.rdb.TxPipeline()
+		pipe.Incr(ctx, throttle)
+		pipe.Expire(ctx, throttle, throttleWindow)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return User{}, fmt.Errorf("redis: %w", err)
+		}
+		return User{}, ErrBadCredentials
+	}
+	return u, nil
+}
+
+// NewToken makes a new API token for the named user and returns it. Only
+// its hash is stored; the token itself cannot be shown again.
+func (s *Store) NewToken(ctx context.Context, name string) (string, error) {
+	if _, err := s.Get(ctx, name); err != nil {
+		return "", err
+	}
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	token := "cdt_" + base64.RawURLEncoding.EncodeToString(b[:])
+	return token, s.PutToken(ctx, name, token)
+}
+
+// PutToken registers a token chosen elsewhere (demo data) for the user.
+func (s *Store) PutToken(ctx context.Context, name, token string) error {
+	if !strings.HasPrefix(token, "cdt_") || len(token) < 24 || len(token) > 100 {
+		return fmt.Errorf("%w: a token starts with cdt_ and has 24 to 100 characters", ErrInvalid)
+	}
+	if err := s.rdb.Set(ctx, tokenKey(token), name, 0).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// ByToken returns the user an API token belongs to.
+func (s *Store) ByToken(ctx context.Context, token string) (User, error) {
+	if !strings.HasPrefix(token, "cdt_") || len(token) > 100 {
+		return User{}, ErrNotFound
+	}
+	name, err := s.rdb.Get(ctx, tokenKey(token)).Result()
+	if err == redis.Nil {
+		return User{}, ErrNotFound
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("redis: %w", err)
+	}
+	return s.Get(ctx, name)
+}
+
+func tokenKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return tokenPrefix + hex.EncodeToString(sum[:])
+}
