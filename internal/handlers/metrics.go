@@ -1,6 +1,9 @@
 package handlers
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
 
 // metrics are the server's Prometheus collectors.
 type metrics struct {
@@ -23,6 +26,6 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"action", "outcome"}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.actions,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

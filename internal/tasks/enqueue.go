@@ -61,6 +61,7 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) ([]Enq
 	args := make([]any, 0, 3+len(jobs)*enqueueFields)
 	args = append(args, s.nowArg(), strictStepMs, len(jobs))
 	now := s.now()
+	total := 0
 	for i, j := range jobs {
 		jobArgs, err := j.args(queue, now)
 		if err != nil {
@@ -73,6 +74,9 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) ([]Enq
 			return nil, err
 		}
 		args = append(args, jobArgs...)
+		if total += len(jobArgs[len(jobArgs)-1].(string)); total > maxBatchBytes {
+			return nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
+		}
 	}
 	res, err := enqueueScript.run(ctx, s.rdb, queue, args...)
 	if err != nil {
@@ -159,8 +163,8 @@ func validIdempotencyKey(key string) error {
 
 // validOperator checks an operator name as the engine stores it.
 func validOperator(name string) error {
-	if name == "" || len(name) > 64 || strings.ContainsFunc(name, unicode.IsControl) {
-		return invalid("operator", "must be 1 to 64 characters, no control characters")
+	if name == "" || len(name) > 64 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return invalid("operator", "must be 1 to 64 bytes of UTF-8, no control characters")
 	}
 	return nil
 }

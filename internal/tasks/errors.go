@@ -20,6 +20,9 @@ var (
 	ErrInvalidState = errors.New("invalid state for this action")
 	// ErrExtensionLimit means the reservation may not be extended any further.
 	ErrExtensionLimit = errors.New("extension limit reached")
+	// ErrSkipLimit means the operator has skipped too many unfinished jobs of
+	// the queue to skip another.
+	ErrSkipLimit = errors.New("skip limit reached")
 	// ErrInvalid means some input was not valid; the error is a *ValidationError.
 	ErrInvalid = errors.New("invalid input")
 	// ErrTooLarge means a payload, result or batch is over its size limit.
@@ -59,4 +62,5 @@ var statusErrors = map[string]error{
 	"reservation_lost": ErrReservationLost,
 	"invalid_state":    ErrInvalidState,
 	"extension_limit":  ErrExtensionLimit,
+	"skip_limit":       ErrSkipLimit,
 }

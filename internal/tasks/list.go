@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,8 +123,10 @@ func decodeCursor(cursor string) (score, id string, err error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	score, id, ok := strings.Cut(string(raw), " ")
-	if _, perr := strconv.ParseFloat(score, 64); err != nil || !ok || perr != nil {
+	f, perr := strconv.ParseFloat(score, 64)
+	if err != nil || !ok || perr != nil || math.IsNaN(f) || math.IsInf(f, 0) || id == "" {
 		return "", "", invalid("cursor", "is not a cursor of this listing")
 	}
-	return score, id, nil
+	// Canonical digits, which Lua's tonumber reads as Go does.
+	return strconv.FormatFloat(f, 'f', -1, 64), id, nil
 }

@@ -64,8 +64,8 @@ func (s *Store) maintain(ctx context.Context, sc script, queue string, limit int
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}
-	if limit < 1 {
-		return nil, invalid("limit", "must be at least 1")
+	if limit < 1 || limit > MaxMaintainBatch {
+		return nil, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
 	}
 	return sc.run(ctx, s.rdb, queue, s.nowArg(), limit)
 }

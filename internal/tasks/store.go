@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -50,9 +51,14 @@ const (
 	DefaultPriority = 50
 	// promoteOnClaim bounds the scheduled jobs one claim promotes.
 	promoteOnClaim = 100
-	// maxSkipScan bounds how many ready jobs skipped by the claiming
-	// operator one claim looks past.
-	maxSkipScan = 1000
+	// MaxSkips bounds how many unfinished jobs of a queue one operator may
+	// have skipped, and so how many ready jobs one claim looks past.
+	MaxSkips = 1000
+	// maxBatchBytes bounds the payloads of one Enqueue call together, so
+	// one script never carries more than a few megabytes.
+	maxBatchBytes = 8 << 20
+	// MaxMaintainBatch bounds the limit of one reclaim, promote or purge call.
+	MaxMaintainBatch = 1000
 )
 
 // nowArg is the scripts' "now" argument: empty, so they read Redis TIME,
@@ -93,7 +99,7 @@ func (s *Store) Claim(ctx context.Context, queue, operator string) (*Reservation
 		return nil, err
 	}
 	token := newToken()
-	res, err := claimScript.run(ctx, s.rdb, queue, s.nowArg(), operator, token, promoteOnClaim, maxSkipScan)
+	res, err := claimScript.run(ctx, s.rdb, queue, s.nowArg(), operator, token, promoteOnClaim, MaxSkips)
 	if err != nil || len(res) == 0 {
 		return nil, err
 	}
@@ -120,20 +126,21 @@ func (s *Store) Complete(ctx context.Context, id, token string, result json.RawM
 
 // Release gives the reserved job back: it returns to its place in line.
 func (s *Store) Release(ctx context.Context, id, token string) (*Job, error) {
-	return s.fenced(ctx, releaseScript, id, token, "")
+	return s.fenced(ctx, releaseScript, id, token, "", MaxSkips)
 }
 
 // Skip gives the reserved job back, and it is never offered to its holder
-// again (other operators still get it).
+// again while it waits (other operators still get it). An operator may have
+// skipped at most MaxSkips unfinished jobs of a queue (ErrSkipLimit).
 func (s *Store) Skip(ctx context.Context, id, token string) (*Job, error) {
-	return s.fenced(ctx, releaseScript, id, token, "skip")
+	return s.fenced(ctx, releaseScript, id, token, "skip", MaxSkips)
 }
 
 // Fail reports that the holder could not do the job. It goes back in line
 // for another attempt, or is dead when its attempts are used up.
 func (s *Store) Fail(ctx context.Context, id, token, reason string) (*Job, error) {
-	if len(reason) > 2000 {
-		return nil, invalid("reason", "must be at most 2000 bytes")
+	if len(reason) > 2000 || !utf8.ValidString(reason) {
+		return nil, invalid("reason", "must be at most 2000 bytes of UTF-8 text")
 	}
 	return s.fenced(ctx, failScript, id, token, reason)
 }
@@ -148,8 +155,9 @@ func (s *Store) Extend(ctx context.Context, id, token string, seconds int) (*Job
 	return s.fenced(ctx, extendScript, id, token, seconds)
 }
 
-// fenced runs one of the holder's actions: id, token and one more argument.
-func (s *Store) fenced(ctx context.Context, sc script, id, token string, arg any) (*Job, error) {
+// fenced runs one of the holder's actions: id, token and the action's own
+// arguments.
+func (s *Store) fenced(ctx context.Context, sc script, id, token string, args ...any) (*Job, error) {
 	queue, ok := queueOf(id)
 	if !ok {
 		return nil, ErrNotFound
@@ -157,7 +165,7 @@ func (s *Store) fenced(ctx context.Context, sc script, id, token string, arg any
 	if token == "" {
 		return nil, ErrReservationLost
 	}
-	res, err := sc.run(ctx, s.rdb, queue, s.nowArg(), id, token, arg)
+	res, err := sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), id, token}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,8 @@ if not id then return {'empty'} end
 
 local m = load(id)
 m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, ARGV[3], 0
-m.deadline = now + m.lease_seconds * 1000
+-- A job's own lease never outlasts the queue's cap on a reservation.
+m.deadline = now + math.min(m.lease_seconds, c.max_hold_seconds) * 1000
 move(id, m, 'reserved', m.deadline)
 store(id, m)
 return reply(id, m)

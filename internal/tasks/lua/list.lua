@@ -4,19 +4,22 @@
 -- ARGV[2] -> page size
 -- ARGV[3] -> cursor score (empty: from the start)
 -- ARGV[4] -> cursor id: the page starts after (score, id)
--- Output: {"ok", more (0|1), then per job: id, score, meta JSON, payload}
+-- Output: {"queue_not_found"}, or {"ok", more (0|1), then per job: id, score, meta JSON, payload}
+if redis.call('EXISTS', K.conf) == 0 then return {'queue_not_found'} end
 local index = INDEX[ARGV[1]]
 local limit = tonumber(ARGV[2])
 local after_score, after_id = tonumber(ARGV[3]), ARGV[4]
 
--- bytes_le compares like a sorted set orders equal scores (memcmp); Lua's
--- own comparison follows the server's locale.
-local function bytes_le(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = a:byte(i), b:byte(i)
-    if x ~= y then return x < y end
+-- after reports whether (score, id) sorts after the cursor, as a sorted set
+-- orders members: by score, then bytewise by member (Lua's own string
+-- comparison follows the server's locale, so compare bytes here).
+local function after(score, id)
+  if score ~= after_score then return score > after_score end
+  for i = 1, math.min(#id, #after_id) do
+    local x, y = id:byte(i), after_id:byte(i)
+    if x ~= y then return x > y end
   end
-  return #a <= #b
+  return #id > #after_id
 end
 
 local start = 0
@@ -25,31 +28,26 @@ if after_score then
   if s and tonumber(s) == after_score then
     start = redis.call('ZRANK', index, after_id) + 1
   else
-    -- The cursor's job left the index: restart at its score and step over
-    -- the equal-score jobs that sort before it.
-    start = redis.call('ZCOUNT', index, '-inf', '(' .. ARGV[3])
+    -- The cursor's job left the index: binary search for the first job
+    -- after it, O(log n) probes however many jobs share its score.
+    local lo, hi = 0, redis.call('ZCARD', index)
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      local probe = redis.call('ZRANGE', index, mid, mid, 'WITHSCORES')
+      if after(tonumber(probe[2]), probe[1]) then hi = mid else lo = mid + 1 end
+    end
+    start = lo
   end
 end
 
-local out, found = {'ok', 0}, 0
-while found <= limit do
-  local page = redis.call('ZRANGE', index, start, start + limit, 'WITHSCORES')
-  if #page == 0 then break end
-  for i = 1, #page, 2 do
-    local id, score = page[i], tonumber(page[i + 1])
-    if not (after_score and score == after_score and bytes_le(id, after_id)) then
-      found = found + 1
-      if found > limit then
-        out[2] = 1
-        break
-      end
-      local meta = redis.call('HGET', K.meta, id)
-      table.insert(out, id)
-      table.insert(out, page[i + 1])
-      table.insert(out, meta)
-      table.insert(out, redis.call('HGET', K.payload, id))
-    end
-  end
-  start = start + #page / 2
+local out = {'ok', 0}
+local page = redis.call('ZRANGE', index, start, start + limit, 'WITHSCORES')
+for i = 1, math.min(#page, 2 * limit), 2 do
+  local id = page[i]
+  table.insert(out, id)
+  table.insert(out, page[i + 1])
+  table.insert(out, redis.call('HGET', K.meta, id))
+  table.insert(out, redis.call('HGET', K.payload, id))
 end
+if #page > 2 * limit then out[2] = 1 end
 return out
