@@ -23,6 +23,7 @@ const privateRedisDir = "var/redis"
 // uses the private redis-server under ./var/redis, starting it if no other
 // claimdesk process already has; stop (never nil) stops what was started.
 func connectRedis(ctx context.Context, url string, log *slog.Logger) (rdb redis.UniversalClient, stop func(), err error) {
+	redis.SetLogger(redisLog{log})
 	if url != "" {
 		rdb, err := clientFor(url)
 		if err != nil {
@@ -145,4 +146,12 @@ func tail(path string) string {
 func socketReady(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// redisLog sends the Redis client's own messages (dial failures while Redis
+// is away) to the structured log instead of stderr.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	l.log.Warn("redis client", "msg", fmt.Sprintf(format, v...))
 }

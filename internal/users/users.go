@@ -85,10 +85,12 @@ const (
 	throttlePfx   = "cd:loginthrottle:" // + client key: STRING failed logins (expiring)
 )
 
-// Login throttle: at most maxFailures failed logins per client key per window.
+// Login throttle: at most maxFailures failed logins per name and client,
+// and maxClientFailures per client, in a window.
 const (
-	maxFailures    = 10
-	throttleWindow = 5 * time.Minute
+	maxFailures       = 10
+	maxClientFailures = 50
+	throttleWindow    = 5 * time.Minute
 )
 
 // Store keeps users in Redis.
@@ -184,35 +186,47 @@ func (s *Store) List(ctx context.Context) ([]User, error) {
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("claimdesk-no-such-user"), bcrypt.DefaultCost)
 
 // Login checks a person's name and password. client identifies where the
-// attempt comes from (e.g. the remote address); after too many failures
-// from one client, logins are refused for a while with ErrThrottled.
-// Producers cannot log in.
+// attempt comes from (the remote address). Too many failures for one name
+// from one client, or for any names from one client, refuse logins from it
+// for a while with ErrThrottled. Producers cannot log in.
 func (s *Store) Login(ctx context.Context, name, password, client string) (User, error) {
-	throttle := throttlePfx + client
-	n, err := s.rdb.Get(ctx, throttle).Int()
-	if err != nil && err != redis.Nil {
-		return User{}, fmt.Errorf("redis: %w", err)
+	name = strings.ToLower(strings.TrimSpace(name))
+	limits := []struct {
+		key string
+		max int
+	}{
+		{throttlePfx + client + "|" + name, maxFailures},
+		{throttlePfx + client, maxClientFailures},
 	}
-	if n >= maxFailures {
-		return User{}, ErrThrottled
+	for _, l := range limits {
+		n, err := s.rdb.Get(ctx, l.key).Int()
+		if err != nil && err != redis.Nil {
+			return User{}, fmt.Errorf("redis: %w", err)
+		}
+		if n >= l.max {
+			return User{}, ErrThrottled
+		}
 	}
-	u, hash, err := s.get(ctx, strings.ToLower(strings.TrimSpace(name)))
+	u, hash, err := s.get(ctx, name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return User{}, err
 	}
 	if hash == "" {
 		hash = string(dummyHash)
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || err != nil || u.Role == Producer {
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil && err == nil && u.Role != Producer {
+		return u, nil
+	}
+	for _, l := range limits {
+		// Each key is its own slot on a cluster: no transaction across them.
 		pipe := s.rdb.TxPipeline()
-		pipe.Incr(ctx, throttle)
-		pipe.Expire(ctx, throttle, throttleWindow)
+		pipe.Incr(ctx, l.key)
+		pipe.Expire(ctx, l.key, throttleWindow)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return User{}, fmt.Errorf("redis: %w", err)
 		}
-		return User{}, ErrBadCredentials
 	}
-	return u, nil
+	return User{}, ErrBadCredentials
 }
 
 // NewToken makes a new API token for the named user and returns it. Only

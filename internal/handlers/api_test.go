@@ -1,0 +1,532 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"claimdesk/internal/handlers"
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/tasks/taskstest"
+	"claimdesk/internal/users"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var rdb redis.UniversalClient
+
+func TestMain(m *testing.M) {
+	srv, err := taskstest.NewServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "handlers tests:", err)
+		os.Exit(1)
+	}
+	rdb = srv.Client()
+	code := m.Run()
+	srv.Close()
+	os.Exit(code)
+}
+
+var seq atomic.Int64
+
+// app is a claimdesk server over the shared Redis, with its own queue and
+// users whose names are unique to the test.
+type app struct {
+	t        *testing.T
+	srv      *httptest.Server
+	tasks    *tasks.Store
+	users    *users.Store
+	queue    string
+	producer string // API token of a producer
+	super    string // API token of a supervisor
+	operator string // API token of an operator granted the queue
+	opName   string
+	other    string // API token of an operator not granted the queue
+}
+
+func newApp(t *testing.T) *app {
+	t.Helper()
+	t.Parallel()
+	n := seq.Add(1)
+	a := &app{t: t, tasks: tasks.New(rdb), users: users.New(rdb), queue: fmt.Sprintf("h%d", n)}
+	ctx := context.Background()
+	if _, err := a.tasks.PutQueue(ctx, tasks.Queue{Name: a.queue}); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(role users.Role, queues ...string) (string, string) {
+		name := fmt.Sprintf("%s%d-%d", role, n, seq.Add(1))
+		if err := a.users.Put(ctx, users.User{Name: name, Role: role, Queues: queues}, "password-"+name); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := a.users.NewToken(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name, tok
+	}
+	_, a.producer = mk(users.Producer, a.queue)
+	_, a.super = mk(users.Supervisor)
+	a.opName, a.operator = mk(users.Operator, a.queue)
+	_, a.other = mk(users.Operator, "elsewhere")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a.srv = httptest.NewServer(handlers.New(handlers.Config{Redis: rdb, Tasks: a.tasks, Users: a.users, Log: log, PublicURL: "http://example.test"}))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+// call sends a request with an API token and returns status and body.
+func (a *app) call(method, path, token, body string) (int, map[string]any) {
+	a.t.Helper()
+	req, err := http.NewRequest(method, a.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			a.t.Fatalf("%s %s: body is not JSON: %s", method, path, raw)
+		}
+	}
+	return res.StatusCode, out
+}
+
+// expect checks the status, and the error code for errors.
+func (a *app) expect(method, path, token, body string, status int, code string) map[string]any {
+	a.t.Helper()
+	got, out := a.call(method, path, token, body)
+	if got != status {
+		a.t.Fatalf("%s %s: status %d, want %d (%v)", method, path, got, status, out)
+	}
+	if code != "" {
+		e, _ := out["error"].(map[string]any)
+		if e == nil || e["code"] != code || e["message"] == "" {
+			a.t.Fatalf("%s %s: error %v, want code %s with a message", method, path, out, code)
+		}
+	}
+	return out
+}
+
+func (a *app) enqueue(title string) string {
+	a.t.Helper()
+	out := a.expect("POST", "/api/v1/queues/"+a.queue+"/jobs", a.producer, `{"title":"`+title+`","payload":{"n":1}}`, 201, "")
+	return out["job"].(map[string]any)["id"].(string)
+}
+
+func (a *app) claim() (string, string) {
+	a.t.Helper()
+	out := a.expect("POST", "/api/v1/queues/"+a.queue+"/claim", a.operator, "", 200, "")
+	return out["job"].(map[string]any)["id"].(string), out["reservation"].(map[string]any)["token"].(string)
+}
+
+func TestEnqueueAPI(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue + "/jobs"
+	out := a.expect("POST", q, a.producer, `{"title":"Check invoice","payload":{"amount":12},"priority":80}`, 201, "")
+	job := out["job"].(map[string]any)
+	if job["state"] != "ready" || job["priority"] != 80.0 || job["queue"] != a.queue || job["payload"].(map[string]any)["amount"] != 12.0 {
+		t.Fatalf("job = %v", job)
+	}
+	if _, ok := job["token"]; ok {
+		t.Fatal("job object carries a token")
+	}
+	// Idempotency: body key, then the header; a repeat answers 200 with the first job.
+	first := a.expect("POST", q, a.producer, `{"title":"once","idempotency_key":"k-1"}`, 201, "")
+	again := a.expect("POST", q, a.producer, `{"title":"twice","idempotency_key":"k-1"}`, 200, "")
+	if first["job"].(map[string]any)["id"] != again["job"].(map[string]any)["id"] {
+		t.Fatal("repeated idempotency key made a new job")
+	}
+	req, _ := http.NewRequest("POST", a.srv.URL+q, strings.NewReader(`{"title":"by header"}`))
+	req.Header.Set("Authorization", "Bearer "+a.producer)
+	req.Header.Set("Idempotency-Key", "k-1")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("Idempotency-Key header repeat: %v %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+	// Batch.
+	out = a.expect("POST", q, a.producer, `{"jobs":[{"title":"a"},{"title":"b","delay_seconds":60}]}`, 201, "")
+	jobs := out["jobs"].([]any)
+	if len(jobs) != 2 || jobs[1].(map[string]any)["state"] != "scheduled" {
+		t.Fatalf("batch = %v", jobs)
+	}
+
+	before, _ := a.tasks.Stats(context.Background(), a.queue)
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		code       string
+	}{
+		{"malformed JSON", `{"title":`, 400, "invalid_json"},
+		{"unknown field", `{"title":"x","priorty":5}`, 400, "invalid_json"},
+		{"wrong type", `{"title":"x","priority":"high"}`, 400, "invalid_field"},
+		{"empty title", `{"title":""}`, 400, "invalid_field"},
+		{"priority out of range", `{"title":"x","priority":101}`, 400, "invalid_field"},
+		{"payload not an object", `{"title":"x","payload":[1]}`, 400, "invalid_field"},
+		{"oversized payload", `{"title":"x","payload":{"t":"` + strings.Repeat("a", 70000) + `"}}`, 413, "too_large"},
+		{"bad idempotency key", `{"title":"x","idempotency_key":"has space"}`, 400, "invalid_field"},
+		{"one bad job in a batch", `{"jobs":[{"title":"ok"},{"title":""}]}`, 400, "invalid_field"},
+		{"trailing data", `{"title":"x"} {}`, 400, "invalid_json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a.t = t
+			a.expect("POST", q, a.producer, tc.body, tc.status, tc.code)
+		})
+	}
+	a.t = t
+	if after, _ := a.tasks.Stats(context.Background(), a.queue); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("bad input changed the queue: %+v → %+v", before, after)
+	}
+	a.expect("POST", "/api/v1/queues/no-such-queue/jobs", a.super, `{"title":"x"}`, 404, "queue_not_found")
+	a.expect("POST", q, "", `{"title":"x"}`, 401, "unauthenticated")
+	a.expect("POST", q, "cdt_not-a-real-token-at-all-xxxx", `{"title":"x"}`, 401, "unauthenticated")
+	a.expect("POST", q, a.operator, `{"title":"x"}`, 403, "forbidden")
+	a.expect("POST", q, a.super, `{"title":"by a supervisor"}`, 201, "")
+	a.expect("POST", q, a.producer, `{"jobs":`+strings.Repeat(" ", 17<<20)+`[]}`, 413, "too_large")
+}
+
+func TestClaimAndHolderAPI(t *testing.T) {
+	a := newApp(t)
+	claim := "/api/v1/queues/" + a.queue + "/claim"
+	a.expect("POST", claim, a.operator, "", 204, "")
+	a.expect("POST", claim, a.other, "", 403, "forbidden")
+	a.expect("POST", claim, a.producer, "", 403, "forbidden")
+	a.expect("POST", "/api/v1/queues/nope/claim", a.operator, "", 403, "forbidden")
+
+	id := a.enqueue("first")
+	out := a.expect("POST", claim, a.operator, "", 200, "")
+	res := out["reservation"].(map[string]any)
+	token := res["token"].(string)
+	if out["job"].(map[string]any)["id"] != id || res["lease_seconds"] != 300.0 || res["deadline"] == "" {
+		t.Fatalf("claim = %v", out)
+	}
+	// The holder may read the job; another operator may not even learn it exists.
+	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 200, "")
+	a.expect("GET", "/api/v1/jobs/"+id, a.other, "", 404, "job_not_found")
+
+	job := "/api/v1/jobs/" + id
+	a.expect("POST", job+"/complete", a.operator, `{"token":"wrong"}`, 409, "reservation_lost")
+	a.expect("POST", job+"/complete", a.operator, `{}`, 400, "invalid_field")
+	a.expect("POST", job+"/extend", a.operator, `{"token":"`+token+`","seconds":0}`, 400, "invalid_field")
+	ext := a.expect("POST", job+"/extend", a.operator, `{"token":"`+token+`","seconds":900}`, 200, "")
+	if ext["deadline"] == nil {
+		t.Fatalf("extend = %v", ext)
+	}
+	done := a.expect("POST", job+"/complete", a.operator, `{"token":"`+token+`","result":{"ok":true}}`, 200, "")
+	if done["state"] != "completed" || done["result"].(map[string]any)["ok"] != true {
+		t.Fatalf("complete = %v", done)
+	}
+	a.expect("POST", job+"/complete", a.operator, `{"token":"`+token+`"}`, 409, "reservation_lost")
+	a.expect("POST", "/api/v1/jobs/nope/complete", a.operator, `{"token":"x"}`, 404, "job_not_found")
+
+	// Release, skip, fail.
+	id2 := a.enqueue("second")
+	_, tok := a.claim()
+	if got := a.expect("POST", "/api/v1/jobs/"+id2+"/release", a.operator, `{"token":"`+tok+`"}`, 200, ""); got["state"] != "ready" {
+		t.Fatalf("release = %v", got)
+	}
+	_, tok = a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id2+"/skip", a.operator, `{"token":"`+tok+`"}`, 200, "")
+	a.expect("POST", claim, a.operator, "", 204, "") // skipped: not offered again
+	id3 := a.enqueue("third")
+	_, tok = a.claim()
+	if got := a.expect("POST", "/api/v1/jobs/"+id3+"/fail", a.operator, `{"token":"`+tok+`","reason":"blurry scan"}`, 200, ""); got["state"] != "ready" || got["last_error"] != "blurry scan" {
+		t.Fatalf("fail = %v", got)
+	}
+}
+
+func TestSupervisorAPI(t *testing.T) {
+	a := newApp(t)
+	id := a.enqueue("held")
+	_, token := a.claim()
+
+	// Reservations and job lists are for supervisors only.
+	a.expect("GET", "/api/v1/reservations", a.operator, "", 403, "forbidden")
+	a.expect("GET", "/api/v1/jobs?queue="+a.queue, a.producer, "", 403, "forbidden")
+	out := a.expect("GET", "/api/v1/reservations?queue="+a.queue, a.super, "", 200, "")
+	rs := out["reservations"].([]any)
+	if len(rs) != 1 || rs[0].(map[string]any)["operator"] != a.opName || out["next_cursor"] != nil {
+		t.Fatalf("reservations = %v", out)
+	}
+	a.expect("GET", "/api/v1/reservations?limit=abc", a.super, "", 400, "invalid_field")
+	a.expect("GET", "/api/v1/reservations?cursor=%21%21", a.super, "", 400, "invalid_field")
+
+	// Force release kills the holder's token.
+	if got := a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 200, ""); got["state"] != "ready" {
+		t.Fatalf("requeue = %v", got)
+	}
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+token+`"}`, 409, "reservation_lost")
+	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 409, "invalid_state")
+	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.producer, "", 403, "forbidden")
+
+	// Cancel: producers cancel waiting jobs; only supervisors force.
+	_, _ = a.claim()
+	a.expect("DELETE", "/api/v1/jobs/"+id, a.producer, "", 409, "invalid_state")
+	a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.producer, "", 403, "forbidden")
+	if got := a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.super, "", 200, ""); got["state"] != "canceled" {
+		t.Fatalf("cancel = %v", got)
+	}
+	a.expect("DELETE", "/api/v1/jobs/"+id, a.super, "", 409, "invalid_state")
+
+	// Listing with a cursor.
+	for i := range 3 {
+		a.enqueue(fmt.Sprint("page ", i))
+	}
+	page := a.expect("GET", "/api/v1/jobs?queue="+a.queue+"&state=ready&limit=2", a.super, "", 200, "")
+	cursor, _ := page["next_cursor"].(string)
+	if len(page["jobs"].([]any)) != 2 || cursor == "" {
+		t.Fatalf("page 1 = %v", page)
+	}
+	page = a.expect("GET", "/api/v1/jobs?queue="+a.queue+"&state=ready&limit=2&cursor="+url.QueryEscape(cursor), a.super, "", 200, "")
+	if len(page["jobs"].([]any)) != 1 || page["next_cursor"] != nil {
+		t.Fatalf("page 2 = %v", page)
+	}
+	a.expect("GET", "/api/v1/jobs?queue="+a.queue+"&state=lost", a.super, "", 400, "invalid_field")
+	a.expect("GET", "/api/v1/jobs", a.super, "", 400, "invalid_field")
+
+	// Queues.
+	a.expect("POST", "/api/v1/queues", a.producer, `{"name":"x"}`, 403, "forbidden")
+	name := a.queue + "-new"
+	got := a.expect("POST", "/api/v1/queues", a.super, `{"name":"`+name+`","lease_seconds":60,"aging_seconds":60}`, 201, "")
+	if got["lease_seconds"] != 60.0 || got["max_attempts"] != 5.0 {
+		t.Fatalf("new queue = %v", got)
+	}
+	a.expect("POST", "/api/v1/queues", a.super, `{"name":"`+name+`","lease_seconds":90}`, 200, "")
+	a.expect("POST", "/api/v1/queues", a.super, `{"name":"Bad Name"}`, 400, "invalid_field")
+	list := a.expect("GET", "/api/v1/queues", a.operator, "", 200, "")
+	qs := list["queues"].([]any)
+	if len(qs) != 1 || qs[0].(map[string]any)["name"] != a.queue || qs[0].(map[string]any)["ready"] != 3.0 {
+		t.Fatalf("operator's queues = %v", qs)
+	}
+}
+
+func TestGetJobWaits(t *testing.T) {
+	a := newApp(t)
+	id := a.enqueue("watched")
+	a.expect("GET", "/api/v1/jobs/"+id+"?wait=61", a.producer, "", 400, "invalid_field")
+	_, token := a.claim()
+	done := make(chan map[string]any)
+	go func() {
+		_, out := a.call("GET", "/api/v1/jobs/"+id+"?wait=20", a.producer, "")
+		done <- out
+	}()
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+token+`"}`, 200, "")
+	if got := <-done; got["state"] != "completed" {
+		t.Fatalf("wait returned %v", got)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	a := newApp(t)
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		res, err := http.Get(a.srv.URL + p)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("GET %s: %v %v", p, res.StatusCode, err)
+		}
+		res.Body.Close()
+	}
+	a.enqueue("counted")
+	res, _ := http.Get(a.srv.URL + "/metrics")
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), `claimdesk_job_actions_total{action="enqueue",outcome="ok"}`) {
+		t.Fatal("metrics do not count enqueues")
+	}
+	// A server whose Redis is gone is not ready, and says so.
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	srv := httptest.NewServer(handlers.New(handlers.Config{Redis: dead, Tasks: tasks.New(dead), Users: users.New(dead),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/readyz")
+	if err != nil || res.StatusCode != 503 {
+		t.Fatalf("readyz without Redis: %v %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/queues", nil)
+	req.Header.Set("Authorization", "Bearer cdt_whatever-token-value-000000")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 503 {
+		t.Fatalf("API without Redis: %v %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+}
+
+// browser is a cookie-keeping client for the pages.
+type browser struct {
+	t      *testing.T
+	c      *http.Client
+	base   string
+	csrf   string
+	status int
+	body   string
+}
+
+var csrfRE = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+func (a *app) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: a.t, base: a.srv.URL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+func (b *browser) do(method, path string, form url.Values) *browser {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, b.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	b.status, b.body = res.StatusCode, string(raw)
+	if m := csrfRE.FindStringSubmatch(b.body); m != nil {
+		b.csrf = m[1]
+	}
+	if res.StatusCode == http.StatusSeeOther {
+		b.body = res.Header.Get("Location")
+	}
+	return b
+}
+
+func (b *browser) login(name, password string) *browser {
+	b.t.Helper()
+	b.do("GET", "/login", nil)
+	return b.do("POST", "/login", url.Values{"name": {name}, "password": {password}, "_csrf": {b.csrf}})
+}
+
+func TestPagesAuthAndCSRF(t *testing.T) {
+	a := newApp(t)
+	b := a.browser()
+	if b.do("GET", "/", nil); b.status != 303 || b.body != "/login" {
+		t.Fatalf("anonymous home: %d %s", b.status, b.body)
+	}
+	if b.do("GET", "/supervisor", nil); b.status != 303 || !strings.HasPrefix(b.body, "/login?next=") {
+		t.Fatalf("anonymous supervisor page: %d %s", b.status, b.body)
+	}
+	if b.login(a.opName, "wrong-password"); b.status != 401 || !strings.Contains(b.body, "Wrong name or password") {
+		t.Fatalf("bad password: %d", b.status)
+	}
+	// A login form without its CSRF token is refused.
+	if b.do("POST", "/login", url.Values{"name": {a.opName}, "password": {"password-" + a.opName}}); b.status != 403 {
+		t.Fatalf("login without CSRF: %d", b.status)
+	}
+	if b.login(a.opName, "password-"+a.opName); b.status != 303 || b.body != "/" {
+		t.Fatalf("login: %d %s", b.status, b.body)
+	}
+	if b.do("GET", "/", nil); b.status != 200 || !strings.Contains(b.body, a.queue) {
+		t.Fatalf("home: %d", b.status)
+	}
+	if b.do("GET", "/supervisor", nil); b.status != 403 || !strings.Contains(b.body, "Not for you") {
+		t.Fatalf("operator on the supervisor page: %d", b.status)
+	}
+	// State-changing posts need the CSRF token.
+	id := a.enqueue("<script>alert(1)</script> & <img src=x onerror=alert(1)>")
+	if b.do("POST", "/queues/"+a.queue+"/claim", url.Values{}); b.status != 403 {
+		t.Fatalf("claim without CSRF: %d", b.status)
+	}
+	if b.do("POST", "/queues/"+a.queue+"/claim", url.Values{"_csrf": {"forged"}}); b.status != 403 {
+		t.Fatalf("claim with a forged CSRF token: %d", b.status)
+	}
+	if s, _ := a.tasks.Stats(context.Background(), a.queue); s.Reserved != 0 {
+		t.Fatal("a refused post claimed a job")
+	}
+	if b.do("POST", "/queues/"+a.queue+"/claim", url.Values{"_csrf": {b.csrf}}); b.status != 303 || b.body != "/jobs/"+id {
+		t.Fatalf("claim: %d %s", b.status, b.body)
+	}
+	b.do("GET", "/jobs/"+id, nil)
+	if b.status != 200 || strings.Contains(b.body, "<script>alert") || !strings.Contains(b.body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Fatalf("work page does not escape the title: %d", b.status)
+	}
+	token := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)
+	if token == nil {
+		t.Fatal("work page has no reservation token")
+	}
+	// The supervisor takes the job back: the stale page's complete is a 409 page.
+	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 200, "")
+	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token[1]}, "notes": {"done"}})
+	if b.status != 409 || !strings.Contains(b.body, "no longer yours") {
+		t.Fatalf("stale complete: %d", b.status)
+	}
+	// Another operator cannot open the job's work page.
+	other := a.browser()
+	name := "otherop" + fmt.Sprint(seq.Add(1))
+	if err := a.users.Put(context.Background(), users.User{Name: name, Role: users.Operator, Queues: []string{"elsewhere"}}, "password-x1"); err != nil {
+		t.Fatal(err)
+	}
+	other.login(name, "password-x1")
+	if other.do("GET", "/jobs/"+id, nil); other.status != 404 {
+		t.Fatalf("another operator's view of the job: %d", other.status)
+	}
+	// Logout ends the session.
+	b.do("POST", "/logout", url.Values{"_csrf": {b.csrf}})
+	if b.do("GET", "/", nil); b.status != 303 {
+		t.Fatalf("home after logout: %d", b.status)
+	}
+}
+
+func TestCompleteFromTheWorkPage(t *testing.T) {
+	a := newApp(t)
+	b := a.browser()
+	b.login(a.opName, "password-"+a.opName)
+	id := a.enqueue("form")
+	b.do("GET", "/", nil)
+	b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
+	if b.body != "/jobs/"+id {
+		t.Fatalf("claim any went to %s", b.body)
+	}
+	b.do("GET", "/jobs/"+id, nil)
+	token := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)[1]
+	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "notes": {" all good "},
+		"key": {"verdict", ""}, "value": {"approved", "ignored"}})
+	if b.status != 303 {
+		t.Fatalf("complete: %d", b.status)
+	}
+	j, err := a.tasks.Get(context.Background(), id)
+	if err != nil || j.State != tasks.StateCompleted || string(j.Result) != `{"notes":"all good","verdict":"approved"}` {
+		t.Fatalf("completed job = %+v, %v", j, err)
+	}
+	if b.do("GET", "/", nil); !strings.Contains(b.body, "Completed") {
+		t.Fatal("no flash after completing")
+	}
+}
+
+func TestLoginThrottle(t *testing.T) {
+	a := newApp(t)
+	b := a.browser()
+	for range 10 {
+		b.login(a.opName, "wrong-password")
+	}
+	if b.login(a.opName, "password-"+a.opName); b.status != 429 {
+		t.Fatalf("login after 10 failures: %d", b.status)
+	}
+}
