@@ -272,6 +272,14 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		return err
 	}
 	defer stop()
+	err = add(ctx, st, what, name, q, role, queues, passwordStdin, stdin, stdout)
+	if errors.Is(err, users.ErrInvalid) || errors.Is(err, tasks.ErrInvalid) {
+		return usagef("%v", err) // a bad value on the command line
+	}
+	return err
+}
+
+func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role, queues string, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
 	switch what {
 	case "queue":
 		q.Name = name

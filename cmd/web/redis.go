@@ -35,9 +35,16 @@ func connectRedis(ctx context.Context, url string, log *slog.Logger) (rdb redis.
 }
 
 // clientFor parses CLAIMDESK_REDIS_URL: redis:// or rediss:// for one
-// server, redis-sentinel style options through the URL query, or a
+// server; with ?master_name=…&addr=… the addresses are Sentinels; or a
 // comma-separated host:port list for a cluster.
 func clientFor(url string) (redis.UniversalClient, error) {
+	if strings.Contains(url, "master_name=") {
+		opt, err := redis.ParseFailoverURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %w", err)
+		}
+		return redis.NewFailoverClient(opt), nil
+	}
 	if strings.HasPrefix(url, "redis://") || strings.HasPrefix(url, "rediss://") || strings.HasPrefix(url, "unix://") {
 		opt, err := redis.ParseURL(url)
 		if err != nil {

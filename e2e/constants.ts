@@ -1,0 +1,43 @@
+import path from 'node:path';
+
+/** The one port the suite's private claimdesk listens on. */
+export const PORT = 18080;
+export const BASE_URL = `http://127.0.0.1:${PORT}`;
+
+/** Scratch directory the web server runs in (its private Redis lives under it). */
+export const RUN_DIR = path.join(__dirname, '.run');
+
+/** Demo people from seed/users.json. */
+export const PEOPLE = {
+  alice: { password: 'alice-demo-pass', role: 'operator', queues: ['invoice-review', 'support-escalations'] },
+  bob: { password: 'bob-demo-pass', role: 'operator', queues: ['support-escalations', 'content-moderation'] },
+  carol: {
+    password: 'carol-demo-pass',
+    role: 'operator',
+    queues: ['content-moderation', 'address-verification', 'invoice-review'],
+  },
+  sam: { password: 'sam-demo-pass', role: 'supervisor', queues: [] as string[] },
+} as const;
+
+export type Person = keyof typeof PEOPLE;
+
+/** Producer API tokens from seed/users.json. */
+export const PRODUCER_TOKENS = {
+  billing: 'cdt_demo_billing7f3a9c21e84b6d05', // invoice-review, address-verification
+  helpdesk: 'cdt_demo_helpdesk2c8e61b4f09a7d3', // support-escalations, content-moderation
+} as const;
+
+export type QueueName = 'invoice-review' | 'support-escalations' | 'content-moderation' | 'address-verification';
+
+/** Which producer may enqueue into (and read) which queue. */
+export const QUEUE_TOKEN: Record<QueueName, string> = {
+  'invoice-review': PRODUCER_TOKENS.billing,
+  'address-verification': PRODUCER_TOKENS.billing,
+  'support-escalations': PRODUCER_TOKENS.helpdesk,
+  'content-moderation': PRODUCER_TOKENS.helpdesk,
+};
+
+/** Where the setup project keeps each person's logged-in browser state. */
+export function authFile(person: Person): string {
+  return path.join(__dirname, '.auth', `${person}.json`);
+}
