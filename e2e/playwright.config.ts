@@ -1,4 +1,4 @@
-import { defineConfig, devices } from '@playwright/test';
+import { defineConfig } from '@playwright/test';
 import path from 'node:path';
 import { BASE_URL, PORT } from './constants';
 
@@ -24,6 +24,7 @@ export default defineConfig({
     trace: 'on-first-retry',
     browserName: 'chromium',
     headless: true,
+    viewport: { width: 1280, height: 800 },
     launchOptions: {
       executablePath: '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
@@ -34,7 +35,6 @@ export default defineConfig({
     {
       name: 'chromium',
       testMatch: /.*\.spec\.ts/,
-      use: { ...devices['Desktop Chrome'], channel: undefined },
       dependencies: ['setup'],
     },
   ],

@@ -495,7 +495,10 @@ func TestScheduledJobs(t *testing.T) {
 		if !delayed.RunAt.Equal(e.clock.Now().Add(10 * time.Minute)) {
 			t.Fatalf("delayed run_at %v", delayed.RunAt)
 		}
-		e.claim("ann")
+		r := e.claim("ann")
+		if _, err := e.store.Complete(e.ctx, r.Job.ID, r.Token, nil); err != nil {
+			t.Fatal(err)
+		}
 		e.claimNone("ann")
 		e.clock.Advance(10 * time.Minute)
 		if s := e.stats(); s.Due != 1 || s.Scheduled != 2 {
@@ -767,4 +770,19 @@ func TestRetentionPurgesOldFinishedJobs(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestClaimTakesBackExpiredReservations(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.add("abandoned", 50)
+		r := e.claim("ann")
+		e.clock.Advance(5 * time.Minute)
+		// No reclaim ran, yet the abandoned job is claimable at once.
+		r2 := e.claim("bob")
+		if r2.Job.ID != j.ID || r2.Job.Attempts != 1 || r2.Token == r.Token {
+			t.Fatalf("bob got %+v", r2.Job)
+		}
+		_, err := e.store.Complete(e.ctx, j.ID, r.Token, nil)
+		wantErr(t, "the first holder's complete", err, ErrReservationLost)
+	})
 }

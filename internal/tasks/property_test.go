@@ -165,6 +165,19 @@ func (m *model) claimable(mj *modelJob, op string) bool {
 func (m *model) claim() {
 	e := m.e
 	op := modelOperators[m.rnd.IntN(len(modelOperators))]
+	// A claim first reclaims expired reservations (at most promoteOnClaim).
+	var expired []string
+	for _, id := range m.ids {
+		if mj := m.jobs[id]; mj.state == StateReserved && !m.now().Before(mj.deadline) {
+			expired = append(expired, id)
+		}
+	}
+	if len(expired) > promoteOnClaim {
+		e.t.Fatalf("model: %d expired reservations, more than one claim reclaims", len(expired))
+	}
+	for _, id := range expired {
+		m.spendAttempt(id, m.jobs[id])
+	}
 	var want []string
 	for _, id := range m.ids {
 		if m.claimable(m.jobs[id], op) {

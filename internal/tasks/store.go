@@ -49,7 +49,8 @@ const (
 	MaxPayloadBytes = 64 << 10
 	// DefaultPriority is the priority of a job that sets none.
 	DefaultPriority = 50
-	// promoteOnClaim bounds the scheduled jobs one claim promotes.
+	// promoteOnClaim bounds the expired reservations one claim reclaims and
+	// the scheduled jobs it promotes.
 	promoteOnClaim = 100
 	// MaxSkips bounds how many unfinished jobs of a queue one operator may
 	// have skipped, and so how many ready jobs one claim looks past.

@@ -1,15 +1,17 @@
 -- claim.lua: reserves the best-ranked ready job the operator has not skipped.
--- First promotes due scheduled jobs (bounded), so a claim never waits for cron.
+-- First, bounded, it reclaims expired reservations and promotes due scheduled
+-- jobs, so an abandoned or due job is claimable at once, cron or no cron.
 -- KEYS    -> the queue's keys (see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> operator
 -- ARGV[3] -> fresh reservation token
--- ARGV[4] -> most scheduled jobs to promote
+-- ARGV[4] -> most expired reservations to reclaim and scheduled jobs to promote
 -- ARGV[5] -> most skipped jobs to look past
 -- Output: {"queue_not_found"}, {"empty"}, or {"ok", id, meta JSON, payload}
 local now = clock(ARGV[1])
 local c = settings()
 if not c then return {'queue_not_found'} end
+reclaim(now, tonumber(ARGV[4]))
 promote(now, tonumber(ARGV[4]))
 
 local op = ARGV[2]

@@ -114,6 +114,23 @@ local function held(id, token, now)
   return m
 end
 
+-- reclaim ends at most limit reservations whose deadline has passed: each
+-- job goes back in line with one attempt spent, or dead. It returns whether
+-- more expired reservations remain, and {id, former holder, new state} per job.
+local function reclaim(now, limit)
+  local expired = redis.call('ZRANGEBYSCORE', INDEX.reserved, '-inf', now, 'LIMIT', 0, limit + 1)
+  local moved = {}
+  for i = 1, math.min(#expired, limit) do
+    local id = expired[i]
+    local m = load(id)
+    local holder = m.reserved_by
+    spend_attempt(id, m, now, 'reservation expired (held by ' .. holder .. ')')
+    store(id, m)
+    moved[i] = {id, holder, m.state}
+  end
+  return #expired > limit, moved
+end
+
 -- promote moves at most limit due scheduled jobs to ready; true if more are due.
 local function promote(now, limit)
   local due = redis.call('ZRANGEBYSCORE', INDEX.scheduled, '-inf', now, 'LIMIT', 0, limit + 1)

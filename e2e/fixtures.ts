@@ -1,0 +1,84 @@
+import { test as base, expect, type Page, type TestInfo } from '@playwright/test';
+import { ProducerApi, type Job, type NewJob } from './api';
+import { authFile, BASE_URL, type Person, type QueueName } from './constants';
+
+export { expect };
+
+/** Jobs a test enqueues for itself: unique titles, top priority. */
+export interface JobFactory {
+  /** Enqueues a job at priority 100 (claimed before any seed job) with a unique title built from label. */
+  create(queue: QueueName, label: string, extra?: Partial<NewJob>): Promise<Job>;
+}
+
+interface Fixtures {
+  api: ProducerApi;
+  jobs: JobFactory;
+  /** Opens a page in a new browser context logged in as that person (saved by the setup project). */
+  openAs: (person: Person) => Promise<Page>;
+}
+
+let counter = 0;
+
+/** A title no other test (or retry, or run) uses. */
+export function uniqueTitle(label: string, info: TestInfo): string {
+  counter += 1;
+  const salt = `${Date.now().toString(36)}${counter}r${info.retry}`;
+  return `${label} [e2e ${salt}]`;
+}
+
+export const test = base.extend<Fixtures>({
+  api: async ({ request }, use) => {
+    await use(new ProducerApi(request));
+  },
+
+  jobs: async ({ api, playwright }, use, testInfo) => {
+    const created: Job[] = [];
+    await use({
+      async create(queue, label, extra = {}) {
+        const job = await api.enqueue(queue, {
+          title: uniqueTitle(label, testInfo),
+          priority: 100,
+          payload: { source: 'e2e', test: testInfo.title },
+          ...extra,
+        });
+        created.push(job);
+        return job;
+      },
+    });
+
+    // Leave nothing behind that a later test could claim instead of its own
+    // job: a released or force-released job keeps its place at the head of
+    // the line. Ready jobs are canceled by their producer, held ones by sam.
+    let sam: Awaited<ReturnType<typeof playwright.request.newContext>> | undefined;
+    try {
+      for (const job of created) {
+        const now = await api.get(job);
+        if (now.state === 'ready' || now.state === 'scheduled') {
+          expect(await api.cancel(job)).toBe(200);
+        } else if (now.state === 'reserved') {
+          sam ??= await playwright.request.newContext({ baseURL: BASE_URL, storageState: authFile('sam') });
+          const html = await (await sam.get('/supervisor')).text();
+          const csrf = html.match(/data-csrf="([^"]+)"/)?.[1];
+          if (!csrf) throw new Error('no CSRF token on /supervisor for sam');
+          const res = await sam.post(`/supervisor/jobs/${job.id}/cancel`, {
+            headers: { 'X-CSRF-Token': csrf },
+            maxRedirects: 0,
+          });
+          expect(res.status(), `cleanup cancel of ${job.id}`).toBe(303);
+        }
+      }
+    } finally {
+      await sam?.dispose();
+    }
+  },
+
+  openAs: async ({ browser }, use) => {
+    const contexts: Awaited<ReturnType<typeof browser.newContext>>[] = [];
+    await use(async (person) => {
+      const context = await browser.newContext({ baseURL: BASE_URL, storageState: authFile(person) });
+      contexts.push(context);
+      return context.newPage();
+    });
+    for (const context of contexts) await context.close();
+  },
+});

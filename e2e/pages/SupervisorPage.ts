@@ -1,0 +1,59 @@
+import { expect, type Locator, type Page } from '@playwright/test';
+import type { QueueName } from '../constants';
+
+type State = 'ready' | 'scheduled' | 'reserved' | 'completed' | 'dead' | 'canceled';
+
+/** The supervisor's pages: /supervisor and /supervisor/queues/<name>. */
+export class SupervisorPage {
+  readonly heading: Locator;
+  readonly queueStats: Locator;
+  readonly reservations: Locator;
+  readonly flash: Locator;
+  readonly jobs: Locator;
+  readonly noJobs: Locator;
+
+  constructor(readonly page: Page) {
+    this.heading = page.getByRole('heading', { name: 'Supervise' });
+    this.queueStats = page.getByTestId('queue-stats');
+    this.reservations = page.getByTestId('reservations');
+    this.flash = page.getByTestId('flash');
+    this.jobs = page.getByTestId('jobs');
+    this.noJobs = page.getByTestId('no-jobs');
+  }
+
+  async goto() {
+    await this.page.goto('/supervisor');
+    await expect(this.heading).toBeVisible();
+  }
+
+  async gotoQueue(queue: QueueName, state: State) {
+    await this.page.goto(`/supervisor/queues/${queue}?state=${state}`);
+  }
+
+  reservation(jobId: string): Locator {
+    return this.page.getByTestId(`reservation-${jobId}`);
+  }
+
+  jobRow(jobId: string): Locator {
+    return this.page.getByTestId(`job-${jobId}`);
+  }
+
+  /**
+   * Clicks a confirmed action (requeue = "Force release", or cancel) in a
+   * row, accepts the confirmation, and returns the question it asked.
+   */
+  async confirmAction(row: Locator, action: 'requeue' | 'cancel'): Promise<string> {
+    const asked = new Promise<string>((resolve) => {
+      this.page.once('dialog', async (dialog) => {
+        resolve(dialog.message());
+        await dialog.accept();
+      });
+    });
+    await row.getByTestId(action).click();
+    return asked;
+  }
+
+  async forceRelease(jobId: string): Promise<string> {
+    return this.confirmAction(this.reservation(jobId), 'requeue');
+  }
+}

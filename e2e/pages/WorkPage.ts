@@ -1,0 +1,58 @@
+import { expect, type Locator, type Page } from '@playwright/test';
+
+/** A job's work page, /jobs/<id>. */
+export class WorkPage {
+  readonly title: Locator;
+  readonly countdown: Locator;
+  readonly payload: Locator;
+  readonly expired: Locator;
+  readonly notes: Locator;
+  readonly completeButton: Locator;
+  readonly releaseButton: Locator;
+  readonly skipButton: Locator;
+  readonly extendButton: Locator;
+  readonly failButton: Locator;
+
+  constructor(readonly page: Page) {
+    this.title = page.getByTestId('job-title');
+    this.countdown = page.getByTestId('countdown');
+    // Nested objects render nested lists with the same test id: the outermost is the payload.
+    this.payload = page.getByTestId('payload').first();
+    this.expired = page.getByTestId('expired');
+    this.notes = page.getByLabel('Notes');
+    this.completeButton = page.getByTestId('complete');
+    this.releaseButton = page.getByTestId('release');
+    this.skipButton = page.getByTestId('skip');
+    this.extendButton = page.getByTestId('extend');
+    this.failButton = page.getByTestId('fail');
+  }
+
+  /** Waits until the browser is on a work page and returns the job id from its URL. */
+  async waitForJob(): Promise<string> {
+    await this.page.waitForURL(/\/jobs\/[^/]+$/);
+    await expect(this.title).toBeVisible();
+    return this.jobId();
+  }
+
+  jobId(): string {
+    const m = new URL(this.page.url()).pathname.match(/^\/jobs\/([^/]+)$/);
+    if (!m) throw new Error(`not on a work page: ${this.page.url()}`);
+    return decodeURIComponent(m[1]);
+  }
+
+  /** Fills the result (notes and up to three key/value rows) and clicks Complete. */
+  async complete(notes: string, fields: Record<string, string> = {}) {
+    await this.notes.fill(notes);
+    const entries = Object.entries(fields);
+    if (entries.length > 3) throw new Error('the form has three result rows');
+    for (const [i, [key, value]] of entries.entries()) {
+      await this.page.getByLabel(`Field name ${i + 1}`, { exact: true }).fill(key);
+      await this.page.getByLabel(`Field value ${i + 1}`, { exact: true }).fill(value);
+    }
+    await this.completeButton.click();
+  }
+
+  async release() {
+    await this.releaseButton.click();
+  }
+}

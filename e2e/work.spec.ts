@@ -1,0 +1,158 @@
+import { expect, test } from './fixtures';
+import { OperatorHomePage } from './pages/OperatorHomePage';
+import { SupervisorPage } from './pages/SupervisorPage';
+import { WorkPage } from './pages/WorkPage';
+
+test.describe('working a job', () => {
+  test('claim, watch the countdown, complete with a result; supervisor and API see it completed', async ({
+    openAs,
+    jobs,
+    api,
+  }) => {
+    const job = await jobs.create('address-verification', 'Verify address: Hauptstr. 1, 10115 Berlin');
+
+    const carol = await openAs('carol');
+    const home = new OperatorHomePage(carol);
+    await home.goto();
+    await expect(home.readyCount('address-verification')).not.toHaveText('0');
+    await home.claimNextIn('address-verification');
+
+    const work = new WorkPage(carol);
+    expect(await work.waitForJob()).toBe(job.id);
+    await expect(work.title).toHaveText(job.title);
+    await expect(work.countdown).toHaveText(/^\d{1,2}:\d{2}$/);
+    // It ticks: the lease is 300 s, so within a few seconds it shows 4:5x.
+    await expect(work.countdown).toHaveText(/^4:5\d$/);
+    await expect(work.payload).toContainText('e2e');
+
+    await work.complete('Checked against the reference data; address is fine.', { verified: 'yes' });
+
+    await expect(carol).toHaveURL('/');
+    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+
+    // The supervisor, in a browser of their own, finds it among the completed.
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.gotoQueue('address-verification', 'completed');
+    await expect(sam.jobRow(job.id)).toBeVisible();
+    await expect(sam.jobRow(job.id)).toContainText(job.title);
+
+    // And the producer reads the result back.
+    const done = await api.get(job);
+    expect(done.state).toBe('completed');
+    expect(done.result).toEqual({ notes: 'Checked against the reference data; address is fine.', verified: 'yes' });
+  });
+
+  test('giving a job back returns it to the queue, to be claimed again', async ({ openAs, jobs, api }) => {
+    const job = await jobs.create('content-moderation', 'Reported comment: spam link in thread 50112');
+
+    const bob = await openAs('bob');
+    const home = new OperatorHomePage(bob);
+    await home.goto();
+    await home.claimNextIn('content-moderation');
+    const work = new WorkPage(bob);
+    expect(await work.waitForJob()).toBe(job.id);
+    expect((await api.get(job)).state).toBe('reserved');
+
+    await work.release();
+    await expect(bob).toHaveURL('/');
+    await expect(home.flash).toHaveText(`Given back: it keeps its place in line. (${job.title})`);
+
+    const back = await api.get(job);
+    expect(back.state).toBe('ready');
+    expect(back.reserved_by ?? null).toBeNull();
+    expect(back.attempts).toBe(0); // giving back spends no attempt
+
+    // The supervisor sees it waiting again…
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.gotoQueue('content-moderation', 'ready');
+    await expect(sam.jobRow(job.id)).toContainText(job.title);
+    await sam.gotoQueue('content-moderation', 'reserved');
+    await expect(sam.jobRow(job.id)).toHaveCount(0);
+
+    // …and it kept its place at the head of the line: the next claim gets it again.
+    await home.claimNextIn('content-moderation');
+    expect(await work.waitForJob()).toBe(job.id);
+    await expect(work.title).toHaveText(job.title);
+    await expect(work.countdown).toBeVisible();
+  });
+
+  test('pressing c on the home claims the next job', async ({ openAs, jobs }) => {
+    // invoice-review has strict priority: a priority-100 job beats every
+    // other head of alice's queues.
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-KEYBOARD');
+
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await expect(home.claimAny).toBeEnabled();
+    await home.pressClaimHotkey();
+
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(job.id);
+    await expect(work.title).toHaveText(job.title);
+    await expect(work.countdown).toBeVisible();
+  });
+
+  test('the claim-any button claims the best job across my queues', async ({ openAs, jobs }) => {
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-ANY');
+
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.claimAny.click();
+
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(job.id);
+
+    // The home lists what alice holds.
+    await home.goto();
+    await expect(home.myReservations.getByRole('link', { name: job.title })).toBeVisible();
+  });
+});
+
+test.describe('a reservation taken away', () => {
+  test('after a force release by the supervisor, Complete shows the 409 page and nothing is stored', async ({
+    openAs,
+    jobs,
+    api,
+  }) => {
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-FORCED');
+
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(job.id);
+
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.goto();
+    await expect(sam.reservation(job.id)).toContainText('alice');
+    await expect(sam.reservation(job.id)).toContainText(job.title);
+    const question = await sam.forceRelease(job.id);
+    expect(question).toBe('Take this job from alice and put it back in line?');
+    await expect(sam.flash).toHaveText(`(${job.title}) is ready. alice no longer holds it.`);
+    await expect(sam.page).toHaveURL('/supervisor');
+    await expect(sam.reservation(job.id)).toHaveCount(0);
+
+    // alice still has the old page open and tries to finish.
+    const answered = alice.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/complete`),
+    );
+    await work.complete('Done, I think.', { approved: 'yes' });
+    expect((await answered).status()).toBe(409);
+    await expect(alice.getByRole('heading', { name: 'This changed in the meantime' })).toBeVisible();
+    await expect(alice.getByTestId('error-message')).toHaveText(
+      'This job is no longer yours: its reservation ended (the deadline passed, or a supervisor took it back). Nothing you sent was saved.',
+    );
+
+    const after = await api.get(job);
+    expect(after.state).toBe('ready');
+    expect(after.result ?? null).toBeNull();
+
+    // Opening the job again tells alice it is gone, without the buttons.
+    await alice.goto(`/jobs/${job.id}`);
+    await expect(work.expired).toBeVisible();
+    await expect(work.completeButton).toHaveCount(0);
+  });
+});
