@@ -68,6 +68,7 @@ func clientFor(url string) (redis.UniversalClient, error) {
 // bound to 127.0.0.1 only, on no port), with the append-only file on, so
 // data survives restarts. A second claimdesk process (say `claimdesk user
 // add` while the server runs) finds the socket answering and shares it.
+// While claimdesk runs, a redis-server that dies is started again.
 func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	dir, err := filepath.Abs(privateRedisDir)
 	if err != nil {
@@ -81,7 +82,6 @@ func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalCl
 		}
 		rdb.Close()
 	}
-
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, nil, errors.New("redis-server is not installed: install it with `apt-get install redis-server` (make run does this), or set CLAIMDESK_REDIS_URL")
@@ -89,53 +89,112 @@ func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalCl
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, err
 	}
-	logFile, err := os.OpenFile(filepath.Join(dir, "redis.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	p := &privateRedis{bin: bin, dir: dir, log: log, quit: make(chan struct{}), done: make(chan struct{})}
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket})
+	exited, err := p.start(ctx, rdb)
 	if err != nil {
+		rdb.Close()
 		return nil, nil, err
 	}
-	cmd := exec.Command(bin,
+	go p.supervise(ctx, rdb, exited)
+	stop := func() {
+		rdb.Close()
+		close(p.quit)
+		<-p.done
+	}
+	return rdb, stop, nil
+}
+
+// privateRedis is a redis-server process that claimdesk owns.
+type privateRedis struct {
+	bin, dir string
+	log      *slog.Logger
+	cmd      *exec.Cmd
+	quit     chan struct{} // closed to stop the server
+	done     chan struct{} // closed when the server is stopped for good
+}
+
+// start launches redis-server and waits until it answers; the channel is
+// closed when the process exits.
+func (p *privateRedis) start(ctx context.Context, rdb *redis.Client) (<-chan struct{}, error) {
+	logPath := filepath.Join(p.dir, "redis.log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(p.bin,
 		"--bind", "127.0.0.1", "--port", "0", "--unixsocket", "redis.sock", "--unixsocketperm", "700",
-		"--dir", dir, "--appendonly", "yes", "--save", "", "--daemonize", "no")
+		"--dir", p.dir, "--appendonly", "yes", "--save", "", "--daemonize", "no")
 	// The socket path is relative to the server's directory, which keeps it
 	// short (unix socket paths are limited to about 100 bytes).
-	cmd.Dir = dir
+	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group: a Ctrl-C in the terminal reaches claimdesk,
 	// which then stops Redis after the last request, not before.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, nil, fmt.Errorf("start redis-server: %w", err)
+		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
+	p.cmd = cmd
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logFile.Close(); close(exited) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}
 
-	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket})
 	deadline := time.Now().Add(10 * time.Second)
-	for !socketReady(socket) || rdb.Ping(ctx).Err() != nil {
+	for !socketReady(filepath.Join(p.dir, "redis.sock")) || rdb.Ping(ctx).Err() != nil {
 		select {
 		case <-exited:
-			rdb.Close()
-			return nil, nil, fmt.Errorf("redis-server exited at start: %s", tail(filepath.Join(dir, "redis.log")))
+			return nil, fmt.Errorf("redis-server exited at start: %s", tail(logPath))
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			rdb.Close()
-			stop()
-			return nil, nil, fmt.Errorf("redis-server did not answer within 10s: %s", tail(filepath.Join(dir, "redis.log")))
+			p.kill(exited)
+			return nil, fmt.Errorf("redis-server did not answer within 10s: %s", tail(logPath))
 		}
 	}
-	log.Info("started private redis-server", "dir", privateRedisDir, "pid", cmd.Process.Pid)
-	return rdb, func() { rdb.Close(); stop() }, nil
+	p.log.Info("started private redis-server", "dir", privateRedisDir, "pid", cmd.Process.Pid)
+	return exited, nil
+}
+
+// supervise restarts the server when it dies, and stops it on quit.
+func (p *privateRedis) supervise(ctx context.Context, rdb *redis.Client, exited <-chan struct{}) {
+	defer close(p.done)
+	backoff := time.Second
+	for {
+		select {
+		case <-p.quit:
+			p.kill(exited)
+			return
+		case <-exited:
+		}
+		p.log.Error("private redis-server exited; starting it again", "log", tail(filepath.Join(p.dir, "redis.log")))
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-time.After(backoff):
+			}
+			var err error
+			if exited, err = p.start(ctx, rdb); err == nil {
+				backoff = time.Second
+				break
+			}
+			p.log.Error("restart redis-server", "err", err)
+			backoff = min(2*backoff, 30*time.Second)
+		}
+	}
+}
+
+// kill stops the server: SIGTERM (it finishes writing its append-only
+// file), then SIGKILL after 10 seconds.
+func (p *privateRedis) kill(exited <-chan struct{}) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-exited
+	}
 }
 
 // tail returns the last line of a log file, for error messages.
