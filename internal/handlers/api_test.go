@@ -530,3 +530,45 @@ func TestLoginThrottle(t *testing.T) {
 		t.Fatalf("login after 10 failures: %d", b.status)
 	}
 }
+
+func TestLoginRedirectStaysOnSite(t *testing.T) {
+	a := newApp(t)
+	for next, want := range map[string]string{
+		"/jobs/x?a=1":      "/jobs/x?a=1",
+		"//evil.example/":  "/",
+		"/\t/evil.example": "/",
+		"/\\evil.example":  "/",
+		"https://evil/":    "/",
+		"javascript:x":     "/",
+		"":                 "/",
+	} {
+		b := a.browser()
+		b.do("GET", "/login", nil)
+		b.do("POST", "/login", url.Values{"name": {a.opName}, "password": {"password-" + a.opName}, "_csrf": {b.csrf}, "next": {next}})
+		if b.status != 303 || b.body != want {
+			t.Errorf("next %q: %d → %q, want %q", next, b.status, b.body, want)
+		}
+	}
+}
+
+func TestUnknownPagesAndFlashes(t *testing.T) {
+	a := newApp(t)
+	name := fmt.Sprint("boss", seq.Add(1))
+	if err := a.users.Put(context.Background(), users.User{Name: name, Role: users.Supervisor}, "password-boss"); err != nil {
+		t.Fatal(err)
+	}
+	sup := a.browser()
+	sup.login(name, "password-boss")
+	if sup.do("GET", "/no-such-page", nil); sup.status != 404 || !strings.Contains(sup.body, "Not found") {
+		t.Fatalf("supervisor on an unknown page: %d", sup.status)
+	}
+	// A flash waits for the next whole page; htmx fragments leave it alone.
+	op := a.browser()
+	op.login(a.opName, "password-"+a.opName)
+	op.do("GET", "/", nil)
+	op.do("POST", "/claim", url.Values{"_csrf": {op.csrf}}) // nothing ready: a flash
+	op.do("GET", "/fragments/queues", nil)
+	if op.do("GET", "/", nil); !strings.Contains(op.body, "Nothing is waiting") {
+		t.Fatal("the fragment swallowed the flash")
+	}
+}

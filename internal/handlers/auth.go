@@ -223,11 +223,20 @@ func (s *Server) login(c echo.Context) error {
 	}
 	s.sessions.Put(ctx, sessionUser, u.Name)
 	s.sessions.Remove(ctx, sessionCSRF)
-	next := c.FormValue("next")
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
-		next = "/"
+	return redirect(c, localPath(c.FormValue("next")))
+}
+
+// localPath returns next if it is a path on this site, else "/": no scheme,
+// no host, no "//" or backslash, no control characters (which URL parsers
+// drop, turning "/\t/evil" into "//evil").
+func localPath(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(next, "/") ||
+		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "/"
 	}
-	return redirect(c, next)
+	return next
 }
 
 func (s *Server) logout(c echo.Context) error {

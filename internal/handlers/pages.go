@@ -22,24 +22,26 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	e.GET("/login", s.loginPage)
 	e.POST("/login", s.login)
 
-	g := e.Group("", s.requireUser)
-	g.POST("/logout", s.logout)
-	g.GET("/", s.home)
-	g.GET("/jobs/:id", s.jobPage)
+	// Middleware per route, not per group: a group's middleware would also
+	// guard its catch-all route and turn unknown pages into 403s.
+	user := s.requireUser
+	e.POST("/logout", s.logout, user)
+	e.GET("/", s.home, user)
+	e.GET("/jobs/:id", s.jobPage, user)
 
-	op := g.Group("", requireRole(users.Operator))
-	op.GET("/fragments/queues", s.queueCardsFragment)
-	op.POST("/claim", s.claimAny)
-	op.POST("/queues/:queue/claim", s.claimFrom)
-	op.POST("/jobs/:id/:action", s.workAction)
+	op := requireRole(users.Operator)
+	e.GET("/fragments/queues", s.queueCardsFragment, user, op)
+	e.POST("/claim", s.claimAny, user, op)
+	e.POST("/queues/:queue/claim", s.claimFrom, user, op)
+	e.POST("/jobs/:id/:action", s.workAction, user, op)
 
-	sup := g.Group("/supervisor", requireRole(users.Supervisor))
-	sup.GET("", s.supervisorHome)
-	sup.GET("/fragments/reservations", s.reservationsFragment)
-	sup.GET("/queues/new", s.newQueuePage)
-	sup.POST("/queues", s.saveQueue)
-	sup.GET("/queues/:queue", s.queuePage)
-	sup.POST("/jobs/:id/:action", s.superviseJob)
+	sup := requireRole(users.Supervisor)
+	e.GET("/supervisor", s.supervisorHome, user, sup)
+	e.GET("/supervisor/fragments/reservations", s.reservationsFragment, user, sup)
+	e.GET("/supervisor/queues/new", s.newQueuePage, user, sup)
+	e.POST("/supervisor/queues", s.saveQueue, user, sup)
+	e.GET("/supervisor/queues/:queue", s.queuePage, user, sup)
+	e.POST("/supervisor/jobs/:id/:action", s.superviseJob, user, sup)
 }
 
 func (s *Server) flash(c echo.Context, msg string) {
@@ -67,7 +69,7 @@ func (s *Server) queueCardsFragment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.QueueCards(s.page(c, ""), h))
+	return s.render(c, http.StatusOK, views.QueueCards(s.fragment(c), h))
 }
 
 // operatorHome gathers an operator's queues and what they hold.
@@ -308,7 +310,7 @@ func (s *Server) reservationsFragment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.Reservations(s.page(c, ""), o))
+	return s.render(c, http.StatusOK, views.Reservations(s.fragment(c), o))
 }
 
 func (s *Server) queuePage(c echo.Context) error {

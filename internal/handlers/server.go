@@ -93,13 +93,22 @@ func (s *Server) render(c echo.Context, status int, cmp templ.Component) error {
 	return cmp.Render(c.Request().Context(), c.Response())
 }
 
-// page is what the layout needs to know of the request.
+// page is what the layout of a whole page needs to know of the request; it
+// takes the flash message, which only a whole page shows.
 func (s *Server) page(c echo.Context, title string) views.Page {
-	p := views.Page{Title: title, CSRF: s.csrfToken(c), Path: c.Request().URL.Path}
-	if u, ok := c.Get(userKey).(users.User); ok {
+	p := s.fragment(c)
+	p.Title = title
+	p.Flash = s.sessions.PopString(c.Request().Context(), flashKey)
+	return p
+}
+
+// fragment is what a part of a page (an htmx swap) needs: it leaves the
+// flash for the next whole page.
+func (s *Server) fragment(c echo.Context) views.Page {
+	p := views.Page{CSRF: s.csrfToken(c), Path: c.Request().URL.Path}
+	if u, ok := currentUser(c); ok {
 		p.User, p.Role = u.Name, string(u.Role)
 	}
-	p.Flash = s.sessions.PopString(c.Request().Context(), flashKey)
 	return p
 }
 
