@@ -12,13 +12,17 @@ export interface Job {
   attempts: number;
   max_attempts: number;
   reserved_by?: string | null;
+  deadline?: string | null;
   result?: Record<string, unknown> | null;
+  last_error?: string | null;
 }
 
 export interface NewJob {
   title: string;
   payload?: Record<string, unknown>;
   priority?: number;
+  lease_seconds?: number;
+  delay_seconds?: number;
 }
 
 function bearer(queue: QueueName) {

@@ -55,4 +55,27 @@ export class WorkPage {
   async release() {
     await this.releaseButton.click();
   }
+
+  async skip() {
+    await this.skipButton.click();
+  }
+
+  async extend() {
+    await this.extendButton.click();
+  }
+
+  /** Opens "Can't be done…", gives the reason and reports the failure. */
+  async fail(reason: string) {
+    // The "Can't be done…" disclosure: the group that holds the fail button.
+    // While closed it is just its summary line, so clicking it opens it.
+    const disclosure = this.page.getByRole('group').filter({ has: this.failButton });
+    await disclosure.click();
+    await disclosure.getByLabel('Why').fill(reason);
+    await this.failButton.click();
+  }
+
+  /** The reservation token the page's forms carry (what a form post would send). */
+  async formToken(): Promise<string> {
+    return this.releaseButton.evaluate((b) => ((b as HTMLButtonElement).form!.elements.namedItem('token') as HTMLInputElement).value);
+  }
 }

@@ -41,6 +41,7 @@ var errorCodes = []struct {
 	{tasks.ErrReservationLost, http.StatusConflict, "reservation_lost"},
 	{tasks.ErrInvalidState, http.StatusConflict, "invalid_state"},
 	{tasks.ErrExtensionLimit, http.StatusConflict, "extension_limit"},
+	{tasks.ErrSkipLimit, http.StatusConflict, "skip_limit"},
 	{tasks.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
 	{tasks.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrNotFound, http.StatusNotFound, "user_not_found"},

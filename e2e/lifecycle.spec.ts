@@ -1,0 +1,110 @@
+import { expect, test } from './fixtures';
+import { OperatorHomePage } from './pages/OperatorHomePage';
+import { WorkPage } from './pages/WorkPage';
+
+// content-moderation (seed): lease 45 s, 3 attempts, 2 extensions; bob and
+// carol are granted it, and helpdesk-bot produces into it.
+
+test('skip: the job goes to someone else, never back to me', async ({ openAs, jobs, api }) => {
+  const job = await jobs.create('content-moderation', 'Reported comment in a language I do not read');
+
+  const bob = await openAs('bob');
+  const bobHome = new OperatorHomePage(bob);
+  const bobWork = new WorkPage(bob);
+  await bobHome.goto();
+  await bobHome.claimNextIn('content-moderation');
+  expect(await bobWork.waitForJob()).toBe(job.id);
+
+  await bobWork.skip();
+  await expect(bobHome.flash).toHaveText(`Skipped: someone else will get it. (${job.title})`);
+  const skipped = await api.get(job);
+  expect(skipped.state).toBe('ready');
+  expect(skipped.attempts).toBe(0);
+
+  // bob is not offered it again, though it is still first in line…
+  const landed = await bobHome.claimNextIn('content-moderation');
+  expect(landed).not.toBe(`/jobs/${job.id}`);
+  if (landed.startsWith('/jobs/')) {
+    await expect(bobWork.title).not.toHaveText(job.title);
+    await bobWork.release();
+    await expect(bobHome.flash).toContainText('Given back');
+  }
+
+  // …but carol is.
+  const carol = await openAs('carol');
+  const carolHome = new OperatorHomePage(carol);
+  const carolWork = new WorkPage(carol);
+  await carolHome.goto();
+  await carolHome.claimNextIn('content-moderation');
+  expect(await carolWork.waitForJob()).toBe(job.id);
+  await expect(carolWork.title).toHaveText(job.title);
+});
+
+test('more time moves the deadline, up to the queue\'s limit of extensions', async ({ openAs, jobs, api }) => {
+  const job = await jobs.create('content-moderation', 'Long thread to read before deciding');
+
+  const bob = await openAs('bob');
+  const home = new OperatorHomePage(bob);
+  const work = new WorkPage(bob);
+  await home.goto();
+  await home.claimNextIn('content-moderation');
+  expect(await work.waitForJob()).toBe(job.id);
+  await expect(work.countdown).toHaveText(/^0:[0-4]\d$/);
+
+  for (let i = 1; i <= 2; i++) {
+    await work.extend();
+    await expect(bob).toHaveURL(`/jobs/${job.id}`);
+    await expect(home.flash).toHaveText(/^More time: the deadline is now \d{2}:\d{2}:\d{2} UTC\.$/);
+    await expect(work.countdown).toBeVisible();
+  }
+
+  // content-moderation allows two extensions: the third is refused.
+  const answered = bob.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/extend`));
+  await work.extend();
+  expect((await answered).status()).toBe(409);
+  await expect(bob.getByRole('heading', { name: 'This changed in the meantime' })).toBeVisible();
+  await expect(bob.getByTestId('error-message')).toContainText('extension limit');
+
+  // The reservation itself is intact.
+  const held = await api.get(job);
+  expect(held.state).toBe('reserved');
+  expect(held.reserved_by).toBe('bob');
+});
+
+test('reporting a failure spends an attempt and puts the job back in line', async ({ openAs, jobs, api }) => {
+  const job = await jobs.create('content-moderation', 'Image link is dead, cannot review');
+
+  const bob = await openAs('bob');
+  const home = new OperatorHomePage(bob);
+  const work = new WorkPage(bob);
+  await home.goto();
+  await home.claimNextIn('content-moderation');
+  expect(await work.waitForJob()).toBe(job.id);
+
+  await work.fail('The image returns 404 on the CDN.');
+  await expect(bob).toHaveURL('/');
+  await expect(home.flash).toHaveText(`Reported as failed. (${job.title})`);
+
+  const failed = await api.get(job);
+  expect(failed.state).toBe('ready');
+  expect(failed.attempts).toBe(1);
+  expect(failed.last_error).toBe('The image returns 404 on the CDN.');
+});
+
+test('when the deadline passes, the work page says so and disables its buttons', async ({ openAs, jobs }) => {
+  const job = await jobs.create('content-moderation', 'Quick look (two-second lease)', { lease_seconds: 2 });
+
+  const bob = await openAs('bob');
+  const home = new OperatorHomePage(bob);
+  const work = new WorkPage(bob);
+  await home.goto();
+  await home.claimNextIn('content-moderation');
+  expect(await work.waitForJob()).toBe(job.id);
+  await expect(work.expired).toBeHidden();
+
+  await expect(work.expired).toBeVisible({ timeout: 10_000 });
+  await expect(work.countdown).toHaveText('expired');
+  for (const button of [work.completeButton, work.releaseButton, work.skipButton, work.extendButton]) {
+    await expect(button).toBeDisabled();
+  }
+});
