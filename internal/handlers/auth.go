@@ -200,7 +200,7 @@ func (s *Server) loginPage(c echo.Context) error {
 	if _, ok := currentUser(c); ok {
 		return redirect(c, "/")
 	}
-	return s.render(c, http.StatusOK, views.LoginPage(s.page(c, "Log in"), c.QueryParam("next"), ""))
+	return s.render(c, http.StatusOK, views.LoginPage(s.page(c, "Log in"), "", c.QueryParam("next"), ""))
 }
 
 func (s *Server) login(c echo.Context) error {
@@ -215,7 +215,7 @@ func (s *Server) login(c echo.Context) error {
 		case !errors.Is(err, users.ErrBadCredentials):
 			return err
 		}
-		return s.render(c, status, views.LoginPage(s.page(c, "Log in"), c.FormValue("next"), msg))
+		return s.render(c, status, views.LoginPage(s.page(c, "Log in"), c.FormValue("name"), c.FormValue("next"), msg))
 	}
 	// A new session id at login, so a planted cookie is worth nothing.
 	if err := s.sessions.RenewToken(ctx); err != nil {
