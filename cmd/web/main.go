@@ -23,14 +23,19 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"claimdesk/internal/cron"
 	"claimdesk/internal/handlers"
+	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/seed"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func main() {
@@ -56,10 +61,11 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 // config is everything claimdesk can be told.
 type config struct {
-	addr      string
-	redisURL  string
-	publicURL string
-	logLevel  string
+	addr         string
+	redisURL     string
+	publicURL    string
+	logLevel     string
+	cronInterval string
 }
 
 // flags binds the shared configuration flags, with the environment (then the
@@ -69,6 +75,23 @@ func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.redisURL, "redis-url", getenv("CLAIMDESK_REDIS_URL"), "redis://… or rediss://… URL, or host:port,host:port for a cluster; empty: a private redis-server under ./var/redis (CLAIMDESK_REDIS_URL)")
 	fs.StringVar(&c.publicURL, "public-url", getenv("CLAIMDESK_PUBLIC_URL"), "origin browsers use; default http:// + listen address (CLAIMDESK_PUBLIC_URL)")
 	fs.StringVar(&c.logLevel, "log-level", cmp.Or(getenv("CLAIMDESK_LOG_LEVEL"), "info"), "debug, info, warn or error (CLAIMDESK_LOG_LEVEL)")
+	fs.StringVar(&c.cronInterval, "cron-interval", cmp.Or(getenv("CLAIMDESK_CRON_INTERVAL"), "2s"), "how often reclaim, promote and retention run, e.g. 2s or 2 (CLAIMDESK_CRON_INTERVAL)")
+}
+
+// interval parses the cron interval: a Go duration, or whole seconds.
+func (c *config) interval() (time.Duration, error) {
+	d, err := time.ParseDuration(c.cronInterval)
+	if err != nil {
+		n, nerr := strconv.Atoi(c.cronInterval)
+		if nerr != nil {
+			return 0, usagef("bad cron interval %q: want e.g. 2s or 2", c.cronInterval)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < time.Second || d > time.Hour {
+		return 0, usagef("cron interval %s: want 1s to 1h", d)
+	}
+	return d, nil
 }
 
 func (c *config) logger(w io.Writer) (*slog.Logger, error) {
@@ -138,7 +161,8 @@ func open(ctx context.Context, c config, log *slog.Logger) (stores, *handlers.Co
 		return stores{}, nil, nil, fmt.Errorf("redis does not answer: %w", err)
 	}
 	s := stores{tasks: tasks.New(rdb), users: users.New(rdb)}
-	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log}, stop, nil
+	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
+		Bus: notify.NewBus(rdb, log), Hub: notify.NewHub()}, stop, nil
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -152,12 +176,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	interval, err := c.interval()
+	if err != nil {
+		return err
+	}
 	_, hc, stop, err := open(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
+	hc.Registry = prometheus.NewRegistry()
+
+	// The notice listener and the cron jobs live as long as the server.
+	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	listening := make(chan struct{})
+	go func() { defer close(listening); hc.Bus.Listen(bg, hc.Hub.Deliver) }()
+	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
+		Announce: notify.NewAnnouncer(hc.Bus, hc.Tasks, log), Log: log, Interval: interval, Registry: hc.Registry})
+	stopCron := runner.Start(bg)
+	defer func() { stopCron(); stopBackground(); <-listening }()
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {

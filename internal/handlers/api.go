@@ -166,12 +166,15 @@ func (s *Server) apiEnqueue(c echo.Context) error {
 	}
 	status := http.StatusOK
 	list := make([]*tasks.Job, len(out))
+	var created []*tasks.Job
 	for i, e := range out {
 		list[i] = e.Job
 		if e.Created {
 			status = http.StatusCreated
+			created = append(created, e.Job)
 		}
 	}
+	s.announce.Jobs(c.Request().Context(), created)
 	if single {
 		return c.JSON(status, map[string]any{"job": list[0]})
 	}
@@ -199,6 +202,7 @@ func (s *Server) apiClaim(c echo.Context) error {
 	if r == nil {
 		return c.NoContent(http.StatusNoContent)
 	}
+	s.announce.Job(c.Request().Context(), r.Job, "", false)
 	return c.JSON(http.StatusOK, map[string]any{"job": r.Job,
 		"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}})
 }
@@ -246,21 +250,24 @@ func (s *Server) apiGetJob(c echo.Context) error {
 }
 
 // waitFinished returns the job once it is finished, or as it is when the
-// wait is over.
+// wait is over. It sleeps on the hub until a notice says the job finished:
+// no polling loop.
 func (s *Server) waitFinished(ctx context.Context, id string, wait time.Duration) (*tasks.Job, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
 	for {
+		// Wait first, then look: a finish between the two is not missed.
+		woken, stop := s.hub.WaitJob(id)
+		j, err := s.tasks.Get(context.WithoutCancel(ctx), id)
+		if err != nil || j.State.Terminal() {
+			stop()
+			return j, err
+		}
 		select {
 		case <-ctx.Done():
-			return s.tasks.Get(context.WithoutCancel(ctx), id)
-		case <-tick.C:
-			j, err := s.tasks.Get(ctx, id)
-			if err != nil || j.State.Terminal() {
-				return j, err
-			}
+			stop()
+			return j, nil
+		case <-woken:
 		}
 	}
 }
@@ -279,20 +286,22 @@ func (s *Server) apiCancel(c echo.Context) error {
 	if !u.CanSee(j.Queue) {
 		return tasks.ErrNotFound
 	}
-	j, _, err = s.tasks.Cancel(ctx, j.ID, force)
+	j, holder, err := s.tasks.Cancel(ctx, j.ID, force)
 	s.count("cancel", err)
 	if err != nil {
 		return err
 	}
+	s.announce.Job(ctx, j, holder, false)
 	return c.JSON(http.StatusOK, j)
 }
 
 func (s *Server) apiRequeue(c echo.Context) error {
-	j, _, err := s.tasks.Requeue(c.Request().Context(), c.Param("id"))
+	j, holder, err := s.tasks.Requeue(c.Request().Context(), c.Param("id"))
 	s.count("requeue", err)
 	if err != nil {
 		return err
 	}
+	s.announce.Job(c.Request().Context(), j, holder, false)
 	return c.JSON(http.StatusOK, j)
 }
 
@@ -318,6 +327,9 @@ func (s *Server) holderAction(c echo.Context, action string, run func(ctx contex
 	if err != nil {
 		return err
 	}
+	// Only the claimer was given the token: the caller was the holder.
+	u, _ := currentUser(c)
+	s.announce.Job(c.Request().Context(), j, u.Name, false)
 	if action == "extend" {
 		return c.JSON(http.StatusOK, map[string]any{"deadline": j.Deadline})
 	}

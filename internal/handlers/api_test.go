@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"claimdesk/internal/handlers"
+	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/users"
@@ -53,6 +54,7 @@ type app struct {
 	operator string // API token of an operator granted the queue
 	opName   string
 	other    string // API token of an operator not granted the queue
+	hub      *notify.Hub
 }
 
 func newApp(t *testing.T) *app {
@@ -79,10 +81,23 @@ func newApp(t *testing.T) *app {
 	_, a.super = mk(users.Supervisor)
 	a.opName, a.operator = mk(users.Operator, a.queue)
 	_, a.other = mk(users.Operator, "elsewhere")
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a.srv = httptest.NewServer(handlers.New(handlers.Config{Redis: rdb, Tasks: a.tasks, Users: a.users, Log: log, PublicURL: "http://example.test"}))
+	a.srv = httptest.NewServer(handlers.New(a.config(rdb)))
 	t.Cleanup(a.srv.Close)
 	return a
+}
+
+// config is a server configuration over r whose notice listener runs for
+// the test's lifetime.
+func (a *app) config(r redis.UniversalClient) handlers.Config {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bus, hub := notify.NewBus(r, log), notify.NewHub()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); bus.Listen(ctx, hub.Deliver) }()
+	a.t.Cleanup(func() { cancel(); <-done })
+	a.hub = hub
+	return handlers.Config{Redis: r, Tasks: tasks.New(r), Users: users.New(r), Log: log,
+		PublicURL: "http://example.test", Bus: bus, Hub: hub}
 }
 
 // call sends a request with an API token and returns status and body.
@@ -356,8 +371,7 @@ func TestHealth(t *testing.T) {
 	}
 	// A server whose Redis is gone is not ready, and says so.
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	srv := httptest.NewServer(handlers.New(handlers.Config{Redis: dead, Tasks: tasks.New(dead), Users: users.New(dead),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(handlers.New(a.config(dead)))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/readyz")
 	if err != nil || res.StatusCode != 503 {
@@ -567,7 +581,7 @@ func TestUnknownPagesAndFlashes(t *testing.T) {
 	op.login(a.opName, "password-"+a.opName)
 	op.do("GET", "/", nil)
 	op.do("POST", "/claim", url.Values{"_csrf": {op.csrf}}) // nothing ready: a flash
-	op.do("GET", "/fragments/queues", nil)
+	op.do("GET", "/fragments/home", nil)
 	if op.do("GET", "/", nil); !strings.Contains(op.body, "Nothing is waiting") {
 		t.Fatal("the fragment swallowed the flash")
 	}

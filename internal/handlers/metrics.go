@@ -10,6 +10,7 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	actions  *prometheus.CounterVec
+	sockets  prometheus.Gauge
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -24,8 +25,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "claimdesk_job_actions_total", Help: "Job actions by action and outcome.",
 		}, []string{"action", "outcome"}),
+		sockets: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "claimdesk_websockets", Help: "Open websocket connections.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.actions,
+	reg.MustRegister(m.requests, m.latency, m.actions, m.sockets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

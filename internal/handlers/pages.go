@@ -30,7 +30,7 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	e.GET("/jobs/:id", s.jobPage, user)
 
 	op := requireRole(users.Operator)
-	e.GET("/fragments/queues", s.queueCardsFragment, user, op)
+	e.GET("/fragments/home", s.homeFragment, user, op)
 	e.POST("/claim", s.claimAny, user, op)
 	e.POST("/queues/:queue/claim", s.claimFrom, user, op)
 	e.POST("/jobs/:id/:action", s.workAction, user, op)
@@ -38,6 +38,7 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	sup := requireRole(users.Supervisor)
 	e.GET("/supervisor", s.supervisorHome, user, sup)
 	e.GET("/supervisor/fragments/reservations", s.reservationsFragment, user, sup)
+	e.GET("/supervisor/fragments/stats", s.statsFragment, user, sup)
 	e.GET("/supervisor/queues/new", s.newQueuePage, user, sup)
 	e.POST("/supervisor/queues", s.saveQueue, user, sup)
 	e.GET("/supervisor/queues/:queue", s.queuePage, user, sup)
@@ -63,13 +64,13 @@ func (s *Server) home(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.OperatorHome(s.page(c, "My work"), h))
 }
 
-func (s *Server) queueCardsFragment(c echo.Context) error {
+func (s *Server) homeFragment(c echo.Context) error {
 	u, _ := currentUser(c)
 	h, err := s.operatorHome(c.Request().Context(), u)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.QueueCards(s.fragment(c), h))
+	return s.render(c, http.StatusOK, views.HomeLive(s.fragment(c), h))
 }
 
 // operatorHome gathers an operator's queues and what they hold.
@@ -155,6 +156,7 @@ func (s *Server) claimIn(c echo.Context, u users.User, queues []string) error {
 			return err
 		}
 		if r != nil {
+			s.announce.Job(c.Request().Context(), r.Job, "", false)
 			return redirect(c, "/jobs/"+r.Job.ID)
 		}
 	}
@@ -235,6 +237,7 @@ func (s *Server) workAction(c echo.Context) error {
 		j, err = s.tasks.Extend(ctx, id, token, secs)
 		if err == nil {
 			s.count(action, nil)
+			s.announce.Job(ctx, j, j.ReservedBy, false)
 			s.flash(c, "More time: the deadline is now "+j.Deadline.UTC().Format("15:04:05")+" UTC.")
 			return redirect(c, "/jobs/"+id)
 		}
@@ -245,6 +248,8 @@ func (s *Server) workAction(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	u, _ := currentUser(c)
+	s.announce.Job(ctx, j, u.Name, false)
 	s.flash(c, msg+" "+quote(j.Title))
 	return redirect(c, "/")
 }
@@ -293,7 +298,7 @@ func (s *Server) overview(c echo.Context) (views.Overview, error) {
 	if err != nil {
 		return views.Overview{}, err
 	}
-	o.Reservations, o.NextCursor = p.Jobs, p.NextCursor
+	o.Reservations, o.NextCursor, o.Cursor = p.Jobs, p.NextCursor, c.QueryParam("cursor")
 	return o, nil
 }
 
@@ -303,6 +308,14 @@ func (s *Server) supervisorHome(c echo.Context) error {
 		return err
 	}
 	return s.render(c, http.StatusOK, views.SupervisorHome(s.page(c, "Supervise"), o))
+}
+
+func (s *Server) statsFragment(c echo.Context) error {
+	o, err := s.overview(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.QueueStats(o))
 }
 
 func (s *Server) reservationsFragment(c echo.Context) error {
@@ -385,6 +398,7 @@ func (s *Server) superviseJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.announce.Job(ctx, j, holder, false)
 	msg := quote(j.Title) + " is " + string(j.State) + "."
 	if holder != "" {
 		msg += " " + holder + " no longer holds it."

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
+	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/static"
@@ -35,6 +37,11 @@ type Config struct {
 	PublicURL string
 	// Registry receives the server's metrics; nil means a new one.
 	Registry *prometheus.Registry
+	// Bus publishes notices to every instance; Hub is this instance's
+	// fan-out to browsers. Whoever starts the server runs Bus.Listen with
+	// Hub.Deliver.
+	Bus *notify.Bus
+	Hub *notify.Hub
 }
 
 // Server holds the handlers' dependencies.
@@ -46,6 +53,10 @@ type Server struct {
 	sessions *scs.SessionManager
 	registry *prometheus.Registry
 	metrics  *metrics
+	hub      *notify.Hub
+	announce *notify.Announcer
+	origin   string
+	instance string
 }
 
 // maxBody bounds a request body: a batch of jobs with their payloads.
@@ -53,7 +64,8 @@ const maxBody = "16M"
 
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
-	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry}
+	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
+		hub: cfg.Hub, announce: notify.NewAnnouncer(cfg.Bus, cfg.Tasks, cfg.Log), origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID()}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}
@@ -66,6 +78,7 @@ func New(cfg Config) http.Handler {
 	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), middleware.BodyLimit(maxBody), securityHeaders)
 	e.Use(echo.WrapMiddleware(s.sessions.LoadAndSave), s.authenticate, s.checkCSRF)
 
+	e.GET("/ws", s.websocket, s.requireUser)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
@@ -119,7 +132,7 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 		return next(c)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Page is one page of a listing and the cursor of the next ("" at the end).
@@ -129,4 +132,38 @@ func decodeCursor(cursor string) (score, id string, err error) {
 	}
 	// Canonical digits, which Lua's tonumber reads as Go does.
 	return strconv.FormatFloat(f, 'f', -1, 64), id, nil
+}
+
+// ReservationsDue returns at most limit reservations of the queue whose
+// deadline falls in [from, to), soonest first: the holders to warn.
+func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time.Time, limit int) ([]*Job, error) {
+	if !validQueueName(queue) {
+		return nil, ErrQueueNotFound
+	}
+	k := keysFor(queue)
+	ids, err := s.rdb.ZRangeByScore(ctx, k.reserved(), &redis.ZRangeBy{
+		Min: strconv.FormatInt(ms(from), 10), Max: "(" + strconv.FormatInt(ms(to), 10), Count: int64(limit),
+	}).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, redisErrOrNil(err)
+	}
+	metas, err := s.rdb.HMGet(ctx, k.meta(), ids...).Result()
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	jobs := make([]*Job, 0, len(ids))
+	for i, raw := range metas {
+		m, ok := raw.(string)
+		if !ok {
+			continue // finished in between
+		}
+		j, err := decodeJob(ids[i], m, "")
+		if err != nil {
+			return nil, err
+		}
+		if j.State == StateReserved {
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs, nil
 }

@@ -1,0 +1,237 @@
+// Package cron runs claimdesk's periodic work on robfig/cron: it takes back
+// reservations whose deadline passed, promotes scheduled jobs that are due,
+// warns holders whose deadline is near, deletes finished jobs past their
+// retention, and prunes web instances that stopped. Every task is a runOnce
+// that tests call directly; each works in bounded batches until done, within
+// a per-run timeout. Several instances may run it at once: the scripts are
+// atomic, and a short Redis lock per task keeps them from duplicating work.
+package cron
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"claimdesk/internal/notify"
+	"claimdesk/internal/tasks"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	robfig "github.com/robfig/cron/v3"
+)
+
+// batch is how many jobs one maintenance script call moves at most.
+const batch = 500
+
+// Config is what the cron runner needs.
+type Config struct {
+	Redis    redis.UniversalClient
+	Tasks    *tasks.Store
+	Bus      *notify.Bus
+	Announce *notify.Announcer
+	Log      *slog.Logger
+	// Interval is how often the tasks run. Default 2 seconds.
+	Interval time.Duration
+	// Registry receives the runner's metrics; nil registers none.
+	Registry prometheus.Registerer
+}
+
+// Runner runs the periodic tasks.
+type Runner struct {
+	cfg   Config
+	tasks []task
+	runs  *prometheus.CounterVec
+	moved *prometheus.CounterVec
+	took  *prometheus.HistogramVec
+}
+
+// task is one periodic task.
+type task struct {
+	name string
+	run  func(ctx context.Context) (int, error)
+}
+
+// New returns a runner; Start schedules it.
+func New(cfg Config) *Runner {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	r := &Runner{
+		cfg: cfg,
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimdesk_cron_runs_total", Help: "Cron task runs by task and outcome.",
+		}, []string{"task", "outcome"}),
+		moved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimdesk_cron_jobs_total", Help: "Jobs moved by cron tasks, by task.",
+		}, []string{"task"}),
+		took: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "claimdesk_cron_run_seconds", Help: "Cron task run time by task.",
+		}, []string{"task"}),
+	}
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(r.runs, r.moved, r.took)
+	}
+	r.tasks = []task{
+		{"reclaim", r.reclaimOnce},
+		{"promote", r.promoteOnce},
+		{"expiring", r.expiringOnce},
+		{"retention", r.purgeOnce},
+		{"prune", r.pruneOnce},
+	}
+	return r
+}
+
+// Start schedules the tasks every interval (seconds precision) and returns
+// a function that stops them and waits for a running one to finish.
+func (r *Runner) Start(ctx context.Context) (stop func()) {
+	c := robfig.New(robfig.WithSeconds(), robfig.WithChain(robfig.SkipIfStillRunning(robfig.DiscardLogger)))
+	spec := fmt.Sprintf("@every %s", r.cfg.Interval)
+	for _, t := range r.tasks {
+		if _, err := c.AddFunc(spec, func() { r.run(ctx, t) }); err != nil {
+			panic(err) // the spec is built here; it cannot be wrong
+		}
+	}
+	c.Start()
+	return func() { <-c.Stop().Done() }
+}
+
+// RunOnce runs every task once, as the schedule does.
+func (r *Runner) RunOnce(ctx context.Context) {
+	for _, t := range r.tasks {
+		r.run(ctx, t)
+	}
+}
+
+// run runs one task under its lock and timeout, and records the outcome.
+func (r *Runner) run(ctx context.Context, t task) {
+	ctx, cancel := context.WithTimeout(ctx, max(r.cfg.Interval, 10*time.Second))
+	defer cancel()
+	// The lock lasts most of an interval: another instance that runs the
+	// same task in the same tick skips it.
+	ok, err := r.cfg.Redis.SetNX(ctx, "cd:cronlock:"+t.name, r.cfg.Bus.ID(), r.cfg.Interval*9/10).Result()
+	if err != nil || !ok {
+		outcome := "skipped"
+		if err != nil {
+			outcome = "error"
+			r.cfg.Log.Warn("cron lock", "task", t.name, "err", err)
+		}
+		r.runs.WithLabelValues(t.name, outcome).Inc()
+		return
+	}
+	start := time.Now()
+	n, err := t.run(ctx)
+	r.took.WithLabelValues(t.name).Observe(time.Since(start).Seconds())
+	r.moved.WithLabelValues(t.name).Add(float64(n))
+	if err != nil {
+		r.runs.WithLabelValues(t.name, "error").Inc()
+		r.cfg.Log.Error("cron task failed", "task", t.name, "err", err, "moved", n)
+		return
+	}
+	r.runs.WithLabelValues(t.name, "ok").Inc()
+	if n > 0 {
+		r.cfg.Log.Info("cron task", "task", t.name, "moved", n, "ms", time.Since(start).Milliseconds())
+	}
+}
+
+// eachQueue calls fn for every queue, and adds up what it moved.
+func (r *Runner) eachQueue(ctx context.Context, fn func(q string) (int, error)) (int, error) {
+	names, err := r.cfg.Tasks.QueueNames(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	var errs []error
+	for _, q := range names {
+		n, err := fn(q)
+		total += n
+		if err != nil && !errors.Is(err, tasks.ErrQueueNotFound) {
+			errs = append(errs, fmt.Errorf("queue %s: %w", q, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// reclaimOnce takes back every expired reservation, in batches.
+func (r *Runner) reclaimOnce(ctx context.Context) (int, error) {
+	return r.eachQueue(ctx, func(q string) (int, error) {
+		total := 0
+		for {
+			moved, more, err := r.cfg.Tasks.ReclaimExpired(ctx, q, batch)
+			total += len(moved)
+			if err != nil {
+				return total, err
+			}
+			r.cfg.Announce.Reclaimed(ctx, moved)
+			if !more {
+				return total, nil
+			}
+		}
+	})
+}
+
+// promoteOnce moves every due scheduled job to ready, in batches.
+func (r *Runner) promoteOnce(ctx context.Context) (int, error) {
+	return r.eachQueue(ctx, func(q string) (int, error) {
+		total := 0
+		for {
+			ids, more, err := r.cfg.Tasks.PromoteDue(ctx, q, batch)
+			total += len(ids)
+			if err != nil {
+				return total, err
+			}
+			r.cfg.Announce.Promoted(ctx, q, ids)
+			if !more {
+				return total, nil
+			}
+		}
+	})
+}
+
+// purgeOnce deletes finished jobs past their retention, in batches.
+func (r *Runner) purgeOnce(ctx context.Context) (int, error) {
+	return r.eachQueue(ctx, func(q string) (int, error) {
+		total := 0
+		for {
+			n, more, err := r.cfg.Tasks.Purge(ctx, q, batch)
+			total += n
+			if err != nil || !more {
+				return total, err
+			}
+		}
+	})
+}
+
+// warnBefore is how long before its deadline a holder is warned.
+const warnBefore = time.Minute
+
+// expiringOnce warns the holders whose deadline falls within a minute from
+// the next interval on: each reservation is warned about once, in the run
+// before its last minute begins.
+func (r *Runner) expiringOnce(ctx context.Context) (int, error) {
+	now, err := r.cfg.Redis.Time(ctx).Result() // deadlines are judged by the Redis clock
+	if err != nil {
+		return 0, err
+	}
+	from, to := now.Add(warnBefore), now.Add(warnBefore+r.cfg.Interval)
+	return r.eachQueue(ctx, func(q string) (int, error) {
+		jobs, err := r.cfg.Tasks.ReservationsDue(ctx, q, from, to, batch)
+		if err != nil {
+			return 0, err
+		}
+		ns := make([]notify.Notice, len(jobs))
+		for i, j := range jobs {
+			ns[i] = notify.Notice{Type: notify.ReservationExpiring, Queue: q, JobID: j.ID, Operator: j.ReservedBy, Deadline: j.Deadline}
+		}
+		if err := r.cfg.Bus.Publish(ctx, ns...); err != nil {
+			return 0, err
+		}
+		return len(jobs), nil
+	})
+}
+
+// pruneOnce forgets web instances that stopped renewing.
+func (r *Runner) pruneOnce(ctx context.Context) (int, error) {
+	return r.cfg.Bus.Prune(ctx)
+}

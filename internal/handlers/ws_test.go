@@ -1,0 +1,353 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"claimdesk/internal/notify"
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
+
+	"github.com/gorilla/websocket"
+)
+
+// wsTimeout bounds every wait for a websocket message.
+const wsTimeout = 10 * time.Second
+
+// dial opens /ws with the browser's cookies (none for a nil browser), the
+// Origin header (none if empty) and any extra headers.
+func (a *app) dial(b *browser, origin string, extra http.Header) (*websocket.Conn, *http.Response, error) {
+	d := websocket.Dialer{HandshakeTimeout: wsTimeout}
+	if b != nil {
+		d.Jar = b.c.Jar
+	}
+	h := http.Header{}
+	for k, v := range extra {
+		h[k] = v
+	}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	conn, res, err := d.Dial("ws"+strings.TrimPrefix(a.srv.URL, "http")+"/ws", h)
+	if res != nil && res.Body != nil {
+		res.Body.Close()
+	}
+	return conn, res, err
+}
+
+// person makes a user with a known password and logs a browser in as them.
+func (a *app) person(role users.Role, queues ...string) (string, *browser) {
+	a.t.Helper()
+	name := fmt.Sprintf("ws%s%d", role, seq.Add(1))
+	if err := a.users.Put(context.Background(), users.User{Name: name, Role: role, Queues: queues}, "password-"+name); err != nil {
+		a.t.Fatal(err)
+	}
+	b := a.browser()
+	if b.login(name, "password-"+name); b.status != http.StatusSeeOther {
+		a.t.Fatalf("login as %s: %d", name, b.status)
+	}
+	return name, b
+}
+
+// socket is a live feed as a browser page holds it.
+type socket struct {
+	t    *testing.T
+	who  string
+	conn *websocket.Conn
+}
+
+// wsSnapshot is the first message of the feed.
+type wsSnapshot struct {
+	Type         string        `json:"type"`
+	Queues       []tasks.Stats `json:"queues"`
+	Reservations []*tasks.Job  `json:"reservations"`
+	Instance     string        `json:"instance"`
+}
+
+// live connects the browser's page to the feed with the right Origin, and
+// returns the socket and the raw snapshot it got first.
+func (a *app) live(who string, b *browser) (*socket, []byte) {
+	a.t.Helper()
+	conn, res, err := a.dial(b, a.srv.URL, nil)
+	if err != nil {
+		a.t.Fatalf("%s: websocket dial: %v (status %d)", who, err, status(res))
+	}
+	a.t.Cleanup(func() { conn.Close() })
+	s := &socket{t: a.t, who: who, conn: conn}
+	return s, s.read()
+}
+
+func (s *socket) read() []byte {
+	s.t.Helper()
+	_ = s.conn.SetReadDeadline(time.Now().Add(wsTimeout))
+	_, raw, err := s.conn.ReadMessage()
+	if err != nil {
+		s.t.Fatalf("%s: reading the feed: %v", s.who, err)
+	}
+	return raw
+}
+
+// until reads notices up to and including the first that matches, and
+// returns those that keep says are of interest, as lines.
+func (s *socket) until(match, keep func(notify.Notice) bool) []string {
+	s.t.Helper()
+	var got []string
+	for {
+		var n notify.Notice
+		raw := s.read()
+		if err := json.Unmarshal(raw, &n); err != nil {
+			s.t.Fatalf("%s: message is not a notice: %s", s.who, raw)
+		}
+		if keep(n) {
+			got = append(got, line(n))
+		}
+		if match(n) {
+			return got
+		}
+	}
+}
+
+// line shows a notice as "type queue job operator", with the counts of a
+// queue.changed and the state of a job.finished.
+func line(n notify.Notice) string {
+	s := strings.TrimSpace(fmt.Sprintf("%s %s %s %s", n.Type, n.Queue, n.JobID, n.Operator))
+	if n.Ready != nil && n.Reserved != nil {
+		s += fmt.Sprintf(" ready=%d reserved=%d", *n.Ready, *n.Reserved)
+	}
+	if n.State != "" {
+		s += " " + n.State
+	}
+	return s
+}
+
+// status is the response's status code, 0 without a response.
+func status(res *http.Response) int {
+	if res == nil {
+		return 0
+	}
+	return res.StatusCode
+}
+
+func TestWebsocketNeedsABrowserSession(t *testing.T) {
+	a := newApp(t)
+	_, loggedOut := a.person(users.Operator, a.queue)
+	loggedOut.do("GET", "/", nil) // for the CSRF token
+	if loggedOut.do("POST", "/logout", url.Values{"_csrf": {loggedOut.csrf}}); loggedOut.status != http.StatusSeeOther {
+		t.Fatalf("logout: %d", loggedOut.status)
+	}
+	for _, tc := range []struct {
+		name    string
+		browser *browser
+		header  http.Header
+		want    int
+	}{
+		{"no session", nil, nil, http.StatusSeeOther}, // to the login page
+		{"logged-out browser", loggedOut, nil, http.StatusSeeOther},
+		{"API token", nil, http.Header{"Authorization": {"Bearer " + a.operator}}, http.StatusForbidden},
+		{"bad API token", nil, http.Header{"Authorization": {"Bearer cdt_not-a-real-token-at-all-xxxx"}}, http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, res, err := a.dial(tc.browser, a.srv.URL, tc.header)
+			if err == nil {
+				conn.Close()
+				t.Fatal("websocket upgraded without a browser session")
+			}
+			if status(res) != tc.want {
+				t.Fatalf("dial: %v, status %d; want %d", err, status(res), tc.want)
+			}
+		})
+	}
+}
+
+func TestWebsocketChecksOrigin(t *testing.T) {
+	a := newApp(t)
+	_, b := a.person(users.Operator, a.queue)
+	host := strings.TrimPrefix(a.srv.URL, "http://")
+	for _, tc := range []struct {
+		name, origin string
+		want         int
+	}{
+		{"no Origin", "", http.StatusForbidden},
+		{"another site", "http://evil.example", http.StatusForbidden},
+		{"opaque origin", "null", http.StatusForbidden},
+		{"host as a subdomain of another site", "http://" + host + ".evil.example", http.StatusForbidden},
+		{"another port", "http://127.0.0.1:1", http.StatusForbidden},
+		{"the configured public URL", "http://example.test", http.StatusSwitchingProtocols},
+		{"the host it connected to", a.srv.URL, http.StatusSwitchingProtocols},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, res, err := a.dial(b, tc.origin, nil)
+			if conn != nil {
+				conn.Close()
+			}
+			if status(res) != tc.want {
+				t.Fatalf("Origin %q: dial error %v, status %d; want %d", tc.origin, err, status(res), tc.want)
+			}
+		})
+	}
+}
+
+func TestWebsocketStartsWithASnapshot(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	for _, title := range []string{"one", "two", "three"} {
+		a.enqueue(title)
+	}
+	held, token := a.claim() // by another operator
+	name, b := a.person(users.Operator, a.queue)
+	tok, err := a.users.NewToken(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := a.expect("POST", "/api/v1/queues/"+a.queue+"/claim", tok, "", 200, "")
+	mine := out["job"].(map[string]any)["id"].(string)
+	myToken := out["reservation"].(map[string]any)["token"].(string)
+
+	op, raw := a.live("operator", b)
+	var snap wsSnapshot
+	if err := json.Unmarshal(raw, &snap); err != nil || snap.Type != "snapshot" {
+		t.Fatalf("first message is not a snapshot (%v): %s", err, raw)
+	}
+	if snap.Instance == "" {
+		t.Error("snapshot does not name the instance")
+	}
+	if len(snap.Queues) != 1 || snap.Queues[0].Queue != a.queue || snap.Queues[0].Ready != 1 || snap.Queues[0].Reserved != 2 {
+		t.Errorf("snapshot queues = %+v, want only %s with 1 ready and 2 reserved", snap.Queues, a.queue)
+	}
+	// Their own reservation only; never a token.
+	if len(snap.Reservations) != 1 || snap.Reservations[0].ID != mine || snap.Reservations[0].ReservedBy != name {
+		t.Errorf("snapshot reservations = %v, want only %s held by %s", snap.Reservations, mine, name)
+	}
+	if strings.Contains(string(raw), myToken) || strings.Contains(string(raw), token) || strings.Contains(string(raw), `"token"`) {
+		t.Errorf("snapshot carries a reservation token: %s", raw)
+	}
+	if strings.Contains(string(raw), held) {
+		t.Errorf("snapshot shows another operator's reservation %s: %s", held, raw)
+	}
+
+	_, sb := a.person(users.Supervisor)
+	_, raw = a.live("supervisor", sb)
+	snap = wsSnapshot{}
+	if err := json.Unmarshal(raw, &snap); err != nil || snap.Type != "snapshot" {
+		t.Fatalf("supervisor's first message is not a snapshot (%v): %s", err, raw)
+	}
+	found := false
+	for _, q := range snap.Queues {
+		found = found || (q.Queue == a.queue && q.Ready == 1 && q.Reserved == 2)
+	}
+	if !found {
+		t.Errorf("supervisor's snapshot lacks %s with 1 ready and 2 reserved: %+v", a.queue, snap.Queues)
+	}
+
+	// Closing the page leaves the hub.
+	if n := a.hub.Clients(); n != 2 {
+		t.Errorf("hub has %d clients with two pages open, want 2", n)
+	}
+	op.conn.Close()
+	deadline := time.Now().Add(wsTimeout)
+	for a.hub.Clients() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("hub still has %d clients %v after a page closed, want 1", a.hub.Clients(), wsTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestWebsocketNoticesAreFiltered(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	// Two more queues: q2 nobody here works, q3 only the other operator.
+	q2, q3 := a.queue+"-b", a.queue+"-c"
+	for _, q := range []string{q2, q3} {
+		if _, err := a.tasks.PutQueue(ctx, tasks.Queue{Name: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opBrowser := a.browser()
+	opBrowser.login(a.opName, "password-"+a.opName)
+	_, otherBrowser := a.person(users.Operator, q3)
+	_, bossBrowser := a.person(users.Supervisor)
+	op, raw := a.live("operator", opBrowser)
+	other, _ := a.live("other operator", otherBrowser)
+	boss, _ := a.live("supervisor", bossBrowser)
+	// Publishers reach the instance once it is registered.
+	var snap wsSnapshot
+	if err := json.Unmarshal(raw, &snap); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(wsTimeout)
+	for rdb.ZScore(ctx, "cd:instances", snap.Instance).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("instance %s not registered within %v", snap.Instance, wsTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	enqueue := func(queue, token string) string {
+		t.Helper()
+		out := a.expect("POST", "/api/v1/queues/"+queue+"/jobs", token, `{"title":"job"}`, 201, "")
+		return out["job"].(map[string]any)["id"].(string)
+	}
+	elsewhere := enqueue(q2, a.super)
+	mine := enqueue(a.queue, a.producer)
+	if id, token := a.claim(); id != mine {
+		t.Fatalf("claimed %s, want %s", id, mine)
+	} else {
+		a.expect("POST", "/api/v1/jobs/"+mine+"/complete", a.operator, `{"token":"`+token+`"}`, 200, "")
+	}
+	others := enqueue(q3, a.super)    // the last the other operator sees
+	last := enqueue(a.queue, a.super) // the last the first operator sees
+
+	q1 := a.queue
+	available := func(id string) func(notify.Notice) bool {
+		return func(n notify.Notice) bool { return n.Type == notify.JobAvailable && n.JobID == id }
+	}
+	all := func(notify.Notice) bool { return true }
+	ours := func(n notify.Notice) bool { return n.Queue == q1 || n.Queue == q2 || n.Queue == q3 }
+	for _, tc := range []struct {
+		s      *socket
+		upTo   string
+		filter func(notify.Notice) bool
+		want   []string
+	}{
+		{op, last, all, []string{
+			"job.available " + q1 + " " + mine,
+			"queue.changed " + q1 + " ready=1 reserved=0",
+			"reservation.created " + q1 + " " + mine + " " + a.opName,
+			"queue.changed " + q1 + " ready=0 reserved=1",
+			"reservation.completed " + q1 + " " + mine + " " + a.opName,
+			"queue.changed " + q1 + " ready=0 reserved=0",
+			"job.available " + q1 + " " + last,
+		}},
+		{other, others, all, []string{
+			"job.available " + q3 + " " + others,
+		}},
+		// A supervisor sees every notice of every test sharing the Redis:
+		// keep this test's.
+		{boss, last, ours, []string{
+			"job.available " + q2 + " " + elsewhere,
+			"queue.changed " + q2 + " ready=1 reserved=0",
+			"job.available " + q1 + " " + mine,
+			"queue.changed " + q1 + " ready=1 reserved=0",
+			"reservation.created " + q1 + " " + mine + " " + a.opName,
+			"queue.changed " + q1 + " ready=0 reserved=1",
+			"reservation.completed " + q1 + " " + mine + " " + a.opName,
+			"job.finished " + q1 + " " + mine + " completed",
+			"queue.changed " + q1 + " ready=0 reserved=0",
+			"job.available " + q3 + " " + others,
+			"queue.changed " + q3 + " ready=1 reserved=0",
+			"job.available " + q1 + " " + last,
+		}},
+	} {
+		got := tc.s.until(available(tc.upTo), tc.filter)
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s got\n  %s\nwant\n  %s", tc.s.who, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+		}
+	}
+}

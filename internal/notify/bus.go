@@ -1,0 +1,214 @@
+package notify
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Keys. They are global (no queue hash tag): no script touches them, and
+// each instance's list is its own key.
+const (
+	// instancesKey is a ZSET of instance id → last heartbeat in ms.
+	instancesKey = "cd:instances"
+	// listPrefix + instance id is that instance's LIST of notices (JSON).
+	listPrefix = "cd:notices:"
+)
+
+// Timing of the bus.
+const (
+	// heartbeat is how often an instance renews its registration.
+	heartbeat = 3 * time.Second
+	// staleAfter is when an instance that has not renewed counts as gone:
+	// publishers skip it, and Prune removes it.
+	staleAfter = 15 * time.Second
+	// blockFor is the BLPOP timeout: how often the listener looks up from
+	// its list to renew its registration and notice shutdown.
+	blockFor = time.Second
+	// maxBacklog caps an instance's list: a stuck instance cannot make
+	// Redis grow without bound.
+	maxBacklog = 1000
+	// refreshEvery is how long a publisher trusts its list of instances.
+	refreshEvery = time.Second
+)
+
+// Bus connects the instances of claimdesk through Redis.
+type Bus struct {
+	rdb redis.UniversalClient
+	id  string
+	log *slog.Logger
+
+	mu        sync.Mutex
+	instances []string
+	fetched   time.Time
+}
+
+// NewBus returns a bus for one instance, with a fresh random id.
+func NewBus(rdb redis.UniversalClient, log *slog.Logger) *Bus {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	return &Bus{rdb: rdb, id: hex.EncodeToString(b[:]), log: log}
+}
+
+// ID is the instance's id.
+func (b *Bus) ID() string { return b.id }
+
+func (b *Bus) list(id string) string { return listPrefix + id }
+
+// register records the instance as alive now, and reports whether it had
+// to be added anew: the registry lost it (a Redis restart, or Prune after a
+// long pause), so notices may have been missed.
+func (b *Bus) register(ctx context.Context) (added bool, err error) {
+	n, err := b.rdb.ZAdd(ctx, instancesKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: b.id}).Result()
+	return n == 1, err
+}
+
+// live returns the ids of the instances that renewed recently, cached for
+// refreshEvery.
+func (b *Bus) live(ctx context.Context) ([]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Since(b.fetched) < refreshEvery && b.instances != nil {
+		return b.instances, nil
+	}
+	since := time.Now().Add(-staleAfter).UnixMilli()
+	ids, err := b.rdb.ZRangeByScore(ctx, instancesKey, &redis.ZRangeBy{Min: strconv.FormatInt(since, 10), Max: "+inf"}).Result()
+	if err != nil {
+		return nil, err
+	}
+	b.instances, b.fetched = ids, time.Now()
+	return ids, nil
+}
+
+// Publish pushes notices to every live instance's list, in one pipeline.
+func (b *Bus) Publish(ctx context.Context, notices ...Notice) error {
+	if len(notices) == 0 {
+		return nil
+	}
+	ids, err := b.live(ctx)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	msgs := make([]any, len(notices))
+	for i, n := range notices {
+		raw, err := json.Marshal(n)
+		if err != nil {
+			return err
+		}
+		msgs[i] = raw
+	}
+	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.RPush(ctx, b.list(id), msgs...)
+			p.LTrim(ctx, b.list(id), -maxBacklog, -1)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	return nil
+}
+
+// Listen registers the instance and hands every notice pushed to it to
+// deliver, until ctx ends. It survives Redis going away: it logs, backs off,
+// and on reconnecting delivers a Resync notice, since notices may have been
+// lost meanwhile. On return it unregisters.
+func (b *Bus) Listen(ctx context.Context, deliver func(Notice)) {
+	defer func() {
+		// Best effort: a stale registration is pruned anyway.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		b.rdb.ZRem(ctx, instancesKey, b.id)
+		b.rdb.Del(ctx, b.list(b.id))
+	}()
+	backoff := 100 * time.Millisecond
+	var lastBeat time.Time
+	broken := false
+	lost := func(err error) {
+		if !broken {
+			b.log.Warn("notice listener lost Redis; retrying", "err", err)
+		}
+		broken = true
+	}
+	for ctx.Err() == nil {
+		if time.Since(lastBeat) >= heartbeat || broken {
+			added, err := b.register(ctx)
+			if err != nil {
+				lost(err)
+				sleep(ctx, backoff)
+				backoff = min(2*backoff, 5*time.Second)
+				continue
+			}
+			// A registration that had to be made anew (other than the
+			// first) means Redis lost it: notices may be gone too, even if
+			// the client's retries hid the outage.
+			if broken || (added && !lastBeat.IsZero()) {
+				b.log.Info("notice listener is back")
+				deliver(Notice{Type: Resync})
+			}
+			lastBeat, broken, backoff = time.Now(), false, 100*time.Millisecond
+		}
+		res, err := b.rdb.BLPop(ctx, blockFor, b.list(b.id)).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			if ctx.Err() == nil {
+				lost(err)
+			}
+		default:
+			var n Notice
+			if err := json.Unmarshal([]byte(res[1]), &n); err != nil {
+				b.log.Warn("bad notice", "err", err)
+				continue
+			}
+			deliver(n)
+		}
+	}
+}
+
+// Prune removes instances that stopped renewing, and their lists.
+func (b *Bus) Prune(ctx context.Context) (int, error) {
+	before := "(" + strconv.FormatInt(time.Now().Add(-staleAfter).UnixMilli(), 10)
+	stale, err := b.rdb.ZRangeByScore(ctx, instancesKey, &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
+	if err != nil || len(stale) == 0 {
+		return 0, err
+	}
+	// Removing by score takes only those still stale, even if one renewed
+	// since the read above; its list stays.
+	if err := b.rdb.ZRemRangeByScore(ctx, instancesKey, "-inf", before).Err(); err != nil {
+		return 0, err
+	}
+	pruned := 0
+	for _, id := range stale {
+		switch err := b.rdb.ZScore(ctx, instancesKey, id).Err(); {
+		case err == nil:
+			continue // renewed in between
+		case err != redis.Nil:
+			return pruned, err
+		}
+		if err := b.rdb.Del(ctx, b.list(id)).Err(); err != nil {
+			return pruned, err
+		}
+		pruned++
+	}
+	return pruned, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

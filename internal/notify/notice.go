@@ -1,0 +1,85 @@
+// Package notify carries notices of state changes to every web instance and
+// on to the browsers that may see them. Notices are hints, never the source
+// of truth: a browser that misses one heals on the next, or on the snapshot
+// it gets when it (re)connects.
+//
+// Each instance registers itself with a heartbeat and blocks on its own
+// Redis list (Bus.Listen). Whoever changes state pushes a notice to every
+// live instance's list after the script succeeded (Bus.Publish). Each
+// instance's Hub fans notices out to its websocket clients, filtered by who
+// they are.
+package notify
+
+import "time"
+
+// The types of notices.
+const (
+	// QueueChanged carries a queue's new counts.
+	QueueChanged = "queue.changed"
+	// JobAvailable says a job became ready to claim.
+	JobAvailable = "job.available"
+	// ReservationCreated says an operator claimed a job.
+	ReservationCreated = "reservation.created"
+	// ReservationReleased says a reservation ended without completion: given
+	// back, skipped, failed, force-released or canceled.
+	ReservationReleased = "reservation.released"
+	// ReservationExtended says the holder moved the deadline.
+	ReservationExtended = "reservation.extended"
+	// ReservationCompleted says the holder completed the job.
+	ReservationCompleted = "reservation.completed"
+	// ReservationExpired says a reservation's deadline passed and the job
+	// was taken back.
+	ReservationExpired = "reservation.expired"
+	// ReservationExpiring warns the holder that the deadline is near.
+	ReservationExpiring = "reservation.expiring"
+	// JobFinished says a job reached a terminal state (completed, dead,
+	// canceled); producers waiting on it wake up.
+	JobFinished = "job.finished"
+	// Resync tells browsers that notices may have been lost: fetch afresh.
+	Resync = "resync"
+)
+
+// Notice is one message to browsers. Fields that do not apply are empty.
+type Notice struct {
+	Type      string     `json:"type"`
+	Queue     string     `json:"queue,omitempty"`
+	JobID     string     `json:"job_id,omitempty"`
+	Title     string     `json:"title,omitempty"`
+	Priority  *int       `json:"priority,omitempty"`
+	Operator  string     `json:"operator,omitempty"`
+	Deadline  *time.Time `json:"deadline,omitempty"`
+	State     string     `json:"state,omitempty"`
+	Ready     *int64     `json:"ready,omitempty"`
+	Reserved  *int64     `json:"reserved,omitempty"`
+	Scheduled *int64     `json:"scheduled,omitempty"`
+}
+
+// Viewer is who a browser connection belongs to.
+type Viewer struct {
+	Name string
+	// All is set for supervisors, who see every notice.
+	All bool
+	// Queues are the queues an operator works.
+	Queues []string
+}
+
+// Sees reports whether the viewer may receive the notice: supervisors see
+// everything; operators see their queues' counts and new jobs, and their
+// own reservations.
+func (v Viewer) Sees(n Notice) bool {
+	if v.All || n.Type == Resync {
+		return true
+	}
+	switch n.Type {
+	case QueueChanged, JobAvailable:
+		for _, q := range v.Queues {
+			if q == n.Queue {
+				return true
+			}
+		}
+		return false
+	case ReservationCreated, ReservationExtended, ReservationReleased, ReservationCompleted, ReservationExpired, ReservationExpiring:
+		return n.Operator == v.Name
+	}
+	return false
+}

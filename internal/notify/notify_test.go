@@ -1,0 +1,596 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"claimdesk/internal/tasks/taskstest"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every test that needs Redis starts its own server: the instance registry
+// (cd:instances) is one key per Redis, so instances of tests sharing a
+// server would receive each other's notices.
+
+// waitTimeout bounds every wait for something that happens through Redis.
+const waitTimeout = 10 * time.Second
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// listen runs bus.Listen into hub until the test ends, or until the
+// returned stop is called.
+func listen(t *testing.T, bus *Bus, hub *Hub) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		bus.Listen(ctx, hub.Deliver)
+	}()
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
+	return stop
+}
+
+// eventually polls cond until it holds, failing the test after waitTimeout.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// registered reports whether every id is in the instance registry.
+func registered(rdb redis.UniversalClient, ids ...string) bool {
+	for _, id := range ids {
+		if rdb.ZScore(context.Background(), instancesKey, id).Err() != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// until reads the client's notices up to and including the first that
+// matches, and returns them all. It fails the test if the client is dropped
+// or nothing matches within waitTimeout.
+func until(t *testing.T, c *Client, what string, match func(Notice) bool) []Notice {
+	t.Helper()
+	timeout := time.NewTimer(waitTimeout)
+	defer timeout.Stop()
+	var got []Notice
+	for {
+		select {
+		case n := <-c.Notices():
+			got = append(got, n)
+			if match(n) {
+				return got
+			}
+		case <-c.Dropped():
+			t.Fatalf("client dropped while waiting for %s; got %s", what, describe(got))
+		case <-timeout.C:
+			t.Fatalf("no %s within %v; got %s", what, waitTimeout, describe(got))
+		}
+	}
+}
+
+func isJob(id string) func(Notice) bool { return func(n Notice) bool { return n.JobID == id } }
+
+func isType(typ string) func(Notice) bool { return func(n Notice) bool { return n.Type == typ } }
+
+// describe lists notices as type(queue,job,operator) for failure messages.
+func describe(ns []Notice) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprintf("%s(%s,%s,%s)", n.Type, n.Queue, n.JobID, n.Operator)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestPublishReachesEveryInstance(t *testing.T) {
+	t.Parallel()
+	rdb := taskstest.Redis(t).Client()
+	ctx := context.Background()
+	// Two web instances on one Redis, and a publisher that does not listen
+	// (as cron is).
+	busA, hubA := NewBus(rdb, quiet()), NewHub()
+	busB, hubB := NewBus(rdb, quiet()), NewHub()
+	stopA, stopB := listen(t, busA, hubA), listen(t, busB, hubB)
+	eventually(t, "both instances to register", func() bool { return registered(rdb, busA.ID(), busB.ID()) })
+	if busA.ID() == busB.ID() {
+		t.Fatalf("two buses share the id %s", busA.ID())
+	}
+	clientA, clientB := hubA.Join(Viewer{Name: "boss", All: true}), hubB.Join(Viewer{Name: "boss", All: true})
+	publishers := map[string]*Bus{"instance A": busA, "instance B": busB, "a publisher that does not listen": NewBus(rdb, quiet())}
+	for name, from := range publishers {
+		id := "job-from-" + strings.ReplaceAll(name, " ", "-")
+		if err := from.Publish(ctx, Notice{Type: JobAvailable, Queue: "mail", JobID: id}); err != nil {
+			t.Fatalf("Publish from %s: %v", name, err)
+		}
+		for hub, c := range map[string]*Client{"A": clientA, "B": clientB} {
+			got := until(t, c, "the notice published by "+name+" on hub "+hub, isJob(id))
+			if len(got) != 1 || got[0].Type != JobAvailable || got[0].Queue != "mail" {
+				t.Errorf("hub %s got %s, want exactly the job.available from %s", hub, describe(got), name)
+			}
+		}
+	}
+	// Several notices in one call arrive in order.
+	batch := []Notice{{Type: JobAvailable, JobID: "b1"}, {Type: QueueChanged, Queue: "mail"}, {Type: JobFinished, JobID: "b2"}}
+	if err := busA.Publish(ctx, batch...); err != nil {
+		t.Fatal(err)
+	}
+	if got := until(t, clientB, "the batch", isJob("b2")); describe(got) != describe(batch) {
+		t.Errorf("batch arrived as %s, want %s", describe(got), describe(batch))
+	}
+
+	// A stopped instance leaves the registry and its list is gone.
+	stopA()
+	stopB()
+	for _, b := range []*Bus{busA, busB} {
+		if err := rdb.ZScore(ctx, instancesKey, b.ID()).Err(); err != redis.Nil {
+			t.Errorf("stopped instance %s still registered (ZSCORE error %v)", b.ID(), err)
+		}
+		if n, err := rdb.Exists(ctx, listPrefix+b.ID()).Result(); err != nil || n != 0 {
+			t.Errorf("stopped instance %s still has its list (exists %d, %v)", b.ID(), n, err)
+		}
+	}
+}
+
+// Viewers of the filtering tests: two operators, a supervisor, and an
+// operator who works no queue.
+var (
+	ann   = Viewer{Name: "ann", Queues: []string{"mail", "scans"}}
+	bob   = Viewer{Name: "bob", Queues: []string{"mail"}}
+	boss  = Viewer{Name: "boss", All: true}
+	carl  = Viewer{Name: "carl"}
+	flows = []struct {
+		name           string
+		n              Notice
+		ann, bob, carl bool // boss sees everything
+	}{
+		{"counts of a queue of both", Notice{Type: QueueChanged, Queue: "mail"}, true, true, false},
+		{"counts of a queue of ann's", Notice{Type: QueueChanged, Queue: "scans"}, true, false, false},
+		{"counts of nobody's queue", Notice{Type: QueueChanged, Queue: "other"}, false, false, false},
+		{"new job in a queue of both", Notice{Type: JobAvailable, Queue: "mail", JobID: "1"}, true, true, false},
+		{"new job in a queue of ann's", Notice{Type: JobAvailable, Queue: "scans", JobID: "2"}, true, false, false},
+		{"new job in nobody's queue", Notice{Type: JobAvailable, Queue: "other", JobID: "3"}, false, false, false},
+		{"ann claimed in a queue of both", Notice{Type: ReservationCreated, Queue: "mail", JobID: "4", Operator: "ann"}, true, false, false},
+		{"ann extended", Notice{Type: ReservationExtended, Queue: "mail", JobID: "4", Operator: "ann"}, true, false, false},
+		{"ann completed", Notice{Type: ReservationCompleted, Queue: "mail", JobID: "4", Operator: "ann"}, true, false, false},
+		{"bob released", Notice{Type: ReservationReleased, Queue: "mail", JobID: "5", Operator: "bob"}, false, true, false},
+		{"bob's reservation expired", Notice{Type: ReservationExpired, Queue: "mail", JobID: "6", Operator: "bob"}, false, true, false},
+		{"carl's reservation is expiring", Notice{Type: ReservationExpiring, Queue: "mail", JobID: "7", Operator: "carl"}, false, false, true},
+		{"someone else's reservation", Notice{Type: ReservationCreated, Queue: "mail", JobID: "8", Operator: "dora"}, false, false, false},
+		{"job finished", Notice{Type: JobFinished, Queue: "mail", JobID: "9", State: "completed"}, false, false, false},
+		{"unknown type", Notice{Type: "queue.deleted", Queue: "mail"}, false, false, false},
+		{"resync", Notice{Type: Resync}, true, true, true},
+	}
+)
+
+func TestViewerSees(t *testing.T) {
+	t.Parallel()
+	for _, tc := range flows {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range []struct {
+				v    Viewer
+				want bool
+			}{{ann, tc.ann}, {bob, tc.bob}, {carl, tc.carl}, {boss, true}} {
+				if got := c.v.Sees(tc.n); got != c.want {
+					t.Errorf("%s.Sees(%s %s of %q) = %v, want %v", c.v.Name, tc.n.Type, tc.n.Queue, tc.n.Operator, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestHubFiltersNoticesFromTheBus(t *testing.T) {
+	t.Parallel()
+	rdb := taskstest.Redis(t).Client()
+	bus, hub := NewBus(rdb, quiet()), NewHub()
+	listen(t, bus, hub)
+	eventually(t, "the instance to register", func() bool { return registered(rdb, bus.ID()) })
+	clients := map[string]*Client{"ann": hub.Join(ann), "bob": hub.Join(bob), "carl": hub.Join(carl), "boss": hub.Join(boss)}
+	want := map[string][]Notice{}
+	var all []Notice
+	for _, tc := range flows {
+		all = append(all, tc.n)
+		for name, sees := range map[string]bool{"ann": tc.ann, "bob": tc.bob, "carl": tc.carl, "boss": true} {
+			if sees {
+				want[name] = append(want[name], tc.n)
+			}
+		}
+	}
+	if all[len(all)-1].Type != Resync {
+		t.Fatal("the flows must end with the resync that everybody sees")
+	}
+	if err := NewBus(rdb, quiet()).Publish(context.Background(), all...); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range clients {
+		got := until(t, c, "the closing resync for "+name, isType(Resync))
+		if describe(got) != describe(want[name]) {
+			t.Errorf("%s got\n  %s\nwant\n  %s", name, describe(got), describe(want[name]))
+		}
+	}
+}
+
+func TestSlowClientIsDropped(t *testing.T) {
+	t.Parallel()
+	hub := NewHub()
+	slow := hub.Join(boss)
+	fast := hub.Join(boss)
+	// An operator who sees none of the notices is never behind.
+	unconcerned := hub.Join(carl)
+	notice := func(i int) Notice { return Notice{Type: JobAvailable, Queue: "mail", JobID: strconv.Itoa(i)} }
+	for i := range clientBuffer {
+		hub.Deliver(notice(i))
+		if n := <-fast.Notices(); n.JobID != strconv.Itoa(i) {
+			t.Fatalf("fast client got job %s, want %d", n.JobID, i)
+		}
+	}
+	if closed(slow.Dropped()) || hub.Clients() != 3 {
+		t.Fatalf("a client was dropped with its buffer of %d just full (clients %d)", clientBuffer, hub.Clients())
+	}
+	hub.Deliver(notice(clientBuffer))
+	if !closed(slow.Dropped()) {
+		t.Fatalf("client not dropped after %d unread notices", clientBuffer+1)
+	}
+	if closed(fast.Dropped()) || closed(unconcerned.Dropped()) || hub.Clients() != 2 {
+		t.Fatalf("dropping the slow client dropped others too (clients %d, want 2)", hub.Clients())
+	}
+	hub.Deliver(notice(clientBuffer + 1))
+	for _, want := range []int{clientBuffer, clientBuffer + 1} {
+		if n := <-fast.Notices(); n.JobID != strconv.Itoa(want) {
+			t.Fatalf("fast client got job %s, want %d", n.JobID, want)
+		}
+	}
+	// The dropped client got what fit in its buffer, and nothing after.
+	if n := len(slow.Notices()); n != clientBuffer {
+		t.Errorf("dropped client holds %d notices, want %d", n, clientBuffer)
+	}
+	hub.Leave(slow) // the websocket handler leaves once it saw Dropped: harmless
+	hub.Leave(fast)
+	if !closed(fast.Dropped()) || hub.Clients() != 1 {
+		t.Errorf("after Leave: Dropped closed %v, clients %d; want true, 1", closed(fast.Dropped()), hub.Clients())
+	}
+	if closed(unconcerned.Dropped()) {
+		t.Error("a client that sees none of the notices was dropped")
+	}
+}
+
+func TestWaitJob(t *testing.T) {
+	t.Parallel()
+	hub := NewHub()
+	first, stopFirst := hub.WaitJob("j1")
+	second, stopSecond := hub.WaitJob("j1")
+	other, stopOther := hub.WaitJob("j2")
+	gaveUp, stopGaveUp := hub.WaitJob("j3")
+	defer stopFirst()
+	defer stopSecond()
+	defer stopOther()
+	stopGaveUp()
+
+	// Other notices about the job, and other jobs finishing, wake nobody.
+	for _, n := range []Notice{
+		{Type: JobAvailable, JobID: "j1"},
+		{Type: ReservationCompleted, JobID: "j1", Operator: "ann"},
+		{Type: JobFinished, JobID: "j9", State: "completed"},
+	} {
+		hub.Deliver(n)
+		if closed(first) || closed(second) || closed(other) {
+			t.Fatalf("%s of %s woke a waiter", n.Type, n.JobID)
+		}
+	}
+	hub.Deliver(Notice{Type: JobFinished, JobID: "j1", State: "completed"})
+	if !closed(first) || !closed(second) {
+		t.Fatal("job.finished for j1 did not wake both of its waiters")
+	}
+	if closed(other) {
+		t.Fatal("job.finished for j1 woke the waiter of j2")
+	}
+	hub.Deliver(Notice{Type: JobFinished, JobID: "j3", State: "dead"})
+	if closed(gaveUp) {
+		t.Fatal("a waiter that stopped waiting was woken")
+	}
+	// A resync may have lost any job.finished: every waiter looks again.
+	hub.Deliver(Notice{Type: Resync})
+	if !closed(other) {
+		t.Fatal("resync did not wake the waiter of j2")
+	}
+	// Stopping after the wake-up, or twice, is harmless.
+	stopFirst()
+	stopFirst()
+}
+
+func TestWaitJobThroughTheBus(t *testing.T) {
+	t.Parallel()
+	rdb := taskstest.Redis(t).Client()
+	bus, hub := NewBus(rdb, quiet()), NewHub()
+	listen(t, bus, hub)
+	eventually(t, "the instance to register", func() bool { return registered(rdb, bus.ID()) })
+	woken, stop := hub.WaitJob("j1")
+	defer stop()
+	// Sent by another instance, as when a holder completes a job there.
+	other := NewBus(rdb, quiet())
+	if err := other.Publish(context.Background(), Notice{Type: JobFinished, JobID: "j2"}); err != nil {
+		t.Fatal(err)
+	}
+	// A client joined after the waiter tells when j2's notice has passed.
+	c := hub.Join(boss)
+	if err := other.Publish(context.Background(), Notice{Type: JobAvailable, JobID: "marker"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, c, "the marker", isJob("marker"))
+	if closed(woken) {
+		t.Fatal("job.finished for j2 woke the waiter of j1")
+	}
+	if err := other.Publish(context.Background(), Notice{Type: JobFinished, JobID: "j1", State: "completed"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woken:
+	case <-time.After(waitTimeout):
+		t.Fatalf("job.finished for j1 did not wake its waiter within %v", waitTimeout)
+	}
+}
+
+func TestListenerSurvivesRedisRestart(t *testing.T) {
+	t.Parallel()
+	server := taskstest.Redis(t)
+	rdb := server.Client()
+	ctx := context.Background()
+	bus, hub := NewBus(rdb, quiet()), NewHub()
+	listen(t, bus, hub)
+	eventually(t, "the instance to register", func() bool { return registered(rdb, bus.ID()) })
+	c := hub.Join(boss)
+	publisher := NewBus(server.Client(), quiet())
+	if err := publisher.Publish(ctx, Notice{Type: JobAvailable, JobID: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, c, "the notice before the restart", isJob("before"))
+
+	if err := server.Restart(); err != nil {
+		t.Fatalf("restart Redis: %v", err)
+	}
+	// The restarted server is empty: the listener registers again, and as
+	// notices may have been lost meanwhile, the browsers resync — even when
+	// the client's retries hid the restart from the listener.
+	eventually(t, "the instance to register again", func() bool { return registered(rdb, bus.ID()) })
+	until(t, c, "a resync after the restart", isType(Resync))
+	// Notices flow again. The publisher may still miss the instance for a
+	// moment, so keep publishing until one arrives.
+	deadline := time.Now().Add(waitTimeout)
+	for i := 0; ; i++ {
+		id := "after-" + strconv.Itoa(i)
+		if err := publisher.Publish(ctx, Notice{Type: JobAvailable, JobID: id}); err != nil {
+			t.Logf("publish after the restart: %v", err)
+		}
+		select {
+		case n := <-c.Notices():
+			if n.Type == Resync {
+				continue
+			}
+			if !strings.HasPrefix(n.JobID, "after-") {
+				t.Fatalf("after the restart got %s, want only the published notices", describe([]Notice{n}))
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no notice arrived within %v of the restart", waitTimeout)
+		}
+	}
+}
+
+func TestPruneRemovesStaleInstances(t *testing.T) {
+	t.Parallel()
+	rdb := taskstest.Redis(t).Client()
+	ctx := context.Background()
+	live := NewBus(rdb, quiet())
+	listen(t, live, NewHub())
+	eventually(t, "the instance to register", func() bool { return registered(rdb, live.ID()) })
+	// A crashed instance that stopped renewing long ago, and one that is
+	// not listening but renewed a second ago.
+	now := time.Now()
+	fake := map[string]time.Time{"crashed": now.Add(-staleAfter - time.Minute), "recent": now.Add(-time.Second)}
+	for id, beat := range fake {
+		if err := rdb.ZAdd(ctx, instancesKey, redis.Z{Score: float64(beat.UnixMilli()), Member: id}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.RPush(ctx, listPrefix+id, `{"type":"resync"}`).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Publishers already skip the stale instance.
+	if err := NewBus(rdb, quiet()).Publish(ctx, Notice{Type: JobAvailable, JobID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]int64{"crashed": 1, "recent": 2} {
+		if n, err := rdb.LLen(ctx, listPrefix+id).Result(); err != nil || n != want {
+			t.Errorf("list of %s instance holds %d notices (%v), want %d", id, n, err, want)
+		}
+	}
+
+	pruned, err := live.Prune(ctx)
+	if err != nil || pruned != 1 {
+		t.Fatalf("Prune = %d, %v; want 1, nil", pruned, err)
+	}
+	if err := rdb.ZScore(ctx, instancesKey, "crashed").Err(); err != redis.Nil {
+		t.Errorf("stale instance still registered (ZSCORE error %v)", err)
+	}
+	if n, _ := rdb.Exists(ctx, listPrefix+"crashed").Result(); n != 0 {
+		t.Error("stale instance's notice list not deleted")
+	}
+	ids, err := rdb.ZRange(ctx, instancesKey, 0, -1).Result()
+	slices.Sort(ids)
+	want := []string{live.ID(), "recent"}
+	slices.Sort(want)
+	if err != nil || !slices.Equal(ids, want) {
+		t.Errorf("registry after Prune = %v (%v), want %v", ids, err, want)
+	}
+	if n, _ := rdb.Exists(ctx, listPrefix+"recent").Result(); n != 1 {
+		t.Error("a live instance's notice list was deleted")
+	}
+	if pruned, err := live.Prune(ctx); err != nil || pruned != 0 {
+		t.Errorf("second Prune = %d, %v; want 0, nil", pruned, err)
+	}
+}
+
+func TestListenerResyncsAfterOutage(t *testing.T) {
+	t.Parallel()
+	server := taskstest.Redis(t)
+	proxy := newProxy(t, server.Addr())
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.addr()})
+	t.Cleanup(func() { rdb.Close() })
+	failed := &blpopFailed{ch: make(chan struct{})}
+	rdb.AddHook(failed)
+	ctx := context.Background()
+	bus, hub := NewBus(rdb, quiet()), NewHub()
+	listen(t, bus, hub)
+	eventually(t, "the instance to register", func() bool { return registered(rdb, bus.ID()) })
+	c := hub.Join(boss)
+	// The publisher reaches Redis directly: only the listener loses it.
+	publisher := NewBus(server.Client(), quiet())
+
+	proxy.cut()
+	select {
+	case <-failed.ch:
+	case <-time.After(waitTimeout):
+		t.Fatalf("the listener's BLPOP did not fail within %v of the outage", waitTimeout)
+	}
+	// Published while the listener cannot read: it may arrive or not.
+	if err := publisher.Publish(ctx, Notice{Type: JobAvailable, JobID: "during"}); err != nil {
+		t.Fatal(err)
+	}
+	proxy.heal()
+	got := until(t, c, "a resync after the outage", isType(Resync))
+	for _, n := range got[:len(got)-1] {
+		if n.JobID != "during" {
+			t.Errorf("before the resync came %s", describe(got))
+		}
+	}
+	eventually(t, "the instance to register again", func() bool { return registered(rdb, bus.ID()) })
+	if err := NewBus(server.Client(), quiet()).Publish(ctx, Notice{Type: JobAvailable, JobID: "after"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, c, "the notice after the outage", isJob("after"))
+}
+
+// blpopFailed is a go-redis hook that closes ch when a BLPOP fails (after
+// go-redis's own retries) with anything but "nothing to pop".
+type blpopFailed struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (h *blpopFailed) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *blpopFailed) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "blpop" && err != nil && err != redis.Nil {
+			h.once.Do(func() { close(h.ch) })
+		}
+		return err
+	}
+}
+
+func (h *blpopFailed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// proxy forwards TCP connections to a Redis server until cut: then it drops
+// every connection and refuses new ones until healed.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.serve()
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		p.cut()
+	})
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) serve() {
+	for {
+		in, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			in.Close()
+			continue
+		}
+		out, err := net.Dial("tcp", p.target)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, in, out)
+		p.mu.Unlock()
+		go func() { io.Copy(out, in); out.Close() }()
+		go func() { io.Copy(in, out); in.Close() }()
+	}
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
