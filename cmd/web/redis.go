@@ -74,6 +74,19 @@ func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalCl
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	// One claimdesk process at a time looks for a running server and starts
+	// one: two starting together share one redis-server.
+	lock, err := os.OpenFile(filepath.Join(dir, "start.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer lock.Close() // closing releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, nil, fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
 	socket := filepath.Join(dir, "redis.sock")
 	if _, err := os.Stat(socket); err == nil {
 		rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket, MaxRetries: -1})
@@ -85,9 +98,6 @@ func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalCl
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, nil, errors.New("redis-server is not installed: install it with `apt-get install redis-server` (make run does this), or set CLAIMDESK_REDIS_URL")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, err
 	}
 	p := &privateRedis{bin: bin, dir: dir, log: log, quit: make(chan struct{}), done: make(chan struct{})}
 	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket})
