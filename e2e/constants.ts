@@ -1,8 +1,14 @@
 import path from 'node:path';
 
-/** The one port the suite's private claimdesk listens on. */
+/**
+ * The suite runs two claimdesk web instances over one store (one private
+ * redis-server): A, where the tests go by default, and B, for what must
+ * cross from one instance to the other (live notices travel through Redis).
+ */
 export const PORT = 18080;
 export const BASE_URL = `http://127.0.0.1:${PORT}`;
+export const PORT_B = 18081;
+export const BASE_URL_B = `http://127.0.0.1:${PORT_B}`;
 
 /** Scratch directory the web server runs in (its private Redis lives under it). */
 export const RUN_DIR = path.join(__dirname, '.run');

@@ -1,6 +1,7 @@
 import { test as base, expect, type Page, type TestInfo } from '@playwright/test';
 import { ProducerApi, type Job, type NewJob } from './api';
-import { authFile, BASE_URL, type Person, type QueueName } from './constants';
+import { authFile, BASE_URL, BASE_URL_B, PEOPLE, type Person, type QueueName } from './constants';
+import { LoginPage } from './pages/LoginPage';
 
 export { expect };
 
@@ -13,9 +14,17 @@ export interface JobFactory {
 interface Fixtures {
   api: ProducerApi;
   jobs: JobFactory;
-  /** Opens a page in a new browser context logged in as that person (saved by the setup project). */
-  openAs: (person: Person) => Promise<Page>;
+  /**
+   * Opens a page in a new browser context logged in as that person. On
+   * instance A (the default) with the session the setup project saved; on
+   * instance B in a fresh context whose baseURL is B, logged in through
+   * B's own login page.
+   */
+  openAs: (person: Person, instance?: Instance) => Promise<Page>;
 }
+
+/** The suite's two web instances over one store (see playwright.config.ts). */
+export type Instance = 'A' | 'B';
 
 let counter = 0;
 
@@ -74,10 +83,21 @@ export const test = base.extend<Fixtures>({
 
   openAs: async ({ browser }, use) => {
     const contexts: Awaited<ReturnType<typeof browser.newContext>>[] = [];
-    await use(async (person) => {
-      const context = await browser.newContext({ baseURL: BASE_URL, storageState: authFile(person) });
+    await use(async (person, instance = 'A') => {
+      if (instance === 'A') {
+        const context = await browser.newContext({ baseURL: BASE_URL, storageState: authFile(person) });
+        contexts.push(context);
+        return context.newPage();
+      }
+      const context = await browser.newContext({ baseURL: BASE_URL_B });
       contexts.push(context);
-      return context.newPage();
+      const page = await context.newPage();
+      const login = new LoginPage(page);
+      await login.goto();
+      await login.logIn(person, PEOPLE[person].password);
+      await expect(page.getByTestId('current-user')).toContainText(person);
+      expect(new URL(page.url()).origin, `${person} is on instance B`).toBe(BASE_URL_B);
+      return page;
     });
     for (const context of contexts) await context.close();
   },

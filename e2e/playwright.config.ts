@@ -1,15 +1,15 @@
 import { defineConfig } from '@playwright/test';
 import path from 'node:path';
-import { BASE_URL, PORT } from './constants';
+import { BASE_URL, BASE_URL_B, PORT, PORT_B } from './constants';
 
 const repo = path.join(__dirname, '..');
 
 export default defineConfig({
   testDir: __dirname,
   outputDir: path.join(repo, 'test-results'),
-  // One server and one store serve every test, and operators' claims reach
-  // across the queues they are granted: tests run one at a time so that no
-  // test claims the top-priority job another test just enqueued.
+  // One store serves every test, and operators' claims reach across the
+  // queues they are granted: tests run one at a time so that no test claims
+  // the top-priority job another test just enqueued.
   fullyParallel: false,
   workers: 1,
   forbidOnly: !!process.env.CI,
@@ -38,19 +38,49 @@ export default defineConfig({
       dependencies: ['setup'],
     },
   ],
-  webServer: {
-    // A fresh scratch directory each run: seed --reset, then serve. With no
-    // CLAIMDESK_REDIS_URL claimdesk runs a private redis-server under
-    // .run/var/redis and stops it when it gets SIGTERM.
-    command:
-      `rm -rf .run && mkdir -p .run && cd .run && ../../bin/claimdesk seed --reset >seed.log ` +
-      `&& exec ../../bin/claimdesk serve --addr 127.0.0.1:${PORT}`,
-    cwd: __dirname,
-    url: `${BASE_URL}/healthz`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-    gracefulShutdown: { signal: 'SIGTERM', timeout: 15_000 },
-    stdout: 'ignore',
-    stderr: 'pipe',
-  },
+  // Two web instances over one store, as in production behind a load
+  // balancer: notices published by one reach the pages served by the other
+  // through Redis. The cron runs every second so that expired reservations
+  // are reclaimed promptly.
+  webServer: [
+    {
+      name: 'claimdesk A',
+      // A fresh scratch directory each run: seed --reset, then serve. With
+      // no CLAIMDESK_REDIS_URL claimdesk runs a private redis-server under
+      // .run/var/redis; A starts it, owns it and stops it when it gets
+      // SIGTERM. The marker "seeded" is written only after the seed, into
+      // the directory this very command has just recreated.
+      command:
+        `rm -rf .run && mkdir -p .run && cd .run && ../../bin/claimdesk seed --reset >seed.log ` +
+        `&& touch seeded && exec ../../bin/claimdesk serve --addr 127.0.0.1:${PORT}`,
+      cwd: __dirname,
+      env: { CLAIMDESK_CRON_INTERVAL: '1s' },
+      url: `${BASE_URL}/healthz`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 15_000 },
+      stdout: 'ignore',
+      stderr: 'pipe',
+    },
+    {
+      name: 'claimdesk B',
+      // Same scratch directory, so it shares A's redis-server (the start
+      // lock and the unix socket under .run/var/redis) and session secret.
+      // It waits for this run's seed and for A to answer: A's /healthz
+      // cannot answer before A's own seed is done, so a marker left over
+      // from an earlier run cannot start B early. (Playwright also starts
+      // the servers in order and stops them in reverse, B before A.)
+      command:
+        `until [ -f .run/seeded ] && curl -sf -o /dev/null ${BASE_URL}/healthz; do sleep 0.2; done ` +
+        `&& cd .run && exec ../../bin/claimdesk serve --addr 127.0.0.1:${PORT_B}`,
+      cwd: __dirname,
+      env: { CLAIMDESK_CRON_INTERVAL: '1s' },
+      url: `${BASE_URL_B}/healthz`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 15_000 },
+      stdout: 'ignore',
+      stderr: 'pipe',
+    },
+  ],
 });

@@ -124,6 +124,8 @@ test.describe('a reservation taken away', () => {
     await home.claimNextIn('invoice-review');
     const work = new WorkPage(alice);
     expect(await work.waitForJob()).toBe(job.id);
+    await work.live.waitUntilLive();
+    await expect(work.taken).toBeHidden();
 
     const sam = new SupervisorPage(await openAs('sam'));
     await sam.goto();
@@ -135,11 +137,19 @@ test.describe('a reservation taken away', () => {
     await expect(sam.page).toHaveURL('/supervisor');
     await expect(sam.reservation(job.id)).toHaveCount(0);
 
-    // alice still has the old page open and tries to finish.
+    // alice's open page hears of it at once and locks its buttons…
+    await expect(work.taken).toBeVisible({ timeout: 2_000 });
+    await expect(work.taken).toContainText('taken back');
+    await expect(work.expired).toBeHidden();
+    for (const button of [work.completeButton, work.releaseButton, work.skipButton, work.extendButton]) {
+      await expect(button).toBeDisabled();
+    }
+
+    // …and should alice send the form anyway, the server refuses it.
     const answered = alice.waitForResponse(
       (r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/complete`),
     );
-    await work.complete('Done, I think.', { approved: 'yes' });
+    await work.completeDespiteLostReservation('Done, I think.', { approved: 'yes' });
     expect((await answered).status()).toBe(409);
     await expect(alice.getByRole('heading', { name: 'This changed in the meantime' })).toBeVisible();
     await expect(alice.getByTestId('error-message')).toHaveText(

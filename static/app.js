@@ -107,7 +107,12 @@
         setCount(n.queue, n.ready);
         break;
       case "job.available":
-        if (n.title) toast(n.queue, n.title);
+        toast(n.queue, n.title);
+        break;
+      case "reservation.extended":
+        if (work && work.dataset.jobId === n.job_id && n.deadline) {
+          document.querySelectorAll("[data-deadline]").forEach(function (el) { el.dataset.deadline = n.deadline; });
+        }
         break;
       case "reservation.expiring":
         if (work && work.dataset.jobId === n.job_id) {
@@ -119,6 +124,8 @@
         if (work && work.dataset.jobId === n.job_id) lose("#expired");
         break;
       case "reservation.released":
+      case "reservation.completed":
+        // Another tab, or a supervisor, ended it: this page can do no more.
         if (work && work.dataset.jobId === n.job_id) lose("#taken");
         break;
       case "job.finished":

@@ -530,7 +530,7 @@ func WorkPage(p Page, w Work) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, ">Time is up: this reservation ended and the job went back to the queue. Nothing more you send will be saved.</div><div id=\"taken\" class=\"problem\" role=\"alert\" data-testid=\"taken\" hidden>A supervisor took this job back. Nothing more you send will be saved.</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, ">Time is up: this reservation ended and the job went back to the queue. Nothing more you send will be saved.</div><div id=\"taken\" class=\"problem\" role=\"alert\" data-testid=\"taken\" hidden>This job is no longer yours here: it was finished, given back or taken back (by you in another tab, or by a supervisor). Nothing more you send will be saved.</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

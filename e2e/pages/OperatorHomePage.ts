@@ -1,5 +1,6 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 import type { QueueName } from '../constants';
+import { LiveUpdates } from './LiveUpdates';
 
 /** The operator's home, "My work": the queues they may claim from. */
 export class OperatorHomePage {
@@ -7,12 +8,17 @@ export class OperatorHomePage {
   readonly claimAny: Locator;
   readonly flash: Locator;
   readonly myReservations: Locator;
+  readonly live: LiveUpdates;
+  /** The "New job in <queue>: <title>" notices pushed by the websocket. */
+  readonly toasts: Locator;
 
   constructor(readonly page: Page) {
     this.heading = page.getByRole('heading', { name: 'My work' });
     this.claimAny = page.getByTestId('claim-any');
     this.flash = page.getByTestId('flash');
     this.myReservations = page.getByTestId('my-reservations');
+    this.live = new LiveUpdates(page);
+    this.toasts = page.getByTestId('toast');
   }
 
   async goto() {
@@ -26,6 +32,23 @@ export class OperatorHomePage {
 
   readyCount(queue: QueueName): Locator {
     return this.queueCard(queue).getByTestId('ready-count');
+  }
+
+  /** The toast announcing a job by its (unique) title. */
+  toastFor(title: string): Locator {
+    return this.toasts.filter({ hasText: title });
+  }
+
+  /** The toast's Claim button: claims the next job of the toast's queue. */
+  toastClaimButton(title: string): Locator {
+    return this.toastFor(title).getByRole('button', { name: 'Claim', exact: true });
+  }
+
+  /** The ready count a card shows now, as a number. */
+  async readyCountNow(queue: QueueName): Promise<number> {
+    const text = (await this.readyCount(queue).textContent())?.trim() ?? '';
+    if (!/^\d+$/.test(text)) throw new Error(`ready count of ${queue} is ${JSON.stringify(text)}`);
+    return Number(text);
   }
 
   claimNextButton(queue: QueueName): Locator {

@@ -1,5 +1,6 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 import type { QueueName } from '../constants';
+import { LiveUpdates } from './LiveUpdates';
 
 type State = 'ready' | 'scheduled' | 'reserved' | 'completed' | 'dead' | 'canceled';
 
@@ -8,6 +9,8 @@ export class SupervisorPage {
   readonly heading: Locator;
   readonly queueStats: Locator;
   readonly reservations: Locator;
+  readonly noReservations: Locator;
+  readonly live: LiveUpdates;
   readonly flash: Locator;
   readonly jobs: Locator;
   readonly noJobs: Locator;
@@ -16,6 +19,8 @@ export class SupervisorPage {
     this.heading = page.getByRole('heading', { name: 'Supervise' });
     this.queueStats = page.getByTestId('queue-stats');
     this.reservations = page.getByTestId('reservations');
+    this.noReservations = page.getByTestId('no-reservations');
+    this.live = new LiveUpdates(page);
     this.flash = page.getByTestId('flash');
     this.jobs = page.getByTestId('jobs');
     this.noJobs = page.getByTestId('no-jobs');

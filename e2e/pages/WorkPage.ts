@@ -1,11 +1,18 @@
 import { expect, type Locator, type Page } from '@playwright/test';
+import { LiveUpdates } from './LiveUpdates';
 
 /** A job's work page, /jobs/<id>. */
 export class WorkPage {
   readonly title: Locator;
   readonly countdown: Locator;
   readonly payload: Locator;
+  /** "Time is up": the reservation's deadline passed (countdown or notice). */
   readonly expired: Locator;
+  /** A supervisor took the job back (or it was finished elsewhere). */
+  readonly taken: Locator;
+  /** The warning shown in the reservation's last minute. */
+  readonly expiring: Locator;
+  readonly live: LiveUpdates;
   readonly notes: Locator;
   readonly completeButton: Locator;
   readonly releaseButton: Locator;
@@ -19,6 +26,9 @@ export class WorkPage {
     // Nested objects render nested lists with the same test id: the outermost is the payload.
     this.payload = page.getByTestId('payload').first();
     this.expired = page.getByTestId('expired');
+    this.taken = page.getByTestId('taken');
+    this.expiring = page.getByTestId('expiring');
+    this.live = new LiveUpdates(page);
     this.notes = page.getByLabel('Notes');
     this.completeButton = page.getByTestId('complete');
     this.releaseButton = page.getByTestId('release');
@@ -50,6 +60,18 @@ export class WorkPage {
       await this.page.getByLabel(`Field value ${i + 1}`, { exact: true }).fill(value);
     }
     await this.completeButton.click();
+  }
+
+  /**
+   * What a stale page could still send: re-enables the Complete button the
+   * page disabled when the reservation ended (a user with devtools, or a
+   * page whose notice never came) and completes. The server has to refuse.
+   */
+  async completeDespiteLostReservation(notes: string, fields: Record<string, string> = {}) {
+    await this.completeButton.evaluate((b) => {
+      (b as HTMLButtonElement).disabled = false;
+    });
+    await this.complete(notes, fields);
   }
 
   async release() {

@@ -1,0 +1,305 @@
+import type { Page, WebSocketRoute } from '@playwright/test';
+import { BASE_URL, BASE_URL_B } from './constants';
+import { expect, test } from './fixtures';
+import { OperatorHomePage } from './pages/OperatorHomePage';
+import { SupervisorPage } from './pages/SupervisorPage';
+import { WorkPage } from './pages/WorkPage';
+
+// Live updates: every change is published through Redis to every web
+// instance, which pushes it over /ws to the pages that may see it. The
+// pages patch themselves without a reload.
+//
+// invoice-review (seed: lease 600 s, strict priority, no scheduled job due
+// during a run) is granted to alice and carol: a fresh priority-100 job is
+// the head of its line, and nothing else changes its ready count while a
+// test runs. bob works support-escalations and content-moderation.
+
+/** Notices reach an open page within this (the brief asks for "at once"). */
+const AT_ONCE = 1_000;
+/** A supervisor's fragments are re-fetched on a notice (debounced 150 ms). */
+const SOON = 2_000;
+
+test.describe('the operator home', () => {
+  test('a job enqueued through the API changes the ready count and pops a toast at once; its Claim opens the job', async ({
+    openAs,
+    jobs,
+  }) => {
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.live.waitUntilLive();
+    const before = await home.readyCountNow('invoice-review');
+    const stillTheSamePage = await home.live.markDocument();
+
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-LIVE-TOAST');
+
+    await expect(home.readyCount('invoice-review')).toHaveText(String(before + 1), { timeout: AT_ONCE });
+    await expect(home.toastFor(job.title)).toBeVisible({ timeout: AT_ONCE });
+    await expect(home.toastFor(job.title)).toContainText(`New job in invoice-review: ${job.title}`);
+    await expect(home.toastFor(job.title)).toHaveRole('status');
+    await expect(home.toastFor(job.title), 'one toast per job, however many instances').toHaveCount(1);
+    await stillTheSamePage();
+
+    await home.toastClaimButton(job.title).click();
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(job.id);
+    await expect(work.title).toHaveText(job.title);
+    await expect(work.countdown).toBeVisible();
+  });
+});
+
+test.describe('the supervisor page', () => {
+  test('a claim made in another browser appears in the reservations, and goes when the job is completed', async ({
+    openAs,
+    jobs,
+  }) => {
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-LIVE-SUPERVISOR');
+
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.goto();
+    await sam.live.waitUntilLive();
+    await expect(sam.reservation(job.id)).toHaveCount(0);
+    const doneLastHour = sam.page.getByTestId('stats-invoice-review').getByTestId('completed-hour');
+    const completedBefore = Number(await doneLastHour.textContent());
+    const stillTheSamePage = await sam.live.markDocument();
+
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    const work = new WorkPage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    expect(await work.waitForJob()).toBe(job.id);
+
+    const row = sam.reservation(job.id);
+    await expect(row).toBeVisible({ timeout: SOON });
+    await expect(row).toContainText('alice');
+    await expect(row).toContainText(job.title);
+
+    await work.complete('Amounts match the purchase order.');
+    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+
+    await expect(row).toHaveCount(0, { timeout: SOON });
+    await expect(doneLastHour).toHaveText(String(completedBefore + 1), { timeout: SOON });
+    await stillTheSamePage();
+  });
+});
+
+test.describe('an abandoned reservation', () => {
+  test('expires on the page, is reclaimed by the cron and goes to the next operator; the first one can no longer complete it', async ({
+    openAs,
+    jobs,
+    api,
+  }) => {
+    // Three seconds of lease for this job only; invoice-review's own is 600 s.
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-ABANDONED', { lease_seconds: 3 });
+
+    const alice = await openAs('alice');
+    const aliceHome = new OperatorHomePage(alice);
+    const aliceWork = new WorkPage(alice);
+    await aliceHome.goto();
+    await aliceHome.claimNextIn('invoice-review');
+    expect(await aliceWork.waitForJob()).toBe(job.id);
+    await aliceWork.live.waitUntilLive();
+    const held = await api.get(job);
+    expect(held.state).toBe('reserved');
+    expect(held.reserved_by).toBe('alice');
+    expect(held.attempts).toBe(0);
+
+    // alice walks away. The page warns in the last minute, then says time is up.
+    await expect(aliceWork.expiring).toBeVisible();
+    await expect(aliceWork.expired).toBeVisible({ timeout: 10_000 });
+    await expect(aliceWork.expiring).toBeHidden();
+    await expect(aliceWork.taken).toBeHidden();
+    await expect(aliceWork.countdown).toHaveText('expired');
+    await expect(aliceWork.completeButton).toBeDisabled();
+
+    // The cron (every second) puts the job back in line, one attempt spent.
+    await expect
+      .poll(async () => {
+        const now = await api.get(job);
+        return { state: now.state, attempts: now.attempts };
+      }, { timeout: 10_000 })
+      .toEqual({ state: 'ready', attempts: 1 });
+
+    // carol gets it next.
+    const carol = await openAs('carol');
+    const carolHome = new OperatorHomePage(carol);
+    const carolWork = new WorkPage(carol);
+    await carolHome.goto();
+    await carolHome.claimNextIn('invoice-review');
+    expect(await carolWork.waitForJob()).toBe(job.id);
+    const carols = await api.get(job);
+    expect(carols.state).toBe('reserved');
+    expect(carols.reserved_by).toBe('carol');
+
+    // alice comes back to her stale page and sends Complete anyway: refused.
+    const answered = alice.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/complete`),
+    );
+    await aliceWork.completeDespiteLostReservation('Looked fine to me.', { approved: 'yes' });
+    expect((await answered).status()).toBe(409);
+    await expect(alice.getByRole('heading', { name: 'This changed in the meantime' })).toBeVisible();
+    await expect(alice.getByTestId('error-message')).toContainText('This job is no longer yours');
+    const untouched = await api.get(job);
+    expect(untouched.state).toBe('reserved');
+    expect(untouched.reserved_by).toBe('carol');
+    expect(untouched.result ?? null).toBeNull();
+
+    // carol's reservation is intact: her result is the one stored.
+    await carolWork.complete('Checked it properly.', { approved: 'no' });
+    await expect(carolHome.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    const done = await api.get(job);
+    expect(done.state).toBe('completed');
+    expect(done.result).toEqual({ notes: 'Checked it properly.', approved: 'no' });
+  });
+});
+
+test.describe('two web instances over one store', () => {
+  test('an operator on instance B hears of a job enqueued through instance A', async ({ openAs, jobs }) => {
+    const bob = await openAs('bob', 'B');
+    const home = new OperatorHomePage(bob);
+    await home.goto();
+    expect(new URL(bob.url()).origin).toBe(BASE_URL_B);
+    await home.live.waitUntilLive();
+    const before = await home.readyCountNow('support-escalations');
+    const stillTheSamePage = await home.live.markDocument();
+
+    // The jobs fixture enqueues through A's API.
+    const job = await jobs.create('support-escalations', 'Escalation E2E-LIVE-CROSS-INSTANCE');
+
+    await expect(home.readyCount('support-escalations')).toHaveText(String(before + 1), { timeout: AT_ONCE });
+    await expect(home.toastFor(job.title)).toContainText(`New job in support-escalations: ${job.title}`, {
+      timeout: AT_ONCE,
+    });
+    await expect(home.toastFor(job.title)).toHaveCount(1);
+    await stillTheSamePage();
+  });
+
+  test('a supervisor on instance A sees a reservation made on instance B come and go', async ({ openAs, jobs }) => {
+    const job = await jobs.create('content-moderation', 'Reported comment E2E-LIVE-CROSS-INSTANCE');
+
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.goto();
+    expect(new URL(sam.page.url()).origin).toBe(BASE_URL);
+    await sam.live.waitUntilLive();
+    await expect(sam.reservation(job.id)).toHaveCount(0);
+    const stillTheSamePage = await sam.live.markDocument();
+
+    const bob = await openAs('bob', 'B');
+    const home = new OperatorHomePage(bob);
+    const work = new WorkPage(bob);
+    await home.goto();
+    await home.claimNextIn('content-moderation');
+    expect(await work.waitForJob()).toBe(job.id);
+    expect(new URL(bob.url()).origin).toBe(BASE_URL_B);
+
+    const row = sam.reservation(job.id);
+    await expect(row).toBeVisible({ timeout: SOON });
+    await expect(row).toContainText('bob');
+    await expect(row).toContainText(job.title);
+
+    await work.complete('Spam: removed.');
+    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    await expect(row).toHaveCount(0, { timeout: SOON });
+    await stillTheSamePage();
+  });
+});
+
+test.describe('the connection indicator', () => {
+  test('says live once connected, on every kind of page and on both instances', async ({ openAs, jobs }) => {
+    const alice = new OperatorHomePage(await openAs('alice'));
+    await alice.goto();
+    await alice.live.waitUntilLive();
+    await expect(alice.live.indicator).toHaveText('live');
+
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.goto();
+    await sam.live.waitUntilLive();
+    await expect(sam.live.indicator).toHaveText('live');
+
+    const job = await jobs.create('content-moderation', 'Reported comment E2E-LIVE-INDICATOR');
+    const bobPage = await openAs('bob', 'B');
+    const bob = new OperatorHomePage(bobPage);
+    await bob.goto();
+    await bob.live.waitUntilLive();
+    await expect(bob.live.indicator).toHaveText('live');
+    await bob.claimNextIn('content-moderation');
+    const work = new WorkPage(bobPage);
+    expect(await work.waitForJob()).toBe(job.id);
+    await work.live.waitUntilLive();
+    await expect(work.live.indicator).toHaveText('live');
+  });
+
+  test('says connecting until the websocket is up', async ({ openAs }) => {
+    const page = await openAs('alice');
+    const ws = await holdWebSockets(page);
+    const home = new OperatorHomePage(page);
+    await home.goto();
+    await expect.poll(() => ws.count()).toBe(1);
+    await home.live.expectState('connecting');
+    await expect(home.live.indicator).toHaveText('connecting…');
+
+    ws.letThrough(0);
+    await home.live.waitUntilLive();
+    await expect(home.live.indicator).toHaveText('live');
+  });
+
+  test('says reconnecting when the connection drops, then catches up on what it missed and is live again', async ({
+    openAs,
+    jobs,
+  }) => {
+    const page = await openAs('alice');
+    const ws = await holdWebSockets(page);
+    const home = new OperatorHomePage(page);
+    await home.goto();
+    ws.letThrough(0);
+    await home.live.waitUntilLive();
+    const before = await home.readyCountNow('invoice-review');
+    const stillTheSamePage = await home.live.markDocument();
+
+    await ws.drop(0);
+    await home.live.expectState('reconnecting');
+    await expect(home.live.indicator).toHaveText('reconnecting…');
+    // The page tries again (after half a second); hold that attempt back.
+    await expect.poll(() => ws.count()).toBe(2);
+    await home.live.expectState('reconnecting');
+
+    // A job arrives while the page hears nothing…
+    await jobs.create('invoice-review', 'Check invoice INV-E2E-LIVE-MISSED');
+
+    // …and once connected again the snapshot brings the count up to date.
+    ws.letThrough(1);
+    await home.live.waitUntilLive();
+    await expect(home.readyCount('invoice-review')).toHaveText(String(before + 1), { timeout: AT_ONCE });
+    await stillTheSamePage();
+  });
+});
+
+/**
+ * Routes the page's /ws connections through Playwright. Each one waits,
+ * still connecting as far as the page knows, until the test lets it
+ * through to the server; the test can also drop one, as a network failure
+ * or a restarted instance would.
+ */
+async function holdWebSockets(page: Page) {
+  const routes: WebSocketRoute[] = [];
+  const gates: Array<() => void> = [];
+  const gate = (i: number) =>
+    new Promise<void>((resolve) => {
+      gates[i] = resolve;
+    });
+  const opened: Array<Promise<void>> = [];
+  for (let i = 0; i < 10; i++) opened.push(gate(i));
+  await page.routeWebSocket(/\/ws$/, async (route) => {
+    const i = routes.push(route) - 1;
+    await opened[i];
+    route.connectToServer();
+  });
+  return {
+    count: () => routes.length,
+    letThrough: (i: number) => gates[i](),
+    drop: async (i: number) => {
+      await routes[i].close({ code: 1012, reason: 'e2e: connection dropped' });
+    },
+  };
+}
