@@ -144,8 +144,11 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 	ids, err := s.rdb.ZRangeByScore(ctx, k.reserved(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(ms(from), 10), Max: "(" + strconv.FormatInt(ms(to), 10), Count: int64(limit),
 	}).Result()
-	if err != nil || len(ids) == 0 {
-		return nil, redisErrOrNil(err)
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	metas, err := s.rdb.HMGet(ctx, k.meta(), ids...).Result()
 	if err != nil {

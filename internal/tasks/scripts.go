@@ -65,10 +65,3 @@ func (sc script) run(ctx context.Context, rdb redis.Scripter, queue string, args
 
 // redisErr wraps an error of the Redis client.
 func redisErr(err error) error { return fmt.Errorf("redis: %w", err) }
-
-func redisErrOrNil(err error) error {
-	if err == nil {
-		return nil
-	}
-	return redisErr(err)
-}

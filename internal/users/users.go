@@ -160,27 +160,6 @@ func (s *Store) get(ctx context.Context, name string) (User, string, error) {
 	return u, h["password"], nil
 }
 
-// List returns every user, sorted by name.
-func (s *Store) List(ctx context.Context) ([]User, error) {
-	names, err := s.rdb.SMembers(ctx, usersKey).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	slices.Sort(names)
-	out := make([]User, 0, len(names))
-	for _, n := range names {
-		u, err := s.Get(ctx, n)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, nil
-}
-
 // dummyHash is compared against when the user does not exist, so a wrong
 // name costs as much time as a wrong password.
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("claimdesk-no-such-user"), bcrypt.DefaultCost)
