@@ -64,6 +64,7 @@
     }, 150);
   }
 
+  // setCount shows how many jobs of the queue can be claimed now.
   function setCount(queue, ready) {
     document.querySelectorAll('[data-queue="' + CSS.escape(queue) + '"]').forEach(function (card) {
       var n = card.querySelector("[data-testid=ready-count]");
@@ -104,7 +105,7 @@
     var work = document.querySelector("[data-job-id][data-held]");
     switch (n.type) {
       case "queue.changed":
-        setCount(n.queue, n.ready);
+        setCount(n.queue, n.ready - (n.held || 0));
         break;
       case "job.available":
         toast(n.queue, n.title);
@@ -147,7 +148,7 @@
         if (n.type === "snapshot") {
           live.dataset.state = "live";
           live.textContent = "live";
-          n.queues.forEach(function (q) { setCount(q.queue, q.ready); });
+          n.queues.forEach(function (q) { setCount(q.queue, q.ready - q.held); });
           refresh(); // resync after a (re)connect: notices may have been missed
           return;
         }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"claimdesk/internal/tasks"
 )
 
 // Page is what every page's layout needs.
@@ -76,3 +78,59 @@ func countdown(t *time.Time, now time.Time) string {
 
 func itoa(n int) string  { return strconv.Itoa(n) }
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// segment is one stretch of a batch's progress bar, in thousandths.
+type segment struct {
+	Kind string
+	X, W int
+}
+
+// progressSegments splits a bar of 1000 units among a batch's jobs by
+// state, in the order they are drawn.
+func progressSegments(b *tasks.Batch) []segment {
+	if b.Total == 0 {
+		return nil
+	}
+	parts := []struct {
+		kind string
+		n    int
+	}{{"completed", b.Completed}, {"dead", b.Dead}, {"canceled", b.Canceled}, {"reserved", b.Reserved}, {"waiting", b.Ready}}
+	var out []segment
+	sum := 0
+	for _, p := range parts {
+		if p.n == 0 {
+			continue
+		}
+		// Edges from running totals, so the widths add up to exactly 1000.
+		x, end := sum*1000/b.Total, (sum+p.n)*1000/b.Total
+		out = append(out, segment{Kind: p.kind, X: x, W: end - x})
+		sum += p.n
+	}
+	return out
+}
+
+// progressLabel says in words what the bar shows.
+func progressLabel(b *tasks.Batch) string {
+	return fmt.Sprintf("%d of %d done, %d dead, %d canceled, %d in progress, %d waiting",
+		b.Completed, b.Total, b.Dead, b.Canceled, b.Reserved, b.Ready)
+}
+
+// batchStateLabel names a batch's state for people.
+func batchStateLabel(b *tasks.Batch) string {
+	switch b.State {
+	case tasks.BatchOpen:
+		return "open"
+	case tasks.BatchSealed:
+		return "running"
+	case tasks.BatchCompleted:
+		return "completed"
+	case tasks.BatchCompletedWithFailures:
+		return "completed with failures"
+	case tasks.BatchCanceled:
+		if b.Ended() {
+			return "canceled"
+		}
+		return "canceling"
+	}
+	return string(b.State)
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 
@@ -34,6 +35,7 @@ func (s *Server) apiRoutes(g *echo.Group) {
 	g.POST("/jobs/:id/fail", s.apiFail)
 	g.POST("/jobs/:id/requeue", s.apiRequeue, super)
 	g.GET("/reservations", s.apiReservations, super)
+	s.batchRoutes(g)
 }
 
 // decode reads a JSON body into v strictly: unknown fields, trailing data
@@ -66,6 +68,7 @@ func decode(c echo.Context, v any) error {
 type queueSummary struct {
 	Name         string `json:"name"`
 	Ready        int64  `json:"ready"`
+	Held         int64  `json:"held"`
 	Scheduled    int64  `json:"scheduled"`
 	Reserved     int64  `json:"reserved"`
 	Dead         int64  `json:"dead"`
@@ -110,7 +113,7 @@ func (s *Server) apiQueues(c echo.Context) error {
 	out := make([]queueSummary, len(qs))
 	for i, q := range qs {
 		st := stats[i]
-		out[i] = queueSummary{q.Name, st.Ready, st.Scheduled, st.Reserved, st.Dead, q.LeaseSeconds, q.MaxAttempts}
+		out[i] = queueSummary{q.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead, q.LeaseSeconds, q.MaxAttempts}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"queues": out})
 }
@@ -174,7 +177,7 @@ func (s *Server) apiEnqueue(c echo.Context) error {
 			created = append(created, e.Job)
 		}
 	}
-	s.announce.Jobs(c.Request().Context(), created)
+	s.announce.Jobs(c.Request().Context(), created, nil)
 	if single {
 		return c.JSON(status, map[string]any{"job": list[0]})
 	}
@@ -222,16 +225,25 @@ func mayRead(u users.User, j *tasks.Job) bool {
 // maxWait bounds GET /api/v1/jobs/{id}?wait=N.
 const maxWait = 60
 
+// waitParam reads ?wait=N, 0 to maxWait seconds.
+func waitParam(c echo.Context) (time.Duration, error) {
+	w := c.QueryParam("wait")
+	if w == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(w)
+	if err != nil || n < 0 || n > maxWait {
+		return 0, newError(http.StatusBadRequest, "invalid_field", "wait must be 0 to %d seconds", maxWait)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
 func (s *Server) apiGetJob(c echo.Context) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	wait := 0
-	if w := c.QueryParam("wait"); w != "" {
-		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 || n > maxWait {
-			return newError(http.StatusBadRequest, "invalid_field", "wait must be 0 to %d seconds", maxWait)
-		}
-		wait = n
+	wait, err := waitParam(c)
+	if err != nil {
+		return err
 	}
 	j, err := s.tasks.Get(ctx, c.Param("id"))
 	if err != nil {
@@ -242,31 +254,33 @@ func (s *Server) apiGetJob(c echo.Context) error {
 		return tasks.ErrNotFound
 	}
 	if wait > 0 && !j.State.Terminal() {
-		if j, err = s.waitFinished(ctx, j.ID, time.Duration(wait)*time.Second); err != nil {
+		j, err = waitUntil(ctx, s.hub, j.ID, wait, s.tasks.Get, func(j *tasks.Job) bool { return j.State.Terminal() })
+		if err != nil {
 			return err
 		}
 	}
 	return c.JSON(http.StatusOK, j)
 }
 
-// waitFinished returns the job once it is finished, or as it is when the
-// wait is over. It sleeps on the hub until a notice says the job finished:
-// no polling loop.
-func (s *Server) waitFinished(ctx context.Context, id string, wait time.Duration) (*tasks.Job, error) {
+// waitUntil returns what get(id) answers once done says it is finished,
+// or as it is when the wait is over. It sleeps on the hub until a notice
+// says the job or batch finished: no polling loop.
+func waitUntil[T any](ctx context.Context, hub *notify.Hub, id string, wait time.Duration,
+	get func(context.Context, string) (T, error), done func(T) bool) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for {
 		// Wait first, then look: a finish between the two is not missed.
-		woken, stop := s.hub.WaitJob(id)
-		j, err := s.tasks.Get(context.WithoutCancel(ctx), id)
-		if err != nil || j.State.Terminal() {
+		woken, stop := hub.Wait(id)
+		v, err := get(context.WithoutCancel(ctx), id)
+		if err != nil || done(v) {
 			stop()
-			return j, err
+			return v, err
 		}
 		select {
 		case <-ctx.Done():
 			stop()
-			return j, nil
+			return v, nil
 		case <-woken:
 		}
 	}

@@ -38,6 +38,7 @@ var errorCodes = []struct {
 }{
 	{tasks.ErrNotFound, http.StatusNotFound, "job_not_found"},
 	{tasks.ErrQueueNotFound, http.StatusNotFound, "queue_not_found"},
+	{tasks.ErrBatchNotFound, http.StatusNotFound, "batch_not_found"},
 	{tasks.ErrReservationLost, http.StatusConflict, "reservation_lost"},
 	{tasks.ErrInvalidState, http.StatusConflict, "invalid_state"},
 	{tasks.ErrExtensionLimit, http.StatusConflict, "extension_limit"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -43,6 +44,9 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	e.POST("/supervisor/queues", s.saveQueue, user, sup)
 	e.GET("/supervisor/queues/:queue", s.queuePage, user, sup)
 	e.POST("/supervisor/jobs/:id/:action", s.superviseJob, user, sup)
+	e.GET("/supervisor/batches", s.batchesPage, user, sup)
+	e.GET("/supervisor/fragments/batches", s.batchesFragment, user, sup)
+	e.POST("/supervisor/batches/:id/cancel", s.cancelBatchForm, user, sup)
 }
 
 func (s *Server) flash(c echo.Context, msg string) {
@@ -195,6 +199,11 @@ func (s *Server) jobPage(c echo.Context) error {
 		w.Job = j
 	} else {
 		return forbidden()
+	}
+	if w.Job.BatchID != "" {
+		if b, err := s.tasks.GetBatch(ctx, w.Job.BatchID); err == nil {
+			w.Batch = b.Title
+		}
 	}
 	return s.render(c, http.StatusOK, views.WorkPage(s.page(c, w.Job.Title), w))
 }
@@ -409,4 +418,40 @@ func (s *Server) superviseJob(c echo.Context) error {
 		back = "/supervisor"
 	}
 	return redirect(c, back)
+}
+
+// batchesView lists the newest batches of every queue.
+func (s *Server) batchesView(c echo.Context) (views.BatchesView, error) {
+	bs, err := s.tasks.ListBatches(c.Request().Context(), "", 50)
+	return views.BatchesView{Batches: bs, Now: time.Now()}, err
+}
+
+func (s *Server) batchesPage(c echo.Context) error {
+	v, err := s.batchesView(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.BatchesPage(s.page(c, "Batches"), v))
+}
+
+func (s *Server) batchesFragment(c echo.Context) error {
+	v, err := s.batchesView(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.BatchList(s.fragment(c), v))
+}
+
+// cancelBatchForm cancels a batch from the batches page.
+func (s *Server) cancelBatchForm(c echo.Context) error {
+	b, err := s.cancelBatch(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	msg := "Canceled the batch " + quote(b.Title) + "."
+	if !b.Ended() {
+		msg += fmt.Sprintf(" %d jobs in progress may still finish.", b.Reserved)
+	}
+	s.flash(c, msg)
+	return redirect(c, "/supervisor/batches")
 }

@@ -28,20 +28,48 @@ func (a *Announcer) Job(ctx context.Context, j *tasks.Job, holder string, expire
 	a.Publish(ctx, transition(j, holder, expired)...)
 }
 
-// Jobs announces new jobs.
-func (a *Announcer) Jobs(ctx context.Context, jobs []*tasks.Job) {
+// availablePerCall bounds the job.available notices one call announces
+// per queue: a thousand jobs at once are one change of the counts, not a
+// thousand toasts (and would overflow every browser's buffer).
+const availablePerCall = 5
+
+// Jobs announces new jobs, and the batch they joined (nil for none).
+func (a *Announcer) Jobs(ctx context.Context, jobs []*tasks.Job, b *tasks.Batch) {
 	var ns []Notice
+	if b != nil {
+		ns = batchNotices(b)
+	}
+	perQueue := map[string]int{}
 	for _, j := range jobs {
+		if j.State == tasks.StateReady {
+			if perQueue[j.Queue]++; perQueue[j.Queue] > availablePerCall {
+				continue
+			}
+		}
 		ns = append(ns, transition(j, "", false)...)
 	}
 	a.Publish(ctx, ns...)
+}
+
+// Batch announces a batch's change that touched no single job (sealed,
+// canceled): its counts, whether it ended, and its queue's counts.
+func (a *Announcer) Batch(ctx context.Context, b *tasks.Batch) {
+	a.Publish(ctx, batchNotices(b)...)
+}
+
+func batchNotices(b *tasks.Batch) []Notice {
+	ns := []Notice{{Type: BatchChanged, Queue: b.Queue, BatchID: b.ID, State: string(b.State), Batch: b}}
+	if b.Ended() {
+		ns = append(ns, Notice{Type: BatchFinished, Queue: b.Queue, BatchID: b.ID, State: string(b.State)})
+	}
+	return ns
 }
 
 // Reclaimed announces reservations that ran out.
 func (a *Announcer) Reclaimed(ctx context.Context, moved []tasks.Reclaimed) {
 	var ns []Notice
 	for _, r := range moved {
-		ns = append(ns, transition(&tasks.Job{ID: r.JobID, Queue: r.Queue, State: r.State}, r.Operator, true)...)
+		ns = append(ns, transition(&tasks.Job{ID: r.JobID, Queue: r.Queue, State: r.State, BatchID: r.BatchID}, r.Operator, true)...)
 	}
 	a.Publish(ctx, ns...)
 }
@@ -55,11 +83,30 @@ func (a *Announcer) Promoted(ctx context.Context, queue string, ids []string) {
 	a.Publish(ctx, ns...)
 }
 
-// Publish sends the notices, followed by a queue.changed with the counts of
-// every queue they name.
+// Publish sends the notices, followed by a batch.changed (and
+// batch.finished, once it ended) for every batch they name without its
+// counts, and a queue.changed with the counts of every queue they name.
 func (a *Announcer) Publish(ctx context.Context, ns ...Notice) {
 	if len(ns) == 0 {
 		return
+	}
+	batches := map[string]bool{}
+	for _, n := range ns {
+		if n.Batch != nil {
+			batches[n.BatchID] = true
+		}
+	}
+	for _, n := range ns {
+		if n.BatchID == "" || batches[n.BatchID] {
+			continue
+		}
+		batches[n.BatchID] = true
+		b, err := a.tasks.GetBatch(ctx, n.BatchID)
+		if err != nil {
+			a.log.Warn("notice: batch counts", "batch", n.BatchID, "err", err)
+			continue
+		}
+		ns = append(ns, batchNotices(b)...)
 	}
 	seen := map[string]bool{}
 	for _, n := range ns {
@@ -72,7 +119,7 @@ func (a *Announcer) Publish(ctx context.Context, ns ...Notice) {
 			a.log.Warn("notice: queue counts", "queue", n.Queue, "err", err)
 			continue
 		}
-		ns = append(ns, Notice{Type: QueueChanged, Queue: n.Queue, Ready: &st.Ready, Reserved: &st.Reserved, Scheduled: &st.Scheduled})
+		ns = append(ns, Notice{Type: QueueChanged, Queue: n.Queue, Ready: &st.Ready, Reserved: &st.Reserved, Scheduled: &st.Scheduled, Held: &st.Held})
 	}
 	if err := a.bus.Publish(ctx, ns...); err != nil {
 		a.log.Warn("notice not sent", "err", err)
@@ -107,6 +154,9 @@ func transition(j *tasks.Job, holder string, expired bool) []Notice {
 		ns = append(ns, n)
 	case j.State.Terminal():
 		ns = append(ns, Notice{Type: JobFinished, Queue: j.Queue, JobID: j.ID, State: string(j.State)})
+	}
+	for i := range ns {
+		ns[i].BatchID = j.BatchID
 	}
 	return ns
 }

@@ -63,7 +63,7 @@ func (h *Hub) Clients() int {
 
 // Deliver hands a notice to every client that may see it, without ever
 // blocking: a client whose buffer is full is dropped. It also wakes the
-// waiters of a finished job.
+// waiters of a finished job or batch.
 func (h *Hub) Deliver(n Notice) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -78,21 +78,30 @@ func (h *Hub) Deliver(n Notice) {
 			c.once.Do(func() { close(c.dropped) })
 		}
 	}
-	if n.Type == JobFinished || n.Type == Resync {
-		for id, ws := range h.waiters {
-			if n.Type == Resync || id == n.JobID {
-				for _, w := range ws {
-					close(w)
-				}
-				delete(h.waiters, id)
-			}
+	switch n.Type {
+	case JobFinished:
+		h.wake(n.JobID)
+	case BatchFinished:
+		h.wake(n.BatchID)
+	case Resync:
+		for id := range h.waiters {
+			h.wake(id)
 		}
 	}
 }
 
-// WaitJob returns a channel closed when a notice says the job finished (or
-// notices may have been lost), and a function to stop waiting.
-func (h *Hub) WaitJob(id string) (<-chan struct{}, func()) {
+// wake ends the waits on id. The caller holds h.mu.
+func (h *Hub) wake(id string) {
+	for _, w := range h.waiters[id] {
+		close(w)
+	}
+	delete(h.waiters, id)
+}
+
+// Wait returns a channel closed when a notice says the job or batch with
+// this id finished (or notices may have been lost), and a function to stop
+// waiting.
+func (h *Hub) Wait(id string) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	h.mu.Lock()
 	h.waiters[id] = append(h.waiters[id], ch)

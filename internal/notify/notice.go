@@ -10,7 +10,11 @@
 // they are.
 package notify
 
-import "time"
+import (
+	"time"
+
+	"claimdesk/internal/tasks"
+)
 
 // The types of notices.
 const (
@@ -35,6 +39,11 @@ const (
 	// JobFinished says a job reached a terminal state (completed, dead,
 	// canceled); producers waiting on it wake up.
 	JobFinished = "job.finished"
+	// BatchChanged carries a batch's new counts (to supervisors).
+	BatchChanged = "batch.changed"
+	// BatchFinished says a batch ended: every job of it ended, and it was
+	// sealed or canceled. Producers waiting on it wake up.
+	BatchFinished = "batch.finished"
 	// Resync tells browsers that notices may have been lost: fetch afresh.
 	Resync = "resync"
 )
@@ -44,6 +53,7 @@ type Notice struct {
 	Type      string     `json:"type"`
 	Queue     string     `json:"queue,omitempty"`
 	JobID     string     `json:"job_id,omitempty"`
+	BatchID   string     `json:"batch_id,omitempty"`
 	Title     string     `json:"title,omitempty"`
 	Priority  *int       `json:"priority,omitempty"`
 	Operator  string     `json:"operator,omitempty"`
@@ -52,6 +62,11 @@ type Notice struct {
 	Ready     *int64     `json:"ready,omitempty"`
 	Reserved  *int64     `json:"reserved,omitempty"`
 	Scheduled *int64     `json:"scheduled,omitempty"`
+	// Held counts ready jobs waiting for a slot of their batch: part of
+	// Ready, but not claimable.
+	Held *int64 `json:"held,omitempty"`
+	// Batch is the batch of a batch.changed or batch.finished notice.
+	Batch *tasks.Batch `json:"batch,omitempty"`
 }
 
 // Viewer is who a browser connection belongs to.

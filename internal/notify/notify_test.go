@@ -280,13 +280,15 @@ func TestSlowClientIsDropped(t *testing.T) {
 	}
 }
 
-func TestWaitJob(t *testing.T) {
+func TestWait(t *testing.T) {
 	t.Parallel()
 	hub := NewHub()
-	first, stopFirst := hub.WaitJob("j1")
-	second, stopSecond := hub.WaitJob("j1")
-	other, stopOther := hub.WaitJob("j2")
-	gaveUp, stopGaveUp := hub.WaitJob("j3")
+	first, stopFirst := hub.Wait("j1")
+	second, stopSecond := hub.Wait("j1")
+	other, stopOther := hub.Wait("j2")
+	gaveUp, stopGaveUp := hub.Wait("j3")
+	batch, stopBatch := hub.Wait("b1")
+	defer stopBatch()
 	defer stopFirst()
 	defer stopSecond()
 	defer stopOther()
@@ -297,9 +299,11 @@ func TestWaitJob(t *testing.T) {
 		{Type: JobAvailable, JobID: "j1"},
 		{Type: ReservationCompleted, JobID: "j1", Operator: "ann"},
 		{Type: JobFinished, JobID: "j9", State: "completed"},
+		{Type: BatchChanged, BatchID: "b1"},
+		{Type: BatchFinished, BatchID: "b9"},
 	} {
 		hub.Deliver(n)
-		if closed(first) || closed(second) || closed(other) {
+		if closed(first) || closed(second) || closed(other) || closed(batch) {
 			t.Fatalf("%s of %s woke a waiter", n.Type, n.JobID)
 		}
 	}
@@ -309,6 +313,10 @@ func TestWaitJob(t *testing.T) {
 	}
 	if closed(other) {
 		t.Fatal("job.finished for j1 woke the waiter of j2")
+	}
+	hub.Deliver(Notice{Type: BatchFinished, BatchID: "b1", State: "completed"})
+	if !closed(batch) || closed(other) {
+		t.Fatal("batch.finished for b1 did not wake its waiter alone")
 	}
 	hub.Deliver(Notice{Type: JobFinished, JobID: "j3", State: "dead"})
 	if closed(gaveUp) {
@@ -324,13 +332,13 @@ func TestWaitJob(t *testing.T) {
 	stopFirst()
 }
 
-func TestWaitJobThroughTheBus(t *testing.T) {
+func TestWaitThroughTheBus(t *testing.T) {
 	t.Parallel()
 	rdb := taskstest.Redis(t).Client()
 	bus, hub := NewBus(rdb, quiet()), NewHub()
 	listen(t, bus, hub)
 	eventually(t, "the instance to register", func() bool { return registered(rdb, bus.ID()) })
-	woken, stop := hub.WaitJob("j1")
+	woken, stop := hub.Wait("j1")
 	defer stop()
 	// Sent by another instance, as when a holder completes a job there.
 	other := NewBus(rdb, quiet())

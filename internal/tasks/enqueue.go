@@ -52,60 +52,70 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) ([]Enq
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}
+	_, _, out, err := s.enqueue(ctx, queue, "", "", jobs)
+	return out, err
+}
+
+// enqueue runs enqueue.lua: the jobs, and the batch they join (batchID, or
+// "" for none) with its new record (newBatch, or "" to join an open one).
+// It answers the batch's id and record after the change (the earlier batch
+// when the request repeats one; "" without a batch).
+func (s *Store) enqueue(ctx context.Context, queue, batchID, newBatch string, jobs []NewJob) (batch, record string, _ []Enqueued, _ error) {
 	switch {
-	case len(jobs) == 0:
-		return nil, invalid("jobs", "must hold at least one job")
+	case len(jobs) == 0 && newBatch == "":
+		return "", "", nil, invalid("jobs", "must hold at least one job")
 	case len(jobs) > MaxBatch:
-		return nil, tooLarge("jobs", "must hold at most %d jobs", MaxBatch)
+		return "", "", nil, tooLarge("jobs", "must hold at most %d jobs", MaxBatch)
 	}
-	args := make([]any, 0, 3+len(jobs)*enqueueFields)
-	args = append(args, s.nowArg(), strictStepMs, len(jobs))
+	const head = 5 // arguments before the jobs'
+	args := make([]any, 0, head+len(jobs)*enqueueFields)
+	args = append(args, s.nowArg(), strictStepMs, batchID, newBatch, len(jobs))
 	now := s.now()
 	total := 0
 	for i, j := range jobs {
 		jobArgs, err := j.args(queue, now)
 		if err != nil {
-			if len(jobs) > 1 {
+			if len(jobs) > 1 || batchID != "" {
 				var v *ValidationError
 				if errors.As(err, &v) {
 					v.Field = fmt.Sprintf("jobs[%d].%s", i, v.Field)
 				}
 			}
-			return nil, err
+			return "", "", nil, err
 		}
 		args = append(args, jobArgs...)
 		if total += len(jobArgs[len(jobArgs)-1].(string)); total > maxBatchBytes {
-			return nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
+			return "", "", nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
 		}
 	}
 	res, err := enqueueScript.run(ctx, s.rdb, queue, args...)
 	if err != nil {
-		return nil, err
+		return "", "", nil, err
 	}
+	batch, _ = res[0].(string)
+	record, _ = res[1].(string)
+	res = res[2:]
 	out := make([]Enqueued, len(jobs))
 	for i := range out {
 		r := res[i*4 : i*4+4]
 		job, err := jobFrom(r[1:])
 		if err != nil {
-			return nil, err
+			return "", "", nil, err
 		}
 		out[i].Created = r[0] == "created"
 		if out[i].Created {
-			job.Payload = json.RawMessage(args[3+i*enqueueFields+8].(string))
+			job.Payload = json.RawMessage(args[head+i*enqueueFields+8].(string))
 		}
 		out[i].Job = job
 	}
-	return out, nil
+	return batch, record, out, nil
 }
 
 // args validates the job and returns its script arguments (enqueue.lua).
 func (j NewJob) args(queue string, now time.Time) ([]any, error) {
-	title := strings.TrimSpace(j.Title)
-	if n := utf8.RuneCountInString(title); n < 1 || n > 200 || !utf8.ValidString(title) {
-		return nil, invalid("title", "must be 1 to 200 characters")
-	}
-	if strings.ContainsFunc(title, unicode.IsControl) {
-		return nil, invalid("title", "must not contain control characters")
+	title, err := validTitle(j.Title)
+	if err != nil {
+		return nil, err
 	}
 	payload, err := jsonObject("payload", j.Payload)
 	if err != nil {
@@ -114,12 +124,9 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	if payload == "" {
 		payload = "{}"
 	}
-	priority := DefaultPriority
-	if j.Priority != nil {
-		priority = *j.Priority
-	}
-	if priority < 0 || priority > 100 {
-		return nil, invalid("priority", "must be between 0 and 100")
+	priority, err := validPriority(j.Priority, DefaultPriority)
+	if err != nil {
+		return nil, err
 	}
 	var runAt int64
 	if j.RunAt != nil {
@@ -147,6 +154,30 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 		newID(queue, now), title, priority, runAt, int64(j.DelaySeconds) * 1000,
 		j.LeaseSeconds, j.MaxAttempts, j.IdempotencyKey, payload,
 	}, nil
+}
+
+// validTitle checks a job's or batch's title and returns it trimmed.
+func validTitle(title string) (string, error) {
+	title = strings.TrimSpace(title)
+	if n := utf8.RuneCountInString(title); n < 1 || n > 200 || !utf8.ValidString(title) {
+		return "", invalid("title", "must be 1 to 200 characters")
+	}
+	if strings.ContainsFunc(title, unicode.IsControl) {
+		return "", invalid("title", "must not contain control characters")
+	}
+	return title, nil
+}
+
+// validPriority checks a priority given as *int and returns it, or def
+// when none is given.
+func validPriority(p *int, def int) (int, error) {
+	if p == nil {
+		return def, nil
+	}
+	if *p < 0 || *p > 100 {
+		return 0, invalid("priority", "must be between 0 and 100")
+	}
+	return *p, nil
 }
 
 func validIdempotencyKey(key string) error {

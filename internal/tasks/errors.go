@@ -10,6 +10,8 @@ import (
 var (
 	// ErrNotFound means no job has the given id.
 	ErrNotFound = errors.New("job not found")
+	// ErrBatchNotFound means no batch has the given id.
+	ErrBatchNotFound = errors.New("batch not found")
 	// ErrQueueNotFound means no queue has the given name.
 	ErrQueueNotFound = errors.New("queue not found")
 	// ErrReservationLost means the token is not the live reservation of the
@@ -59,6 +61,7 @@ func tooLarge(field, format string, args ...any) error {
 var statusErrors = map[string]error{
 	"not_found":        ErrNotFound,
 	"queue_not_found":  ErrQueueNotFound,
+	"batch_not_found":  ErrBatchNotFound,
 	"reservation_lost": ErrReservationLost,
 	"invalid_state":    ErrInvalidState,
 	"extension_limit":  ErrExtensionLimit,

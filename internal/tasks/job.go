@@ -66,6 +66,8 @@ type Job struct {
 	// SkippedBy lists the operators who skipped the job and are not offered
 	// it again.
 	SkippedBy []string `json:"skipped_by,omitempty"`
+	// BatchID is the batch the job belongs to, if any.
+	BatchID string `json:"batch_id,omitempty"`
 
 	rank  float64 // place in line: lower is claimed first
 	token string  // live reservation token, kept inside the engine
@@ -92,6 +94,7 @@ type meta struct {
 	LastError      string   `json:"last_error"`
 	IdempotencyKey string   `json:"idempotency_key"`
 	SkippedBy      []string `json:"skipped_by"`
+	Batch          string   `json:"batch"`
 }
 
 // decodeJob builds a Job from a script's answer: its id, metadata and
@@ -108,7 +111,7 @@ func decodeJob(id, rawMeta, payload string) (*Job, error) {
 		CreatedAt: msTime(m.CreatedAt), RunAt: msTime(m.RunAt),
 		ReservedBy: m.ReservedBy, ReservedAt: optTime(m.ReservedAt), Deadline: optTime(m.Deadline),
 		Extensions: m.Extensions, FinishedAt: optTime(m.FinishedAt), LastError: m.LastError,
-		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy,
+		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: m.Batch,
 		rank: m.Rank, token: m.Token,
 	}
 	if payload != "" {

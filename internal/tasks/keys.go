@@ -58,6 +58,25 @@ func (k queueKeys) skips() string { return k.key("skips") }
 // that operator has skipped; it bounds the work of claim.
 func (k queueKeys) skipCount() string { return k.key("skipcount") }
 
+// batches is a HASH of batch id → the batch's record as a JSON object
+// (title, priority, max_concurrent, state, counters, times).
+func (k queueKeys) batches() string { return k.key("batches") }
+
+// batchIndex is a ZSET of batch id → creation time in ms.
+func (k queueKeys) batchIndex() string { return k.key("batchindex") }
+
+// batchDone is a ZSET of ended batch id → end time in ms, for retention.
+func (k queueKeys) batchDone() string { return k.key("batchdone") }
+
+// parked is a ZSET, all scores 0, of "batch|rank|id": the ready jobs of
+// batches with max_concurrent that wait for a free slot, each batch's in
+// rank order.
+func (k queueKeys) parked() string { return k.key("parked") }
+
+// members is a ZSET, all scores 0, of "batch|id" for every job of every
+// batch, so one batch's jobs can be walked in bounded pages.
+func (k queueKeys) members() string { return k.key("members") }
+
 // stateKey returns the index ZSET that holds jobs in state s.
 func (k queueKeys) stateKey(s State) string {
 	switch s {
@@ -87,6 +106,7 @@ func (k queueKeys) all() []string {
 	return []string{
 		k.conf(), k.ready(), k.scheduled(), k.reserved(), k.completed(),
 		k.dead(), k.canceled(), k.meta(), k.payload(), k.result(), k.idem(),
-		k.skips(), k.skipCount(),
+		k.skips(), k.skipCount(), k.batches(), k.batchIndex(), k.batchDone(),
+		k.parked(), k.members(),
 	}
 }

@@ -11,8 +11,10 @@ type Reclaimed struct {
 	// Operator held the reservation.
 	Operator string
 	// State is where the job went: ready, or dead when its attempts are
-	// used up.
+	// used up (canceled in a canceled batch).
 	State State
+	// BatchID is the job's batch, if any.
+	BatchID string
 }
 
 // ReclaimExpired ends at most limit reservations of the queue whose deadline
@@ -24,11 +26,12 @@ func (s *Store) ReclaimExpired(ctx context.Context, queue string, limit int) (mo
 	if err != nil {
 		return nil, false, err
 	}
-	for i := 1; i+2 < len(res); i += 3 {
+	for i := 1; i+3 < len(res); i += 4 {
 		id, _ := res[i].(string)
 		op, _ := res[i+1].(string)
 		state, _ := res[i+2].(string)
-		moved = append(moved, Reclaimed{JobID: id, Queue: queue, Operator: op, State: State(state)})
+		batch, _ := res[i+3].(string)
+		moved = append(moved, Reclaimed{JobID: id, Queue: queue, Operator: op, State: State(state), BatchID: batch})
 	}
 	return moved, res[0] == int64(1), nil
 }

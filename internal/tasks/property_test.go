@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +15,10 @@ import (
 // stream of mixed operations on an explicit clock, predicts each outcome
 // from a small model, and checks the whole store after every step: each job
 // is in exactly one state and one index, reservations have exactly one live
-// token, nothing completes twice, and no job disappears.
+// token, nothing completes twice, and no job disappears. Some jobs belong to
+// batches, some with max_concurrent: their counters always equal the real
+// job states, reserved jobs never exceed the cap, and a free slot never
+// stays free while a job of the batch waits (no leaked slot).
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
@@ -43,6 +47,15 @@ type modelJob struct {
 	extensions  int
 	skippedBy   []string
 	completions int
+	batch       string
+}
+
+// modelBatch is what the model knows of a batch.
+type modelBatch struct {
+	cap      int // 0: no cap
+	open     bool
+	canceled bool
+	jobs     []string
 }
 
 type model struct {
@@ -52,6 +65,9 @@ type model struct {
 	ids    []string // in creation order
 	stale  []claimed
 	idKeys map[string]string
+
+	batches  map[string]*modelBatch
+	batchIDs []string // in creation order
 }
 
 type claimed struct{ id, token string }
@@ -59,7 +75,7 @@ type claimed struct{ id, token string }
 var modelOperators = []string{"ann", "bob", "cat"}
 
 func runModel(e *env, rnd *rand.Rand, steps int) {
-	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}}
+	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}, batches: map[string]*modelBatch{}}
 	ops := []struct {
 		name   string
 		weight int
@@ -78,6 +94,8 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 		{"promote", 2, m.promote},
 		{"cancel", 3, m.cancel},
 		{"requeue", 3, m.requeue},
+		{"seal", 2, m.seal},
+		{"cancel batch", 1, m.cancelBatch},
 	}
 	total := 0
 	for _, op := range ops {
@@ -129,7 +147,7 @@ func (m *model) enqueue() {
 			batch[i].IdempotencyKey = fmt.Sprint("key-", m.rnd.IntN(20))
 		}
 	}
-	out, err := e.store.Enqueue(e.ctx, e.queue, batch)
+	out, bid, err := m.enqueueInto(batch)
 	if err != nil {
 		e.t.Fatalf("enqueue: %v", err)
 	}
@@ -147,13 +165,137 @@ func (m *model) enqueue() {
 		if key != "" {
 			m.idKeys[key] = got.Job.ID
 		}
-		mj := &modelJob{state: StateReady, runAt: m.now()}
+		mj := &modelJob{state: StateReady, runAt: m.now(), batch: bid}
+		if bid != "" {
+			m.batches[bid].jobs = append(m.batches[bid].jobs, got.Job.ID)
+		}
+		if got.Job.BatchID != bid {
+			e.t.Fatalf("job %s has batch %q, want %q", got.Job.ID, got.Job.BatchID, bid)
+		}
 		if d := batch[i].DelaySeconds; d > 0 {
 			mj.state, mj.runAt = StateScheduled, m.now().Add(time.Duration(d)*time.Second)
 		}
 		m.jobs[got.Job.ID] = mj
 		m.ids = append(m.ids, got.Job.ID)
 	}
+}
+
+// enqueueInto adds the jobs to the queue: a third of the time into a new
+// batch (open or sealed, with or without a cap), a sixth into an open one.
+func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
+	e := m.e
+	var open []string
+	for _, id := range m.batchIDs {
+		if b := m.batches[id]; b.open && !b.canceled {
+			open = append(open, id)
+		}
+	}
+	switch n := m.rnd.IntN(6); {
+	case n < 2:
+		nb := NewBatch{Title: "batch", Open: m.rnd.IntN(2) == 0, Jobs: jobs}
+		mb := &modelBatch{cap: m.rnd.IntN(4), open: nb.Open}
+		if mb.cap > 0 {
+			nb.MaxConcurrent = &mb.cap
+		}
+		b, out, err := e.store.CreateBatch(e.ctx, e.queue, nb)
+		if err != nil {
+			return nil, "", err
+		}
+		m.batches[b.ID] = mb
+		m.batchIDs = append(m.batchIDs, b.ID)
+		return out, b.ID, nil
+	case n < 3 && len(open) > 0:
+		id := open[m.rnd.IntN(len(open))]
+		_, out, err := e.store.AddToBatch(e.ctx, id, jobs)
+		return out, id, err
+	}
+	out, err := e.store.Enqueue(e.ctx, e.queue, jobs)
+	return out, "", err
+}
+
+// batchState is the state and end the model expects of a batch.
+func (m *model) batchState(b *modelBatch) (BatchState, bool) {
+	ended, failures := true, false
+	for _, id := range b.jobs {
+		s := m.jobs[id].state
+		ended = ended && s.Terminal()
+		failures = failures || s == StateDead || s == StateCanceled
+	}
+	switch {
+	case b.canceled:
+		return BatchCanceled, ended
+	case b.open:
+		return BatchOpen, false
+	case !ended:
+		return BatchSealed, false
+	case failures:
+		return BatchCompletedWithFailures, true
+	}
+	return BatchCompleted, true
+}
+
+func (m *model) pickBatch() string {
+	if len(m.batchIDs) == 0 {
+		return ""
+	}
+	return m.batchIDs[m.rnd.IntN(len(m.batchIDs))]
+}
+
+func (m *model) seal() {
+	e := m.e
+	id := m.pickBatch()
+	if id == "" {
+		return
+	}
+	if _, err := e.store.SealBatch(e.ctx, id); err != nil {
+		e.t.Fatalf("seal: %v", err)
+	}
+	m.batches[id].open = false
+}
+
+func (m *model) cancelBatch() {
+	e := m.e
+	id := m.pickBatch()
+	if id == "" {
+		return
+	}
+	b := m.batches[id]
+	_, canceled, err := e.store.CancelBatch(e.ctx, id)
+	if state, _ := m.batchState(b); state == BatchCompleted || state == BatchCompletedWithFailures {
+		if !errors.Is(err, ErrInvalidState) {
+			e.t.Fatalf("cancel a %s batch: %v", state, err)
+		}
+		return
+	}
+	if err != nil {
+		e.t.Fatalf("cancel batch: %v", err)
+	}
+	b.canceled = true
+	var want []string
+	for _, jid := range b.jobs {
+		if mj := m.jobs[jid]; mj.state == StateReady || mj.state == StateScheduled {
+			m.finish(jid, mj, StateCanceled)
+			want = append(want, jid)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(canceled)
+	if !slices.Equal(canceled, want) {
+		e.t.Fatalf("cancel batch canceled %v, model %v", canceled, want)
+	}
+}
+
+// backInLine is where a job given back goes: ready, or canceled when its
+// batch is.
+func (m *model) backInLine(id string, mj *modelJob) {
+	if b := m.batches[mj.batch]; b != nil && b.canceled {
+		m.finish(id, mj, StateCanceled)
+		return
+	}
+	if mj.token != "" {
+		m.endReservation(id, mj)
+	}
+	mj.state = StateReady
 }
 
 // claimable reports whether op may be given the job now.
@@ -195,8 +337,16 @@ func (m *model) claim() {
 		}
 	}
 	if r == nil {
-		if len(want) > 0 {
-			e.t.Fatalf("claim by %s found nothing, but %d jobs were claimable", op, len(want))
+		// Jobs of a capped batch wait outside the claim line for a slot
+		// (check proves the line holds every other ready job).
+		line, err := e.rdb.ZRange(e.ctx, keysFor(e.queue).ready(), 0, -1).Result()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, id := range want {
+			if slices.Contains(line, id) {
+				e.t.Fatalf("claim by %s found nothing, but %s was claimable", op, id)
+			}
 		}
 		return
 	}
@@ -229,8 +379,7 @@ func (m *model) spendAttempt(id string, mj *modelJob) {
 		m.finish(id, mj, StateDead)
 		return
 	}
-	m.endReservation(id, mj)
-	mj.state = StateReady
+	m.backInLine(id, mj)
 }
 
 func (m *model) holderAction(action string) {
@@ -259,8 +408,7 @@ func (m *model) holderAction(action string) {
 			_, err = e.store.Release(e.ctx, id, mj.token)
 		}
 		if live {
-			m.endReservation(id, mj)
-			mj.state = StateReady
+			m.backInLine(id, mj)
 		}
 	case "fail":
 		_, err = e.store.Fail(e.ctx, id, mj.token, "could not")
@@ -388,18 +536,16 @@ func (m *model) requeue() {
 	}
 	mj := m.jobs[id]
 	_, _, err := e.store.Requeue(e.ctx, id)
-	switch mj.state {
-	case StateDead:
+	canceled := m.batches[mj.batch] != nil && m.batches[mj.batch].canceled
+	switch {
+	case mj.state == StateDead && !canceled:
 		mj.attempts = 0
 		fallthrough
-	case StateReserved:
+	case mj.state == StateReserved:
 		if err != nil {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
 		}
-		if mj.token != "" {
-			m.endReservation(id, mj)
-		}
-		mj.state = StateReady
+		m.backInLine(id, mj)
 	default:
 		if !errors.Is(err, ErrInvalidState) {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
@@ -438,6 +584,20 @@ func (m *model) check(step int, op string) {
 			seen[id], scores[id] = s, z.Score
 		}
 	}
+	// Ready jobs of capped batches wait in parked, named by batch and rank.
+	parked := map[string]string{} // id -> member
+	members, err := e.rdb.ZRange(e.ctx, k.parked(), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, member := range members {
+		parts := strings.Split(member, "|")
+		id := parts[2]
+		if prev, dup := seen[id]; dup {
+			fail("job %s is parked and in the %s index", id, prev)
+		}
+		seen[id], parked[id] = StateReady, member
+	}
 	if len(seen) != len(m.jobs) {
 		fail("%d jobs indexed, model has %d", len(seen), len(m.jobs))
 	}
@@ -470,7 +630,11 @@ func (m *model) check(step int, op string) {
 				fail("job %s: deadline %v (index %v), model %v", id, j.Deadline, scores[id], mj.deadline)
 			}
 		case StateReady:
-			if scores[id] != j.rank {
+			if member, ok := parked[id]; ok {
+				if want := fmt.Sprintf("%s|%017.0f|%s", mj.batch, j.rank+1e14, id); member != want {
+					fail("job %s parked as %q, want %q", id, member, want)
+				}
+			} else if scores[id] != j.rank {
 				fail("job %s: ready at score %v, rank %v", id, scores[id], j.rank)
 			}
 			fallthrough
@@ -495,5 +659,83 @@ func (m *model) check(step int, op string) {
 		if !want[s] {
 			fail("stray skip record %q", s)
 		}
+	}
+	m.checkBatches(fail, parked)
+}
+
+// checkBatches compares every batch's record with the real states of its
+// jobs, and checks its slots: never more reserved than the cap, and no slot
+// free while a job of the batch is parked.
+func (m *model) checkBatches(fail func(string, ...any), parked map[string]string) {
+	e := m.e
+	k := keysFor(e.queue)
+	line, err := e.rdb.ZRange(e.ctx, k.ready(), 0, -1).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	inLine := map[string]bool{}
+	for _, id := range line {
+		inLine[id] = true
+	}
+	records, err := e.rdb.HGetAll(e.ctx, k.batches()).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(records) != len(m.batchIDs) {
+		fail("%d batches stored, model has %d", len(records), len(m.batchIDs))
+	}
+	jobs := 0
+	for _, bid := range m.batchIDs {
+		mb := m.batches[bid]
+		jobs += len(mb.jobs)
+		raw, ok := records[bid]
+		if !ok {
+			fail("batch %s disappeared", bid)
+		}
+		var r batchRecord
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			e.t.Fatal(err)
+		}
+		var want batchRecord
+		held := 0
+		for _, id := range mb.jobs {
+			switch m.jobs[id].state {
+			case StateReady, StateScheduled:
+				want.Ready++
+			case StateReserved:
+				want.Reserved++
+			case StateCompleted:
+				want.Completed++
+			case StateDead:
+				want.Dead++
+			case StateCanceled:
+				want.Canceled++
+			}
+			if inLine[id] {
+				want.Admitted++
+			}
+			if parked[id] != "" {
+				held++
+			}
+		}
+		want.Total = len(mb.jobs)
+		if r.Total != want.Total || r.Ready != want.Ready || r.Reserved != want.Reserved || r.Completed != want.Completed ||
+			r.Dead != want.Dead || r.Canceled != want.Canceled || r.Admitted != want.Admitted {
+			fail("batch %s counts %+v, real %+v", bid, r, want)
+		}
+		if state, ended := m.batchState(mb); r.State != state || (r.FinishedAt != 0) != ended {
+			fail("batch %s: state %s finished %d, model %s ended %v", bid, r.State, r.FinishedAt, state, ended)
+		}
+		switch {
+		case mb.cap == 0 && held > 0:
+			fail("batch %s has no cap but %d parked jobs", bid, held)
+		case mb.cap > 0 && r.Reserved+r.Admitted > mb.cap:
+			fail("batch %s: %d reserved + %d in line, over its cap %d", bid, r.Reserved, r.Admitted, mb.cap)
+		case mb.cap > 0 && held > 0 && !mb.canceled && r.Reserved+r.Admitted < mb.cap:
+			fail("batch %s: a slot is free (%d reserved + %d in line < %d) while %d jobs wait", bid, r.Reserved, r.Admitted, mb.cap, held)
+		}
+	}
+	if n, _ := e.rdb.ZCard(e.ctx, k.members()).Result(); int(n) != jobs {
+		fail("%d batch members recorded, model has %d", n, jobs)
 	}
 }

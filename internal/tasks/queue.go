@@ -152,13 +152,17 @@ func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
 
 // Stats counts a queue's jobs per state.
 type Stats struct {
-	Queue     string `json:"queue"`
-	Ready     int64  `json:"ready"`
-	Scheduled int64  `json:"scheduled"`
-	Reserved  int64  `json:"reserved"`
-	Completed int64  `json:"completed"`
-	Dead      int64  `json:"dead"`
-	Canceled  int64  `json:"canceled"`
+	Queue string `json:"queue"`
+	// Ready counts every ready job, Held included.
+	Ready int64 `json:"ready"`
+	// Held counts the ready jobs that wait for a free slot of their batch's
+	// max_concurrent; they are not claimable until one frees.
+	Held      int64 `json:"held"`
+	Scheduled int64 `json:"scheduled"`
+	Reserved  int64 `json:"reserved"`
+	Completed int64 `json:"completed"`
+	Dead      int64 `json:"dead"`
+	Canceled  int64 `json:"canceled"`
 	// CompletedLastHour counts jobs completed in the hour before now.
 	CompletedLastHour int64 `json:"completed_last_hour"`
 	// Due counts scheduled jobs whose time has come but that are not yet
@@ -183,5 +187,5 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 		n[i], _ = v.(int64)
 	}
 	return Stats{Queue: queue, Ready: n[0], Scheduled: n[1], Reserved: n[2], Completed: n[3],
-		Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8])}, nil
+		Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8]), Held: n[9]}, nil
 }

@@ -189,7 +189,7 @@ func (s *Store) Cancel(ctx context.Context, id string, force bool) (*Job, string
 // release). Other states give ErrInvalidState. It returns the job and its
 // former holder, if any.
 func (s *Store) Requeue(ctx context.Context, id string) (*Job, string, error) {
-	return s.supervise(ctx, requeueScript, id, id)
+	return s.supervise(ctx, requeueScript, id, s.nowArg(), id)
 }
 
 // supervise runs a supervisor's action on a job; the script answers the job

@@ -11,24 +11,38 @@
 local now = clock(ARGV[1])
 local c = settings()
 if not c then return {'queue_not_found'} end
-reclaim(now, tonumber(ARGV[4]))
-promote(now, tonumber(ARGV[4]))
+local budget = tonumber(ARGV[4])
+reclaim(now, budget)
+promote(now, budget)
 
 local op = ARGV[2]
 local skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0')
 -- Only jobs this operator skipped can stand in front of the one to claim,
 -- so the first skipped+1 ready jobs always hold it (if any does).
 local ahead = math.min(skipped, tonumber(ARGV[5]))
-local id
-for _, candidate in ipairs(redis.call('ZRANGE', INDEX.ready, 0, ahead)) do
-  if skipped == 0 or redis.call('SISMEMBER', K.skips, op .. '\n' .. candidate) == 0 then
-    id = candidate
-    break
+local function best()
+  for _, candidate in ipairs(redis.call('ZRANGE', INDEX.ready, 0, ahead)) do
+    if skipped == 0 or redis.call('SISMEMBER', K.skips, op .. '\n' .. candidate) == 0 then
+      return candidate
+    end
   end
+end
+
+-- A job of a batch being canceled may still be in line (the cancel goes in
+-- bounded steps): cancel it on the way, a bounded number per claim.
+local id, m
+for _ = 0, budget do
+  id = best()
+  if not id then return {'empty'} end
+  m = load(id)
+  local b = batch(m.batch)
+  if not (b and b.state == 'canceled') then break end
+  finish(id, m, 'canceled', now)
+  store(id, m)
+  id = nil
 end
 if not id then return {'empty'} end
 
-local m = load(id)
 m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, ARGV[3], 0
 -- A job's own lease never outlasts the queue's cap on a reservation.
 m.deadline = now + math.min(m.lease_seconds, c.max_hold_seconds) * 1000

@@ -1,28 +1,52 @@
--- enqueue.lua: adds up to 1000 jobs at once, all or nothing.
+-- enqueue.lua: adds up to 1000 jobs at once, all or nothing, optionally to a
+-- batch that it creates or that is still open.
 -- KEYS    -> the queue's keys (see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
--- ARGV[3] -> number of jobs n; then 9 values per job:
+-- ARGV[3] -> batch id (empty: the jobs belong to no batch)
+-- ARGV[4] -> the new batch's record as JSON (title, priority,
+--            max_concurrent, state); empty: add to the existing open batch
+-- ARGV[5] -> number of jobs n; then 9 values per job:
 --            id, title, priority, run_at ms (0: none), delay ms (0: none),
 --            lease_seconds (0: queue's), max_attempts (0: queue's),
 --            idempotency key (empty: none), payload JSON
--- Output: {"queue_not_found"}, or {"ok", then per job: "created"|"existing", id, meta JSON, payload ("" when created)}
+-- A new batch whose jobs all exist already (idempotency keys) is a repeat
+-- of the request that made them: if they are all of one batch, nothing is
+-- created and that batch is the answer; otherwise it is refused.
+-- Output: {"queue_not_found"}, {"batch_not_found"}, {"invalid_state"} (batch
+-- sealed, or a repeat that matches no one batch), or {"ok", batch id or "",
+-- batch JSON or "", then per job: "created"|"existing", id, meta JSON,
+-- payload ("" when created)}
 local now = clock(ARGV[1])
 local c = settings()
 if not c then return {'queue_not_found'} end
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[2]) end
 
-local out = {'ok'}
-local n = tonumber(ARGV[3])
+local bid, b = ARGV[3], nil
+if bid ~= '' and ARGV[4] ~= '' then
+  b = cjson.decode(ARGV[4])
+  b.total, b.ready, b.reserved, b.completed, b.dead, b.canceled, b.admitted = 0, 0, 0, 0, 0, 0, 0
+  b.created_at = now
+  BATCHES[bid] = b
+elseif bid ~= '' then
+  b = batch(bid)
+  if not b then return {'batch_not_found'} end
+  if b.state ~= 'open' then return {'invalid_state'} end
+end
+
+local out = {'ok', '', ''}
+local existing = {}
+local n = tonumber(ARGV[5])
 for i = 0, n - 1 do
-  local b = 4 + i * 9
-  local id, title, priority = ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2])
-  local run_at, delay = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
-  local lease, attempts = tonumber(ARGV[b + 5]), tonumber(ARGV[b + 6])
-  local key, body = ARGV[b + 7], ARGV[b + 8]
+  local a = 6 + i * 9
+  local id, title, priority = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  local run_at, delay = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local lease, attempts = tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6])
+  local key, body = ARGV[a + 7], ARGV[a + 8]
   local first = key ~= '' and redis.call('HGET', K.idem, key)
   if first then
+    table.insert(existing, first)
     table.insert(out, 'existing')
     table.insert(out, first)
     table.insert(out, redis.call('HGET', K.meta, first))
@@ -41,12 +65,14 @@ for i = 0, n - 1 do
       m.idempotency_key = key
       redis.call('HSET', K.idem, key, id)
     end
-    if due > now then
-      m.state = 'scheduled'
-      redis.call('ZADD', INDEX.scheduled, due, id)
-    else
-      redis.call('ZADD', INDEX.ready, m.rank, id)
+    if due > now then m.state = 'scheduled' end
+    if b then
+      m.batch = bid
+      b.total = b.total + 1
+      b[BUCKET[m.state]] = b[BUCKET[m.state]] + 1
+      redis.call('ZADD', K.members, 0, bid .. '|' .. id)
     end
+    file(id, m, m.state == 'scheduled' and due or m.rank, b)
     redis.call('HSET', K.payload, id, body)
     store(id, m)
     table.insert(out, 'created')
@@ -54,5 +80,18 @@ for i = 0, n - 1 do
     table.insert(out, cjson.encode(m))
     table.insert(out, '')
   end
+end
+if b and ARGV[4] ~= '' and n > 0 and #existing == n then
+  local m = load(existing[1])
+  bid, b = m.batch, batch(m.batch)
+  for _, id in ipairs(existing) do
+    if not b or load(id).batch ~= bid then return {'invalid_state'} end
+  end
+elseif b then
+  if ARGV[4] ~= '' then redis.call('ZADD', K.batchindex, now, bid) end
+  settle(bid, b)
+end
+if b then
+  out[2], out[3] = bid, cjson.encode(b)
 end
 return out

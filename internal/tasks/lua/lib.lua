@@ -16,23 +16,41 @@
 -- KEYS[11] -> cd:{<queue>}:idem       HASH  idempotency key -> id
 -- KEYS[12] -> cd:{<queue>}:skips      SET   "operator\nid"
 -- KEYS[13] -> cd:{<queue>}:skipcount  HASH  operator -> live skips
+-- KEYS[14] -> cd:{<queue>}:batches    HASH  batch id -> batch record (JSON)
+-- KEYS[15] -> cd:{<queue>}:batchindex ZSET  batch id -> created ms
+-- KEYS[16] -> cd:{<queue>}:batchdone  ZSET  batch id -> finished ms
+-- KEYS[17] -> cd:{<queue>}:parked     ZSET  "batch|rank|id", score 0: ready
+--                                           jobs of capped batches waiting
+--                                           for a free slot, in lex order
+-- KEYS[18] -> cd:{<queue>}:members    ZSET  "batch|id", score 0: every job
+--                                           of every batch
 -- Scripts answer a table whose first element is a status code; codes other
 -- than "ok" are turned into Go errors in one place (scripts.go).
 
 local K = {
   conf = KEYS[1], meta = KEYS[8], payload = KEYS[9], result = KEYS[10],
   idem = KEYS[11], skips = KEYS[12], skipcount = KEYS[13],
+  batches = KEYS[14], batchindex = KEYS[15], batchdone = KEYS[16],
+  parked = KEYS[17], members = KEYS[18],
 }
 local INDEX = {
   ready = KEYS[2], scheduled = KEYS[3], reserved = KEYS[4],
   completed = KEYS[5], dead = KEYS[6], canceled = KEYS[7],
 }
 
--- clock returns now in ms: the caller's explicit value (tests), else Redis TIME.
+-- NOW is the script's one idea of the current time in ms, set by clock.
+local NOW
+
+-- clock returns now in ms: the caller's explicit value (tests), else Redis
+-- TIME. Every script that changes a job's state calls it first.
 local function clock(arg)
-  if arg ~= nil and arg ~= '' then return tonumber(arg) end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if arg ~= nil and arg ~= '' then
+    NOW = tonumber(arg)
+  else
+    local t = redis.call('TIME')
+    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return NOW
 end
 
 -- settings returns the queue's settings as numbers, or nil if it does not exist.
@@ -54,21 +72,113 @@ local function store(id, m)
   redis.call('HSET', K.meta, id, cjson.encode(m))
 end
 
--- move takes the job out of the index of its state and files it under a new one.
+-- Batches. Each job of a batch counts in one of its batch's counters
+-- (BUCKET names which, per state). A batch with max_concurrent > 0 keeps its
+-- ready jobs out of the claim line, in parked, and admits the best of them
+-- into ready only while reserved + admitted < max_concurrent. A slot is
+-- nothing but those two counters, changed by the same script that moves the
+-- job, so no crash or race can leak or double one; and claim never meets a
+-- job it may not take, so it never scans past a full batch.
+local BUCKET = {
+  ready = 'ready', scheduled = 'ready', reserved = 'reserved',
+  completed = 'completed', dead = 'dead', canceled = 'canceled',
+}
+local BATCHES = {} -- batch records this script loaded, by id
+
+-- batch returns the record of batch bid (nil for no batch, or one purged).
+local function batch(bid)
+  if not bid then return nil end
+  local b = BATCHES[bid]
+  if b == nil then
+    local raw = redis.call('HGET', K.batches, bid)
+    if not raw then return nil end
+    b = cjson.decode(raw)
+    BATCHES[bid] = b
+  end
+  return b
+end
+
+-- parked_member names a parked job so that a batch's jobs sort together,
+-- best rank first (ranks are integers above -10^14: offset, zero-padded).
+local function parked_member(id, m)
+  return m.batch .. '|' .. string.format('%017.0f', m.rank + 1e14) .. '|' .. id
+end
+
+-- fill admits a capped batch's best parked jobs into the claim line while
+-- it has free slots. A canceled batch admits nothing more.
+local function fill(bid, b)
+  if b.max_concurrent == 0 or b.state == 'canceled' then return end
+  while b.reserved + b.admitted < b.max_concurrent do
+    local head = redis.call('ZRANGEBYLEX', K.parked, '[' .. bid .. '|', '(' .. bid .. '}', 'LIMIT', 0, 1)[1]
+    if not head then return end
+    local rank, id = string.match(head, '^[^|]+|(%d+)|(.+)$')
+    redis.call('ZREM', K.parked, head)
+    redis.call('ZADD', INDEX.ready, tonumber(rank) - 1e14, id)
+    b.admitted = b.admitted + 1
+  end
+end
+
+-- settle admits jobs into free slots, finishes a sealed batch whose jobs
+-- have all ended (or reopens one whose dead job was requeued), and saves it.
+local function settle(bid, b)
+  fill(bid, b)
+  if b.state ~= 'open' then
+    local ended = b.completed + b.dead + b.canceled == b.total
+    if ended and not b.finished_at then
+      b.finished_at = NOW
+      if b.state ~= 'canceled' then
+        b.state = (b.dead + b.canceled > 0) and 'completed_with_failures' or 'completed'
+      end
+      redis.call('ZADD', K.batchdone, NOW, bid)
+    elseif not ended and b.finished_at then
+      b.finished_at = nil
+      b.state = 'sealed'
+      redis.call('ZREM', K.batchdone, bid)
+    end
+  end
+  redis.call('HSET', K.batches, bid, cjson.encode(b))
+end
+
+-- unfile takes the job out of the index of its state.
+local function unfile(id, m, b)
+  if m.state == 'ready' and b then
+    if redis.call('ZREM', INDEX.ready, id) == 1 then
+      b.admitted = b.admitted - 1
+    else
+      redis.call('ZREM', K.parked, parked_member(id, m))
+    end
+  else
+    redis.call('ZREM', INDEX[m.state], id)
+  end
+end
+
+-- file puts the job in the index of its state, at score. A ready job of a
+-- capped batch goes to parked; settle admits it when a slot is free.
+local function file(id, m, score, b)
+  if m.state == 'ready' and b and b.max_concurrent > 0 then
+    redis.call('ZADD', K.parked, 0, parked_member(id, m))
+  else
+    redis.call('ZADD', INDEX[m.state], score, id)
+    if m.state == 'ready' and b then b.admitted = b.admitted + 1 end
+  end
+end
+
+-- move takes the job out of the index of its state and files it under a
+-- new one, keeping its batch's counters and slots.
 local function move(id, m, state, score)
-  redis.call('ZREM', INDEX[m.state], id)
+  local b = batch(m.batch)
+  unfile(id, m, b)
+  if b then b[BUCKET[m.state]] = b[BUCKET[m.state]] - 1 end
   m.state = state
-  redis.call('ZADD', INDEX[state], score, id)
+  file(id, m, score, b)
+  if b then
+    b[BUCKET[state]] = b[BUCKET[state]] + 1
+    settle(m.batch, b)
+  end
 end
 
 local function end_reservation(m)
   m.reserved_by, m.reserved_at, m.deadline, m.token, m.extensions = nil, nil, nil, nil, nil
-end
-
--- back_in_line returns a job to ready at the rank it had, so it keeps its place.
-local function back_in_line(id, m)
-  end_reservation(m)
-  move(id, m, 'ready', m.rank)
 end
 
 -- forget_skips drops the skip records of a job that will never be offered again.
@@ -89,6 +199,18 @@ local function finish(id, m, state, now)
   end_reservation(m)
   m.finished_at = now
   move(id, m, state, now)
+end
+
+-- back_in_line returns a job to ready at the rank it had, so it keeps its
+-- place; in a canceled batch it is canceled instead.
+local function back_in_line(id, m)
+  local b = batch(m.batch)
+  if b and b.state == 'canceled' then
+    finish(id, m, 'canceled', NOW)
+  else
+    end_reservation(m)
+    move(id, m, 'ready', m.rank)
+  end
 end
 
 -- spend_attempt counts a failed attempt: back in line while attempts are
@@ -116,7 +238,8 @@ end
 
 -- reclaim ends at most limit reservations whose deadline has passed: each
 -- job goes back in line with one attempt spent, or dead. It returns whether
--- more expired reservations remain, and {id, former holder, new state} per job.
+-- more expired reservations remain, and {id, former holder, new state,
+-- batch or ""} per job.
 local function reclaim(now, limit)
   local expired = redis.call('ZRANGEBYSCORE', INDEX.reserved, '-inf', now, 'LIMIT', 0, limit + 1)
   local moved = {}
@@ -126,7 +249,7 @@ local function reclaim(now, limit)
     local holder = m.reserved_by
     spend_attempt(id, m, now, 'reservation expired (held by ' .. holder .. ')')
     store(id, m)
-    moved[i] = {id, holder, m.state}
+    moved[i] = {id, holder, m.state, m.batch or ''}
   end
   return #expired > limit, moved
 end
@@ -138,7 +261,7 @@ local function promote(now, limit)
   for i = 1, math.min(#due, limit) do
     local id = due[i]
     local m = load(id)
-    move(id, m, 'ready', m.rank)
+    back_in_line(id, m)
     store(id, m)
     promoted[i] = id
   end

@@ -1,5 +1,7 @@
 -- purge.lua: retention. Deletes at most limit finished jobs (completed,
--- canceled, dead) that finished before their cut-off.
+-- canceled, dead) that finished before their cut-off, then, within what is
+-- left of limit, finished batches older than both cut-offs (their jobs are
+-- gone by then).
 -- KEYS    -> the queue's keys (see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
@@ -28,8 +30,18 @@ for _, rule in ipairs(cutoffs) do
     redis.call('HDEL', K.meta, id)
     redis.call('HDEL', K.payload, id)
     redis.call('HDEL', K.result, id)
+    if m and m.batch then redis.call('ZREM', K.members, m.batch .. '|' .. id) end
   end
   deleted = deleted + math.min(#old, budget)
   budget = budget - math.min(#old, budget)
 end
+local cutoff = now - math.max(c.retention_seconds, c.dead_retention_seconds) * 1000
+local old = redis.call('ZRANGEBYSCORE', K.batchdone, '-inf', cutoff, 'LIMIT', 0, budget + 1)
+if #old > budget then more = true end
+for i = 1, math.min(#old, budget) do
+  redis.call('HDEL', K.batches, old[i])
+  redis.call('ZREM', K.batchindex, old[i])
+  redis.call('ZREM', K.batchdone, old[i])
+end
+deleted = deleted + math.min(#old, budget)
 return {'ok', more and 1 or 0, deleted}

@@ -1,13 +1,19 @@
 -- requeue.lua: a supervisor puts a dead job back in line with fresh attempts,
--- or takes a reserved job away from its holder (force release: the token dies).
+-- or takes a reserved job away from its holder (force release: the token
+-- dies). A job of a canceled batch is not requeued from dead, and a force
+-- release cancels it.
 -- KEYS    -> the queue's keys (see lib.lua)
--- ARGV[1] -> job id
+-- ARGV[1] -> now in ms (empty: use Redis TIME)
+-- ARGV[2] -> job id
 -- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, meta JSON, payload, former holder or ""}
-local id = ARGV[1]
+clock(ARGV[1])
+local id = ARGV[2]
 local m = load(id)
 if not m then return {'not_found'} end
 local holder = m.reserved_by or ''
 if m.state == 'dead' then
+  local b = batch(m.batch)
+  if b and b.state == 'canceled' then return {'invalid_state'} end
   m.attempts, m.finished_at = 0, nil
 elseif m.state ~= 'reserved' then
   return {'invalid_state'}

@@ -3,15 +3,17 @@
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> window in ms for "completed recently"
 -- Output: {"queue_not_found"}, or {"ok", ready, scheduled, reserved, completed, dead, canceled,
---         completed within the window, due scheduled, ready time of the next job in ms or 0}
+--         completed within the window, due scheduled, ready time of the next job in ms or 0,
+--         ready jobs held back by their batch's max_concurrent}
+-- Ready counts every ready job: those in the claim line and those held back.
 local now = clock(ARGV[1])
 if redis.call('EXISTS', K.conf) == 0 then return {'queue_not_found'} end
 local next_since = 0
 local head = redis.call('ZRANGE', INDEX.ready, 0, 0)
 if head[1] then next_since = load(head[1]).run_at end
 return {'ok',
-  redis.call('ZCARD', INDEX.ready), redis.call('ZCARD', INDEX.scheduled),
+  redis.call('ZCARD', INDEX.ready) + redis.call('ZCARD', K.parked), redis.call('ZCARD', INDEX.scheduled),
   redis.call('ZCARD', INDEX.reserved), redis.call('ZCARD', INDEX.completed),
   redis.call('ZCARD', INDEX.dead), redis.call('ZCARD', INDEX.canceled),
   redis.call('ZCOUNT', INDEX.completed, now - tonumber(ARGV[2]), '+inf'),
-  redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since}
+  redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked)}

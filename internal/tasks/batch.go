@@ -1,0 +1,292 @@
+package tasks
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A batch is one producer request made of many jobs of one queue: say 500
+// documents to review. Its jobs are claimed through the normal Claim, in
+// rank order, but at most MaxConcurrent of them are reserved at once. A
+// batch may stay open while jobs are added in several calls; once sealed, it
+// ends when its last job ends, and waiters learn of it.
+
+// BatchState is where a batch is in its life.
+type BatchState string
+
+// The states of a batch.
+const (
+	BatchOpen      BatchState = "open"      // jobs may still be added
+	BatchSealed    BatchState = "sealed"    // complete, jobs still running
+	BatchCompleted BatchState = "completed" // every job completed
+	// BatchCompletedWithFailures: every job ended, some dead or canceled.
+	BatchCompletedWithFailures BatchState = "completed_with_failures"
+	// BatchCanceled: canceled; it ends when its reserved jobs have.
+	BatchCanceled BatchState = "canceled"
+)
+
+// MaxConcurrentLimit is the largest max_concurrent a batch may set.
+const MaxConcurrentLimit = 100_000
+
+// batchCancelStep bounds the jobs one batch_cancel.lua call cancels.
+const batchCancelStep = 500
+
+// Batch is a batch and the count of its jobs per state. Its JSON form is the
+// batch object of the HTTP API.
+type Batch struct {
+	ID       string `json:"id"`
+	Queue    string `json:"queue"`
+	Title    string `json:"title"`
+	Priority int    `json:"priority"`
+	// MaxConcurrent caps how many of its jobs may be reserved at once; nil
+	// for no cap.
+	MaxConcurrent *int       `json:"max_concurrent"`
+	State         BatchState `json:"state"`
+	Total         int        `json:"total"`
+	// Ready counts jobs waiting: ready (claimable or held back by the cap)
+	// and scheduled.
+	Ready      int        `json:"ready"`
+	Reserved   int        `json:"reserved"`
+	Completed  int        `json:"completed"`
+	Dead       int        `json:"dead"`
+	Canceled   int        `json:"canceled"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// Ended reports whether every job of the batch has ended and no more may
+// join: waiting on it is over.
+func (b *Batch) Ended() bool { return b.FinishedAt != nil }
+
+// batchRecord is a batch as the scripts store it (lua/lib.lua).
+type batchRecord struct {
+	Title         string     `json:"title"`
+	Priority      int        `json:"priority"`
+	MaxConcurrent int        `json:"max_concurrent"`
+	State         BatchState `json:"state"`
+	Total         int        `json:"total"`
+	Ready         int        `json:"ready"`
+	Reserved      int        `json:"reserved"`
+	Completed     int        `json:"completed"`
+	Dead          int        `json:"dead"`
+	Canceled      int        `json:"canceled"`
+	// Admitted counts the batch's jobs in the claim line (ready, not held).
+	Admitted  int   `json:"admitted"`
+	CreatedAt int64 `json:"created_at"`
+	// FinishedAt is absent until the batch ends (the scripts test for nil).
+	FinishedAt int64 `json:"finished_at,omitempty"`
+}
+
+func decodeBatch(id, raw string) (*Batch, error) {
+	var r batchRecord
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, fmt.Errorf("decode batch %s: %w", id, err)
+	}
+	q, _ := queueOf(id)
+	b := &Batch{
+		ID: id, Queue: q, Title: r.Title, Priority: r.Priority, State: r.State,
+		Total: r.Total, Ready: r.Ready, Reserved: r.Reserved, Completed: r.Completed,
+		Dead: r.Dead, Canceled: r.Canceled, CreatedAt: msTime(r.CreatedAt), FinishedAt: optTime(r.FinishedAt),
+	}
+	if r.MaxConcurrent > 0 {
+		n := r.MaxConcurrent
+		b.MaxConcurrent = &n
+	}
+	return b, nil
+}
+
+// NewBatch is what a producer gives to create a batch.
+type NewBatch struct {
+	// Title says what the request is: 1 to 200 characters.
+	Title string `json:"title"`
+	// Priority (0 to 100, default 50) is the priority of its jobs that set
+	// none of their own.
+	Priority *int `json:"priority"`
+	// MaxConcurrent, if set (1 to 100,000), caps how many of its jobs may be
+	// reserved at once.
+	MaxConcurrent *int `json:"max_concurrent"`
+	// Open lets jobs be added later (AddToBatch) until SealBatch.
+	Open bool `json:"open"`
+	// Jobs are its first jobs: at least one unless Open, at most MaxBatch.
+	Jobs []NewJob `json:"jobs"`
+}
+
+// CreateBatch creates a batch in the queue with its first jobs, all in one
+// atomic script. Invalid input changes nothing. A request whose jobs all
+// exist already by their idempotency keys, all in one batch, repeats the
+// request that made that batch: it creates nothing and returns that batch
+// (other such repeats give ErrInvalidState).
+func (s *Store) CreateBatch(ctx context.Context, queue string, nb NewBatch) (*Batch, []Enqueued, error) {
+	if !validQueueName(queue) {
+		return nil, nil, ErrQueueNotFound
+	}
+	title, err := validTitle(nb.Title)
+	if err != nil {
+		return nil, nil, err
+	}
+	priority, err := validPriority(nb.Priority, DefaultPriority)
+	if err != nil {
+		return nil, nil, err
+	}
+	limit := 0
+	if nb.MaxConcurrent != nil {
+		if limit = *nb.MaxConcurrent; limit < 1 || limit > MaxConcurrentLimit {
+			return nil, nil, invalid("max_concurrent", "must be between 1 and %d, or absent for no cap", MaxConcurrentLimit)
+		}
+	}
+	if len(nb.Jobs) == 0 && !nb.Open {
+		return nil, nil, invalid("jobs", "must hold at least one job, unless the batch is open")
+	}
+	state := BatchSealed
+	if nb.Open {
+		state = BatchOpen
+	}
+	record, _ := json.Marshal(batchRecord{Title: title, Priority: priority, MaxConcurrent: limit, State: state})
+	id := newID(queue, s.now())
+	return s.addJobs(ctx, queue, id, string(record), priority, nb.Jobs)
+}
+
+// AddToBatch adds jobs to an open batch, all or none. A batch that is no
+// longer open gives ErrInvalidState.
+func (s *Store) AddToBatch(ctx context.Context, id string, jobs []NewJob) (*Batch, []Enqueued, error) {
+	b, err := s.GetBatch(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.State != BatchOpen {
+		return nil, nil, ErrInvalidState
+	}
+	if len(jobs) == 0 {
+		return nil, nil, invalid("jobs", "must hold at least one job")
+	}
+	return s.addJobs(ctx, b.Queue, id, "", b.Priority, jobs)
+}
+
+// addJobs enqueues jobs into batch id (creating it from record, unless
+// record is ""); jobs without a priority take the batch's.
+func (s *Store) addJobs(ctx context.Context, queue, id, record string, priority int, jobs []NewJob) (*Batch, []Enqueued, error) {
+	jobs = slices.Clone(jobs)
+	for i := range jobs {
+		if jobs[i].Priority == nil {
+			jobs[i].Priority = &priority
+		}
+	}
+	id, raw, out, err := s.enqueue(ctx, queue, id, record, jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := decodeBatch(id, raw)
+	return b, out, err
+}
+
+// SealBatch closes an open batch to new jobs; from then on it ends when its
+// last job does. Sealing a batch that is not open changes nothing.
+func (s *Store) SealBatch(ctx context.Context, id string) (*Batch, error) {
+	res, err := s.batchScript(ctx, batchSealScript, id)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBatch(id, res[0].(string))
+}
+
+// CancelBatch cancels the batch: every job of it not reserved is canceled,
+// and the reserved ones end as they would (given back or reclaimed, they
+// are canceled); the batch ends with the last of them. Canceling a canceled
+// batch resumes an interrupted cancel; one that completed gives
+// ErrInvalidState. It returns the batch and the jobs it canceled.
+func (s *Store) CancelBatch(ctx context.Context, id string) (*Batch, []string, error) {
+	var canceled []string
+	cursor := ""
+	for {
+		// Bounded steps, so no script runs long however big the batch.
+		res, err := s.batchScript(ctx, batchCancelScript, id, cursor, batchCancelStep)
+		if err != nil {
+			return nil, canceled, err
+		}
+		for _, v := range res[2:] {
+			canceled = append(canceled, v.(string))
+		}
+		if cursor, _ = res[1].(string); cursor == "" {
+			b, err := decodeBatch(id, res[0].(string))
+			return b, canceled, err
+		}
+	}
+}
+
+// batchScript runs a script on a batch: now, the batch id, then args.
+func (s *Store) batchScript(ctx context.Context, sc script, id string, args ...any) ([]any, error) {
+	queue, ok := queueOf(id)
+	if !ok {
+		return nil, ErrBatchNotFound
+	}
+	return sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), id}, args...)...)
+}
+
+// GetBatch returns the batch with its counts.
+func (s *Store) GetBatch(ctx context.Context, id string) (*Batch, error) {
+	queue, ok := queueOf(id)
+	if !ok {
+		return nil, ErrBatchNotFound
+	}
+	raw, err := s.rdb.HGet(ctx, keysFor(queue).batches(), id).Result()
+	if err == redis.Nil {
+		return nil, ErrBatchNotFound
+	}
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	return decodeBatch(id, raw)
+}
+
+// ListBatches returns the newest limit batches (1 to MaxPageSize) of the
+// queue, or of every queue when queue is "", newest first.
+func (s *Store) ListBatches(ctx context.Context, queue string, limit int) ([]*Batch, error) {
+	limit, err := pageSize(limit)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{queue}
+	if queue == "" {
+		if names, err = s.QueueNames(ctx); err != nil {
+			return nil, err
+		}
+	} else if !validQueueName(queue) {
+		return nil, ErrQueueNotFound
+	}
+	var all []*Batch
+	for _, q := range names {
+		k := keysFor(q)
+		ids, err := s.rdb.ZRevRange(ctx, k.batchIndex(), 0, int64(limit-1)).Result()
+		if err != nil {
+			return nil, redisErr(err)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		raws, err := s.rdb.HMGet(ctx, k.batches(), ids...).Result()
+		if err != nil {
+			return nil, redisErr(err)
+		}
+		for i, raw := range raws {
+			r, ok := raw.(string)
+			if !ok {
+				continue // purged in between
+			}
+			b, err := decodeBatch(ids[i], r)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, b)
+		}
+	}
+	slices.SortFunc(all, func(a, b *Batch) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	})
+	return all[:min(len(all), limit)], nil
+}
