@@ -197,9 +197,35 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 		if mb.cap > 0 {
 			nb.MaxConcurrent = &mb.cap
 		}
+		// A request whose jobs all exist by their keys repeats the one that
+		// made them: it answers their batch, or is refused if none is theirs.
+		repeatOf, repeat := "", true
+		for i, j := range jobs {
+			first, ok := m.idKeys[j.IdempotencyKey]
+			if !ok || j.IdempotencyKey == "" {
+				repeat = false
+				break
+			}
+			if bid := m.jobs[first].batch; i == 0 || bid == repeatOf {
+				repeatOf = bid
+			} else {
+				repeatOf = ""
+			}
+		}
 		b, out, err := e.store.CreateBatch(e.ctx, e.queue, nb)
-		if err != nil {
+		switch {
+		case repeat && repeatOf == "":
+			if !errors.Is(err, ErrInvalidState) {
+				e.t.Fatalf("a repeat of no one batch: %v, want ErrInvalidState", err)
+			}
+			return nil, "", nil
+		case err != nil:
 			return nil, "", err
+		case repeat:
+			if b.ID != repeatOf {
+				e.t.Fatalf("a repeat of batch %s answered %s", repeatOf, b.ID)
+			}
+			return out, b.ID, nil
 		}
 		m.batches[b.ID] = mb
 		m.batchIDs = append(m.batchIDs, b.ID)
