@@ -1,5 +1,5 @@
-import { OperatorApi, type Batch, type Job } from './api';
-import { authFile, BASE_URL, QUEUE_TOKEN, type QueueName } from './constants';
+import { OperatorApi, ProducerApi, type Batch, type Job } from './api';
+import { authFile, BASE_URL, BASE_URL_B, QUEUE_TOKEN, type QueueName } from './constants';
 import { expect, test as base, uniqueTitle } from './fixtures';
 import { BatchesPage } from './pages/BatchesPage';
 import { OperatorHomePage } from './pages/OperatorHomePage';
@@ -104,6 +104,7 @@ test('a batch capped at two is followed live to completion; a waiting producer h
   openAs,
   api,
   batches,
+  playwright,
 }) => {
   const { batch, jobs } = await batches.create('Quarter-end invoices', { size: 3, max_concurrent: 2 });
   expect(batch).toMatchObject({ queue: QUEUE, state: 'sealed', total: 3, ready: 3, reserved: 0, max_concurrent: 2 });
@@ -170,9 +171,11 @@ test('a batch capped at two is followed live to completion; a waiting producer h
   await expect(sam.counts(batch.id)).toContainText('2 done');
   await expect(sam.state(batch.id)).toHaveText('running');
 
-  // billing-bot waits on the batch; it is still waiting a second later…
+  // billing-bot waits on the batch through instance B (the completion goes
+  // through A); it is still waiting a second later…
+  const viaB = await playwright.request.newContext({ baseURL: BASE_URL_B });
   let settled = false;
-  const waited = api.getBatch(batch, { wait: 10 }).finally(() => {
+  const waited = new ProducerApi(viaB).getBatch(batch, { wait: 10 }).finally(() => {
     settled = true;
   });
   await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -183,6 +186,7 @@ test('a batch capped at two is followed live to completion; a waiting producer h
   await aliceWork.complete('Last one checked.');
   const finished = await waited;
   expect(Date.now() - lastDone, 'the waiter heard at once, not at the end of its 10 s').toBeLessThan(3_000);
+  await viaB.dispose();
   expect(finished).toMatchObject({ state: 'completed', total: 3, completed: 3, ready: 0, reserved: 0 });
   expect(finished.finished_at).not.toBeNull();
 

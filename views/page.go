@@ -115,6 +115,24 @@ func progressLabel(b *tasks.Batch) string {
 		b.Completed, b.Total, b.Dead, b.Canceled, b.Reserved, b.Ready)
 }
 
+// Plural says "1 job" or "3 jobs".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// cancelQuestion is the confirmation asked before canceling a batch.
+func cancelQuestion(b *tasks.Batch) string {
+	verb := "are"
+	if b.Ready == 1 {
+		verb = "is"
+	}
+	return fmt.Sprintf("Cancel the batch “%s”? Its %s %s canceled; jobs in progress may finish.",
+		b.Title, Plural(b.Ready, "waiting job"), verb)
+}
+
 // batchStateLabel names a batch's state for people.
 func batchStateLabel(b *tasks.Batch) string {
 	switch b.State {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -450,7 +449,7 @@ func (s *Server) cancelBatchForm(c echo.Context) error {
 	}
 	msg := "Canceled the batch " + quote(b.Title) + "."
 	if !b.Ended() {
-		msg += fmt.Sprintf(" %d jobs in progress may still finish.", b.Reserved)
+		msg += " " + views.Plural(b.Reserved, "job") + " in progress may still finish."
 	}
 	s.flash(c, msg)
 	return redirect(c, "/supervisor/batches")
