@@ -349,7 +349,7 @@ func TestReclaimExpiredReservations(t *testing.T) {
 func TestOneRunWorksInBatchesUntilDone(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		t := e.t
-		const reclaimed, promoted = 1200, 700 // more than batch (500) twice, and once
+		const reclaimed, promoted = 1200, 700 // more than cron.Batch (250) four times, and twice
 		abandoned, later := e.queue(tasks.Queue{Name: "abandoned"}), e.queue(tasks.Queue{Name: "later"})
 		e.expired(abandoned, "ann", reclaimed)
 		runAt := time.Now().Add(-behind / 2) // after the past clock's now, before the real one

@@ -1,0 +1,175 @@
+// Command bench measures claimdesk and checks its performance targets: the
+// engine against Redis's own ceiling, Lua against an optimistic WATCH/MULTI
+// baseline under contention, the HTTP server, websocket notices, and how
+// claims and reclaims scale with a queue's size. It prints a table with
+// PASS/FAIL per target and writes the numbers as JSON.
+//
+//	go run ./cmd/bench                     # every scenario, default sizes
+//	go run ./cmd/bench -only engine,scale  # some of them
+//	go run ./cmd/bench -smoke              # tiny sizes: does every scenario still run?
+//
+// It starts its own redis-server (and, for http and notify, a claimdesk
+// server process from -claimdesk) on loopback.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ error }
+
+// config is what the flags say.
+type config struct {
+	only        []string
+	concurrency int // concurrent callers in engine, ceiling and contention
+	jobs        int // jobs per engine run
+	producers   int // contention: concurrent producers
+	messages    int // contention: messages per path
+	operators   int // http: virtual operators
+	cycles      int // http: claim+complete cycles per operator
+	think       time.Duration
+	sockets     int // notify: websocket clients
+	notices     int // notify: jobs enqueued while they listen
+	sizes       []int
+	reclaim     int // scale: expired reservations to reclaim
+	memJobs     int // scale: jobs for the memory figure
+	claimdesk   string
+	jsonPath    string
+}
+
+// scenario is one part of the bench.
+type scenario struct {
+	name string
+	run  func(context.Context, config) (result, error)
+}
+
+// scenarios in the order they run.
+var scenarios = []scenario{
+	{"engine", runEngine},
+	{"contention", runContention},
+	{"http", runHTTP},
+	{"notify", runNotify},
+	{"scale", runScale},
+}
+
+func parse(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale); default all")
+	smoke := fs.Bool("smoke", false, "tiny sizes, to check that every scenario runs")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine and ceiling")
+	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")
+	fs.IntVar(&c.producers, "producers", 64, "contention: concurrent producers")
+	fs.IntVar(&c.messages, "messages", 5000, "contention: messages posted per path")
+	fs.IntVar(&c.operators, "operators", 200, "http: virtual operators")
+	fs.IntVar(&c.cycles, "cycles", 20, "http: claim and complete cycles per operator")
+	fs.DurationVar(&c.think, "think", 100*time.Millisecond, "http: an operator's time between actions (people read before they click)")
+	fs.IntVar(&c.sockets, "sockets", 2000, "notify: websocket clients")
+	fs.IntVar(&c.notices, "notices", 50, "notify: jobs enqueued while they listen")
+	sizes := fs.String("sizes", "1000,100000,1000000", "scale: ready jobs at which to time claims")
+	fs.IntVar(&c.reclaim, "reclaim", 100000, "scale: expired reservations to reclaim")
+	fs.IntVar(&c.memJobs, "mem-jobs", 100000, "scale: jobs enqueued for the memory figure")
+	fs.StringVar(&c.claimdesk, "claimdesk", "bin/claimdesk", "the claimdesk binary that http and notify start")
+	fs.StringVar(&c.jsonPath, "json", "var/bench.json", "where to write the results as JSON (empty: nowhere)")
+	if err := fs.Parse(args); err != nil {
+		return c, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return c, usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return c, usageError{fmt.Errorf("-sizes: %q is not a positive number", s)}
+		}
+		c.sizes = append(c.sizes, n)
+	}
+	if *only != "" {
+		for _, s := range strings.Split(*only, ",") {
+			if !slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.name == s }) {
+				return c, usageError{fmt.Errorf("-only: no scenario %q", s)}
+			}
+			c.only = append(c.only, s)
+		}
+	}
+	if *smoke {
+		c.concurrency, c.jobs, c.producers, c.messages = 4, 200, 8, 200
+		c.operators, c.cycles, c.think, c.sockets, c.notices = 5, 3, 0, 20, 3
+		c.sizes, c.reclaim, c.memJobs = []int{100, 1000}, 500, 1000
+	}
+	for _, v := range []int{c.concurrency, c.jobs, c.producers, c.messages, c.operators, c.cycles, c.sockets, c.notices, c.reclaim, c.memJobs} {
+		if v < 1 {
+			return c, usageError{errors.New("counts and sizes must be at least 1")}
+		}
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	c, err := parse(args, os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "claimdesk bench: %s, %d CPUs, GOMAXPROCS %d, %s\n",
+		runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
+	var results []result
+	for _, sc := range scenarios {
+		if len(c.only) > 0 && !slices.Contains(c.only, sc.name) {
+			continue
+		}
+		fmt.Fprintf(stdout, "running %s…\n", sc.name)
+		t0 := time.Now()
+		r, err := sc.run(ctx, c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		r.fig("scenario wall time", time.Since(t0).Seconds(), "s")
+		results = append(results, r)
+	}
+	printResults(stdout, results)
+	if c.jsonPath != "" {
+		if err := os.MkdirAll(filepath.Dir(c.jsonPath), 0o755); err != nil {
+			return err
+		}
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(c.jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Results written to %s.\n", c.jsonPath)
+	}
+	for _, r := range results {
+		for _, ch := range r.Checks {
+			if !ch.OK {
+				return fmt.Errorf("%s: check %q failed: %s", r.Scenario, ch.Name, ch.Detail)
+			}
+		}
+	}
+	return nil
+}

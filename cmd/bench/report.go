@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// result is what one scenario reports: its operations, other figures, and
+// its targets checked.
+type result struct {
+	Scenario string    `json:"scenario"`
+	Ops      []summary `json:"ops,omitempty"`
+	// Figures are other measured numbers, by name.
+	Figures []figure `json:"figures,omitempty"`
+	Targets []target `json:"targets,omitempty"`
+	// Checks are correctness checks (every job done exactly once, …).
+	Checks []check `json:"checks,omitempty"`
+}
+
+type figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+type target struct {
+	Name string  `json:"name"`
+	Got  float64 `json:"got"`
+	// Want is the bound: Got must be at least Want (AtLeast) or at most it.
+	Want    float64 `json:"want"`
+	AtLeast bool    `json:"at_least"`
+	Unit    string  `json:"unit"`
+	Pass    bool    `json:"pass"`
+}
+
+type check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (r *result) fig(name string, v float64, unit string) {
+	r.Figures = append(r.Figures, figure{name, v, unit})
+}
+
+func (r *result) atLeast(name string, got, want float64, unit string) {
+	r.Targets = append(r.Targets, target{Name: name, Got: got, Want: want, AtLeast: true, Unit: unit, Pass: got >= want})
+}
+
+func (r *result) atMost(name string, got, want float64, unit string) {
+	r.Targets = append(r.Targets, target{Name: name, Got: got, Want: want, Unit: unit, Pass: got <= want})
+}
+
+func (r *result) check(name string, ok bool, detail string, args ...any) {
+	r.Checks = append(r.Checks, check{Name: name, OK: ok, Detail: fmt.Sprintf(detail, args...)})
+}
+
+// printResults writes the results as plain-text tables.
+func printResults(w io.Writer, results []result) {
+	for _, r := range results {
+		fmt.Fprintf(w, "\n== %s\n", r.Scenario)
+		if len(r.Ops) > 0 {
+			fmt.Fprintf(w, "%-28s %9s %11s %9s %9s %9s %9s\n", "operation", "calls", "calls/s", "p50 ms", "p95 ms", "p99 ms", "max ms")
+			for _, s := range r.Ops {
+				fmt.Fprintf(w, "%-28s %9d %11.0f %9.2f %9.2f %9.2f %9.2f\n", s.Op, s.Calls, s.PerSecond, s.P50, s.P95, s.P99, s.Max)
+			}
+		}
+		for _, f := range r.Figures {
+			fmt.Fprintf(w, "%-50s %12s %s\n", f.Name, num(f.Value), f.Unit)
+		}
+		for _, c := range r.Checks {
+			fmt.Fprintf(w, "check %-44s %s %s\n", c.Name, okWord(c.OK, "ok", "FAILED"), c.Detail)
+		}
+		for _, t := range r.Targets {
+			op := "≤"
+			if t.AtLeast {
+				op = "≥"
+			}
+			fmt.Fprintf(w, "%-4s %-45s %10s %s (target %s %s)\n", okWord(t.Pass, "PASS", "FAIL"), t.Name, num(t.Got), t.Unit, op, num(t.Want))
+		}
+	}
+	pass, total := 0, 0
+	for _, r := range results {
+		for _, t := range r.Targets {
+			total++
+			if t.Pass {
+				pass++
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%d of %d targets met.\n", pass, total)
+}
+
+func okWord(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
+}
+
+// num prints a number with at most 3 significant decimals.
+func num(v float64) string {
+	s := fmt.Sprintf("%.3f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}

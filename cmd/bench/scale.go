@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"claimdesk/internal/cron"
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/tasks/taskstest"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// runScale measures how claims and reclaims behave as a queue grows: claim
+// latency with 1k, 100k and 1M ready jobs; the time to reclaim 100k expired
+// reservations and the longest single script meanwhile; and Redis memory
+// per queued job.
+func runScale(ctx context.Context, c config) (result, error) {
+	r := result{Scenario: "scale"}
+	srv, err := taskstest.NewServer()
+	if err != nil {
+		return r, err
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 8})
+	defer rdb.Close()
+	// The reclaim part jumps ahead in time: every script takes "now" from
+	// this clock instead of Redis TIME.
+	var offset atomic.Int64
+	store := tasks.New(rdb, tasks.WithClock(func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }))
+
+	var medians []float64
+	for _, size := range c.sizes {
+		q := fmt.Sprintf("ready-%d", size)
+		if err := fill(ctx, store, q, size); err != nil {
+			return r, err
+		}
+		claims := newRecorder(fmt.Sprintf("claim with %d ready", size))
+		for i := range min(1000, size) {
+			if err := claims.time(func() error {
+				res, err := store.Claim(ctx, q, "op"+strconv.Itoa(i%8))
+				if err == nil && res == nil {
+					err = errors.New("a claim found nothing while jobs were ready")
+				}
+				return err
+			}); err != nil {
+				return r, err
+			}
+		}
+		s := claims.summary()
+		r.Ops = append(r.Ops, s)
+		medians = append(medians, float64(s.P50))
+		// Free the memory before the next size.
+		if err := rdb.FlushAll(ctx).Err(); err != nil {
+			return r, err
+		}
+	}
+	if len(medians) > 1 {
+		r.atMost(fmt.Sprintf("median claim at %d ready ÷ at %d", c.sizes[len(c.sizes)-1], c.sizes[0]),
+			medians[len(medians)-1]/medians[0], 1.5, "×")
+	}
+
+	if err := measureReclaim(ctx, &r, rdb, store, &offset, c.reclaim); err != nil {
+		return r, err
+	}
+	if err := measureMemory(ctx, &r, rdb, store, c.memJobs); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// fill enqueues n ready jobs into a new queue.
+func fill(ctx context.Context, store *tasks.Store, queue string, n int) error {
+	if _, err := store.PutQueue(ctx, tasks.Queue{Name: queue, LeaseSeconds: 60, MaxAttempts: 1000}); err != nil {
+		return err
+	}
+	return enqueueMany(ctx, store, queue, n, 4)
+}
+
+// enqueueMany enqueues n jobs, 1000 per call, c calls at a time.
+func enqueueMany(ctx context.Context, store *tasks.Store, queue string, n, c int) error {
+	calls := (n + tasks.MaxBatch - 1) / tasks.MaxBatch
+	return parallel(c, calls, func(_, i int) error {
+		jobs := make([]tasks.NewJob, min(tasks.MaxBatch, n-i*tasks.MaxBatch))
+		for k := range jobs {
+			jobs[k] = tasks.NewJob{Title: "job " + strconv.Itoa(i*tasks.MaxBatch+k)}
+		}
+		_, err := store.Enqueue(ctx, queue, jobs)
+		return err
+	})
+}
+
+// measureReclaim reserves n jobs, moves the clock past their deadline, and
+// reclaims them all in cron-sized calls, timing each call and reading the
+// longest script call from SLOWLOG.
+func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, offset *atomic.Int64, n int) error {
+	const q = "reclaim"
+	if err := fill(ctx, store, q, n); err != nil {
+		return err
+	}
+	if err := parallel(8, n, func(w, _ int) error {
+		res, err := store.Claim(ctx, q, "op"+strconv.Itoa(w))
+		if err == nil && res == nil {
+			err = errors.New("a claim found nothing while jobs were ready")
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	offset.Add(int64(2 * time.Minute)) // every lease (60 s) has run out
+	// Log every command with its duration, then find the longest script.
+	for _, kv := range [][2]string{{"slowlog-log-slower-than", "0"}, {"slowlog-max-len", strconv.Itoa(n)}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			return err
+		}
+	}
+	if err := rdb.SlowLogReset(ctx).Err(); err != nil {
+		return err
+	}
+	calls := newRecorder(fmt.Sprintf("reclaim call (%d per call)", cron.Batch))
+	t0 := time.Now()
+	total := 0
+	for more := true; more; {
+		var moved []tasks.Reclaimed
+		err := calls.time(func() error {
+			var err error
+			moved, more, err = store.ReclaimExpired(ctx, q, cron.Batch)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		total += len(moved)
+	}
+	elapsed := time.Since(t0)
+	log, err := rdb.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		return err
+	}
+	var longest time.Duration
+	for _, e := range log {
+		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "evalsha") {
+			longest = max(longest, e.Duration)
+		}
+	}
+	if err := rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000").Err(); err != nil {
+		return err
+	}
+	st, err := store.Stats(ctx, q)
+	if err != nil {
+		return err
+	}
+	r.Ops = append(r.Ops, calls.summary())
+	r.check("every expired reservation reclaimed", total == n && st.Reserved == 0 && st.Ready == int64(n),
+		"%d reclaimed of %d; %d still reserved, %d ready", total, n, st.Reserved, st.Ready)
+	r.fig(fmt.Sprintf("time to reclaim %d expired reservations", n), elapsed.Seconds(), "s")
+	r.atMost("longest script call during the reclaim (SLOWLOG)", float64(toMS(longest)), 10, "ms")
+	return rdb.FlushAll(ctx).Err()
+}
+
+// measureMemory enqueues n jobs with an empty payload into an empty store
+// and divides the growth of Redis's used memory by n, minus the payload.
+func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, n int) error {
+	used := func() (int64, error) {
+		info, err := rdb.Info(ctx, "memory").Result()
+		if err != nil {
+			return 0, err
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+				return strconv.ParseInt(v, 10, 64)
+			}
+		}
+		return 0, errors.New("INFO memory has no used_memory")
+	}
+	const q = "memory"
+	if _, err := store.PutQueue(ctx, tasks.Queue{Name: q}); err != nil {
+		return err
+	}
+	// A first job creates the queue's hashes and sets; measure from there.
+	if _, err := store.Enqueue(ctx, q, []tasks.NewJob{{Title: "first"}}); err != nil {
+		return err
+	}
+	before, err := used()
+	if err != nil {
+		return err
+	}
+	if err := enqueueMany(ctx, store, q, n, 1); err != nil {
+		return err
+	}
+	after, err := used()
+	if err != nil {
+		return err
+	}
+	const payload = float64(len("{}"))
+	per := float64(after-before)/float64(n) - payload
+	r.fig(fmt.Sprintf("Redis memory growth for %d jobs", n), float64(after-before)/(1<<20), "MiB")
+	r.atMost("Redis memory per queued job beyond its payload", per, 400, "bytes")
+	return nil
+}
