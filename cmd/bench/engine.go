@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 
 	"claimdesk/internal/tasks"
@@ -98,9 +97,6 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	}
 
 	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary()}
-	if os.Getenv("BENCH_DEBUG") != "" {
-		fmt.Println(rdb.Info(ctx, "commandstats").Val())
-	}
 	st, err := store.Stats(ctx, "bench")
 	if err != nil {
 		return r, err

@@ -194,11 +194,6 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 	commands, _, perCommand := callsSince(callsBefore, callsAfter)
-	if os.Getenv("BENCH_DEBUG") != "" {
-		for k, v := range perCommand {
-			fmt.Printf("redis %-20s %8d calls %8.2f per cycle %6.1f µs/call\n", k, v[0], float64(v[0])/float64(total), float64(v[1])/float64(v[0]))
-		}
-	}
 
 	r.Ops = []summary{enqueue1.summary(), enqueue100.summary(), claim.summary(), complete.summary(), cycle.summary()}
 

@@ -435,10 +435,8 @@ func call(ctx context.Context, cl *http.Client, base, method, path, token string
 	return resp.StatusCode, nil
 }
 
-// goStats reads the Go runtime's gauges from the server's /metrics
-// (Prometheus text format): go_goroutines, go_memstats_heap_inuse_bytes,
-// go_memstats_stack_inuse_bytes and the like, by name.
-func goStats(ctx context.Context, base string) (map[string]float64, error) {
+// fetchMetrics returns the server's /metrics page (Prometheus text).
+func fetchMetrics(ctx context.Context, base string) ([]byte, error) {
 	cl := newHTTPClient(1)
 	defer cl.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
@@ -450,7 +448,14 @@ func goStats(ctx context.Context, base string) (map[string]float64, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	return io.ReadAll(resp.Body)
+}
+
+// goStats reads the Go runtime's gauges from the server's /metrics
+// (Prometheus text format): go_goroutines, go_memstats_heap_inuse_bytes,
+// go_memstats_stack_inuse_bytes and the like, by name.
+func goStats(ctx context.Context, base string) (map[string]float64, error) {
+	b, err := fetchMetrics(ctx, base)
 	if err != nil {
 		return nil, err
 	}
@@ -544,18 +549,7 @@ func (h histogram) quantile(q float64) float64 {
 // serverHistograms reads claimdesk_http_request_seconds from the server's
 // /metrics, by "METHOD route".
 func serverHistograms(ctx context.Context, base string) (map[string]histogram, error) {
-	cl := newHTTPClient(1)
-	defer cl.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := cl.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := fetchMetrics(ctx, base)
 	if err != nil {
 		return nil, err
 	}
