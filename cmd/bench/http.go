@@ -154,11 +154,11 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 	// of c.operators closed loops hammering the server. They start spread
 	// over one think time: people do not click in step.
 	claim, complete, cycle := newRecorder("http claim"), newRecorder("http complete"), newRecorder("http claim+complete")
-	redisPID, err := a.redisPID(ctx)
+	redisPID, err := redisPID(ctx, a.rdb)
 	if err != nil {
 		return r, err
 	}
-	callsBefore, err := a.redisCalls(ctx)
+	callsBefore, err := redisCalls(ctx, a.rdb)
 	if err != nil {
 		return r, err
 	}
@@ -189,7 +189,7 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 	if firstErr != nil {
 		return r, firstErr
 	}
-	callsAfter, err := a.redisCalls(ctx)
+	callsAfter, err := redisCalls(ctx, a.rdb)
 	if err != nil {
 		return r, err
 	}
@@ -236,7 +236,7 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 	r.fig("operator phase: redis-server CPU", cores[1], "cores")
 	r.fig("operator phase: bench (load generator) CPU", cores[2], "cores")
 	r.fig("operator phase: Redis commands per cycle, scripts' own calls included", float64(commands)/float64(total), "")
-	r.fig("operator phase: EVALSHA per cycle", float64(perCommand["evalsha"][0])/float64(total), "")
+	r.fig("operator phase: script calls (FCALL) per cycle", float64(perCommand["fcall"][0])/float64(total), "")
 	// The server's own view of the median (its request histogram,
 	// interpolated within buckets; too coarse for a p99): tells time spent
 	// in the handler from time spent in the kernel and in this load

@@ -146,7 +146,7 @@ func runNotify(ctx context.Context, c config) (result, error) {
 	}
 	enqueue := newRecorder("http enqueue (1 job)")
 	sent := make(map[string]time.Time, c.notices)
-	redisPID, err := a.redisPID(ctx)
+	redisPID, err := redisPID(ctx, a.rdb)
 	if err != nil {
 		return r, err
 	}

@@ -144,7 +144,7 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 	}
 	var longest time.Duration
 	for _, e := range log {
-		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "evalsha") {
+		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "fcall") {
 			longest = max(longest, e.Duration)
 		}
 	}

@@ -202,8 +202,8 @@ func (a *app) close() {
 func (a *app) pid() int { return a.cmd.Process.Pid }
 
 // redisPID is the redis-server's process id, from INFO.
-func (a *app) redisPID(ctx context.Context) (int, error) {
-	info, err := a.rdb.Info(ctx, "server").Result()
+func redisPID(ctx context.Context, rdb redis.Cmdable) (int, error) {
+	info, err := rdb.Info(ctx, "server").Result()
 	if err != nil {
 		return 0, err
 	}
@@ -474,8 +474,8 @@ func goStats(ctx context.Context, base string) (map[string]float64, error) {
 
 // redisCalls returns, per command, how many calls Redis has served and
 // the microseconds it spent in them (INFO commandstats).
-func (a *app) redisCalls(ctx context.Context) (map[string][2]int64, error) {
-	info, err := a.rdb.Info(ctx, "commandstats").Result()
+func redisCalls(ctx context.Context, rdb redis.Cmdable) (map[string][2]int64, error) {
+	info, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"strings"
 	"sync"
 	"time"
 )
@@ -19,6 +18,14 @@ const (
 	crockford  = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 	idSepIndex = ulidLen
 )
+
+// isCrockford tells the bytes that are digits of crockford.
+var isCrockford = func() (t [256]bool) {
+	for i := range len(crockford) {
+		t[crockford[i]] = true
+	}
+	return t
+}()
 
 var ids struct {
 	sync.Mutex
@@ -68,7 +75,7 @@ func queueOf(id string) (string, bool) {
 		return "", false
 	}
 	for i := 0; i < ulidLen; i++ {
-		if !strings.ContainsRune(crockford, rune(id[i])) {
+		if !isCrockford[id[i]] {
 			return "", false
 		}
 	}

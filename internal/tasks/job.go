@@ -73,35 +73,35 @@ type Job struct {
 	token string  // live reservation token, kept inside the engine
 }
 
-// meta is the job metadata as the scripts store it (lua/lib.lua): times in
-// Unix milliseconds, absent fields left out.
+// meta is the job metadata as the scripts store it (lua/lib.lua; decoded by
+// decodeMeta): times in Unix milliseconds, absent fields zero.
 type meta struct {
-	State          State    `json:"state"`
-	Title          string   `json:"title"`
-	Priority       int      `json:"priority"`
-	Attempts       int      `json:"attempts"`
-	MaxAttempts    int      `json:"max_attempts"`
-	LeaseSeconds   int      `json:"lease_seconds"`
-	CreatedAt      int64    `json:"created_at"`
-	RunAt          int64    `json:"run_at"`
-	Rank           float64  `json:"rank"`
-	ReservedBy     string   `json:"reserved_by"`
-	ReservedAt     int64    `json:"reserved_at"`
-	Deadline       int64    `json:"deadline"`
-	Token          string   `json:"token"`
-	Extensions     int      `json:"extensions"`
-	FinishedAt     int64    `json:"finished_at"`
-	LastError      string   `json:"last_error"`
-	IdempotencyKey string   `json:"idempotency_key"`
-	SkippedBy      []string `json:"skipped_by"`
-	Batch          string   `json:"batch"`
+	State          State
+	Title          string
+	Priority       int
+	Attempts       int
+	MaxAttempts    int
+	LeaseSeconds   int
+	CreatedAt      int64
+	RunAt          int64
+	Rank           float64
+	ReservedBy     string
+	ReservedAt     int64
+	Deadline       int64
+	Token          string
+	Extensions     int
+	FinishedAt     int64
+	LastError      string
+	IdempotencyKey string
+	SkippedBy      []string
+	Batch          string
 }
 
 // decodeJob builds a Job from a script's answer: its id, metadata and
 // payload (payload may be empty when the caller fills it in).
 func decodeJob(id, rawMeta, payload string) (*Job, error) {
-	var m meta
-	if err := json.Unmarshal([]byte(rawMeta), &m); err != nil {
+	m, err := decodeMeta(rawMeta)
+	if err != nil {
 		return nil, fmt.Errorf("decode job %s: %w", id, err)
 	}
 	q, _ := queueOf(id)

@@ -3,15 +3,25 @@ package tasks
 import (
 	"cmp"
 	"context"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
 )
 
-var queueNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
-func validQueueName(name string) bool { return queueNameRE.MatchString(name) }
+// validQueueName reports whether name matches ^[a-z0-9][a-z0-9_-]{0,63}$,
+// checked by hand rather than by regexp since every engine call asks.
+func validQueueName(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] == '_' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Queue is a named line of jobs and the rules for reserving them. A job takes
 // the lease and max attempts of its queue when it is enqueued, unless it sets

@@ -2,9 +2,12 @@ package tasks
 
 import (
 	"context"
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -12,43 +15,114 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script is one Lua file of lua/, with lib.lua in front of it.
-type script struct{ *redis.Script }
+// The scripts of lua/ run as one Redis function library: lib.lua's helpers
+// are loaded once per server, and each script file's text becomes the body
+// of one registered function, called with FCALL. Unlike EVALSHA, nothing
+// but the script's own work runs per call. Library and function names carry
+// a hash of the sources, so instances of different versions sharing one
+// Redis each call their own code, as EVALSHA would.
+var library = newLibrary("enqueue", "claim", "complete", "release", "extend", "fail",
+	"reclaim", "promote", "cancel", "requeue", "purge", "list", "stats", "batch_seal", "batch_cancel")
 
-func loadScript(name string) script {
-	lib, err := luaFiles.ReadFile("lua/lib.lua")
-	if err != nil {
-		panic(err)
-	}
-	body, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	return script{redis.NewScript(string(lib) + "\n" + string(body))}
-}
+// script is one Lua file of lua/, run as a function of the library.
+type script struct{ fn string }
 
 var (
-	enqueueScript     = loadScript("enqueue")
-	claimScript       = loadScript("claim")
-	completeScript    = loadScript("complete")
-	releaseScript     = loadScript("release")
-	extendScript      = loadScript("extend")
-	failScript        = loadScript("fail")
-	reclaimScript     = loadScript("reclaim")
-	promoteScript     = loadScript("promote")
-	cancelScript      = loadScript("cancel")
-	requeueScript     = loadScript("requeue")
-	purgeScript       = loadScript("purge")
-	listScript        = loadScript("list")
-	statsScript       = loadScript("stats")
-	batchSealScript   = loadScript("batch_seal")
-	batchCancelScript = loadScript("batch_cancel")
+	enqueueScript     = library.script("enqueue")
+	claimScript       = library.script("claim")
+	completeScript    = library.script("complete")
+	releaseScript     = library.script("release")
+	extendScript      = library.script("extend")
+	failScript        = library.script("fail")
+	reclaimScript     = library.script("reclaim")
+	promoteScript     = library.script("promote")
+	cancelScript      = library.script("cancel")
+	requeueScript     = library.script("requeue")
+	purgeScript       = library.script("purge")
+	listScript        = library.script("list")
+	statsScript       = library.script("stats")
+	batchSealScript   = library.script("batch_seal")
+	batchCancelScript = library.script("batch_cancel")
 )
 
-// run calls the script on the queue's keys (EVALSHA, falling back to EVAL) and
-// turns its status code into an error. It returns the values after the code.
-func (sc script) run(ctx context.Context, rdb redis.Scripter, queue string, args ...any) ([]any, error) {
-	res, err := sc.Run(ctx, rdb, keysFor(queue).all(), args...).Slice()
+// functionLibrary is the text of the library and its functions' names.
+type functionLibrary struct {
+	code  string
+	names map[string]string // script file → function name
+}
+
+func newLibrary(files ...string) functionLibrary {
+	read := func(name string) string {
+		b, err := luaFiles.ReadFile("lua/" + name + ".lua")
+		if err != nil {
+			panic(err)
+		}
+		return string(b)
+	}
+	lib := read("lib")
+	bodies := make([]string, len(files))
+	sum := sha1.New()
+	sum.Write([]byte(lib))
+	for i, f := range files {
+		bodies[i] = read(f)
+		sum.Write([]byte(f + "\x00" + bodies[i]))
+	}
+	version := hex.EncodeToString(sum.Sum(nil))[:16]
+	l := functionLibrary{names: map[string]string{}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!lua name=claimdesk_%s\n%s\n", version, lib)
+	for i, f := range files {
+		name := "cd_" + version + "_" + f
+		l.names[f] = name
+		// Each body sees its call's keys and arguments as KEYS and ARGV, as
+		// a script would; begin binds lib.lua's key names to them.
+		fmt.Fprintf(&b, "redis.register_function('%s', function(KEYS, ARGV)\nbegin(KEYS)\n%s\nend)\n", name, bodies[i])
+	}
+	l.code = b.String()
+	return l
+}
+
+func (l functionLibrary) script(file string) script {
+	name, ok := l.names[file]
+	if !ok {
+		panic("no script " + file)
+	}
+	return script{fn: name}
+}
+
+// load puts the library on every server that may run it: each master of a
+// cluster, else the one server (replicas receive it from their master).
+func (l functionLibrary) load(ctx context.Context, rdb redis.UniversalClient) error {
+	loadOn := func(ctx context.Context, c *redis.Client) error {
+		err := c.FunctionLoad(ctx, l.code).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil // another instance loaded it meanwhile
+		}
+		return err
+	}
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, loadOn)
+	case *redis.Client:
+		return loadOn(ctx, c)
+	case *redis.Ring:
+		return c.ForEachShard(ctx, loadOn)
+	}
+	return fmt.Errorf("cannot load functions through a %T", rdb)
+}
+
+// run calls the script on the queue's keys (FCALL, loading the library
+// first where a server lacks it) and turns its status code into an error.
+// It returns the values after the code.
+func (sc script) run(ctx context.Context, rdb redis.UniversalClient, queue string, args ...any) ([]any, error) {
+	keys := keysFor(queue).all()
+	res, err := rdb.FCall(ctx, sc.fn, keys, args...).Slice()
+	if err != nil && strings.Contains(err.Error(), "Function not found") {
+		if err := library.load(ctx, rdb); err != nil {
+			return nil, fmt.Errorf("load functions: %w", redisErr(err))
+		}
+		res, err = rdb.FCall(ctx, sc.fn, keys, args...).Slice()
+	}
 	if err != nil {
 		return nil, redisErr(err)
 	}

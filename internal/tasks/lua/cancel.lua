@@ -4,7 +4,7 @@
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "force" to cancel a reserved job too
--- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, meta JSON, payload, former holder or ""}
+-- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
 local now = clock(ARGV[1])
 local id = ARGV[2]
 local m = load(id)
@@ -14,5 +14,4 @@ if not (m.state == 'ready' or m.state == 'scheduled' or (m.state == 'reserved' a
   return {'invalid_state'}
 end
 finish(id, m, 'canceled', now)
-store(id, m)
-return reply(id, m, holder)
+return reply(id, store(id, m), holder)

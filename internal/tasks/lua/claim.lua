@@ -7,9 +7,9 @@
 -- ARGV[3] -> fresh reservation token
 -- ARGV[4] -> most expired reservations to reclaim and scheduled jobs to promote
 -- ARGV[5] -> most skipped jobs to look past
--- Output: {"queue_not_found"}, {"empty"}, or {"ok", id, meta JSON, payload}
+-- Output: {"queue_not_found"}, {"empty"}, or {"ok", id, metadata, payload}
 local now = clock(ARGV[1])
-local c = settings()
+local c = settings('max_hold_seconds')
 if not c then return {'queue_not_found'} end
 local budget = tonumber(ARGV[4])
 reclaim(now, budget)
@@ -21,7 +21,7 @@ local skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0')
 -- so the first skipped+1 ready jobs always hold it (if any does).
 local ahead = math.min(skipped, tonumber(ARGV[5]))
 local function best()
-  for _, candidate in ipairs(redis.call('ZRANGE', INDEX.ready, 0, ahead)) do
+  for _, candidate in ipairs(redis.call('ZRANGE', INDEX.ready, '0', int(ahead))) do
     if skipped == 0 or redis.call('SISMEMBER', K.skips, op .. '\n' .. candidate) == 0 then
       return candidate
     end
@@ -47,5 +47,4 @@ m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, ARGV[3], 0
 -- A job's own lease never outlasts the queue's cap on a reservation.
 m.deadline = now + math.min(m.lease_seconds, c.max_hold_seconds) * 1000
 move(id, m, 'reserved', m.deadline)
-store(id, m)
-return reply(id, m)
+return reply(id, store(id, m))

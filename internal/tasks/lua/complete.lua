@@ -4,12 +4,11 @@
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
 -- ARGV[4] -> result JSON (empty: none)
--- Output: {"not_found"}, {"reservation_lost"}, or {"ok", id, meta JSON, payload}
+-- Output: {"not_found"}, {"reservation_lost"}, or {"ok", id, metadata, payload}
 local now = clock(ARGV[1])
 local id = ARGV[2]
 local m, err = held(id, ARGV[3], now)
 if not m then return {err} end
 if ARGV[4] ~= '' then redis.call('HSET', K.result, id, ARGV[4]) end
 finish(id, m, 'completed', now)
-store(id, m)
-return reply(id, m)
+return reply(id, store(id, m))

@@ -15,10 +15,10 @@
 -- created and that batch is the answer; otherwise it is refused.
 -- Output: {"queue_not_found"}, {"batch_not_found"}, {"invalid_state"} (batch
 -- sealed, or a repeat that matches no one batch), or {"ok", batch id or "",
--- batch JSON or "", then per job: "created"|"existing", id, meta JSON,
+-- batch JSON or "", then per job: "created"|"existing", id, metadata,
 -- payload ("" when created)}
 local now = clock(ARGV[1])
-local c = settings()
+local c = settings('aging_ms', 'lease_seconds', 'max_attempts')
 if not c then return {'queue_not_found'} end
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[2]) end
@@ -74,10 +74,9 @@ for i = 0, n - 1 do
     end
     file(id, m, m.state == 'scheduled' and due or m.rank, b)
     redis.call('HSET', K.payload, id, body)
-    store(id, m)
     table.insert(out, 'created')
     table.insert(out, id)
-    table.insert(out, cjson.encode(m))
+    table.insert(out, store(id, m))
     table.insert(out, '')
   end
 end

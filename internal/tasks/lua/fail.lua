@@ -5,11 +5,10 @@
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
 -- ARGV[4] -> reason
--- Output: {"not_found"}, {"reservation_lost"}, or {"ok", id, meta JSON, payload}
+-- Output: {"not_found"}, {"reservation_lost"}, or {"ok", id, metadata, payload}
 local now = clock(ARGV[1])
 local id = ARGV[2]
 local m, err = held(id, ARGV[3], now)
 if not m then return {err} end
 spend_attempt(id, m, now, ARGV[4])
-store(id, m)
-return reply(id, m)
+return reply(id, store(id, m))

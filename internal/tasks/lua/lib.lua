@@ -1,5 +1,6 @@
--- lib.lua: helpers shared by every queue script. scripts.go puts this file in
--- front of each script's own text, so each script stays one atomic EVALSHA.
+-- lib.lua: helpers shared by every queue script. scripts.go loads this file
+-- once as the top of a Redis function library and registers each script's
+-- own text as one function of it, so each script stays one atomic FCALL.
 --
 -- Every queue script receives the same KEYS, all of one queue (one hash tag,
 -- one cluster slot), in the order of queueKeys.all() in keys.go:
@@ -10,7 +11,7 @@
 -- KEYS[5]  -> cd:{<queue>}:completed  ZSET  id -> finished ms
 -- KEYS[6]  -> cd:{<queue>}:dead       ZSET  id -> finished ms
 -- KEYS[7]  -> cd:{<queue>}:canceled   ZSET  id -> finished ms
--- KEYS[8]  -> cd:{<queue>}:meta       HASH  id -> job metadata (JSON)
+-- KEYS[8]  -> cd:{<queue>}:meta       HASH  id -> job metadata (MessagePack)
 -- KEYS[9]  -> cd:{<queue>}:payload    HASH  id -> payload (JSON)
 -- KEYS[10] -> cd:{<queue>}:result     HASH  id -> result (JSON)
 -- KEYS[11] -> cd:{<queue>}:idem       HASH  idempotency key -> id
@@ -27,16 +28,26 @@
 -- Scripts answer a table whose first element is a status code; codes other
 -- than "ok" are turned into Go errors in one place (scripts.go).
 
-local K = {
-  conf = KEYS[1], meta = KEYS[8], payload = KEYS[9], result = KEYS[10],
-  idem = KEYS[11], skips = KEYS[12], skipcount = KEYS[13],
-  batches = KEYS[14], batchindex = KEYS[15], batchdone = KEYS[16],
-  parked = KEYS[17], members = KEYS[18],
-}
-local INDEX = {
-  ready = KEYS[2], scheduled = KEYS[3], reserved = KEYS[4],
-  completed = KEYS[5], dead = KEYS[6], canceled = KEYS[7],
-}
+-- K and INDEX name the keys of the call under way, BATCHES caches the batch
+-- records it loaded: begin sets them anew for every call.
+local K, INDEX, BATCHES = {}, {}, {}
+
+local function begin(keys)
+  K.conf, K.meta, K.payload, K.result = keys[1], keys[8], keys[9], keys[10]
+  K.idem, K.skips, K.skipcount = keys[11], keys[12], keys[13]
+  K.batches, K.batchindex, K.batchdone = keys[14], keys[15], keys[16]
+  K.parked, K.members = keys[17], keys[18]
+  INDEX.ready, INDEX.scheduled, INDEX.reserved = keys[2], keys[3], keys[4]
+  INDEX.completed, INDEX.dead, INDEX.canceled = keys[5], keys[6], keys[7]
+  BATCHES = {}
+end
+
+-- int formats an integral number (every score and count here is one) as a
+-- command argument. A plain Lua number would be printed with %.17g, which
+-- costs more than many a whole command.
+local function int(n)
+  return string.format('%d', n)
+end
 
 -- NOW is the script's one idea of the current time in ms, set by clock.
 local NOW
@@ -53,23 +64,56 @@ local function clock(arg)
   return NOW
 end
 
--- settings returns the queue's settings as numbers, or nil if it does not exist.
-local function settings()
-  local raw = redis.call('HGETALL', K.conf)
-  if #raw == 0 then return nil end
+-- settings returns the named settings of the queue as numbers, or nil if
+-- the queue does not exist (every queue has all of them).
+local function settings(...)
+  local names = {...}
+  local raw = redis.call('HMGET', K.conf, ...)
+  if not raw[1] then return nil end
   local c = {}
-  for i = 1, #raw, 2 do c[raw[i]] = tonumber(raw[i + 1]) end
+  for i, name in ipairs(names) do c[name] = tonumber(raw[i]) end
   return c
+end
+
+-- Job metadata is stored as MessagePack with one-letter field names: it is
+-- most of what a waiting job costs in memory, and binary numbers are much
+-- cheaper to read and write than JSON's. attempts 0 and a run_at equal to
+-- created_at are left out. Scripts work with the full names.
+local FIELDS = {
+  'state', 's', 'title', 't', 'priority', 'p', 'attempts', 'a',
+  'max_attempts', 'm', 'lease_seconds', 'l', 'created_at', 'c', 'run_at', 'r',
+  'rank', 'k', 'reserved_by', 'h', 'reserved_at', 'o', 'deadline', 'd',
+  'token', 'n', 'extensions', 'x', 'finished_at', 'f', 'last_error', 'e',
+  'idempotency_key', 'i', 'skipped_by', 'v', 'batch', 'b',
+}
+local SHORT, LONG = {}, {}
+for i = 1, #FIELDS, 2 do
+  SHORT[FIELDS[i]], LONG[FIELDS[i + 1]] = FIELDS[i + 1], FIELDS[i]
+end
+
+local function unpack_meta(raw)
+  local m = {}
+  for letter, v in pairs(cmsgpack.unpack(raw)) do m[LONG[letter]] = v end
+  m.attempts = m.attempts or 0
+  m.run_at = m.run_at or m.created_at
+  return m
 end
 
 local function load(id)
   local raw = redis.call('HGET', K.meta, id)
   if not raw then return nil end
-  return cjson.decode(raw)
+  return unpack_meta(raw)
 end
 
+-- store saves the job's metadata and returns it as stored.
 local function store(id, m)
-  redis.call('HSET', K.meta, id, cjson.encode(m))
+  local s = {}
+  for name, v in pairs(m) do s[SHORT[name]] = v end
+  if s.a == 0 then s.a = nil end
+  if s.r == s.c then s.r = nil end
+  local raw = cmsgpack.pack(s)
+  redis.call('HSET', K.meta, id, raw)
+  return raw
 end
 
 -- Batches. Each job of a batch counts in one of its batch's counters
@@ -83,7 +127,6 @@ local BUCKET = {
   ready = 'ready', scheduled = 'ready', reserved = 'reserved',
   completed = 'completed', dead = 'dead', canceled = 'canceled',
 }
-local BATCHES = {} -- batch records this script loaded, by id
 
 -- batch returns the record of batch bid (nil for no batch, or one purged).
 local function batch(bid)
@@ -109,11 +152,11 @@ end
 local function fill(bid, b)
   if b.max_concurrent == 0 or b.state == 'canceled' then return end
   while b.reserved + b.admitted < b.max_concurrent do
-    local head = redis.call('ZRANGEBYLEX', K.parked, '[' .. bid .. '|', '(' .. bid .. '}', 'LIMIT', 0, 1)[1]
+    local head = redis.call('ZRANGEBYLEX', K.parked, '[' .. bid .. '|', '(' .. bid .. '}', 'LIMIT', '0', '1')[1]
     if not head then return end
     local rank, id = string.match(head, '^[^|]+|(%d+)|(.+)$')
     redis.call('ZREM', K.parked, head)
-    redis.call('ZADD', INDEX.ready, tonumber(rank) - 1e14, id)
+    redis.call('ZADD', INDEX.ready, int(tonumber(rank) - 1e14), id)
     b.admitted = b.admitted + 1
   end
 end
@@ -129,7 +172,7 @@ local function settle(bid, b)
       if b.state ~= 'canceled' then
         b.state = (b.dead + b.canceled > 0) and 'completed_with_failures' or 'completed'
       end
-      redis.call('ZADD', K.batchdone, NOW, bid)
+      redis.call('ZADD', K.batchdone, int(NOW), bid)
     elseif not ended and b.finished_at then
       b.finished_at = nil
       b.state = 'sealed'
@@ -156,9 +199,9 @@ end
 -- capped batch goes to parked; settle admits it when a slot is free.
 local function file(id, m, score, b)
   if m.state == 'ready' and b and b.max_concurrent > 0 then
-    redis.call('ZADD', K.parked, 0, parked_member(id, m))
+    redis.call('ZADD', K.parked, '0', parked_member(id, m))
   else
-    redis.call('ZADD', INDEX[m.state], score, id)
+    redis.call('ZADD', INDEX[m.state], int(score), id)
     if m.state == 'ready' and b then b.admitted = b.admitted + 1 end
   end
 end
@@ -186,7 +229,7 @@ local function forget_skips(id, m)
   if not m.skipped_by then return end
   for _, op in ipairs(m.skipped_by) do
     redis.call('SREM', K.skips, op .. '\n' .. id)
-    if redis.call('HINCRBY', K.skipcount, op, -1) <= 0 then
+    if redis.call('HINCRBY', K.skipcount, op, '-1') <= 0 then
       redis.call('HDEL', K.skipcount, op)
     end
   end
@@ -241,7 +284,7 @@ end
 -- more expired reservations remain, and {id, former holder, new state,
 -- batch or ""} per job.
 local function reclaim(now, limit)
-  local expired = redis.call('ZRANGEBYSCORE', INDEX.reserved, '-inf', now, 'LIMIT', 0, limit + 1)
+  local expired = redis.call('ZRANGEBYSCORE', INDEX.reserved, '-inf', int(now), 'LIMIT', '0', int(limit + 1))
   local moved = {}
   for i = 1, math.min(#expired, limit) do
     local id = expired[i]
@@ -256,7 +299,7 @@ end
 
 -- promote moves at most limit due scheduled jobs to ready; true if more are due.
 local function promote(now, limit)
-  local due = redis.call('ZRANGEBYSCORE', INDEX.scheduled, '-inf', now, 'LIMIT', 0, limit + 1)
+  local due = redis.call('ZRANGEBYSCORE', INDEX.scheduled, '-inf', int(now), 'LIMIT', '0', int(limit + 1))
   local promoted = {}
   for i = 1, math.min(#due, limit) do
     local id = due[i]
@@ -268,7 +311,7 @@ local function promote(now, limit)
   return #due > limit, promoted
 end
 
--- reply answers a job: {"ok", id, meta JSON, payload, extra values...}.
-local function reply(id, m, ...)
-  return {'ok', id, cjson.encode(m), redis.call('HGET', K.payload, id), ...}
+-- reply answers a job: {"ok", id, stored metadata, payload, extra values...}.
+local function reply(id, raw, ...)
+  return {'ok', id, raw, redis.call('HGET', K.payload, id), ...}
 end

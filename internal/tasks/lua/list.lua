@@ -4,7 +4,7 @@
 -- ARGV[2] -> page size
 -- ARGV[3] -> cursor score (empty: from the start)
 -- ARGV[4] -> cursor id: the page starts after (score, id)
--- Output: {"queue_not_found"}, or {"ok", more (0|1), then per job: id, score, meta JSON, payload}
+-- Output: {"queue_not_found"}, or {"ok", more (0|1), then per job: id, score, metadata, payload}
 if redis.call('EXISTS', K.conf) == 0 then return {'queue_not_found'} end
 local index = INDEX[ARGV[1]]
 local limit = tonumber(ARGV[2])

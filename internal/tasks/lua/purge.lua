@@ -7,7 +7,7 @@
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), number deleted}
 local now = clock(ARGV[1])
-local c = settings()
+local c = settings('retention_seconds', 'dead_retention_seconds')
 if not c then return {'queue_not_found'} end
 local budget = tonumber(ARGV[2])
 local deleted, more = 0, false

@@ -5,7 +5,7 @@
 -- ARGV[3] -> reservation token
 -- ARGV[4] -> "skip": also never offer the job to its holder again
 -- ARGV[5] -> most unfinished jobs one operator may have skipped in the queue
--- Output: {"not_found"}, {"reservation_lost"}, {"skip_limit"}, or {"ok", id, meta JSON, payload}
+-- Output: {"not_found"}, {"reservation_lost"}, {"skip_limit"}, or {"ok", id, metadata, payload}
 local now = clock(ARGV[1])
 local id = ARGV[2]
 local m, err = held(id, ARGV[3], now)
@@ -23,5 +23,4 @@ if ARGV[4] == 'skip' then
   end
 end
 back_in_line(id, m)
-store(id, m)
-return reply(id, m)
+return reply(id, store(id, m))

@@ -5,7 +5,7 @@
 -- KEYS    -> the queue's keys (see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
--- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, meta JSON, payload, former holder or ""}
+-- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
 local m = load(id)
@@ -19,5 +19,4 @@ elseif m.state ~= 'reserved' then
   return {'invalid_state'}
 end
 back_in_line(id, m)
-store(id, m)
-return reply(id, m, holder)
+return reply(id, store(id, m), holder)
