@@ -7,9 +7,9 @@ import (
 )
 
 // The scripts store job metadata as MessagePack (lua/lib.lua, store), as
-// Redis's cmsgpack writes it: a map from one-letter names to integers,
-// floats, strings and, for skipped_by, an array of strings. This decodes
-// exactly that much of the format, into typed fields without boxing.
+// Redis's cmsgpack writes it: a run of values, integers, floats, strings,
+// nil and, for skipped_by, an array of strings. This decodes exactly that
+// much of the format, into typed fields without boxing.
 
 var errMsgpack = errors.New("malformed metadata")
 
@@ -96,48 +96,40 @@ func (r *msgpackReader) str() (string, error) {
 	return "", fmt.Errorf("%w: 0x%02x is not a string", errMsgpack, t)
 }
 
-// length reads the header of an array (fix, 0xdc, 0xdd) or of a map (fix,
-// 0xde, 0xdf), as asked, and returns its number of elements or pairs.
-func (r *msgpackReader) length(isMap bool) (int, error) {
-	fix, long := byte(0x90), byte(0xdc)
-	if isMap {
-		fix, long = 0x80, 0xde
-	}
+// length reads the header of an array and returns its number of elements.
+func (r *msgpackReader) length() (int, error) {
 	t, err := r.byte()
 	switch {
 	case err != nil:
 		return 0, err
-	case t&0xf0 == fix:
+	case t&0xf0 == 0x90:
 		return int(t & 0x0f), nil
-	case t == long || t == long+1:
-		n, err := r.uint(2 << (t - long))
+	case t == 0xdc || t == 0xdd:
+		n, err := r.uint(2 << (t - 0xdc))
 		// Each element takes at least a byte: a larger count is a lie.
 		if err == nil && n > uint64(len(r.b)-r.i) {
 			err = errMsgpack
 		}
 		return int(n), err
 	}
-	return 0, fmt.Errorf("%w: 0x%02x is not the expected array or map", errMsgpack, t)
+	return 0, fmt.Errorf("%w: 0x%02x is not an array", errMsgpack, t)
 }
 
-// decodeMeta reads job metadata as the scripts store it.
+// metaFields is how many values a job's metadata has (lib.lua, store).
+const metaFields = 19
+
+// decodeMeta reads job metadata as the scripts store it: one value per
+// field, in lib.lua's order, nil for an absent field.
 func decodeMeta(raw string) (meta, error) {
 	var m meta
 	r := &msgpackReader{b: raw}
-	n, err := r.length(true)
-	if err != nil {
-		return m, err
-	}
-	for range n {
-		name, err := r.str()
-		if err != nil {
-			return m, err
+	for field := 0; field < metaFields && r.i < len(r.b); field++ {
+		if r.b[r.i] == 0xc0 { // nil
+			r.i++
+			continue
 		}
-		if len(name) != 1 {
-			return m, fmt.Errorf("%w: field %q", errMsgpack, name)
-		}
-		if err := m.read(name[0], r); err != nil {
-			return m, err
+		if err := m.read(field, r); err != nil {
+			return m, fmt.Errorf("field %d: %w", field, err)
 		}
 	}
 	if m.RunAt == 0 {
@@ -146,54 +138,53 @@ func decodeMeta(raw string) (meta, error) {
 	return m, nil
 }
 
-// read reads the value of the field with this one-letter name (lib.lua's
-// FIELDS).
-func (m *meta) read(letter byte, r *msgpackReader) (err error) {
+// read reads the value of the field at this place.
+func (m *meta) read(field int, r *msgpackReader) (err error) {
 	small := func(dst *int) error {
 		n, err := r.integer()
 		*dst = int(n)
 		return err
 	}
-	switch letter {
-	case 's':
+	switch field {
+	case 0:
 		var s string
 		s, err = r.str()
 		m.State = State(s)
-	case 't':
+	case 1:
 		m.Title, err = r.str()
-	case 'p':
+	case 2:
 		err = small(&m.Priority)
-	case 'a':
+	case 3:
 		err = small(&m.Attempts)
-	case 'm':
+	case 4:
 		err = small(&m.MaxAttempts)
-	case 'l':
+	case 5:
 		err = small(&m.LeaseSeconds)
-	case 'c':
+	case 6:
 		m.CreatedAt, err = r.integer()
-	case 'r':
+	case 7:
 		m.RunAt, err = r.integer()
-	case 'k':
+	case 8:
 		m.Rank, err = r.number()
-	case 'h':
+	case 9:
 		m.ReservedBy, err = r.str()
-	case 'o':
+	case 10:
 		m.ReservedAt, err = r.integer()
-	case 'd':
+	case 11:
 		m.Deadline, err = r.integer()
-	case 'n':
+	case 12:
 		m.Token, err = r.str()
-	case 'x':
+	case 13:
 		err = small(&m.Extensions)
-	case 'f':
+	case 14:
 		m.FinishedAt, err = r.integer()
-	case 'e':
+	case 15:
 		m.LastError, err = r.str()
-	case 'i':
+	case 16:
 		m.IdempotencyKey, err = r.str()
-	case 'v':
+	case 17:
 		var n int
-		if n, err = r.length(false); err != nil {
+		if n, err = r.length(); err != nil {
 			return err
 		}
 		m.SkippedBy = make([]string, n)
@@ -202,10 +193,8 @@ func (m *meta) read(letter byte, r *msgpackReader) (err error) {
 				return err
 			}
 		}
-	case 'b':
+	case 18:
 		m.Batch, err = r.str()
-	default:
-		return fmt.Errorf("%w: unknown field %q", errMsgpack, letter)
 	}
 	return err
 }

@@ -9,11 +9,14 @@
 -- ARGV[5] -> most skipped jobs to look past
 -- Output: {"queue_not_found"}, {"empty"}, or {"ok", id, metadata, payload}
 local now = clock(ARGV[1])
-local c = settings('max_hold_seconds')
-if not c then return {'queue_not_found'} end
+local max_hold = redis.call('HGET', K.conf, 'max_hold_seconds')
+if not max_hold then return {'queue_not_found'} end
 local budget = tonumber(ARGV[4])
-reclaim(now, budget)
-promote(now, budget)
+-- Most claims find nothing expired or due: a count, answered as a bare
+-- integer, is the cheapest way to know.
+local until_now = int(now)
+if redis.call('ZCOUNT', INDEX.reserved, '-inf', until_now) > 0 then reclaim(now, budget) end
+if redis.call('ZCOUNT', INDEX.scheduled, '-inf', until_now) > 0 then promote(now, budget) end
 
 local op = ARGV[2]
 local skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0')
@@ -45,6 +48,6 @@ if not id then return {'empty'} end
 
 m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, ARGV[3], 0
 -- A job's own lease never outlasts the queue's cap on a reservation.
-m.deadline = now + math.min(m.lease_seconds, c.max_hold_seconds) * 1000
+m.deadline = now + math.min(m.lease_seconds, tonumber(max_hold)) * 1000
 move(id, m, 'reserved', m.deadline)
 return reply(id, store(id, m))

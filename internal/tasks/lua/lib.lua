@@ -75,43 +75,37 @@ local function settings(...)
   return c
 end
 
--- Job metadata is stored as MessagePack with one-letter field names: it is
--- most of what a waiting job costs in memory, and binary numbers are much
--- cheaper to read and write than JSON's. attempts 0 and a run_at equal to
--- created_at are left out. Scripts work with the full names.
-local FIELDS = {
-  'state', 's', 'title', 't', 'priority', 'p', 'attempts', 'a',
-  'max_attempts', 'm', 'lease_seconds', 'l', 'created_at', 'c', 'run_at', 'r',
-  'rank', 'k', 'reserved_by', 'h', 'reserved_at', 'o', 'deadline', 'd',
-  'token', 'n', 'extensions', 'x', 'finished_at', 'f', 'last_error', 'e',
-  'idempotency_key', 'i', 'skipped_by', 'v', 'batch', 'b',
-}
-local SHORT, LONG = {}, {}
-for i = 1, #FIELDS, 2 do
-  SHORT[FIELDS[i]], LONG[FIELDS[i + 1]] = FIELDS[i + 1], FIELDS[i]
-end
-
-local function unpack_meta(raw)
-  local m = {}
-  for letter, v in pairs(cmsgpack.unpack(raw)) do m[LONG[letter]] = v end
-  m.attempts = m.attempts or 0
-  m.run_at = m.run_at or m.created_at
-  return m
-end
-
+-- Job metadata is stored as a run of MessagePack values, one per field in
+-- the order below, nil where a field is absent: no field names to keep in
+-- memory, and no table to build or walk while packing and unpacking (both
+-- are on every change of state). run_at is left out when it equals
+-- created_at. internal/tasks/msgpack.go reads the same order.
 local function load(id)
   local raw = redis.call('HGET', K.meta, id)
   if not raw then return nil end
-  return unpack_meta(raw)
+  local state, title, priority, attempts, max_attempts, lease_seconds,
+    created_at, run_at, rank, reserved_by, reserved_at, deadline, token,
+    extensions, finished_at, last_error, idempotency_key, skipped_by,
+    batch = cmsgpack.unpack(raw)
+  return {
+    state = state, title = title, priority = priority, attempts = attempts,
+    max_attempts = max_attempts, lease_seconds = lease_seconds,
+    created_at = created_at, run_at = run_at or created_at, rank = rank,
+    reserved_by = reserved_by, reserved_at = reserved_at, deadline = deadline,
+    token = token, extensions = extensions, finished_at = finished_at,
+    last_error = last_error, idempotency_key = idempotency_key,
+    skipped_by = skipped_by, batch = batch,
+  }
 end
 
 -- store saves the job's metadata and returns it as stored.
 local function store(id, m)
-  local s = {}
-  for name, v in pairs(m) do s[SHORT[name]] = v end
-  if s.a == 0 then s.a = nil end
-  if s.r == s.c then s.r = nil end
-  local raw = cmsgpack.pack(s)
+  local run_at = m.run_at
+  if run_at == m.created_at then run_at = nil end
+  local raw = cmsgpack.pack(m.state, m.title, m.priority, m.attempts,
+    m.max_attempts, m.lease_seconds, m.created_at, run_at, m.rank,
+    m.reserved_by, m.reserved_at, m.deadline, m.token, m.extensions,
+    m.finished_at, m.last_error, m.idempotency_key, m.skipped_by, m.batch)
   redis.call('HSET', K.meta, id, raw)
   return raw
 end
