@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
@@ -16,6 +19,57 @@ import (
 // ceilingScript is the cheapest script there is: what Redis, this client and
 // this machine can do per second, the ceiling for any one-script operation.
 var ceilingScript = redis.NewScript("return 1")
+
+// bareClaimLibrary is a reference for the engine's ratios: the Redis
+// commands of a claim's common path (nothing expired, nothing due, no
+// skips, no batch), with the same 18 keys and 5 arguments, and nothing
+// else: no decisions, no metadata to read or write, no checks. What it
+// reaches of the ceiling bounds what any claim script could on this
+// machine, so the report tells the cost of claimdesk's own logic from the
+// cost of the commands that atomicity requires.
+const bareClaimLibrary = `#!lua name=claimdesk_bench
+redis.register_function('bare_claim', function(KEYS, ARGV)
+  redis.call('TIME')
+  redis.call('HGET', KEYS[1], 'max_hold_seconds')
+  redis.call('ZCOUNT', KEYS[4], '-inf', ARGV[1])
+  redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[1])
+  redis.call('HGET', KEYS[13], ARGV[2])
+  local id = redis.call('ZRANGE', KEYS[2], '0', '0')[1]
+  local raw = redis.call('HGET', KEYS[8], id)
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZADD', KEYS[4], ARGV[1], id)
+  redis.call('HSET', KEYS[8], id, raw)
+  return {'ok', id, raw, redis.call('HGET', KEYS[9], id)}
+end)`
+
+// fillBareClaim gives bare_claim n jobs to take, shaped like the engine's:
+// ids, metadata and payloads of the same sizes. It returns the keys.
+func fillBareClaim(ctx context.Context, rdb *redis.Client, n int) ([]string, error) {
+	if err := rdb.FunctionLoadReplace(ctx, bareClaimLibrary).Err(); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 18)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("cd:{bare}:key%02d", i)
+	}
+	if err := rdb.HSet(ctx, keys[0], "max_hold_seconds", 3600).Err(); err != nil {
+		return nil, err
+	}
+	meta := strings.Repeat("m", 52)
+	for start := 0; start < n; start += 1000 {
+		p := rdb.Pipeline()
+		for i := start; i < min(start+1000, n); i++ {
+			id := fmt.Sprintf("01KAQ3Z7M8R2C4V6X9B1%06d.bench", i)
+			p.ZAdd(ctx, keys[1], redis.Z{Score: float64(i), Member: id})
+			p.HSet(ctx, keys[7], id, meta)
+			p.HSet(ctx, keys[8], id, "{}")
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
 
 // runEngine enqueues, claims and completes jobs straight against the Store,
 // with c.concurrency simulated operators, one phase per operation so that
@@ -133,8 +187,25 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
+	bareKeys, err := fillBareClaim(ctx, rdb, c.jobs)
+	if err != nil {
+		return r, err
+	}
+	bare := newRecorder("reference: bare claim commands")
+	err = phase("fcall", func() error {
+		return parallel(c.concurrency, c.jobs, func(w, _ int) error {
+			return bare.time(func() error {
+				// The arguments a claim takes: now, operator, token, budgets.
+				return rdb.FCall(ctx, "bare_claim", bareKeys, strconv.FormatInt(time.Now().UnixMilli(), 10),
+					"op"+strconv.Itoa(w), "1b9c456ccab6656a00e30e2289323baa", 100, 1000).Err()
+			})
+		})
+	})
+	if err != nil {
+		return r, err
+	}
 
-	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary()}
+	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bare.summary()}
 	st, err := store.Stats(ctx, "bench")
 	if err != nil {
 		return r, err
@@ -155,6 +226,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		r.fig(op.Op+": redis-server CPU", busy[i][0], "cores")
 		r.fig(op.Op+": bench (client) CPU", busy[i][1], "cores")
 	}
+	r.fig("bare claim commands calls/s as a fraction of the ceiling", r.Ops[4].PerSecond/top, "")
 	r.atLeast("claim calls/s as a fraction of the ceiling", r.Ops[1].PerSecond/top, 0.6, "")
 	r.atLeast("complete calls/s as a fraction of the ceiling", r.Ops[2].PerSecond/top, 0.6, "")
 	return r, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // result is what one scenario reports: its operations, other figures, and
@@ -58,26 +59,42 @@ func (r *result) check(name string, ok bool, detail string, args ...any) {
 
 // printResults writes the results as plain-text tables.
 func printResults(w io.Writer, results []result) {
+	// Column widths over every scenario, so all tables line up.
+	var opW, figW, checkW, targetW int
+	for _, r := range results {
+		for _, s := range r.Ops {
+			opW = max(opW, len("operation"), utf8.RuneCountInString(s.Op))
+		}
+		for _, f := range r.Figures {
+			figW = max(figW, utf8.RuneCountInString(f.Name))
+		}
+		for _, c := range r.Checks {
+			checkW = max(checkW, utf8.RuneCountInString(c.Name))
+		}
+		for _, t := range r.Targets {
+			targetW = max(targetW, utf8.RuneCountInString(t.Name))
+		}
+	}
 	for _, r := range results {
 		fmt.Fprintf(w, "\n== %s\n", r.Scenario)
 		if len(r.Ops) > 0 {
-			fmt.Fprintf(w, "%-28s %9s %11s %9s %9s %9s %9s\n", "operation", "calls", "calls/s", "p50 ms", "p95 ms", "p99 ms", "max ms")
+			fmt.Fprintf(w, "%s %9s %11s %9s %9s %9s %9s\n", pad("operation", opW), "calls", "calls/s", "p50 ms", "p95 ms", "p99 ms", "max ms")
 			for _, s := range r.Ops {
-				fmt.Fprintf(w, "%-28s %9d %11.0f %9.2f %9.2f %9.2f %9.2f\n", s.Op, s.Calls, s.PerSecond, s.P50, s.P95, s.P99, s.Max)
+				fmt.Fprintf(w, "%s %9d %11.0f %9.2f %9.2f %9.2f %9.2f\n", pad(s.Op, opW), s.Calls, s.PerSecond, s.P50, s.P95, s.P99, s.Max)
 			}
 		}
 		for _, f := range r.Figures {
-			fmt.Fprintf(w, "%-50s %12s %s\n", f.Name, num(f.Value), f.Unit)
+			fmt.Fprintf(w, "%s %12s %s\n", pad(f.Name, figW), num(f.Value), f.Unit)
 		}
 		for _, c := range r.Checks {
-			fmt.Fprintf(w, "check %-44s %s %s\n", c.Name, okWord(c.OK, "ok", "FAILED"), c.Detail)
+			fmt.Fprintf(w, "check %s %s %s\n", pad(c.Name, checkW), okWord(c.OK, "ok", "FAILED"), c.Detail)
 		}
 		for _, t := range r.Targets {
 			op := "≤"
 			if t.AtLeast {
 				op = "≥"
 			}
-			fmt.Fprintf(w, "%-4s %-45s %10s %s (target %s %s)\n", okWord(t.Pass, "PASS", "FAIL"), t.Name, num(t.Got), t.Unit, op, num(t.Want))
+			fmt.Fprintf(w, "%-4s %s %10s %s (target %s %s)\n", okWord(t.Pass, "PASS", "FAIL"), pad(t.Name, targetW), num(t.Got), t.Unit, op, num(t.Want))
 		}
 	}
 	pass, total := 0, 0
@@ -90,6 +107,12 @@ func printResults(w io.Writer, results []result) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d of %d targets met.\n", pass, total)
+}
+
+// pad fills s with spaces to width characters (not bytes: names hold
+// arrows and the like).
+func pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
 }
 
 func okWord(ok bool, yes, no string) string {
