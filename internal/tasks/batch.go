@@ -148,8 +148,7 @@ func (s *Store) CreateBatch(ctx context.Context, queue string, nb NewBatch) (*Ba
 		state = BatchOpen
 	}
 	record, _ := json.Marshal(batchRecord{Title: title, Priority: priority, MaxConcurrent: limit, State: state})
-	id := newID(queue, s.now())
-	return s.addJobs(ctx, queue, id, string(record), priority, nb.Jobs)
+	return s.addJobs(ctx, queue, newID(queue, s.now()), string(record), priority, nb.Jobs)
 }
 
 // AddToBatch adds jobs to an open batch, all or none. A batch that is no
@@ -209,8 +208,9 @@ func (s *Store) CancelBatch(ctx context.Context, id string) (*Batch, []string, e
 		if err != nil {
 			return nil, canceled, err
 		}
+		queue, _ := queueOf(id)
 		for _, v := range res[2:] {
-			canceled = append(canceled, v.(string))
+			canceled = append(canceled, globalID(v.(string), queue))
 		}
 		if cursor, _ = res[1].(string); cursor == "" {
 			b, err := decodeBatch(id, res[0].(string))
@@ -225,7 +225,7 @@ func (s *Store) batchScript(ctx context.Context, sc script, id string, args ...a
 	if !ok {
 		return nil, ErrBatchNotFound
 	}
-	return sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), id}, args...)...)
+	return sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), localID(id)}, args...)...)
 }
 
 // GetBatch returns the batch with its counts.
@@ -234,7 +234,7 @@ func (s *Store) GetBatch(ctx context.Context, id string) (*Batch, error) {
 	if !ok {
 		return nil, ErrBatchNotFound
 	}
-	raw, err := s.rdb.HGet(ctx, keysFor(queue).batches(), id).Result()
+	raw, err := s.rdb.HGet(ctx, keysFor(queue).batches(), localID(id)).Result()
 	if err == redis.Nil {
 		return nil, ErrBatchNotFound
 	}
@@ -278,7 +278,7 @@ func (s *Store) ListBatches(ctx context.Context, queue string, limit int) ([]*Ba
 			if !ok {
 				continue // purged in between
 			}
-			b, err := decodeBatch(ids[i], r)
+			b, err := decodeBatch(globalID(ids[i], q), r)
 			if err != nil {
 				return nil, err
 			}

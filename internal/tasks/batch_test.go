@@ -80,7 +80,7 @@ func (e *env) complete(r *Reservation) *Job {
 func (e *env) batchRecordOf(id string) batchRecord {
 	e.t.Helper()
 	q, _ := queueOf(id)
-	raw, err := e.rdb.HGet(e.ctx, keysFor(q).batches(), id).Result()
+	raw, err := e.rdb.HGet(e.ctx, keysFor(q).batches(), localID(id)).Result()
 	if err != nil {
 		e.t.Fatalf("HGET batch %s: %v", id, err)
 	}
@@ -95,14 +95,15 @@ func (e *env) batchRecordOf(id string) batchRecord {
 func (e *env) batchJobIDs(id string) []string {
 	e.t.Helper()
 	q, _ := queueOf(id)
+	bid := localID(id)
 	members, err := e.rdb.ZRangeByLex(e.ctx, keysFor(q).members(),
-		&redis.ZRangeBy{Min: "[" + id + "|", Max: "(" + id + "}"}).Result()
+		&redis.ZRangeBy{Min: "[" + bid + "|", Max: "(" + bid + "}"}).Result()
 	if err != nil {
 		e.t.Fatalf("members of %s: %v", id, err)
 	}
 	ids := make([]string, len(members))
 	for i, m := range members {
-		ids[i] = strings.TrimPrefix(m, id+"|")
+		ids[i] = globalID(strings.TrimPrefix(m, bid+"|"), q)
 	}
 	return ids
 }
@@ -132,7 +133,7 @@ func (e *env) checkBatch(id string) *Batch {
 		e.t.Fatal(err)
 	}
 	parked, err := e.rdb.ZRangeByLex(e.ctx, k.parked(),
-		&redis.ZRangeBy{Min: "[" + id + "|", Max: "(" + id + "}"}).Result()
+		&redis.ZRangeBy{Min: "[" + localID(id) + "|", Max: "(" + localID(id) + "}"}).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -159,13 +160,13 @@ func (e *env) checkBatch(id string) *Batch {
 		case StateCanceled:
 			real.Canceled++
 		}
-		if slices.Contains(line, jid) {
+		if slices.Contains(line, localID(jid)) {
 			real.Admitted++
 		}
 	}
 	for _, p := range parked {
 		parts := strings.SplitN(p, "|", 3)
-		if len(parts) != 3 || e.get(parts[2]).State != StateReady || !slices.Contains(ids, parts[2]) {
+		if len(parts) != 3 || !slices.Contains(ids, globalID(parts[2], b.Queue)) || e.get(globalID(parts[2], b.Queue)).State != StateReady {
 			e.t.Fatalf("batch %s: stray parked member %q", id, p)
 		}
 	}
@@ -209,7 +210,7 @@ func (e *env) checkBatch(id string) *Batch {
 		e.t.Fatalf("batch %s: state %q, finished %v, with counts %+v", id, b.State, b.FinishedAt, countsOf(b))
 	}
 	// Retention finds ended batches in batchdone, and only those.
-	_, err = e.rdb.ZScore(e.ctx, k.batchDone(), id).Result()
+	_, err = e.rdb.ZScore(e.ctx, k.batchDone(), localID(id)).Result()
 	if inDone := err == nil; inDone != finished {
 		e.t.Fatalf("batch %s: in batchdone %v, finished %v (%v)", id, inDone, finished, err)
 	}
@@ -812,10 +813,10 @@ func TestBatchCancelInterrupted(t *testing.T) {
 			return res[2:]
 		}
 		// Members are in id order, so the first step cancels the first job.
-		if got := step(x.ID); len(got) != 1 || got[0] != xjobs[0].ID {
+		if got := step(x.ID); len(got) != 1 || got[0] != localID(xjobs[0].ID) {
 			t.Fatalf("first step of x canceled %v", got)
 		}
-		if got := step(y.ID); len(got) != 1 || got[0] != yjobs[0].ID {
+		if got := step(y.ID); len(got) != 1 || got[0] != localID(yjobs[0].ID) {
 			t.Fatalf("first step of y canceled %v", got)
 		}
 		e.wantBatch(x.ID, BatchCanceled, false, batchCounts{Total: 4, Ready: 3, Canceled: 1})
@@ -1239,7 +1240,7 @@ func TestBatchRaceManyClaimers(t *testing.T) {
 				}
 				if i%3 == 0 {
 					if held, _ := e.rdb.ZRange(e.ctx, k.reserved(), 0, 0).Result(); len(held) == 1 {
-						_, _, err := e.store.Requeue(e.ctx, held[0])
+						_, _, err := e.store.Requeue(e.ctx, globalID(held[0], e.queue))
 						if err != nil && !errors.Is(err, ErrInvalidState) {
 							t.Errorf("Requeue: %v", err)
 						}
@@ -1266,7 +1267,7 @@ func TestBatchRaceManyClaimers(t *testing.T) {
 				var raw *redis.StringCmd
 				var reserved, ready *redis.IntCmd
 				if _, err := e.rdb.TxPipelined(e.ctx, func(p redis.Pipeliner) error {
-					raw = p.HGet(e.ctx, k.batches(), b.ID)
+					raw = p.HGet(e.ctx, k.batches(), localID(b.ID))
 					reserved = p.ZCard(e.ctx, k.reserved())
 					ready = p.ZCard(e.ctx, k.ready())
 					return nil

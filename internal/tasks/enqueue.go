@@ -69,6 +69,9 @@ func (s *Store) enqueue(ctx context.Context, queue, batchID, newBatch string, jo
 	}
 	const head = 5 // arguments before the jobs'
 	args := make([]any, 0, head+len(jobs)*enqueueFields)
+	if batchID != "" {
+		batchID = localID(batchID)
+	}
 	args = append(args, s.nowArg(), strictStepMs, batchID, newBatch, len(jobs))
 	now := s.now()
 	total := 0
@@ -93,12 +96,13 @@ func (s *Store) enqueue(ctx context.Context, queue, batchID, newBatch string, jo
 		return "", "", nil, err
 	}
 	batch, _ = res[0].(string)
+	batch = globalID(batch, queue)
 	record, _ = res[1].(string)
 	res = res[2:]
 	out := make([]Enqueued, len(jobs))
 	for i := range out {
 		r := res[i*4 : i*4+4]
-		job, err := jobFrom(r[1:])
+		job, err := jobFrom(queue, r[1:])
 		if err != nil {
 			return "", "", nil, err
 		}
@@ -151,7 +155,7 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 		return nil, err
 	}
 	return []any{
-		newID(queue, now), title, priority, runAt, int64(j.DelaySeconds) * 1000,
+		localID(newID(queue, now)), title, priority, runAt, int64(j.DelaySeconds) * 1000,
 		j.LeaseSeconds, j.MaxAttempts, j.IdempotencyKey, payload,
 	}, nil
 }

@@ -34,7 +34,25 @@ var ids struct {
 	lo uint64 // low 64 random bits
 }
 
-// newID returns a fresh job id for the queue.
+// Inside Redis a job or batch is known by its ULID alone: every key that
+// holds it is its queue's already, and the queue's name in each copy of the
+// id (a waiting job's metadata, payload and place in line) would be a good
+// part of what the job costs in memory. localID and globalID convert at the
+// edge of the engine; scripts see local ids only.
+
+// localID is the id as its queue's keys hold it. id must have passed queueOf.
+func localID(id string) string { return id[:ulidLen] }
+
+// globalID is the id of the queue's job or batch known locally as local
+// ("" stays "").
+func globalID(local, queue string) string {
+	if local == "" {
+		return ""
+	}
+	return local + "." + queue
+}
+
+// newID returns a fresh id for a job or batch of the queue.
 func newID(queue string, now time.Time) string {
 	ids.Lock()
 	ms := uint64(now.UnixMilli())

@@ -111,7 +111,7 @@ func decodeJob(id, rawMeta, payload string) (*Job, error) {
 		CreatedAt: msTime(m.CreatedAt), RunAt: msTime(m.RunAt),
 		ReservedBy: m.ReservedBy, ReservedAt: optTime(m.ReservedAt), Deadline: optTime(m.Deadline),
 		Extensions: m.Extensions, FinishedAt: optTime(m.FinishedAt), LastError: m.LastError,
-		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: m.Batch,
+		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: globalID(m.Batch, q),
 		rank: m.Rank, token: m.Token,
 	}
 	if payload != "" {

@@ -50,7 +50,7 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	}
 	var page Page
 	for i := 1; i+3 < len(res); i += 4 {
-		job, err := jobFrom([]any{res[i], res[i+2], res[i+3]})
+		job, err := jobFrom(queue, []any{res[i], res[i+2], res[i+3]})
 		if err != nil {
 			return Page{}, err
 		}
@@ -160,7 +160,7 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 		if !ok {
 			continue // finished in between
 		}
-		j, err := decodeJob(ids[i], m, "")
+		j, err := decodeJob(globalID(ids[i], queue), m, "")
 		if err != nil {
 			return nil, err
 		}

@@ -31,7 +31,7 @@ func (s *Store) ReclaimExpired(ctx context.Context, queue string, limit int) (mo
 		op, _ := res[i+1].(string)
 		state, _ := res[i+2].(string)
 		batch, _ := res[i+3].(string)
-		moved = append(moved, Reclaimed{JobID: id, Queue: queue, Operator: op, State: State(state), BatchID: batch})
+		moved = append(moved, Reclaimed{JobID: globalID(id, queue), Queue: queue, Operator: op, State: State(state), BatchID: globalID(batch, queue)})
 	}
 	return moved, res[0] == int64(1), nil
 }
@@ -45,7 +45,7 @@ func (s *Store) PromoteDue(ctx context.Context, queue string, limit int) (ids []
 	}
 	for _, v := range res[1:] {
 		id, _ := v.(string)
-		ids = append(ids, id)
+		ids = append(ids, globalID(id, queue))
 	}
 	return ids, res[0] == int64(1), nil
 }

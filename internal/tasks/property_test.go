@@ -370,7 +370,7 @@ func (m *model) claim() {
 			e.t.Fatal(err)
 		}
 		for _, id := range want {
-			if slices.Contains(line, id) {
+			if slices.Contains(line, localID(id)) {
 				e.t.Fatalf("claim by %s found nothing, but %s was claimable", op, id)
 			}
 		}
@@ -588,9 +588,13 @@ func (m *model) check(step int, op string) {
 		t.Helper()
 		t.Fatalf("after step %d (%s): %s", step, op, fmt.Sprintf(format, args...))
 	}
-	metas, err := e.rdb.HGetAll(e.ctx, k.meta()).Result()
+	localMetas, err := e.rdb.HGetAll(e.ctx, k.meta()).Result()
 	if err != nil {
 		t.Fatal(err)
+	}
+	metas := map[string]string{}
+	for id, raw := range localMetas {
+		metas[globalID(id, e.queue)] = raw
 	}
 	if len(metas) != len(m.jobs) {
 		fail("%d jobs stored, model has %d", len(metas), len(m.jobs))
@@ -603,7 +607,7 @@ func (m *model) check(step int, op string) {
 			t.Fatal(err)
 		}
 		for _, z := range members {
-			id := z.Member.(string)
+			id := globalID(z.Member.(string), e.queue)
 			if prev, dup := seen[id]; dup {
 				fail("job %s is in the %s and %s indexes", id, prev, s)
 			}
@@ -618,7 +622,7 @@ func (m *model) check(step int, op string) {
 	}
 	for _, member := range members {
 		parts := strings.Split(member, "|")
-		id := parts[2]
+		id := globalID(parts[2], e.queue)
 		if prev, dup := seen[id]; dup {
 			fail("job %s is parked and in the %s index", id, prev)
 		}
@@ -657,7 +661,7 @@ func (m *model) check(step int, op string) {
 			}
 		case StateReady:
 			if member, ok := parked[id]; ok {
-				if want := fmt.Sprintf("%s|%017.0f|%s", mj.batch, j.rank+1e14, id); member != want {
+				if want := fmt.Sprintf("%s|%017.0f|%s", localID(mj.batch), j.rank+1e14, localID(id)); member != want {
 					fail("job %s parked as %q, want %q", id, member, want)
 				}
 			} else if scores[id] != j.rank {
@@ -674,7 +678,7 @@ func (m *model) check(step int, op string) {
 	want := map[string]bool{}
 	for id, mj := range m.jobs {
 		for _, op := range mj.skippedBy {
-			want[op+"\n"+id] = true
+			want[op+"\n"+localID(id)] = true
 		}
 	}
 	got, _ := e.rdb.SMembers(e.ctx, k.skips()).Result()
@@ -701,7 +705,7 @@ func (m *model) checkBatches(fail func(string, ...any), parked map[string]string
 	}
 	inLine := map[string]bool{}
 	for _, id := range line {
-		inLine[id] = true
+		inLine[globalID(id, e.queue)] = true
 	}
 	records, err := e.rdb.HGetAll(e.ctx, k.batches()).Result()
 	if err != nil {
@@ -714,7 +718,7 @@ func (m *model) checkBatches(fail func(string, ...any), parked map[string]string
 	for _, bid := range m.batchIDs {
 		mb := m.batches[bid]
 		jobs += len(mb.jobs)
-		raw, ok := records[bid]
+		raw, ok := records[localID(bid)]
 		if !ok {
 			fail("batch %s disappeared", bid)
 		}

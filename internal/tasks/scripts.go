@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -111,11 +112,21 @@ func (l functionLibrary) load(ctx context.Context, rdb redis.UniversalClient) er
 	return fmt.Errorf("cannot load functions through a %T", rdb)
 }
 
+// keyLists caches the key list of every queue a script found: it is asked
+// for on every call. Names no script found are not kept, so requests for
+// made-up queues cannot grow it.
+var keyLists sync.Map // queue name → []string
+
 // run calls the script on the queue's keys (FCALL, loading the library
 // first where a server lacks it) and turns its status code into an error.
 // It returns the values after the code.
 func (sc script) run(ctx context.Context, rdb redis.UniversalClient, queue string, args ...any) ([]any, error) {
-	keys := keysFor(queue).all()
+	var keys []string
+	if cached, ok := keyLists.Load(queue); ok {
+		keys = cached.([]string)
+	} else {
+		keys = keysFor(queue).all()
+	}
 	res, err := rdb.FCall(ctx, sc.fn, keys, args...).Slice()
 	if err != nil && strings.Contains(err.Error(), "Function not found") {
 		if err := library.load(ctx, rdb); err != nil {
@@ -131,6 +142,7 @@ func (sc script) run(ctx context.Context, rdb redis.UniversalClient, queue strin
 	}
 	code, _ := res[0].(string)
 	if code == "ok" || code == "empty" {
+		keyLists.LoadOrStore(queue, keys)
 		return res[1:], nil
 	}
 	if err, ok := statusErrors[code]; ok {

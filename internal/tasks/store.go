@@ -104,7 +104,7 @@ func (s *Store) Claim(ctx context.Context, queue, operator string) (*Reservation
 	if err != nil || len(res) == 0 {
 		return nil, err
 	}
-	job, err := jobFrom(res)
+	job, err := jobFrom(queue, res)
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +166,11 @@ func (s *Store) fenced(ctx context.Context, sc script, id, token string, args ..
 	if token == "" {
 		return nil, ErrReservationLost
 	}
-	res, err := sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), id, token}, args...)...)
+	res, err := sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), localID(id), token}, args...)...)
 	if err != nil {
 		return nil, err
 	}
-	return jobFrom(res)
+	return jobFrom(queue, res)
 }
 
 // Cancel withdraws a ready or scheduled job. With force (supervisors) it
@@ -181,7 +181,7 @@ func (s *Store) Cancel(ctx context.Context, id string, force bool) (*Job, string
 	if force {
 		mode = "force"
 	}
-	return s.supervise(ctx, cancelScript, id, s.nowArg(), id, mode)
+	return s.supervise(ctx, cancelScript, id, mode)
 }
 
 // Requeue puts a dead job back in line with its attempts reset, or takes a
@@ -189,21 +189,21 @@ func (s *Store) Cancel(ctx context.Context, id string, force bool) (*Job, string
 // release). Other states give ErrInvalidState. It returns the job and its
 // former holder, if any.
 func (s *Store) Requeue(ctx context.Context, id string) (*Job, string, error) {
-	return s.supervise(ctx, requeueScript, id, s.nowArg(), id)
+	return s.supervise(ctx, requeueScript, id)
 }
 
-// supervise runs a supervisor's action on a job; the script answers the job
-// and its former holder.
+// supervise runs a supervisor's action on a job with now, the job's id and
+// args; the script answers the job and its former holder.
 func (s *Store) supervise(ctx context.Context, sc script, id string, args ...any) (*Job, string, error) {
 	queue, ok := queueOf(id)
 	if !ok {
 		return nil, "", ErrNotFound
 	}
-	res, err := sc.run(ctx, s.rdb, queue, args...)
+	res, err := sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), localID(id)}, args...)...)
 	if err != nil {
 		return nil, "", err
 	}
-	job, err := jobFrom(res)
+	job, err := jobFrom(queue, res)
 	if err != nil {
 		return nil, "", err
 	}
@@ -221,9 +221,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	var metaCmd, payloadCmd, resultCmd *redis.StringCmd
 	// One slot, so one pipeline reaches one node even on a cluster.
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		metaCmd = p.HGet(ctx, k.meta(), id)
-		payloadCmd = p.HGet(ctx, k.payload(), id)
-		resultCmd = p.HGet(ctx, k.result(), id)
+		metaCmd = p.HGet(ctx, k.meta(), localID(id))
+		payloadCmd = p.HGet(ctx, k.payload(), localID(id))
+		resultCmd = p.HGet(ctx, k.result(), localID(id))
 		return nil
 	})
 	if err != nil && err != redis.Nil {
@@ -242,12 +242,13 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	return job, nil
 }
 
-// jobFrom decodes the job of a script's answer: id, meta JSON, payload.
-func jobFrom(res []any) (*Job, error) {
+// jobFrom decodes the job of a script's answer on the queue: local id,
+// metadata, payload.
+func jobFrom(queue string, res []any) (*Job, error) {
 	id, _ := res[0].(string)
 	raw, _ := res[1].(string)
 	payload, _ := res[2].(string)
-	return decodeJob(id, raw, payload)
+	return decodeJob(globalID(id, queue), raw, payload)
 }
 
 // Held returns the live reservation of the job if operator holds it, so a
