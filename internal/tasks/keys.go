@@ -2,7 +2,8 @@ package tasks
 
 // Every Redis key claimdesk uses is named here, and nowhere else. All keys of
 // one queue carry the hash tag {queue}, so they live in one Redis Cluster slot
-// and one script may touch them together.
+// and one script may touch them together. Inside them a job or batch is
+// known by its ULID alone, without the ".queue" of its public id (id.go).
 
 // keyPrefix starts every key, so a claimdesk store can share a Redis database.
 const keyPrefix = "cd:"
@@ -36,9 +37,9 @@ func (k queueKeys) dead() string { return k.key("dead") }
 // canceled is a ZSET of job id → cancel time in ms.
 func (k queueKeys) canceled() string { return k.key("canceled") }
 
-// meta is a HASH of job id → the job's metadata as a JSON object (state,
-// title, priority, attempts, reservation, …), small and rewritten on every
-// transition.
+// meta is a HASH of job id → the job's metadata (state, title, priority,
+// attempts, reservation, …) as a run of MessagePack values (lua/lib.lua),
+// small and rewritten on every transition.
 func (k queueKeys) meta() string { return k.key("meta") }
 
 // payload is a HASH of job id → the producer's JSON payload, written once.
