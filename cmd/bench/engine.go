@@ -20,14 +20,14 @@ import (
 // this machine can do per second, the ceiling for any one-script operation.
 var ceilingScript = redis.NewScript("return 1")
 
-// bareClaimLibrary is a reference for the engine's ratios: the Redis
-// commands of a claim's common path (nothing expired, nothing due, no
-// skips, no batch), with the same 18 keys and 5 arguments, and nothing
-// else: no decisions, no metadata to read or write, no checks. What it
-// reaches of the ceiling bounds what any claim script could on this
-// machine, so the report tells the cost of claimdesk's own logic from the
-// cost of the commands that atomicity requires.
-const bareClaimLibrary = `#!lua name=claimdesk_bench
+// bareLibrary is a reference for the engine's ratios: the Redis commands of
+// a claim's and a complete's common path (nothing expired, nothing due, no
+// skips, no batch), with the same 18 keys and the same arguments, and
+// nothing else: no decisions, no metadata to decode or encode, no checks.
+// What they reach of the ceiling bounds what any claim or complete script
+// could on this machine, so the report tells the cost of claimdesk's own
+// logic from the cost of the commands that atomicity requires.
+const bareLibrary = `#!lua name=claimdesk_bench
 redis.register_function('bare_claim', function(KEYS, ARGV)
   redis.call('TIME')
   redis.call('HGET', KEYS[1], 'max_hold_seconds')
@@ -40,12 +40,20 @@ redis.register_function('bare_claim', function(KEYS, ARGV)
   redis.call('ZADD', KEYS[4], ARGV[1], id)
   redis.call('HSET', KEYS[8], id, raw)
   return {'ok', id, raw, redis.call('HGET', KEYS[9], id)}
+end)
+redis.register_function('bare_complete', function(KEYS, ARGV)
+  redis.call('TIME')
+  local raw = redis.call('HGET', KEYS[8], ARGV[2])
+  redis.call('ZREM', KEYS[4], ARGV[2])
+  redis.call('ZADD', KEYS[5], ARGV[1], ARGV[2])
+  redis.call('HSET', KEYS[8], ARGV[2], raw)
+  return {'ok', ARGV[2], raw, redis.call('HGET', KEYS[9], ARGV[2])}
 end)`
 
-// fillBareClaim gives bare_claim n jobs to take, shaped like the engine's:
-// ids, metadata and payloads of the same sizes. It returns the keys.
-func fillBareClaim(ctx context.Context, rdb *redis.Client, n int) ([]string, error) {
-	if err := rdb.FunctionLoadReplace(ctx, bareClaimLibrary).Err(); err != nil {
+// fillBare gives bare_claim n jobs to take, shaped like the engine's: ids,
+// metadata and payloads of the same sizes. It returns the keys.
+func fillBare(ctx context.Context, rdb *redis.Client, n int) ([]string, error) {
+	if err := rdb.FunctionLoadReplace(ctx, bareLibrary).Err(); err != nil {
 		return nil, err
 	}
 	keys := make([]string, 18)
@@ -59,7 +67,7 @@ func fillBareClaim(ctx context.Context, rdb *redis.Client, n int) ([]string, err
 	for start := 0; start < n; start += 1000 {
 		p := rdb.Pipeline()
 		for i := start; i < min(start+1000, n); i++ {
-			id := fmt.Sprintf("01KAQ3Z7M8R2C4V6X9B1%06d.bench", i)
+			id := fmt.Sprintf("01KAQ3Z7M8R2C4V6X9B1%06d", i)
 			p.ZAdd(ctx, keys[1], redis.Z{Score: float64(i), Member: id})
 			p.HSet(ctx, keys[7], id, meta)
 			p.HSet(ctx, keys[8], id, "{}")
@@ -187,17 +195,39 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	bareKeys, err := fillBareClaim(ctx, rdb, c.jobs)
+	bareKeys, err := fillBare(ctx, rdb, c.jobs)
 	if err != nil {
 		return r, err
 	}
-	bare := newRecorder("reference: bare claim commands")
+	bareClaim, bareComplete := newRecorder("reference: bare claim"), newRecorder("reference: bare complete")
+	// The arguments of a claim (now, operator, token, budgets) and of a
+	// complete (now, id, token, result).
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	const token = "1b9c456ccab6656a00e30e2289323baa"
+	bareHeld := make([]string, 0, c.jobs)
 	err = phase("fcall", func() error {
 		return parallel(c.concurrency, c.jobs, func(w, _ int) error {
-			return bare.time(func() error {
-				// The arguments a claim takes: now, operator, token, budgets.
-				return rdb.FCall(ctx, "bare_claim", bareKeys, strconv.FormatInt(time.Now().UnixMilli(), 10),
-					"op"+strconv.Itoa(w), "1b9c456ccab6656a00e30e2289323baa", 100, 1000).Err()
+			var id string
+			err := bareClaim.time(func() error {
+				res, err := rdb.FCall(ctx, "bare_claim", bareKeys, now, "op"+strconv.Itoa(w), token, 100, 1000).Slice()
+				if err == nil {
+					id, _ = res[1].(string)
+				}
+				return err
+			})
+			mu.Lock()
+			bareHeld = append(bareHeld, id)
+			mu.Unlock()
+			return err
+		})
+	})
+	if err != nil {
+		return r, err
+	}
+	err = phase("fcall", func() error {
+		return parallel(c.concurrency, len(bareHeld), func(_, i int) error {
+			return bareComplete.time(func() error {
+				return rdb.FCall(ctx, "bare_complete", bareKeys, now, bareHeld[i], token, "").Err()
 			})
 		})
 	})
@@ -205,7 +235,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 
-	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bare.summary()}
+	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bareClaim.summary(), bareComplete.summary()}
 	st, err := store.Stats(ctx, "bench")
 	if err != nil {
 		return r, err
@@ -226,7 +256,8 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		r.fig(op.Op+": redis-server CPU", busy[i][0], "cores")
 		r.fig(op.Op+": bench (client) CPU", busy[i][1], "cores")
 	}
-	r.fig("bare claim commands calls/s as a fraction of the ceiling", r.Ops[4].PerSecond/top, "")
+	r.fig("bare claim calls/s as a fraction of the ceiling", r.Ops[4].PerSecond/top, "")
+	r.fig("bare complete calls/s as a fraction of the ceiling", r.Ops[5].PerSecond/top, "")
 	r.atLeast("claim calls/s as a fraction of the ceiling", r.Ops[1].PerSecond/top, 0.6, "")
 	r.atLeast("complete calls/s as a fraction of the ceiling", r.Ops[2].PerSecond/top, 0.6, "")
 	return r, nil
