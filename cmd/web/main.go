@@ -211,9 +211,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	// Shutdown neither ends nor waits for hijacked connections: closing the
+	// hub sends every websocket a going-away close, so the pages reconnect
+	// (to another instance) at once, and Drain waits for those frames to go
+	// out before Redis and the process go.
+	hc.Hub.Close()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutCtx)
+	err = srv.Shutdown(shutCtx)
+	if err := hc.Hub.Drain(shutCtx); err != nil {
+		log.Warn("websockets still open at shutdown", "err", err)
+	}
+	return err
 }
 
 func seedCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

@@ -1,14 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"claimdesk/internal/tasks/taskstest"
 
+	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -106,4 +115,101 @@ func typeName(c redis.UniversalClient) string {
 		return "*redis.Client"
 	}
 	return "other"
+}
+
+func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
+	srv := taskstest.Redis(t)
+	env := func(k string) string {
+		if k == "CLAIMDESK_REDIS_URL" {
+			return "redis://" + srv.Addr()
+		}
+		return ""
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"user", "add", "dora", "--role", "supervisor", "--password-stdin"},
+		env, strings.NewReader("s3cret-password\n"), &out); err != nil {
+		t.Fatalf("user add: %v\n%s", err, out.String())
+	}
+
+	// serve logs where it listens.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	logs, logw := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env, strings.NewReader(""), logw)
+		logw.Close()
+		served <- err
+	}()
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() {
+			if _, a, ok := strings.Cut(sc.Text(), "claimdesk is serving"); ok {
+				_, a, _ = strings.Cut(a, "addr=")
+				addr <- a
+			}
+		}
+	}()
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case err := <-served:
+		t.Fatalf("serve ended before serving: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start within 10s")
+	}
+
+	// Log in as a browser does, and open the live feed.
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="_csrf" value="([^"]*)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the login page: %s", page)
+	}
+	res, err = client.PostForm(base+"/login", url.Values{"name": {"dora"}, "password": {"s3cret-password"}, "_csrf": {html.UnescapeString(string(m[1]))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %s", res.Status)
+	}
+	d := websocket.Dialer{Jar: jar, HandshakeTimeout: 10 * time.Second}
+	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Origin": {base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, _, err := conn.ReadMessage(); err != nil {
+		t.Fatalf("reading the snapshot: %v", err)
+	}
+
+	// Told to stop, serve says goodbye to the page and returns without
+	// waiting for it to leave on its own.
+	stop()
+	for {
+		if _, _, err = conn.NextReader(); err != nil {
+			break
+		}
+	}
+	if ce := (*websocket.CloseError)(nil); !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+		t.Errorf("the feed ended with %v, want a going-away close", err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return within 10s of the stop")
+	}
 }

@@ -243,7 +243,7 @@ func (e *env) received(clients ...*notify.Client) [][]notify.Notice {
 				if n.Type == notify.Resync {
 					break read
 				}
-				out[i] = append(out[i], n)
+				out[i] = append(out[i], *n)
 			case <-c.Dropped():
 				e.t.Fatalf("client %d dropped; got %v", i, summary(out[i]))
 			case <-timeout:

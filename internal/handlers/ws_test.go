@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -91,6 +92,22 @@ func (s *socket) read() []byte {
 		s.t.Fatalf("%s: reading the feed: %v", s.who, err)
 	}
 	return raw
+}
+
+// closed reads on until the server ends the feed, and returns the code of
+// its close frame.
+func (s *socket) closed() int {
+	s.t.Helper()
+	for {
+		_ = s.conn.SetReadDeadline(time.Now().Add(wsTimeout))
+		if _, _, err := s.conn.NextReader(); err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) {
+				s.t.Fatalf("%s: the feed ended without a close frame: %v", s.who, err)
+			}
+			return ce.Code
+		}
+	}
 }
 
 // until reads notices up to and including the first that matches, and
@@ -350,4 +367,58 @@ func TestWebsocketNoticesAreFiltered(t *testing.T) {
 			t.Errorf("%s got\n  %s\nwant\n  %s", tc.s.who, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 		}
 	}
+}
+
+// drained waits for every websocket of the app to be done with the hub.
+func (a *app) drained() {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsTimeout)
+	defer cancel()
+	if err := a.hub.Drain(ctx); err != nil {
+		a.t.Fatalf("websockets still in the hub after %v: %v", wsTimeout, err)
+	}
+}
+
+func TestWebsocketClosesOnASlowBrowser(t *testing.T) {
+	a := newApp(t)
+	_, b := a.person(users.Supervisor)
+	page, _ := a.live("supervisor", b)
+	// The page reads nothing more: big notices fill the socket's buffers,
+	// then the client's share of the hub, which drops it.
+	big := notify.Notice{Type: notify.JobAvailable, Queue: a.queue, Title: strings.Repeat("x", 256<<10)}
+	deadline := time.Now().Add(wsTimeout)
+	for a.hub.Clients() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a page that reads nothing still in the hub after %v", wsTimeout)
+		}
+		a.hub.Deliver(big)
+	}
+	// Reading on, the page gets what was on its way, then the close that
+	// makes it reconnect and resync.
+	if code := page.closed(); code != websocket.CloseTryAgainLater {
+		t.Errorf("slow page closed with %d, want %d (try again later)", code, websocket.CloseTryAgainLater)
+	}
+	a.drained()
+}
+
+func TestWebsocketsCloseAtShutdown(t *testing.T) {
+	a := newApp(t)
+	_, b := a.person(users.Operator, a.queue)
+	first, _ := a.live("first page", b)
+	second, _ := a.live("second page", b)
+	a.hub.Close() // what claimdesk serve does when it is told to stop
+	for _, page := range []*socket{first, second} {
+		if code := page.closed(); code != websocket.CloseGoingAway {
+			t.Errorf("%s closed with %d at shutdown, want %d (going away)", page.who, code, websocket.CloseGoingAway)
+		}
+	}
+	// A page connecting meanwhile gets its snapshot, then the same close.
+	late, raw := a.live("late page", b)
+	if !strings.Contains(string(raw), `"type":"snapshot"`) {
+		t.Errorf("late page's first message is not a snapshot: %.200s", raw)
+	}
+	if code := late.closed(); code != websocket.CloseGoingAway {
+		t.Errorf("late page closed with %d, want %d (going away)", code, websocket.CloseGoingAway)
+	}
+	a.drained()
 }

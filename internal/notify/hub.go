@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"context"
+	"errors"
 	"sync"
 )
 
@@ -8,12 +10,28 @@ import (
 // is dropped (it reconnects and gets a fresh snapshot).
 const clientBuffer = 64
 
+// Why a client was dropped: Client.Err.
+var (
+	// ErrTooSlow says the client let clientBuffer notices pile up.
+	ErrTooSlow = errors.New("notify: client too slow")
+	// ErrClosed says the hub was closed: the server is shutting down.
+	ErrClosed = errors.New("notify: hub closed")
+	// ErrLeft says the client left.
+	ErrLeft = errors.New("notify: client left")
+)
+
 // Hub fans notices out to this instance's browser connections, and wakes
 // the requests waiting for a job to finish.
 type Hub struct {
 	mu      sync.Mutex
 	clients map[*Client]struct{}
 	waiters map[string][]chan struct{}
+	// members counts the clients that joined and have not left yet, dropped
+	// or not: Drain waits for them. gone is closed when it falls to zero.
+	members int
+	gone    chan struct{}
+	// closed is set by Close: whoever joins is dropped at once.
+	closed bool
 }
 
 // NewHub returns an empty hub.
@@ -24,34 +42,69 @@ func NewHub() *Hub {
 // Client is one browser connection's share of the hub.
 type Client struct {
 	viewer Viewer
-	send   chan Notice
-	// Dropped is closed when the hub gave up on the client (too slow) or
-	// the client left.
+	// send holds pointers: a notice is shared by every client that sees it,
+	// and a buffer of values would cost every idle connection kilobytes.
+	send chan *Notice
+	// Dropped is closed when the hub gave up on the client (too slow, or
+	// closed) or the client left; err says which.
 	dropped chan struct{}
 	once    sync.Once
+	err     error
+	left    bool // guarded by the hub's mu
 }
 
-// Notices are the notices for the client, in order.
-func (c *Client) Notices() <-chan Notice { return c.send }
+// Notices are the notices for the client, in order. They are shared with
+// other clients: read them, never change them.
+func (c *Client) Notices() <-chan *Notice { return c.send }
 
-// Dropped is closed when the client must go: it was too slow, or left.
+// Dropped is closed when the client must go: it was too slow, the hub was
+// closed, or it left.
 func (c *Client) Dropped() <-chan struct{} { return c.dropped }
 
-// Join adds a browser connection for the viewer.
+// Err is nil until Dropped is closed, then ErrTooSlow, ErrClosed or ErrLeft.
+func (c *Client) Err() error {
+	select {
+	case <-c.dropped:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+func (c *Client) drop(err error) {
+	c.once.Do(func() { c.err = err; close(c.dropped) })
+}
+
+// Join adds a browser connection for the viewer. Once the hub is closed,
+// the client comes back already dropped; it must Leave all the same.
 func (h *Hub) Join(v Viewer) *Client {
-	c := &Client{viewer: v, send: make(chan Notice, clientBuffer), dropped: make(chan struct{})}
+	c := &Client{viewer: v, send: make(chan *Notice, clientBuffer), dropped: make(chan struct{})}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.members == 0 {
+		h.gone = make(chan struct{})
+	}
+	h.members++
+	if h.closed {
+		c.drop(ErrClosed)
+		return c
+	}
 	h.clients[c] = struct{}{}
-	h.mu.Unlock()
 	return c
 }
 
-// Leave removes the client.
+// Leave removes the client. Leaving twice is harmless.
 func (h *Hub) Leave(c *Client) {
 	h.mu.Lock()
 	delete(h.clients, c)
+	if !c.left {
+		c.left = true
+		if h.members--; h.members == 0 {
+			close(h.gone)
+		}
+	}
 	h.mu.Unlock()
-	c.once.Do(func() { close(c.dropped) })
+	c.drop(ErrLeft)
 }
 
 // Clients counts the connected clients.
@@ -61,10 +114,42 @@ func (h *Hub) Clients() int {
 	return len(h.clients)
 }
 
+// Close drops every client, and every client that joins later, with
+// ErrClosed: it is how the websockets learn of a shutdown, since
+// http.Server.Shutdown neither ends nor waits for hijacked connections.
+// Waiters are left alone. Closing twice is harmless.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for c := range h.clients {
+		delete(h.clients, c)
+		c.drop(ErrClosed)
+	}
+}
+
+// Drain waits until every client that joined has left, or ctx ends.
+func (h *Hub) Drain(ctx context.Context) error {
+	for {
+		h.mu.Lock()
+		members, gone := h.members, h.gone
+		h.mu.Unlock()
+		if members == 0 {
+			return nil
+		}
+		select {
+		case <-gone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Deliver hands a notice to every client that may see it, without ever
 // blocking: a client whose buffer is full is dropped. It also wakes the
 // waiters of a finished job or batch.
 func (h *Hub) Deliver(n Notice) {
+	shared := &n
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.clients {
@@ -72,10 +157,10 @@ func (h *Hub) Deliver(n Notice) {
 			continue
 		}
 		select {
-		case c.send <- n:
+		case c.send <- shared:
 		default:
 			delete(h.clients, c)
-			c.once.Do(func() { close(c.dropped) })
+			c.drop(ErrTooSlow)
 		}
 	}
 	switch n.Type {

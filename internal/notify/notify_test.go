@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -75,8 +76,8 @@ func until(t *testing.T, c *Client, what string, match func(Notice) bool) []Noti
 	for {
 		select {
 		case n := <-c.Notices():
-			got = append(got, n)
-			if match(n) {
+			got = append(got, *n)
+			if match(*n) {
 				return got
 			}
 		case <-c.Dropped():
@@ -278,6 +279,74 @@ func TestSlowClientIsDropped(t *testing.T) {
 	if closed(unconcerned.Dropped()) {
 		t.Error("a client that sees none of the notices was dropped")
 	}
+	if !errors.Is(slow.Err(), ErrTooSlow) || !errors.Is(fast.Err(), ErrLeft) || unconcerned.Err() != nil {
+		t.Errorf("Err: slow %v, fast %v, unconcerned %v; want too slow, left, nil", slow.Err(), fast.Err(), unconcerned.Err())
+	}
+}
+
+func TestClientsShareANotice(t *testing.T) {
+	t.Parallel()
+	hub := NewHub()
+	a, b := hub.Join(boss), hub.Join(boss)
+	hub.Deliver(Notice{Type: JobAvailable, Queue: "mail", JobID: "j1"})
+	na, nb := <-a.Notices(), <-b.Notices()
+	if na != nb || na.JobID != "j1" {
+		t.Fatalf("clients got %p (%s) and %p (%s), want one shared j1", na, na.JobID, nb, nb.JobID)
+	}
+}
+
+func TestCloseDropsEveryClientAndDrainWaits(t *testing.T) {
+	t.Parallel()
+	hub := NewHub()
+	if err := hub.Drain(context.Background()); err != nil {
+		t.Fatalf("Drain of an empty hub: %v", err)
+	}
+	a, b := hub.Join(boss), hub.Join(ann)
+	hub.Close()
+	for name, c := range map[string]*Client{"a": a, "b": b} {
+		if !closed(c.Dropped()) || !errors.Is(c.Err(), ErrClosed) {
+			t.Errorf("client %s after Close: dropped %v, Err %v; want true, %v", name, closed(c.Dropped()), c.Err(), ErrClosed)
+		}
+	}
+	if n := hub.Clients(); n != 0 {
+		t.Errorf("hub has %d clients after Close, want 0", n)
+	}
+	// A client joining during the shutdown is let go at once.
+	late := hub.Join(boss)
+	if !closed(late.Dropped()) || !errors.Is(late.Err(), ErrClosed) {
+		t.Errorf("client joining after Close: dropped %v, Err %v; want true, %v", closed(late.Dropped()), late.Err(), ErrClosed)
+	}
+	hub.Deliver(Notice{Type: Resync}) // harmless: nobody to deliver to
+	hub.Close()                       // twice: harmless
+
+	// Drain waits for every client to leave, dropped or not.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := hub.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Drain with three clients still there: %v, want the deadline", err)
+	}
+	drained := make(chan error, 1)
+	go func() { drained <- hub.Drain(context.Background()) }()
+	hub.Leave(a)
+	hub.Leave(late)
+	hub.Leave(a) // twice: counted once
+	select {
+	case err := <-drained:
+		t.Fatalf("Drain returned %v with a client still there", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	hub.Leave(b)
+	select {
+	case err := <-drained:
+		if err != nil {
+			t.Fatalf("Drain: %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatalf("Drain still waiting %v after every client left", waitTimeout)
+	}
+	if !errors.Is(a.Err(), ErrClosed) {
+		t.Errorf("leaving after the drop changed Err to %v, want %v", a.Err(), ErrClosed)
+	}
 }
 
 func TestWait(t *testing.T) {
@@ -401,7 +470,7 @@ func TestListenerSurvivesRedisRestart(t *testing.T) {
 				continue
 			}
 			if !strings.HasPrefix(n.JobID, "after-") {
-				t.Fatalf("after the restart got %s, want only the published notices", describe([]Notice{n}))
+				t.Fatalf("after the restart got %s, want only the published notices", describe([]Notice{*n}))
 			}
 			return
 		case <-time.After(100 * time.Millisecond):
