@@ -128,7 +128,13 @@ func (s *Server) feed(conn *websocket.Conn, client *notify.Client) {
 				websocket.FormatCloseMessage(code, text), time.Now().Add(writeWait))
 			return
 		case n := <-client.Notices():
-			if !s.send(conn, n) {
+			b, err := n.Encoded()
+			if err != nil {
+				s.log.Warn("websocket notice", "err", err)
+				continue
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if conn.WriteMessage(websocket.TextMessage, b) != nil {
 				return
 			}
 		case <-ping.C:

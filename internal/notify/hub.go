@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 )
@@ -150,6 +151,9 @@ func (h *Hub) Drain(ctx context.Context) error {
 // waiters of a finished job or batch.
 func (h *Hub) Deliver(n Notice) {
 	shared := &n
+	// Encoded once here rather than once per connection: with thousands of
+	// browsers, encoding was a good part of the work of a notice.
+	shared.encoded, _ = json.Marshal(n)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.clients {

@@ -11,6 +11,7 @@
 package notify
 
 import (
+	"encoding/json"
 	"time"
 
 	"claimdesk/internal/tasks"
@@ -67,6 +68,19 @@ type Notice struct {
 	Held *int64 `json:"held,omitempty"`
 	// Batch is the batch of a batch.changed or batch.finished notice.
 	Batch *tasks.Batch `json:"batch,omitempty"`
+
+	// encoded is the notice as JSON, made once by the hub for every
+	// connection it goes to (Encoded).
+	encoded []byte
+}
+
+// Encoded returns the notice as JSON: as the hub encoded it once for all
+// the connections it fans out to, or else encoded now.
+func (n *Notice) Encoded() ([]byte, error) {
+	if n.encoded != nil {
+		return n.encoded, nil
+	}
+	return json.Marshal(n)
 }
 
 // Viewer is who a browser connection belongs to.

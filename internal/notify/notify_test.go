@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -292,6 +293,15 @@ func TestClientsShareANotice(t *testing.T) {
 	na, nb := <-a.Notices(), <-b.Notices()
 	if na != nb || na.JobID != "j1" {
 		t.Fatalf("clients got %p (%s) and %p (%s), want one shared j1", na, na.JobID, nb, nb.JobID)
+	}
+	// Encoded once, by the hub, as a connection would have encoded it.
+	if na.encoded == nil {
+		t.Fatal("the hub did not encode the notice")
+	}
+	got, err := na.Encoded()
+	want, _ := json.Marshal(Notice{Type: JobAvailable, Queue: "mail", JobID: "j1"})
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("Encoded() = %s, %v; want %s", got, err, want)
 	}
 }
 
