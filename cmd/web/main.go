@@ -165,6 +165,10 @@ func open(ctx context.Context, c config, log *slog.Logger) (stores, *handlers.Co
 		Bus: notify.NewBus(rdb, log), Hub: notify.NewHub()}, stop, nil
 }
 
+// announceCloseTimeout bounds how long shutdown waits for pending notices
+// to be published.
+const announceCloseTimeout = 5 * time.Second
+
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	var c config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -188,14 +192,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
 	hc.Registry = prometheus.NewRegistry()
 
-	// The notice listener and the cron jobs live as long as the server.
+	// The notice listener, the announcer and the cron jobs live as long as
+	// the server. On the way out, the server's requests and cron's run end
+	// first, then the announcer publishes what they left pending, then the
+	// listener stops.
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	listening := make(chan struct{})
 	go func() { defer close(listening); hc.Bus.Listen(bg, hc.Hub.Deliver) }()
+	hc.Announce = notify.NewAnnouncer(hc.Bus, hc.Tasks, log)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
-		Announce: notify.NewAnnouncer(hc.Bus, hc.Tasks, log), Log: log, Interval: interval, Registry: hc.Registry})
+		Announce: hc.Announce, Log: log, Interval: interval, Registry: hc.Registry})
 	stopCron := runner.Start(bg)
-	defer func() { stopCron(); stopBackground(); <-listening }()
+	defer func() {
+		stopCron()
+		closeCtx, cancel := context.WithTimeout(context.Background(), announceCloseTimeout)
+		defer cancel()
+		if err := hc.Announce.Close(closeCtx); err != nil {
+			log.Warn("notices still pending at shutdown", "err", err)
+		}
+		stopBackground()
+		<-listening
+	}()
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {

@@ -51,6 +51,8 @@ type env struct {
 	store *tasks.Store
 	// past judges time by a clock that is behind behind.
 	past *tasks.Store
+	// announcers are those of the test's runners.
+	announcers []*notify.Announcer
 }
 
 // onEachBackend runs fn as a parallel subtest on a fresh standalone Redis
@@ -81,8 +83,14 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // instance has.
 func (e *env) runner(interval time.Duration) *Runner {
 	bus := notify.NewBus(e.rdb, quiet())
-	return New(Config{Redis: e.rdb, Tasks: e.store, Bus: bus, Announce: notify.NewAnnouncer(bus, e.store, quiet()),
-		Log: quiet(), Interval: interval})
+	announce := notify.NewAnnouncer(bus, e.store, quiet())
+	e.t.Cleanup(func() {
+		if err := announce.Close(context.Background()); err != nil {
+			e.t.Error(err)
+		}
+	})
+	e.announcers = append(e.announcers, announce)
+	return New(Config{Redis: e.rdb, Tasks: e.store, Bus: bus, Announce: announce, Log: quiet(), Interval: interval})
 }
 
 // run runs every task of r once, after removing the locks of earlier runs
@@ -226,10 +234,19 @@ func (e *env) watch() *notify.Hub {
 	return hub
 }
 
-// received returns the notices each client got so far: it publishes a
-// resync, which every viewer sees, and reads up to it.
+// received returns the notices each client got so far: once the runners'
+// announcers have published what they were given, it publishes a resync,
+// which every viewer sees, and reads up to it.
 func (e *env) received(clients ...*notify.Client) [][]notify.Notice {
 	e.t.Helper()
+	for _, a := range e.announcers {
+		ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+		err := a.Flush(ctx)
+		cancel()
+		if err != nil {
+			e.t.Fatalf("announcer not flushed within %v: %v", waitTimeout, err)
+		}
+	}
 	if err := notify.NewBus(e.rdb, quiet()).Publish(e.ctx, notify.Notice{Type: notify.Resync}); err != nil {
 		e.t.Fatal(err)
 	}

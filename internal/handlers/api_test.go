@@ -55,6 +55,7 @@ type app struct {
 	opName   string
 	other    string // API token of an operator not granted the queue
 	hub      *notify.Hub
+	announce *notify.Announcer
 }
 
 func newApp(t *testing.T) *app {
@@ -95,9 +96,16 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 	done := make(chan struct{})
 	go func() { defer close(done); bus.Listen(ctx, hub.Deliver) }()
 	a.t.Cleanup(func() { cancel(); <-done })
-	a.hub = hub
-	return handlers.Config{Redis: r, Tasks: tasks.New(r), Users: users.New(r), Log: log,
-		PublicURL: "http://example.test", Bus: bus, Hub: hub}
+	ts := tasks.New(r)
+	announce := notify.NewAnnouncer(bus, ts, log)
+	a.t.Cleanup(func() {
+		if err := announce.Close(context.Background()); err != nil {
+			a.t.Error(err)
+		}
+	})
+	a.hub, a.announce = hub, announce
+	return handlers.Config{Redis: r, Tasks: ts, Users: users.New(r), Log: log,
+		PublicURL: "http://example.test", Bus: bus, Hub: hub, Announce: announce}
 }
 
 // call sends a request with an API token and returns status and body.

@@ -42,6 +42,10 @@ type Config struct {
 	// Hub.Deliver.
 	Bus *notify.Bus
 	Hub *notify.Hub
+	// Announce publishes the notices of the handlers' state changes. It is
+	// the process's one announcer (cron shares it), and whoever starts the
+	// server closes it once the server has stopped.
+	Announce *notify.Announcer
 }
 
 // Server holds the handlers' dependencies.
@@ -65,7 +69,7 @@ const maxBody = "16M"
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, announce: notify.NewAnnouncer(cfg.Bus, cfg.Tasks, cfg.Log), origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID()}
+		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID()}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}

@@ -143,6 +143,17 @@ func line(n notify.Notice) string {
 	return s
 }
 
+// published waits until the server has published the notices of every
+// request it answered so far: they go out after the response.
+func (a *app) published() {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsTimeout)
+	defer cancel()
+	if err := a.announce.Flush(ctx); err != nil {
+		a.t.Fatalf("notices not published within %v: %v", wsTimeout, err)
+	}
+}
+
 // status is the response's status code, 0 without a response.
 func status(res *http.Response) int {
 	if res == nil {
@@ -306,18 +317,24 @@ func TestWebsocketNoticesAreFiltered(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	// Notices go out after the response, and changes that come close
+	// together share their queue.changed: each step waits until its own
+	// are out, so that each carries its counts.
 	enqueue := func(queue, token string) string {
 		t.Helper()
 		out := a.expect("POST", "/api/v1/queues/"+queue+"/jobs", token, `{"title":"job"}`, 201, "")
+		a.published()
 		return out["job"].(map[string]any)["id"].(string)
 	}
 	elsewhere := enqueue(q2, a.super)
 	mine := enqueue(a.queue, a.producer)
-	if id, token := a.claim(); id != mine {
+	id, token := a.claim()
+	if id != mine {
 		t.Fatalf("claimed %s, want %s", id, mine)
-	} else {
-		a.expect("POST", "/api/v1/jobs/"+mine+"/complete", a.operator, `{"token":"`+token+`"}`, 200, "")
 	}
+	a.published()
+	a.expect("POST", "/api/v1/jobs/"+mine+"/complete", a.operator, `{"token":"`+token+`"}`, 200, "")
+	a.published()
 	others := enqueue(q3, a.super)    // the last the other operator sees
 	last := enqueue(a.queue, a.super) // the last the first operator sees
 
