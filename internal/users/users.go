@@ -12,9 +12,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -93,11 +95,41 @@ const (
 	throttleWindow    = 5 * time.Minute
 )
 
+// TokenCacheTTL is how long a Store trusts what it looked up for an API
+// token, so that a request with a token known a moment ago costs no Redis
+// round trip. It is how long a change to a user (role, queues, removal)
+// takes to apply to requests with the user's tokens in other processes; in
+// the process that made the change (Put, PutToken) it applies at once.
+const TokenCacheTTL = 2 * time.Second
+
+// maxCachedTokens bounds the token cache. Only tokens that exist are
+// cached, so it fills only with as many tokens as were used within
+// TokenCacheTTL.
+const maxCachedTokens = 10000
+
 // Store keeps users in Redis.
-type Store struct{ rdb redis.UniversalClient }
+type Store struct {
+	rdb redis.UniversalClient
+
+	mu sync.Mutex
+	// tokens caches ByToken's answers by the token's key.
+	tokens map[string]cachedUser
+	// changes counts the changes to users and tokens made here: a lookup
+	// that a change overtook is not cached.
+	changes uint64
+	now     func() time.Time
+}
+
+// cachedUser is a user as ByToken found it, good until the time given.
+type cachedUser struct {
+	user  User
+	until time.Time
+}
 
 // New returns a Store over rdb.
-func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+func New(rdb redis.UniversalClient) *Store {
+	return &Store{rdb: rdb, tokens: map[string]cachedUser{}, now: time.Now}
+}
 
 // Put creates or updates a user. A non-empty password replaces the
 // password; a new operator or supervisor needs one.
@@ -130,6 +162,7 @@ func (s *Store) Put(ctx context.Context, u User, password string) error {
 	if err := s.rdb.HSet(ctx, userKeyPrefix+u.Name, fields).Err(); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
+	s.forget(func(_ string, c cachedUser) bool { return c.user.Name == u.Name })
 	if err := s.rdb.SAdd(ctx, usersKey, u.Name).Err(); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
@@ -225,25 +258,74 @@ func (s *Store) PutToken(ctx context.Context, name, token string) error {
 	if !strings.HasPrefix(token, "cdt_") || len(token) < 24 || len(token) > 100 {
 		return fmt.Errorf("%w: a token starts with cdt_ and has 24 to 100 characters", ErrInvalid)
 	}
-	if err := s.rdb.Set(ctx, tokenKey(token), name, 0).Err(); err != nil {
+	key := tokenKey(token)
+	if err := s.rdb.Set(ctx, key, name, 0).Err(); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
+	s.forget(func(k string, _ cachedUser) bool { return k == key })
 	return nil
 }
 
-// ByToken returns the user an API token belongs to.
+// ByToken returns the user an API token belongs to. What it found is
+// trusted for TokenCacheTTL; unknown tokens are looked up every time.
 func (s *Store) ByToken(ctx context.Context, token string) (User, error) {
 	if !strings.HasPrefix(token, "cdt_") || len(token) > 100 {
 		return User{}, ErrNotFound
 	}
-	name, err := s.rdb.Get(ctx, tokenKey(token)).Result()
+	key := tokenKey(token)
+	s.mu.Lock()
+	c, ok := s.tokens[key]
+	changes := s.changes
+	s.mu.Unlock()
+	if ok && s.now().Before(c.until) {
+		u := c.user
+		u.Queues = slices.Clone(u.Queues) // the caller's to keep
+		return u, nil
+	}
+	name, err := s.rdb.Get(ctx, key).Result()
 	if err == redis.Nil {
 		return User{}, ErrNotFound
 	}
 	if err != nil {
 		return User{}, fmt.Errorf("redis: %w", err)
 	}
-	return s.Get(ctx, name)
+	u, err := s.Get(ctx, name)
+	if err != nil {
+		return User{}, err
+	}
+	s.remember(key, u, changes)
+	return u, nil
+}
+
+// remember caches the user of a token for TokenCacheTTL, unless users or
+// tokens changed here since the lookup began (changes is the count then).
+func (s *Store) remember(key string, u User, changes uint64) {
+	now := s.now()
+	u.Queues = slices.Clone(u.Queues)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changes != changes {
+		return
+	}
+	if len(s.tokens) >= maxCachedTokens {
+		for k, c := range s.tokens {
+			if !now.Before(c.until) {
+				delete(s.tokens, k)
+			}
+		}
+		if len(s.tokens) >= maxCachedTokens {
+			clear(s.tokens)
+		}
+	}
+	s.tokens[key] = cachedUser{user: u, until: now.Add(TokenCacheTTL)}
+}
+
+// forget drops the cached tokens that match, after a change.
+func (s *Store) forget(match func(key string, c cachedUser) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.changes++
+	maps.DeleteFunc(s.tokens, match)
 }
 
 func tokenKey(token string) string {
