@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,7 +33,7 @@ const (
 	// staleAfter is when an instance that has not renewed counts as gone:
 	// publishers skip it, and Prune removes it.
 	staleAfter = 15 * time.Second
-	// blockFor is the BLPOP timeout: how often the listener looks up from
+	// blockFor is the BLMPOP timeout: how often the listener looks up from
 	// its list to renew its registration and notice shutdown.
 	blockFor = time.Second
 	// maxBacklog caps an instance's list: a stuck instance cannot make
@@ -39,6 +41,9 @@ const (
 	maxBacklog = 1000
 	// refreshEvery is how long a publisher trusts its list of instances.
 	refreshEvery = time.Second
+	// popMax is how many notices the listener takes off its list in one
+	// round trip: a publisher pushes many at once when it is busy.
+	popMax = 100
 )
 
 // Bus connects the instances of claimdesk through Redis.
@@ -50,6 +55,8 @@ type Bus struct {
 	mu        sync.Mutex
 	instances []string
 	fetched   time.Time
+	// popOne is set when Redis lacks BLMPOP.
+	popOne atomic.Bool
 }
 
 // NewBus returns a bus for one instance, with a fresh random id.
@@ -158,7 +165,7 @@ func (b *Bus) Listen(ctx context.Context, deliver func(Notice)) {
 			}
 			lastBeat, broken, backoff = time.Now(), false, 100*time.Millisecond
 		}
-		res, err := b.rdb.BLPop(ctx, blockFor, b.list(b.id)).Result()
+		msgs, err := b.pop(ctx)
 		switch {
 		case errors.Is(err, redis.Nil):
 		case err != nil:
@@ -166,14 +173,34 @@ func (b *Bus) Listen(ctx context.Context, deliver func(Notice)) {
 				lost(err)
 			}
 		default:
-			var n Notice
-			if err := json.Unmarshal([]byte(res[1]), &n); err != nil {
-				b.log.Warn("bad notice", "err", err)
-				continue
+			for _, msg := range msgs {
+				var n Notice
+				if err := json.Unmarshal([]byte(msg), &n); err != nil {
+					b.log.Warn("bad notice", "err", err)
+					continue
+				}
+				deliver(n)
 			}
-			deliver(n)
 		}
 	}
+}
+
+// pop waits up to blockFor for notices on the instance's list and takes
+// up to popMax of them, oldest first (redis.Nil when none came). It uses
+// BLMPOP (Redis 7), and BLPOP, one notice at a time, on an older server.
+func (b *Bus) pop(ctx context.Context) ([]string, error) {
+	if !b.popOne.Load() {
+		_, msgs, err := b.rdb.BLMPop(ctx, blockFor, "left", popMax, b.list(b.id)).Result()
+		if err == nil || !strings.HasPrefix(err.Error(), "ERR unknown command") {
+			return msgs, err
+		}
+		b.popOne.Store(true)
+	}
+	res, err := b.rdb.BLPop(ctx, blockFor, b.list(b.id)).Result()
+	if err != nil {
+		return nil, err
+	}
+	return res[1:], nil
 }
 
 // Prune removes instances that stopped renewing, and their lists.

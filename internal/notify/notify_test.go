@@ -160,6 +160,28 @@ func TestPublishReachesEveryInstance(t *testing.T) {
 	}
 }
 
+func TestListenerOnRedisWithoutBLMPOP(t *testing.T) {
+	t.Parallel()
+	// Redis before 7 has no BLMPOP: the listener takes one notice at a time.
+	server, err := taskstest.NewServer("--rename-command", "BLMPOP", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	rdb := server.Client()
+	bus, hub := NewBus(rdb, quiet()), NewHub()
+	listen(t, bus, hub)
+	eventually(t, "the instance to register", func() bool { return registered(rdb, bus.ID()) })
+	c := hub.Join(boss)
+	batch := []Notice{{Type: JobAvailable, JobID: "1"}, {Type: JobAvailable, JobID: "2"}, {Type: JobFinished, JobID: "3"}}
+	if err := NewBus(rdb, quiet()).Publish(context.Background(), batch...); err != nil {
+		t.Fatal(err)
+	}
+	if got := until(t, c, "the last notice", isJob("3")); describe(got) != describe(batch) {
+		t.Errorf("got %s, want %s", describe(got), describe(batch))
+	}
+}
+
 // Viewers of the filtering tests: two operators, a supervisor, and an
 // operator who works no queue.
 var (
@@ -551,7 +573,7 @@ func TestListenerResyncsAfterOutage(t *testing.T) {
 	proxy := newProxy(t, server.Addr())
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.addr()})
 	t.Cleanup(func() { rdb.Close() })
-	failed := &blpopFailed{ch: make(chan struct{})}
+	failed := &popFailed{ch: make(chan struct{})}
 	rdb.AddHook(failed)
 	ctx := context.Background()
 	bus, hub := NewBus(rdb, quiet()), NewHub()
@@ -565,7 +587,7 @@ func TestListenerResyncsAfterOutage(t *testing.T) {
 	select {
 	case <-failed.ch:
 	case <-time.After(waitTimeout):
-		t.Fatalf("the listener's BLPOP did not fail within %v of the outage", waitTimeout)
+		t.Fatalf("the listener's BLMPOP did not fail within %v of the outage", waitTimeout)
 	}
 	// Published while the listener cannot read: it may arrive or not.
 	if err := publisher.Publish(ctx, Notice{Type: JobAvailable, JobID: "during"}); err != nil {
@@ -585,26 +607,27 @@ func TestListenerResyncsAfterOutage(t *testing.T) {
 	until(t, c, "the notice after the outage", isJob("after"))
 }
 
-// blpopFailed is a go-redis hook that closes ch when a BLPOP fails (after
-// go-redis's own retries) with anything but "nothing to pop".
-type blpopFailed struct {
+// popFailed is a go-redis hook that closes ch when the listener's BLMPOP
+// (or BLPOP) fails (after go-redis's own retries) with anything but
+// "nothing to pop".
+type popFailed struct {
 	ch   chan struct{}
 	once sync.Once
 }
 
-func (h *blpopFailed) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *popFailed) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h *blpopFailed) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h *popFailed) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if cmd.Name() == "blpop" && err != nil && err != redis.Nil {
+		if (cmd.Name() == "blmpop" || cmd.Name() == "blpop") && err != nil && err != redis.Nil {
 			h.once.Do(func() { close(h.ch) })
 		}
 		return err
 	}
 }
 
-func (h *blpopFailed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h *popFailed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
