@@ -100,7 +100,12 @@ const (
 // round trip. It is how long a change to a user (role, queues, removal)
 // takes to apply to requests with the user's tokens in other processes; in
 // the process that made the change (Put, PutToken) it applies at once.
+// A token in use is looked up again in the background once three quarters
+// of that have passed, so its requests never wait for the lookup.
 const TokenCacheTTL = 2 * time.Second
+
+// refreshTimeout bounds a background lookup of a token.
+const refreshTimeout = 5 * time.Second
 
 // maxCachedTokens bounds the token cache. Only tokens that exist are
 // cached, so it fills only with as many tokens as were used within
@@ -124,6 +129,8 @@ type Store struct {
 type cachedUser struct {
 	user  User
 	until time.Time
+	// refreshing is set while a background lookup renews it.
+	refreshing bool
 }
 
 // New returns a Store over rdb.
@@ -273,15 +280,38 @@ func (s *Store) ByToken(ctx context.Context, token string) (User, error) {
 		return User{}, ErrNotFound
 	}
 	key := tokenKey(token)
+	now := s.now()
 	s.mu.Lock()
 	c, ok := s.tokens[key]
+	fresh := ok && now.Before(c.until)
+	// In the last quarter of its life, a token in use is renewed in the
+	// background: requests keep being served from the cache meanwhile, and
+	// the tokens of a busy client never expire under it.
+	renew := fresh && !c.refreshing && c.until.Sub(now) <= TokenCacheTTL/4
+	if renew {
+		c.refreshing = true
+		s.tokens[key] = c
+	}
 	changes := s.changes
 	s.mu.Unlock()
-	if ok && s.now().Before(c.until) {
+	if fresh {
+		if renew {
+			go s.refresh(key, changes)
+		}
 		u := c.user
 		u.Queues = slices.Clone(u.Queues) // the caller's to keep
 		return u, nil
 	}
+	u, err := s.lookup(ctx, key)
+	if err != nil {
+		return User{}, err
+	}
+	s.remember(key, u, now, changes)
+	return u, nil
+}
+
+// lookup finds the user of a token's key in Redis.
+func (s *Store) lookup(ctx context.Context, key string) (User, error) {
 	name, err := s.rdb.Get(ctx, key).Result()
 	if err == redis.Nil {
 		return User{}, ErrNotFound
@@ -289,23 +319,42 @@ func (s *Store) ByToken(ctx context.Context, token string) (User, error) {
 	if err != nil {
 		return User{}, fmt.Errorf("redis: %w", err)
 	}
-	u, err := s.Get(ctx, name)
-	if err != nil {
-		return User{}, err
-	}
-	s.remember(key, u, changes)
-	return u, nil
+	return s.Get(ctx, name)
 }
 
-// remember caches the user of a token for TokenCacheTTL, unless users or
-// tokens changed here since the lookup began (changes is the count then).
-func (s *Store) remember(key string, u User, changes uint64) {
+// refresh looks a cached token up again. A token that is gone is
+// forgotten at once; after an error the cached answer stands until it
+// expires, and the next request in its last quarter tries again.
+func (s *Store) refresh(key string, changes uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	start := s.now()
+	u, err := s.lookup(ctx, key)
+	if err == nil && s.remember(key, u, start, changes) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if errors.Is(err, ErrNotFound) {
+		delete(s.tokens, key)
+		return
+	}
+	if c, ok := s.tokens[key]; ok {
+		c.refreshing = false
+		s.tokens[key] = c
+	}
+}
+
+// remember caches the user of a token for TokenCacheTTL from when the
+// lookup began, unless users or tokens changed here since then (changes is
+// the count then). It reports whether it did.
+func (s *Store) remember(key string, u User, began time.Time, changes uint64) bool {
 	now := s.now()
 	u.Queues = slices.Clone(u.Queues)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.changes != changes {
-		return
+		return false
 	}
 	if len(s.tokens) >= maxCachedTokens {
 		for k, c := range s.tokens {
@@ -317,7 +366,8 @@ func (s *Store) remember(key string, u User, changes uint64) {
 			clear(s.tokens)
 		}
 	}
-	s.tokens[key] = cachedUser{user: u, until: now.Add(TokenCacheTTL)}
+	s.tokens[key] = cachedUser{user: u, until: began.Add(TokenCacheTTL)}
+	return true
 }
 
 // forget drops the cached tokens that match, after a change.

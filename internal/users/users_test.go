@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,10 +13,37 @@ import (
 )
 
 // clock is a Store's clock that moves only when told.
-type clock struct{ t time.Time }
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
 
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// waitTimeout bounds every wait for a background lookup.
+const waitTimeout = 10 * time.Second
+
+// eventually polls cond until it holds, failing the test after waitTimeout.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 func TestByTokenCachesBriefly(t *testing.T) {
 	t.Parallel()
@@ -88,6 +116,54 @@ func TestByTokenCachesBriefly(t *testing.T) {
 	}
 }
 
+func TestByTokenRenewsInTheBackground(t *testing.T) {
+	t.Parallel()
+	server := taskstest.Redis(t)
+	ctx := context.Background()
+	here, there := New(server.Client()), New(server.Client())
+	clk := &clock{t: time.Now()}
+	here.now = clk.now
+	if err := here.Put(ctx, User{Name: "ann", Role: Operator, Queues: []string{"mail"}}, "password-ann"); err != nil {
+		t.Fatal(err)
+	}
+	token, err := here.NewToken(ctx, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queues := func() []string {
+		u, err := here.ByToken(ctx, token)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		return u.Queues
+	}
+	if got := queues(); !slices.Equal(got, []string{"mail"}) {
+		t.Fatalf("ByToken gave queues %v, want [mail]", got)
+	}
+	if err := there.Put(ctx, User{Name: "ann", Role: Operator, Queues: []string{"scans"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Three quarters of its life on, the cached answer still serves, and
+	// is renewed meanwhile: the change applies before the old answer
+	// expires.
+	clk.advance(TokenCacheTTL * 3 / 4)
+	if got := queues(); !slices.Equal(got, []string{"mail"}) {
+		t.Fatalf("ByToken 3/4 of a TTL on gave queues %v, want the cached [mail]", got)
+	}
+	eventually(t, "the renewed answer", func() bool { return slices.Equal(queues(), []string{"scans"}) })
+
+	// A renewal that finds the token gone forgets it at once.
+	if err := server.Client().Del(ctx, tokenKey(token)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(TokenCacheTTL * 3 / 4)
+	queues()
+	eventually(t, "the removed token to be refused", func() bool {
+		_, err := here.ByToken(ctx, token)
+		return errors.Is(err, ErrNotFound)
+	})
+}
+
 func TestByTokenDoesNotCacheUnknownTokens(t *testing.T) {
 	t.Parallel()
 	server := taskstest.Redis(t)
@@ -112,7 +188,7 @@ func TestTokenCacheIsBounded(t *testing.T) {
 	t.Parallel()
 	s := &Store{tokens: map[string]cachedUser{}, now: time.Now}
 	for i := range maxCachedTokens + 10 {
-		s.remember(tokenKey("cdt_token-number-"+strconv.Itoa(i)), User{Name: "x"}, 0)
+		s.remember(tokenKey("cdt_token-number-"+strconv.Itoa(i)), User{Name: "x"}, time.Now(), 0)
 	}
 	if n := len(s.tokens); n > maxCachedTokens {
 		t.Fatalf("the cache holds %d tokens, want at most %d", n, maxCachedTokens)
