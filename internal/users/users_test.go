@@ -45,16 +45,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestByTokenCachesBriefly(t *testing.T) {
-	t.Parallel()
+// annWithToken makes operator ann of queue mail with an API token, and
+// returns this process's store, with its own clock, and another process's
+// store over the same Redis, which changes users behind its back.
+func annWithToken(t *testing.T) (here, there *Store, clk *clock, token string) {
+	t.Helper()
 	server := taskstest.Redis(t)
-	ctx := context.Background()
-	// This process's store, with its clock; another process's store, which
-	// changes users behind its back.
-	here, there := New(server.Client()), New(server.Client())
-	clk := &clock{t: time.Now()}
+	here, there = New(server.Client()), New(server.Client())
+	clk = &clock{t: time.Now()}
 	here.now = clk.now
-
+	ctx := context.Background()
 	if err := here.Put(ctx, User{Name: "ann", Role: Operator, Queues: []string{"mail"}}, "password-ann"); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +62,13 @@ func TestByTokenCachesBriefly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return here, there, clk, token
+}
+
+func TestByTokenCachesBriefly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	here, there, clk, token := annWithToken(t)
 	byToken := func(want ...string) {
 		t.Helper()
 		u, err := here.ByToken(ctx, token)
@@ -104,7 +111,7 @@ func TestByTokenCachesBriefly(t *testing.T) {
 	}
 
 	// A removed token works until the cached answer is too old.
-	if err := server.Client().Del(ctx, tokenKey(token)).Err(); err != nil {
+	if err := there.rdb.Del(ctx, tokenKey(token)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := here.ByToken(ctx, token); err != nil {
@@ -118,18 +125,8 @@ func TestByTokenCachesBriefly(t *testing.T) {
 
 func TestByTokenRenewsInTheBackground(t *testing.T) {
 	t.Parallel()
-	server := taskstest.Redis(t)
 	ctx := context.Background()
-	here, there := New(server.Client()), New(server.Client())
-	clk := &clock{t: time.Now()}
-	here.now = clk.now
-	if err := here.Put(ctx, User{Name: "ann", Role: Operator, Queues: []string{"mail"}}, "password-ann"); err != nil {
-		t.Fatal(err)
-	}
-	token, err := here.NewToken(ctx, "ann")
-	if err != nil {
-		t.Fatal(err)
-	}
+	here, there, clk, token := annWithToken(t)
 	queues := func() []string {
 		u, err := here.ByToken(ctx, token)
 		if err != nil {
@@ -153,7 +150,7 @@ func TestByTokenRenewsInTheBackground(t *testing.T) {
 	eventually(t, "the renewed answer", func() bool { return slices.Equal(queues(), []string{"scans"}) })
 
 	// A renewal that finds the token gone forgets it at once.
-	if err := server.Client().Del(ctx, tokenKey(token)).Err(); err != nil {
+	if err := there.rdb.Del(ctx, tokenKey(token)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	clk.advance(TokenCacheTTL * 3 / 4)
