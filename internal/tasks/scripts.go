@@ -22,8 +22,7 @@ var luaFiles embed.FS
 // but the script's own work runs per call. Library and function names carry
 // a hash of the sources, so instances of different versions sharing one
 // Redis each call their own code, as EVALSHA would.
-var library = newLibrary("enqueue", "claim", "complete", "release", "extend", "fail",
-	"reclaim", "promote", "cancel", "requeue", "purge", "list", "stats", "batch_seal", "batch_cancel")
+var library = newLibrary()
 
 // script is one Lua file of lua/, run as a function of the library.
 type script struct{ fn string }
@@ -52,7 +51,19 @@ type functionLibrary struct {
 	names map[string]string // script file → function name
 }
 
-func newLibrary(files ...string) functionLibrary {
+// newLibrary makes the library of every script file in lua/ (all but
+// lib.lua, which comes first).
+func newLibrary() functionLibrary {
+	entries, err := luaFiles.ReadDir("lua")
+	if err != nil {
+		panic(err)
+	}
+	var files []string
+	for _, e := range entries {
+		if name := strings.TrimSuffix(e.Name(), ".lua"); name != "lib" {
+			files = append(files, name)
+		}
+	}
 	read := func(name string) string {
 		b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 		if err != nil {
