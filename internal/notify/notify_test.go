@@ -573,7 +573,7 @@ func TestListenerResyncsAfterOutage(t *testing.T) {
 	proxy := newProxy(t, server.Addr())
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.addr()})
 	t.Cleanup(func() { rdb.Close() })
-	failed := &popFailed{ch: make(chan struct{})}
+	failed := &commandFailed{ch: make(chan struct{})}
 	rdb.AddHook(failed)
 	ctx := context.Background()
 	bus, hub := NewBus(rdb, quiet()), NewHub()
@@ -587,7 +587,7 @@ func TestListenerResyncsAfterOutage(t *testing.T) {
 	select {
 	case <-failed.ch:
 	case <-time.After(waitTimeout):
-		t.Fatalf("the listener's BLMPOP did not fail within %v of the outage", waitTimeout)
+		t.Fatalf("no command of the listener failed within %v of the outage", waitTimeout)
 	}
 	// Published while the listener cannot read: it may arrive or not.
 	if err := publisher.Publish(ctx, Notice{Type: JobAvailable, JobID: "during"}); err != nil {
@@ -607,27 +607,33 @@ func TestListenerResyncsAfterOutage(t *testing.T) {
 	until(t, c, "the notice after the outage", isJob("after"))
 }
 
-// popFailed is a go-redis hook that closes ch when the listener's BLMPOP
-// (or BLPOP) fails (after go-redis's own retries) with anything but
-// "nothing to pop".
-type popFailed struct {
+// commandFailed is a go-redis hook that closes ch when one of the
+// listener's own commands fails (after go-redis's own retries) with anything
+// but "nothing to pop": the listener noticed the outage, whether it was
+// waiting on its list (BLMPOP, or BLPOP) or renewing its registration (ZADD)
+// when it came. (Connection set-up commands fail on the way too, inside
+// retries the listener may never see fail.)
+type commandFailed struct {
 	ch   chan struct{}
 	once sync.Once
 }
 
-func (h *popFailed) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *commandFailed) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h *popFailed) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h *commandFailed) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if (cmd.Name() == "blmpop" || cmd.Name() == "blpop") && err != nil && err != redis.Nil {
-			h.once.Do(func() { close(h.ch) })
+		switch cmd.Name() {
+		case "blmpop", "blpop", "zadd":
+			if err != nil && err != redis.Nil {
+				h.once.Do(func() { close(h.ch) })
+			}
 		}
 		return err
 	}
 }
 
-func (h *popFailed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h *commandFailed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
