@@ -149,7 +149,9 @@ type stores struct {
 	users *users.Store
 }
 
-func open(ctx context.Context, c config, log *slog.Logger) (stores, *handlers.Config, func(), error) {
+// open connects to Redis and, unless reset says the caller empties the
+// store first, makes sure the store is in this version's format.
+func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, *handlers.Config, func(), error) {
 	rdb, stop, err := connectRedis(ctx, c.redisURL, log)
 	if err != nil {
 		return stores{}, nil, nil, err
@@ -161,8 +163,24 @@ func open(ctx context.Context, c config, log *slog.Logger) (stores, *handlers.Co
 		return stores{}, nil, nil, fmt.Errorf("redis does not answer: %w", err)
 	}
 	s := stores{tasks: tasks.New(rdb), users: users.New(rdb)}
+	if !reset {
+		if err := checkFormat(pingCtx, s.tasks); err != nil {
+			stop()
+			return stores{}, nil, nil, err
+		}
+	}
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
 		Bus: notify.NewBus(rdb, log), Hub: notify.NewHub()}, stop, nil
+}
+
+// checkFormat refuses a store of another storage format, saying how to
+// start afresh.
+func checkFormat(ctx context.Context, ts *tasks.Store) error {
+	err := ts.CheckFormat(ctx)
+	if errors.Is(err, tasks.ErrStorageFormat) {
+		return fmt.Errorf("%w; to start afresh, empty it: claimdesk seed --reset deletes every claimdesk key and loads the demo data", err)
+	}
+	return err
 }
 
 // announceCloseTimeout bounds how long shutdown waits for pending notices
@@ -184,7 +202,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	_, hc, stop, err := open(ctx, c, log)
+	_, hc, stop, err := open(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
@@ -255,7 +273,7 @@ func seedCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	st, hc, stop, err := open(ctx, c, log)
+	st, hc, stop, err := open(ctx, c, log, *reset)
 	if err != nil {
 		return err
 	}
@@ -263,6 +281,9 @@ func seedCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if *reset {
 		if err := seed.Reset(ctx, hc.Redis); err != nil {
 			return fmt.Errorf("reset: %w", err)
+		}
+		if err := checkFormat(ctx, st.tasks); err != nil {
+			return err
 		}
 	}
 	if *ifEmpty {
@@ -331,7 +352,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 	if err != nil {
 		return err
 	}
-	st, _, stop, err := open(ctx, c, log)
+	st, _, stop, err := open(ctx, c, log, false)
 	if err != nil {
 		return err
 	}

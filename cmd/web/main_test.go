@@ -65,6 +65,20 @@ func TestCommands(t *testing.T) {
 		t.Fatal("seed --reset kept a queue that is not in the demo data")
 	}
 
+	// A store of the storage format before this one: refused, until reset.
+	if err := rdb.Del(ctx, "cd:format").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd("", "seed"); err == nil || !strings.Contains(err.Error(), "seed --reset") {
+		t.Fatalf("seed on a store of an earlier format: %v, want a refusal that names seed --reset", err)
+	}
+	if out, err := cmd("", "seed", "--reset"); err != nil || !strings.Contains(out, "4 queues") {
+		t.Fatalf("seed --reset on a store of an earlier format: %v\n%s", err, out)
+	}
+	if _, err := cmd("", "queue", "add", "after-reset"); err != nil {
+		t.Fatalf("a command after the reset: %v", err)
+	}
+
 	for _, args := range [][]string{
 		{"bogus"}, {"queue"}, {"queue", "add"}, {"user", "list"}, {"serve", "--nope"},
 		{"queue", "add", "a", "b"}, {"serve", "--log-level", "loud"},

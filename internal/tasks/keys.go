@@ -97,6 +97,10 @@ func (k queueKeys) stateKey(s State) string {
 	return ""
 }
 
+// formatKey is a STRING: the storage format of the engine's data in this
+// Redis (CheckFormat). It is global and no script touches it.
+const formatKey = keyPrefix + "format"
+
 // queuesKey is a SET of every queue name. It is global (no hash tag) and no
 // script touches it.
 const queuesKey = keyPrefix + "queues"
