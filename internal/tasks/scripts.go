@@ -117,8 +117,6 @@ func (l functionLibrary) load(ctx context.Context, rdb redis.UniversalClient) er
 		return c.ForEachMaster(ctx, loadOn)
 	case *redis.Client:
 		return loadOn(ctx, c)
-	case *redis.Ring:
-		return c.ForEachShard(ctx, loadOn)
 	}
 	return fmt.Errorf("cannot load functions through a %T", rdb)
 }

@@ -77,8 +77,8 @@ end
 
 -- Job metadata is stored as a run of MessagePack values, one per field in
 -- the order below, nil where a field is absent: no field names to keep in
--- memory, and no table to build or walk while packing and unpacking (both
--- are on every change of state). run_at is left out when it equals
+-- memory, and cmsgpack builds and walks no table of its own while packing
+-- and unpacking (both happen on every change of state). run_at is left out when it equals
 -- created_at. internal/tasks/msgpack.go reads the same order.
 local function load(id)
   local raw = redis.call('HGET', K.meta, id)
