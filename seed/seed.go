@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 
@@ -109,11 +110,11 @@ func Load(ctx context.Context, ts *tasks.Store, us *users.Store) (Summary, error
 	return sum, nil
 }
 
-// Reset deletes every claimdesk key (prefix "cd:") from the store, on each
-// master of a cluster.
+// Reset deletes every claimdesk key (those keys.Pattern matches) from the
+// store, on each master of a cluster.
 func Reset(ctx context.Context, rdb redis.UniversalClient) error {
 	wipe := func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, "cd:*", 1000).Iterator()
+		iter := c.Scan(ctx, 0, keys.Pattern, 1000).Iterator()
 		for iter.Next(ctx) {
 			if err := c.Unlink(ctx, iter.Val()).Err(); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
 
@@ -22,7 +23,7 @@ var ceilingScript = redis.NewScript("return 1")
 
 // bareLibrary is a reference for the engine's ratios: the Redis commands of
 // a claim's and a complete's common path (nothing expired, nothing due, no
-// skips, no batch), with the same 18 keys and the same arguments, and
+// skips, no batch), with the same keys (keys.Queue.All) and the same arguments, and
 // nothing else: no decisions, no metadata to decode or encode, no checks.
 // What they reach of the ceiling bounds what any claim or complete script
 // could on this machine, so the report tells the cost of claimdesk's own
@@ -56,11 +57,8 @@ func fillBare(ctx context.Context, rdb *redis.Client, n int) ([]string, error) {
 	if err := rdb.FunctionLoadReplace(ctx, bareLibrary).Err(); err != nil {
 		return nil, err
 	}
-	keys := make([]string, 18)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("cd:{bare}:key%02d", i)
-	}
-	if err := rdb.HSet(ctx, keys[0], "max_hold_seconds", 3600).Err(); err != nil {
+	q := keys.ForQueue("bare")
+	if err := rdb.HSet(ctx, q.Conf(), "max_hold_seconds", 3600).Err(); err != nil {
 		return nil, err
 	}
 	meta := strings.Repeat("m", 52)
@@ -68,15 +66,15 @@ func fillBare(ctx context.Context, rdb *redis.Client, n int) ([]string, error) {
 		p := rdb.Pipeline()
 		for i := start; i < min(start+1000, n); i++ {
 			id := fmt.Sprintf("01KAQ3Z7M8R2C4V6X9B1%06d", i)
-			p.ZAdd(ctx, keys[1], redis.Z{Score: float64(i), Member: id})
-			p.HSet(ctx, keys[7], id, meta)
-			p.HSet(ctx, keys[8], id, "{}")
+			p.ZAdd(ctx, q.Ready(), redis.Z{Score: float64(i), Member: id})
+			p.HSet(ctx, q.Meta(), id, meta)
+			p.HSet(ctx, q.Payload(), id, "{}")
 		}
 		if _, err := p.Exec(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return keys, nil
+	return q.All(), nil
 }
 
 // runEngine enqueues, claims and completes jobs straight against the Store,

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/gorilla/websocket"
@@ -61,12 +62,12 @@ func TestCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdb := srv.Client()
-	if n, _ := rdb.Exists(ctx, "cd:{triage}:conf").Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, keys.ForQueue("triage").Conf()).Result(); n != 0 {
 		t.Fatal("seed --reset kept a queue that is not in the demo data")
 	}
 
 	// A store of the storage format before this one: refused, until reset.
-	if err := rdb.Del(ctx, "cd:format").Err(); err != nil {
+	if err := rdb.Del(ctx, keys.Format).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cmd("", "seed"); err == nil || !strings.Contains(err.Error(), "seed --reset") {

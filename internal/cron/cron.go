@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 
@@ -112,7 +113,7 @@ func (r *Runner) run(ctx context.Context, t task) {
 	defer cancel()
 	// The lock lasts most of an interval: another instance that runs the
 	// same task in the same tick skips it.
-	ok, err := r.cfg.Redis.SetNX(ctx, "cd:cronlock:"+t.name, r.cfg.Bus.ID(), r.cfg.Interval*9/10).Result()
+	ok, err := r.cfg.Redis.SetNX(ctx, keys.CronLock(t.name), r.cfg.Bus.ID(), r.cfg.Interval*9/10).Result()
 	if err != nil || !ok {
 		outcome := "skipped"
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
@@ -98,7 +99,7 @@ func (e *env) runner(interval time.Duration) *Runner {
 func (e *env) run(r *Runner) {
 	e.t.Helper()
 	for _, t := range r.tasks {
-		if err := e.rdb.Del(e.ctx, "cd:cronlock:"+t.name).Err(); err != nil {
+		if err := e.rdb.Del(e.ctx, keys.CronLock(t.name)).Err(); err != nil {
 			e.t.Fatal(err)
 		}
 	}
@@ -225,7 +226,7 @@ func (e *env) watch() *notify.Hub {
 	}()
 	e.t.Cleanup(func() { cancel(); <-done })
 	deadline := time.Now().Add(waitTimeout)
-	for e.rdb.ZScore(e.ctx, "cd:instances", bus.ID()).Err() != nil {
+	for e.rdb.ZScore(e.ctx, keys.Instances, bus.ID()).Err() != nil {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("notice listener not registered within %v", waitTimeout)
 		}

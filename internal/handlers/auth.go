@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/users"
 	"claimdesk/views"
 
@@ -29,13 +30,11 @@ const (
 )
 
 // redisSessions is an scs.CtxStore over any go-redis client, standalone or
-// cluster (each session is one key).
+// cluster (each session is one key, keys.Session).
 type redisSessions struct{ rdb redis.UniversalClient }
 
-const sessionPrefix = "cd:session:"
-
 func (r redisSessions) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
-	b, err := r.rdb.Get(ctx, sessionPrefix+token).Bytes()
+	b, err := r.rdb.Get(ctx, keys.Session(token)).Bytes()
 	if err == redis.Nil {
 		return nil, false, nil
 	}
@@ -43,11 +42,11 @@ func (r redisSessions) FindCtx(ctx context.Context, token string) ([]byte, bool,
 }
 
 func (r redisSessions) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
-	return r.rdb.Set(ctx, sessionPrefix+token, b, time.Until(expiry)).Err()
+	return r.rdb.Set(ctx, keys.Session(token), b, time.Until(expiry)).Err()
 }
 
 func (r redisSessions) DeleteCtx(ctx context.Context, token string) error {
-	return r.rdb.Del(ctx, sessionPrefix+token).Err()
+	return r.rdb.Del(ctx, keys.Session(token)).Err()
 }
 
 // The scs.Store methods without context; scs calls the Ctx ones.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -310,7 +311,7 @@ func TestWebsocketNoticesAreFiltered(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(wsTimeout)
-	for rdb.ZScore(ctx, "cd:instances", snap.Instance).Err() != nil {
+	for rdb.ZScore(ctx, keys.Instances, snap.Instance).Err() != nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("instance %s not registered within %v", snap.Instance, wsTimeout)
 		}

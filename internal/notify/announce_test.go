@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
 
@@ -200,7 +201,7 @@ func TestAnnouncerKeepsOrder(t *testing.T) {
 // is published to it stays in its list.
 func fakeInstance(t *testing.T, rdb redis.UniversalClient, id string) {
 	t.Helper()
-	err := rdb.ZAdd(context.Background(), instancesKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: id}).Err()
+	err := rdb.ZAdd(context.Background(), keys.Instances, redis.Z{Score: float64(time.Now().UnixMilli()), Member: id}).Err()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func fakeInstance(t *testing.T, rdb redis.UniversalClient, id string) {
 // listed returns the job ids of the notices in an instance's list.
 func listed(t *testing.T, rdb redis.UniversalClient, id string) []string {
 	t.Helper()
-	raw, err := rdb.LRange(context.Background(), listPrefix+id, 0, -1).Result()
+	raw, err := rdb.LRange(context.Background(), keys.Notices(id), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

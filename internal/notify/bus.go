@@ -14,16 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-)
+	"claimdesk/internal/keys"
 
-// Keys. They are global (no queue hash tag): no script touches them, and
-// each instance's list is its own key.
-const (
-	// instancesKey is a ZSET of instance id → last heartbeat in ms.
-	instancesKey = "cd:instances"
-	// listPrefix + instance id is that instance's LIST of notices (JSON).
-	listPrefix = "cd:notices:"
+	"github.com/redis/go-redis/v9"
 )
 
 // Timing of the bus.
@@ -69,13 +62,13 @@ func NewBus(rdb redis.UniversalClient, log *slog.Logger) *Bus {
 // ID is the instance's id.
 func (b *Bus) ID() string { return b.id }
 
-func (b *Bus) list(id string) string { return listPrefix + id }
+func (b *Bus) list(id string) string { return keys.Notices(id) }
 
 // register records the instance as alive now, and reports whether it had
 // to be added anew: the registry lost it (a Redis restart, or Prune after a
 // long pause), so notices may have been missed.
 func (b *Bus) register(ctx context.Context) (added bool, err error) {
-	n, err := b.rdb.ZAdd(ctx, instancesKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: b.id}).Result()
+	n, err := b.rdb.ZAdd(ctx, keys.Instances, redis.Z{Score: float64(time.Now().UnixMilli()), Member: b.id}).Result()
 	return n == 1, err
 }
 
@@ -88,7 +81,7 @@ func (b *Bus) live(ctx context.Context) ([]string, error) {
 		return b.instances, nil
 	}
 	since := time.Now().Add(-staleAfter).UnixMilli()
-	ids, err := b.rdb.ZRangeByScore(ctx, instancesKey, &redis.ZRangeBy{Min: strconv.FormatInt(since, 10), Max: "+inf"}).Result()
+	ids, err := b.rdb.ZRangeByScore(ctx, keys.Instances, &redis.ZRangeBy{Min: strconv.FormatInt(since, 10), Max: "+inf"}).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +128,7 @@ func (b *Bus) Listen(ctx context.Context, deliver func(Notice)) {
 		// Best effort: a stale registration is pruned anyway.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
-		b.rdb.ZRem(ctx, instancesKey, b.id)
+		b.rdb.ZRem(ctx, keys.Instances, b.id)
 		b.rdb.Del(ctx, b.list(b.id))
 	}()
 	backoff := 100 * time.Millisecond
@@ -206,18 +199,18 @@ func (b *Bus) pop(ctx context.Context) ([]string, error) {
 // Prune removes instances that stopped renewing, and their lists.
 func (b *Bus) Prune(ctx context.Context) (int, error) {
 	before := "(" + strconv.FormatInt(time.Now().Add(-staleAfter).UnixMilli(), 10)
-	stale, err := b.rdb.ZRangeByScore(ctx, instancesKey, &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
+	stale, err := b.rdb.ZRangeByScore(ctx, keys.Instances, &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
 	if err != nil || len(stale) == 0 {
 		return 0, err
 	}
 	// Removing by score takes only those still stale, even if one renewed
 	// since the read above; its list stays.
-	if err := b.rdb.ZRemRangeByScore(ctx, instancesKey, "-inf", before).Err(); err != nil {
+	if err := b.rdb.ZRemRangeByScore(ctx, keys.Instances, "-inf", before).Err(); err != nil {
 		return 0, err
 	}
 	pruned := 0
 	for _, id := range stale {
-		switch err := b.rdb.ZScore(ctx, instancesKey, id).Err(); {
+		switch err := b.rdb.ZScore(ctx, keys.Instances, id).Err(); {
 		case err == nil:
 			continue // renewed in between
 		case err != redis.Nil:

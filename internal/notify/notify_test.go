@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // Every test that needs Redis starts its own server: the instance registry
-// (cd:instances) is one key per Redis, so instances of tests sharing a
+// (keys.Instances) is one key per Redis, so instances of tests sharing a
 // server would receive each other's notices.
 
 // waitTimeout bounds every wait for something that happens through Redis.
@@ -59,7 +60,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // registered reports whether every id is in the instance registry.
 func registered(rdb redis.UniversalClient, ids ...string) bool {
 	for _, id := range ids {
-		if rdb.ZScore(context.Background(), instancesKey, id).Err() != nil {
+		if rdb.ZScore(context.Background(), keys.Instances, id).Err() != nil {
 			return false
 		}
 	}
@@ -151,10 +152,10 @@ func TestPublishReachesEveryInstance(t *testing.T) {
 	stopA()
 	stopB()
 	for _, b := range []*Bus{busA, busB} {
-		if err := rdb.ZScore(ctx, instancesKey, b.ID()).Err(); err != redis.Nil {
+		if err := rdb.ZScore(ctx, keys.Instances, b.ID()).Err(); err != redis.Nil {
 			t.Errorf("stopped instance %s still registered (ZSCORE error %v)", b.ID(), err)
 		}
-		if n, err := rdb.Exists(ctx, listPrefix+b.ID()).Result(); err != nil || n != 0 {
+		if n, err := rdb.Exists(ctx, keys.Notices(b.ID())).Result(); err != nil || n != 0 {
 			t.Errorf("stopped instance %s still has its list (exists %d, %v)", b.ID(), n, err)
 		}
 	}
@@ -525,10 +526,10 @@ func TestPruneRemovesStaleInstances(t *testing.T) {
 	now := time.Now()
 	fake := map[string]time.Time{"crashed": now.Add(-staleAfter - time.Minute), "recent": now.Add(-time.Second)}
 	for id, beat := range fake {
-		if err := rdb.ZAdd(ctx, instancesKey, redis.Z{Score: float64(beat.UnixMilli()), Member: id}).Err(); err != nil {
+		if err := rdb.ZAdd(ctx, keys.Instances, redis.Z{Score: float64(beat.UnixMilli()), Member: id}).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := rdb.RPush(ctx, listPrefix+id, `{"type":"resync"}`).Err(); err != nil {
+		if err := rdb.RPush(ctx, keys.Notices(id), `{"type":"resync"}`).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -537,7 +538,7 @@ func TestPruneRemovesStaleInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]int64{"crashed": 1, "recent": 2} {
-		if n, err := rdb.LLen(ctx, listPrefix+id).Result(); err != nil || n != want {
+		if n, err := rdb.LLen(ctx, keys.Notices(id)).Result(); err != nil || n != want {
 			t.Errorf("list of %s instance holds %d notices (%v), want %d", id, n, err, want)
 		}
 	}
@@ -546,20 +547,20 @@ func TestPruneRemovesStaleInstances(t *testing.T) {
 	if err != nil || pruned != 1 {
 		t.Fatalf("Prune = %d, %v; want 1, nil", pruned, err)
 	}
-	if err := rdb.ZScore(ctx, instancesKey, "crashed").Err(); err != redis.Nil {
+	if err := rdb.ZScore(ctx, keys.Instances, "crashed").Err(); err != redis.Nil {
 		t.Errorf("stale instance still registered (ZSCORE error %v)", err)
 	}
-	if n, _ := rdb.Exists(ctx, listPrefix+"crashed").Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, keys.Notices("crashed")).Result(); n != 0 {
 		t.Error("stale instance's notice list not deleted")
 	}
-	ids, err := rdb.ZRange(ctx, instancesKey, 0, -1).Result()
+	ids, err := rdb.ZRange(ctx, keys.Instances, 0, -1).Result()
 	slices.Sort(ids)
 	want := []string{live.ID(), "recent"}
 	slices.Sort(want)
 	if err != nil || !slices.Equal(ids, want) {
 		t.Errorf("registry after Prune = %v (%v), want %v", ids, err, want)
 	}
-	if n, _ := rdb.Exists(ctx, listPrefix+"recent").Result(); n != 1 {
+	if n, _ := rdb.Exists(ctx, keys.Notices("recent")).Result(); n != 1 {
 		t.Error("a live instance's notice list was deleted")
 	}
 	if pruned, err := live.Prune(ctx); err != nil || pruned != 0 {

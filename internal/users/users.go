@@ -1,7 +1,8 @@
 // Package users keeps claimdesk's people and machines: users with a role and
 // the queues granted to them, bcrypt password hashes, API tokens (stored
-// only as SHA-256 hashes), and the login throttle. Its keys are global (no
-// queue hash tag) and no dispatch script touches them.
+// only as SHA-256 hashes), and the login throttle. Its keys, named in
+// internal/keys, are global (no queue hash tag) and no dispatch script
+// touches them.
 package users
 
 import (
@@ -18,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"claimdesk/internal/keys"
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
@@ -78,14 +81,6 @@ var (
 )
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-
-// Keys, all under the claimdesk prefix.
-const (
-	usersKey      = "cd:users"          // SET of user names
-	userKeyPrefix = "cd:user:"          // + name: HASH role, queues, password
-	tokenPrefix   = "cd:apitoken:"      // + sha256 hex of the token: STRING user name
-	throttlePfx   = "cd:loginthrottle:" // + client key: STRING failed logins (expiring)
-)
 
 // Login throttle: at most maxFailures failed logins per name and client,
 // and maxClientFailures per client, in a window.
@@ -158,7 +153,7 @@ func (s *Store) Put(ctx context.Context, u User, password string) error {
 		}
 		fields["password"] = string(hash)
 	} else if u.Role != Producer {
-		exists, err := s.rdb.HExists(ctx, userKeyPrefix+u.Name, "password").Result()
+		exists, err := s.rdb.HExists(ctx, keys.User(u.Name), "password").Result()
 		if err != nil {
 			return fmt.Errorf("redis: %w", err)
 		}
@@ -166,11 +161,11 @@ func (s *Store) Put(ctx context.Context, u User, password string) error {
 			return fmt.Errorf("%w: a new %s needs a password", ErrInvalid, u.Role)
 		}
 	}
-	if err := s.rdb.HSet(ctx, userKeyPrefix+u.Name, fields).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, keys.User(u.Name), fields).Err(); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
 	s.forget(func(_ string, c cachedUser) bool { return c.user.Name == u.Name })
-	if err := s.rdb.SAdd(ctx, usersKey, u.Name).Err(); err != nil {
+	if err := s.rdb.SAdd(ctx, keys.Users, u.Name).Err(); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
 	return nil
@@ -186,7 +181,7 @@ func (s *Store) get(ctx context.Context, name string) (User, string, error) {
 	if !nameRE.MatchString(name) {
 		return User{}, "", ErrNotFound
 	}
-	h, err := s.rdb.HGetAll(ctx, userKeyPrefix+name).Result()
+	h, err := s.rdb.HGetAll(ctx, keys.User(name)).Result()
 	if err != nil {
 		return User{}, "", fmt.Errorf("redis: %w", err)
 	}
@@ -214,8 +209,8 @@ func (s *Store) Login(ctx context.Context, name, password, client string) (User,
 		key string
 		max int
 	}{
-		{throttlePfx + client + "|" + name, maxFailures},
-		{throttlePfx + client, maxClientFailures},
+		{keys.LoginThrottleName(client, name), maxFailures},
+		{keys.LoginThrottle(client), maxClientFailures},
 	}
 	for _, l := range limits {
 		n, err := s.rdb.Get(ctx, l.key).Int()
@@ -380,5 +375,5 @@ func (s *Store) forget(match func(key string, c cachedUser) bool) {
 
 func tokenKey(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return tokenPrefix + hex.EncodeToString(sum[:])
+	return keys.APIToken(hex.EncodeToString(sum[:]))
 }

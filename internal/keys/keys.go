@@ -1,0 +1,186 @@
+// Package keys is the registry of claimdesk's Redis keys: every key
+// claimdesk uses is named here and nowhere else, each with its Redis type,
+// its contents, and the package that owns it (reads and writes it). Other
+// packages build their keys only through this one.
+//
+// There are two kinds of keys. Per-queue keys, made by ForQueue, all carry
+// the hash tag {queue} as cd:{<queue>}:<suffix>, so every key of one queue
+// lives in one Redis Cluster slot and one Lua script can touch them
+// together. Global keys carry no hash tag, and no queue script ever touches
+// them: a script only reaches the keys of its own queue.
+//
+// Inside the per-queue keys a job or batch is known by its ULID alone,
+// without the ".queue" of its public id.
+//
+// The package is a leaf: it imports nothing of claimdesk.
+package keys
+
+// Prefix starts every claimdesk key, so a claimdesk store can share a Redis
+// database with other data.
+const Prefix = "cd:"
+
+// Pattern matches every claimdesk key and nothing else, for SCAN: seed
+// --reset deletes what it matches.
+const Pattern = Prefix + "*"
+
+// Global keys: no hash tag, and never touched by a queue script.
+
+// Format is a STRING: the storage format of the engine's data in this Redis,
+// checked by every command before it works on the store. Owner:
+// internal/tasks (CheckFormat).
+const Format = Prefix + "format"
+
+// Queues is a SET of every queue name. Owner: internal/tasks.
+const Queues = Prefix + "queues"
+
+// Users is a SET of every user name. Owner: internal/users.
+const Users = Prefix + "users"
+
+// User returns the key of the named user, a HASH of role, queues (comma
+// separated) and password (a bcrypt hash; absent for producers). Owner:
+// internal/users.
+func User(name string) string { return Prefix + "user:" + name }
+
+// APIToken returns the key of one API token, given as the hex SHA-256 of the
+// token (the token itself is never stored): a STRING holding the name of
+// the user the token belongs to. Owner: internal/users.
+func APIToken(sha256Hex string) string { return Prefix + "apitoken:" + sha256Hex }
+
+// LoginThrottle returns the key that counts the failed logins from one
+// client (its remote address), for any names: a STRING counter that expires
+// at the end of the throttle window. Owner: internal/users.
+func LoginThrottle(client string) string { return Prefix + "loginthrottle:" + client }
+
+// LoginThrottleName returns the key that counts the failed logins for one
+// name from one client: a STRING counter that expires at the end of the
+// throttle window. Owner: internal/users.
+func LoginThrottleName(client, name string) string { return LoginThrottle(client) + "|" + name }
+
+// Session returns the key of one web session, given its scs token: a STRING
+// of the session's data as scs encodes it, expiring with the session.
+// Owner: internal/handlers.
+func Session(token string) string { return Prefix + "session:" + token }
+
+// Instances is a ZSET of web instance id → last heartbeat in ms, the
+// registry of live instances that notices are published to. Owner:
+// internal/notify (the bus; internal/cron prunes it through the bus).
+const Instances = Prefix + "instances"
+
+// Notices returns the key of one web instance's inbox: a LIST of notices
+// (JSON) that other instances pushed to it, capped in length. Owner:
+// internal/notify (the bus).
+func Notices(instance string) string { return Prefix + "notices:" + instance }
+
+// CronLock returns the key of the lock of one periodic task: a STRING set
+// with SET NX PX to the id of the instance running the task, expiring
+// within one interval, so that instances running cron at once do not
+// duplicate the task's work. Owner: internal/cron.
+func CronLock(task string) string { return Prefix + "cronlock:" + task }
+
+// Recent returns the key of one person's most recent finished jobs: a LIST
+// of JSON entries, newest first, trimmed to a few dozen. Owner:
+// internal/notify (the announcer writes it).
+func Recent(user string) string { return Prefix + "recent:" + user }
+
+// Per-queue keys: all carry the hash tag {queue}. Owner of every one:
+// internal/tasks (the engine and its Lua scripts).
+
+// Queue names the keys of one queue. Make one with ForQueue.
+type Queue struct{ name string }
+
+// ForQueue returns the keys of the named queue.
+func ForQueue(name string) Queue { return Queue{name: name} }
+
+// Name returns the name of the queue whose keys q names.
+func (q Queue) Name() string { return q.name }
+
+// key returns the queue's key with the given suffix, under the hash tag.
+func (q Queue) key(suffix string) string { return Prefix + "{" + q.name + "}:" + suffix }
+
+// Conf returns the queue's HASH of settings (lease_seconds, max_attempts,
+// …). The queue exists exactly when this key does.
+func (q Queue) Conf() string { return q.key("conf") }
+
+// Ready returns the queue's ZSET of ready job id → rank; the lowest rank is
+// claimed first.
+func (q Queue) Ready() string { return q.key("ready") }
+
+// Scheduled returns the queue's ZSET of scheduled job id → due time in ms.
+func (q Queue) Scheduled() string { return q.key("scheduled") }
+
+// Reserved returns the queue's ZSET of reserved job id → reservation
+// deadline in ms.
+func (q Queue) Reserved() string { return q.key("reserved") }
+
+// Completed returns the queue's ZSET of completed job id → completion time
+// in ms.
+func (q Queue) Completed() string { return q.key("completed") }
+
+// Dead returns the queue's ZSET of dead job id → time the job died in ms.
+func (q Queue) Dead() string { return q.key("dead") }
+
+// Canceled returns the queue's ZSET of canceled job id → cancel time in ms.
+func (q Queue) Canceled() string { return q.key("canceled") }
+
+// Meta returns the queue's HASH of job id → the job's metadata (state,
+// title, priority, attempts, reservation, …) as a run of MessagePack values
+// (internal/tasks/lua/lib.lua), small and rewritten on every transition.
+func (q Queue) Meta() string { return q.key("meta") }
+
+// Payload returns the queue's HASH of job id → the producer's JSON payload,
+// written once.
+func (q Queue) Payload() string { return q.key("payload") }
+
+// Result returns the queue's HASH of job id → the JSON result given on
+// completion.
+func (q Queue) Result() string { return q.key("result") }
+
+// Idem returns the queue's HASH of enqueue idempotency key → job id.
+func (q Queue) Idem() string { return q.key("idem") }
+
+// Skips returns the queue's SET of "operator\njob id": the operator skipped
+// that job and is not offered it again.
+func (q Queue) Skips() string { return q.key("skips") }
+
+// SkipCount returns the queue's HASH of operator → how many unfinished jobs
+// of the queue that operator has skipped; it bounds the work of claim.
+func (q Queue) SkipCount() string { return q.key("skipcount") }
+
+// Batches returns the queue's HASH of batch id → the batch's record as a
+// JSON object (title, priority, max_concurrent, state, counters, times).
+func (q Queue) Batches() string { return q.key("batches") }
+
+// BatchIndex returns the queue's ZSET of batch id → creation time in ms.
+func (q Queue) BatchIndex() string { return q.key("batchindex") }
+
+// BatchDone returns the queue's ZSET of ended batch id → end time in ms, for
+// retention.
+func (q Queue) BatchDone() string { return q.key("batchdone") }
+
+// Parked returns the queue's ZSET, all scores 0, of "batch|rank|id": the
+// ready jobs of batches with max_concurrent that wait for a free slot, each
+// batch's in rank order.
+func (q Queue) Parked() string { return q.key("parked") }
+
+// Members returns the queue's ZSET, all scores 0, of "batch|id" for every
+// job of every batch, so one batch's jobs can be walked in bounded pages.
+func (q Queue) Members() string { return q.key("members") }
+
+// Claims returns the queue's HASH of "operator\nidempotency key" → job id:
+// the live claims made with an Idempotency-Key header, so that a retried
+// claim answers with the same reservation. The engine deletes an entry when
+// its reservation ends.
+func (q Queue) Claims() string { return q.key("claims") }
+
+// All returns the queue's keys in the order every queue script expects them
+// as KEYS (internal/tasks/lua/lib.lua names them): Conf, Ready, Scheduled,
+// Reserved, Completed, Dead, Canceled, Meta, Payload, Result, Idem, Skips,
+// SkipCount, Batches, BatchIndex, BatchDone, Parked, Members, Claims.
+func (q Queue) All() []string {
+	return []string{
+		q.Conf(), q.Ready(), q.Scheduled(), q.Reserved(), q.Completed(),
+		q.Dead(), q.Canceled(), q.Meta(), q.Payload(), q.Result(), q.Idem(),
+		q.Skips(), q.SkipCount(), q.Batches(), q.BatchIndex(), q.BatchDone(),
+		q.Parked(), q.Members(), q.Claims(),
+	}
+}

@@ -1,0 +1,57 @@
+package keys
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The names are the stored format: a change here strands existing data.
+func TestNames(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Pattern, "cd:*"},
+		{Format, "cd:format"},
+		{Queues, "cd:queues"},
+		{Users, "cd:users"},
+		{User("ana"), "cd:user:ana"},
+		{APIToken("ab12"), "cd:apitoken:ab12"},
+		{LoginThrottle("10.0.0.1"), "cd:loginthrottle:10.0.0.1"},
+		{LoginThrottleName("10.0.0.1", "ana"), "cd:loginthrottle:10.0.0.1|ana"},
+		{Session("tok"), "cd:session:tok"},
+		{Instances, "cd:instances"},
+		{Notices("i1"), "cd:notices:i1"},
+		{CronLock("reclaim"), "cd:cronlock:reclaim"},
+		{Recent("ana"), "cd:recent:ana"},
+		{ForQueue("triage").Conf(), "cd:{triage}:conf"},
+		{ForQueue("triage").Claims(), "cd:{triage}:claims"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// All gives every per-queue key, in the order of the scripts' KEYS, each
+// under the queue's hash tag.
+func TestAll(t *testing.T) {
+	q := ForQueue("triage")
+	want := []string{
+		"conf", "ready", "scheduled", "reserved", "completed", "dead", "canceled",
+		"meta", "payload", "result", "idem", "skips", "skipcount", "batches",
+		"batchindex", "batchdone", "parked", "members", "claims",
+	}
+	var got []string
+	for _, k := range q.All() {
+		suffix, ok := strings.CutPrefix(k, "cd:{triage}:")
+		if !ok {
+			t.Fatalf("%q lacks the queue's hash tag", k)
+		}
+		got = append(got, suffix)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("All() = %q, want %q", got, want)
+	}
+	if q.Name() != "triage" {
+		t.Fatalf("Name() = %q", q.Name())
+	}
+}
