@@ -97,7 +97,7 @@ func Load(ctx context.Context, ts *tasks.Store, us *users.Store) (Summary, error
 	}
 	for _, j := range jobs {
 		j.IdempotencyKey = j.Key
-		out, err := ts.Enqueue(ctx, j.Queue, []tasks.NewJob{j.NewJob})
+		out, err := ts.Enqueue(ctx, j.Queue, "seed", []tasks.NewJob{j.NewJob})
 		if err != nil {
 			return sum, fmt.Errorf("job %s: %w", j.Key, err)
 		}

@@ -133,7 +133,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	err = phase("fcall", func() error {
 		return parallel(c.concurrency, c.jobs, func(_, i int) error {
 			return enqueue.time(func() error {
-				_, err := store.Enqueue(ctx, "bench", []tasks.NewJob{{Title: fmt.Sprint("job ", i)}})
+				_, err := store.Enqueue(ctx, "bench", "bench", []tasks.NewJob{{Title: fmt.Sprint("job ", i)}})
 				return err
 			})
 		})
@@ -166,24 +166,38 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
+	// Completions as the engine reports them (its transitions), not as
+	// the callers count their answers.
 	completions := map[string]int{}
+	store.Observe(func(_ context.Context, fx tasks.Effects) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, t := range fx.Transitions {
+			if t.Action == tasks.ActionCompleted {
+				completions[t.JobID]++
+			}
+		}
+	})
 	err = phase("fcall", func() error {
 		return parallel(c.concurrency, len(held), func(_, i int) error {
 			h := held[i]
-			err := complete.time(func() error {
-				_, err := store.Complete(ctx, h.Job.ID, h.Token, nil)
+			return complete.time(func() error {
+				_, err := store.Complete(ctx, h.Job.ID, h.Hold(), nil)
 				return err
 			})
-			if err == nil {
-				mu.Lock()
-				completions[h.Job.ID]++
-				mu.Unlock()
-			}
-			return err
 		})
 	})
 	if err != nil {
 		return r, err
+	}
+	// Every complete again, as a client whose answer was lost would: each
+	// is answered as before, and none completes a job a second time.
+	err = parallel(c.concurrency, len(held), func(_, i int) error {
+		_, err := store.Complete(ctx, held[i].Job.ID, held[i].Hold(), nil)
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("a retried complete: %w", err)
 	}
 	err = phase("evalsha", func() error {
 		return parallel(c.concurrency, c.jobs, func(_, _ int) error {
@@ -238,6 +252,8 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	twice := 0
 	for _, n := range completions {
 		if n != 1 {

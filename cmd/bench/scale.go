@@ -90,7 +90,7 @@ func enqueueMany(ctx context.Context, store *tasks.Store, queue string, n, c int
 		for k := range jobs {
 			jobs[k] = tasks.NewJob{Title: "job " + strconv.Itoa(i*tasks.MaxBatch+k)}
 		}
-		_, err := store.Enqueue(ctx, queue, jobs)
+		_, err := store.Enqueue(ctx, queue, "bench", jobs)
 		return err
 	})
 }
@@ -126,7 +126,7 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 	t0 := time.Now()
 	total := 0
 	for more := true; more; {
-		var moved []tasks.Reclaimed
+		var moved int
 		err := calls.time(func() error {
 			var err error
 			moved, more, err = store.ReclaimExpired(ctx, q, cron.Batch)
@@ -135,7 +135,7 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 		if err != nil {
 			return err
 		}
-		total += len(moved)
+		total += moved
 	}
 	elapsed := time.Since(t0)
 	log, err := rdb.SlowLogGet(ctx, -1).Result()
@@ -183,7 +183,7 @@ func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tas
 		return err
 	}
 	// A first job creates the queue's hashes and sets; measure from there.
-	if _, err := store.Enqueue(ctx, q, []tasks.NewJob{{Title: "first"}}); err != nil {
+	if _, err := store.Enqueue(ctx, q, "bench", []tasks.NewJob{{Title: "first"}}); err != nil {
 		return err
 	}
 	before, err := used()
@@ -201,5 +201,28 @@ func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tas
 	per := float64(after-before)/float64(n) - payload
 	r.fig(fmt.Sprintf("Redis memory growth for %d jobs", n), float64(after-before)/(1<<20), "MiB")
 	r.atMost("Redis memory per queued job beyond its payload", per, 400, "bytes")
+
+	// The same jobs claimed and completed: each now holds a history of
+	// three entries (enqueued, claimed, completed) and its last holder.
+	if err := parallel(8, n, func(w, _ int) error {
+		res, err := store.Claim(ctx, q, "op"+strconv.Itoa(w))
+		if err == nil && res == nil {
+			err = errors.New("a claim found nothing while jobs were ready")
+		}
+		if err != nil {
+			return err
+		}
+		_, err = store.Complete(ctx, res.Job.ID, res.Hold(), nil)
+		return err
+	}); err != nil {
+		return err
+	}
+	done, err := used()
+	if err != nil {
+		return err
+	}
+	perDone := float64(done-before)/float64(n) - payload
+	// 346 B per job before jobs kept a history; the history may add 150 B.
+	r.atMost("Redis memory per completed job with its history, beyond its payload", perDone, 346+150, "bytes")
 	return nil
 }

@@ -217,9 +217,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	listening := make(chan struct{})
 	go func() { defer close(listening); hc.Bus.Listen(bg, hc.Hub.Deliver) }()
-	hc.Announce = notify.NewAnnouncer(hc.Bus, hc.Tasks, log)
+	hc.Announce = notify.NewAnnouncer(hc.Bus, log)
+	hc.Tasks.Observe(hc.Announce.Observe)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
-		Announce: hc.Announce, Log: log, Interval: interval, Registry: hc.Registry})
+		Log: log, Interval: interval, Registry: hc.Registry})
 	stopCron := runner.Start(bg)
 	defer func() {
 		stopCron()

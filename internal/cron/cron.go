@@ -30,11 +30,10 @@ const Batch = 250
 
 // Config is what the cron runner needs.
 type Config struct {
-	Redis    redis.UniversalClient
-	Tasks    *tasks.Store
-	Bus      *notify.Bus
-	Announce *notify.Announcer
-	Log      *slog.Logger
+	Redis redis.UniversalClient
+	Tasks *tasks.Store
+	Bus   *notify.Bus
+	Log   *slog.Logger
 	// Interval is how often the tasks run. Default 2 seconds.
 	Interval time.Duration
 	// Registry receives the runner's metrics; nil registers none.
@@ -156,48 +155,29 @@ func (r *Runner) eachQueue(ctx context.Context, fn func(q string) (int, error)) 
 	return total, errors.Join(errs...)
 }
 
-// reclaimOnce takes back every expired reservation, in batches.
+// reclaimOnce takes back every expired reservation, in batches. The Store
+// tells its observers (notices, metrics) of each.
 func (r *Runner) reclaimOnce(ctx context.Context) (int, error) {
-	return r.eachQueue(ctx, func(q string) (int, error) {
-		total := 0
-		for {
-			moved, more, err := r.cfg.Tasks.ReclaimExpired(ctx, q, Batch)
-			total += len(moved)
-			if err != nil {
-				return total, err
-			}
-			r.cfg.Announce.Reclaimed(ctx, moved)
-			if !more {
-				return total, nil
-			}
-		}
-	})
+	return r.inBatches(ctx, r.cfg.Tasks.ReclaimExpired)
 }
 
 // promoteOnce moves every due scheduled job to ready, in batches.
 func (r *Runner) promoteOnce(ctx context.Context) (int, error) {
-	return r.eachQueue(ctx, func(q string) (int, error) {
-		total := 0
-		for {
-			ids, more, err := r.cfg.Tasks.PromoteDue(ctx, q, Batch)
-			total += len(ids)
-			if err != nil {
-				return total, err
-			}
-			r.cfg.Announce.Promoted(ctx, q, ids)
-			if !more {
-				return total, nil
-			}
-		}
-	})
+	return r.inBatches(ctx, r.cfg.Tasks.PromoteDue)
 }
 
 // purgeOnce deletes finished jobs past their retention, in batches.
 func (r *Runner) purgeOnce(ctx context.Context) (int, error) {
+	return r.inBatches(ctx, r.cfg.Tasks.Purge)
+}
+
+// inBatches calls step on every queue until it reports no more, and adds
+// up what it moved.
+func (r *Runner) inBatches(ctx context.Context, step func(ctx context.Context, queue string, limit int) (int, bool, error)) (int, error) {
 	return r.eachQueue(ctx, func(q string) (int, error) {
 		total := 0
 		for {
-			n, more, err := r.cfg.Tasks.Purge(ctx, q, Batch)
+			n, more, err := step(ctx, q, Batch)
 			total += n
 			if err != nil || !more {
 				return total, err

@@ -80,18 +80,20 @@ func behindBy(rdb redis.UniversalClient, d time.Duration) *tasks.Store {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// runner returns a runner of its own instance (its own bus), as each web
-// instance has.
+// runner returns a runner of its own instance (its own bus, store and
+// announcer), as each web instance has.
 func (e *env) runner(interval time.Duration) *Runner {
 	bus := notify.NewBus(e.rdb, quiet())
-	announce := notify.NewAnnouncer(bus, e.store, quiet())
+	announce := notify.NewAnnouncer(bus, quiet())
+	store := tasks.New(e.rdb)
+	store.Observe(announce.Observe)
 	e.t.Cleanup(func() {
 		if err := announce.Close(context.Background()); err != nil {
 			e.t.Error(err)
 		}
 	})
 	e.announcers = append(e.announcers, announce)
-	return New(Config{Redis: e.rdb, Tasks: e.store, Bus: bus, Announce: announce, Log: quiet(), Interval: interval})
+	return New(Config{Redis: e.rdb, Tasks: store, Bus: bus, Log: quiet(), Interval: interval})
 }
 
 // run runs every task of r once, after removing the locks of earlier runs
@@ -124,7 +126,7 @@ func (e *env) enqueue(store *tasks.Store, queue string, n int, j tasks.NewJob) [
 			batch[i] = j
 			batch[i].Title = fmt.Sprintf("%s %d", j.Title, len(ids)+i)
 		}
-		out, err := store.Enqueue(e.ctx, queue, batch)
+		out, err := store.Enqueue(e.ctx, queue, "pat", batch)
 		if err != nil {
 			e.t.Fatalf("Enqueue into %s: %v", queue, err)
 		}
@@ -340,13 +342,13 @@ func TestReclaimExpiredReservations(t *testing.T) {
 		}
 
 		got := e.received(ann, zed, boss)
-		expired := func(id string) string { return "reservation.expired " + q + " " + id + " ann" }
+		expired := func(id, to string) string { return "reservation.expired " + q + " " + id + " ann " + to }
 		available := func(id string) string { return "job.available " + q + " " + id }
 		counts := "queue.changed " + q + " ready=2 reserved=1 scheduled=0"
-		wantNotices(t, "the holder", got[0], expired(again[0]), expired(again[1]), expired(once))
+		wantNotices(t, "the holder", got[0], expired(again[0], "ready"), expired(again[1], "ready"), expired(once, "dead"))
 		wantNotices(t, "an operator of the queue", got[1], available(again[0]), available(again[1]), counts)
-		wantNotices(t, "a supervisor", got[2], expired(again[0]), expired(again[1]), expired(once),
-			available(again[0]), available(again[1]), "job.finished "+q+" "+once+" dead", counts)
+		wantNotices(t, "a supervisor", got[2], expired(again[0], "ready"), available(again[0]),
+			expired(again[1], "ready"), available(again[1]), expired(once, "dead"), "job.finished "+q+" "+once+" dead", counts)
 
 		// Claimed and abandoned again, the jobs have used up their attempts.
 		e.claim(e.past, q, "ann", 2)
@@ -435,16 +437,16 @@ func TestRetentionDeletesOldFinishedJobs(t *testing.T) {
 			var err error
 			switch how {
 			case "cancel":
-				_, _, err = store.Cancel(e.ctx, id, false)
+				_, _, err = store.Cancel(e.ctx, id, "sam", false)
 			case "complete", "fail":
 				r := e.claim(store, q, "ann", 1)[0]
 				if r.Job.ID != id {
 					t.Fatalf("claimed %s, want %s", r.Job.ID, id)
 				}
 				if how == "complete" {
-					_, err = store.Complete(e.ctx, id, r.Token, nil)
+					_, err = store.Complete(e.ctx, id, r.Hold(), nil)
 				} else {
-					_, err = store.Fail(e.ctx, id, r.Token, "unreadable")
+					_, err = store.Fail(e.ctx, id, r.Hold(), "unreadable")
 				}
 			}
 			if err != nil {
@@ -487,7 +489,7 @@ func TestRetentionDeletesOldFinishedJobs(t *testing.T) {
 		}
 		// A deleted job's idempotency key is free again; a kept one's is not.
 		for key, created := range map[string]bool{"key-completed-an-hour-ago": true, "key-completed-now": false} {
-			out, err := e.store.Enqueue(e.ctx, q, []tasks.NewJob{{Title: "reuse", IdempotencyKey: key}})
+			out, err := e.store.Enqueue(e.ctx, q, "pat", []tasks.NewJob{{Title: "reuse", IdempotencyKey: key}})
 			if err != nil || out[0].Created != created {
 				t.Errorf("enqueue with %s after retention: created %v (%v), want %v", key, out != nil && out[0].Created, err, created)
 			}
@@ -528,7 +530,7 @@ func TestTwoInstancesReclaimEachJobOnce(t *testing.T) {
 		e.wantCounts(q, n, 0, 0, 0)
 		var want []string
 		for _, id := range ids {
-			want = append(want, "reservation.expired "+q+" "+id+" ann")
+			want = append(want, "reservation.expired "+q+" "+id+" ann ready")
 		}
 		wantNotices(t, "the holder", e.received(ann)[0], want...)
 	})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -25,8 +24,10 @@ func (s *Server) apiRoutes(g *echo.Group) {
 	g.POST("/queues", s.apiPutQueue, super)
 	g.POST("/queues/:queue/jobs", s.apiEnqueue, producers)
 	g.POST("/queues/:queue/claim", s.apiClaim, requireRole(users.Operator))
+	g.POST("/claim", s.apiClaimAny, requireRole(users.Operator))
 	g.GET("/jobs", s.apiListJobs, super)
 	g.GET("/jobs/:id", s.apiGetJob)
+	g.GET("/jobs/:id/history", s.apiHistory)
 	g.DELETE("/jobs/:id", s.apiCancel, producers)
 	g.POST("/jobs/:id/complete", s.apiComplete)
 	g.POST("/jobs/:id/release", s.apiRelease)
@@ -162,22 +163,18 @@ func (s *Server) apiEnqueue(c echo.Context) error {
 	} else if body.NewJob.Title != "" || body.NewJob.Payload != nil {
 		return newError(http.StatusBadRequest, "invalid_field", "give one job or \"jobs\", not both")
 	}
-	out, err := s.tasks.Enqueue(c.Request().Context(), queue, jobs)
-	s.count("enqueue", err)
+	out, err := s.tasks.Enqueue(c.Request().Context(), queue, u.Name, jobs)
 	if err != nil {
 		return err
 	}
 	status := http.StatusOK
 	list := make([]*tasks.Job, len(out))
-	var created []*tasks.Job
 	for i, e := range out {
 		list[i] = e.Job
 		if e.Created {
 			status = http.StatusCreated
-			created = append(created, e.Job)
 		}
 	}
-	s.announce.Jobs(c.Request().Context(), created, nil)
 	if single {
 		return c.JSON(status, map[string]any{"job": list[0]})
 	}
@@ -197,21 +194,61 @@ func (s *Server) apiClaim(c echo.Context) error {
 	if !u.CanWork(queue) {
 		return newError(http.StatusForbidden, "forbidden", "queue %s is not granted to you", queue)
 	}
-	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name)
-	s.count("claim", err)
+	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name, claimKey(c)...)
+	return claimed(c, r, err)
+}
+
+// apiClaimAny claims the next job across the operator's queues, or the
+// subset named in the body (tasks.Store.ClaimAny says how they rank).
+func (s *Server) apiClaimAny(c echo.Context) error {
+	u, _ := currentUser(c)
+	var body struct {
+		Queues []string `json:"queues"`
+	}
+	if c.Request().ContentLength != 0 {
+		if err := decode(c, &body); err != nil {
+			return err
+		}
+	}
+	queues := u.Queues
+	if body.Queues != nil {
+		if len(body.Queues) == 0 {
+			return newError(http.StatusBadRequest, "invalid_field", "queues must name at least one queue, or be left out")
+		}
+		for _, q := range body.Queues {
+			if !u.CanWork(q) {
+				return newError(http.StatusForbidden, "forbidden", "queue %s is not granted to you", q)
+			}
+		}
+		queues = body.Queues
+	}
+	r, err := s.tasks.ClaimAny(c.Request().Context(), queues, u.Name, claimKey(c)...)
+	return claimed(c, r, err)
+}
+
+// claimKey makes a claim idempotent by the request's Idempotency-Key.
+func claimKey(c echo.Context) []tasks.ClaimOption {
+	if key := c.Request().Header.Get("Idempotency-Key"); key != "" {
+		return []tasks.ClaimOption{tasks.WithClaimKey(key)}
+	}
+	return nil
+}
+
+// claimed answers a claim: the job and its reservation, or 204.
+func claimed(c echo.Context, r *tasks.Reservation, err error) error {
 	if err != nil {
 		return err
 	}
 	if r == nil {
 		return c.NoContent(http.StatusNoContent)
 	}
-	s.announce.Job(c.Request().Context(), r.Job, "", false)
 	return c.JSON(http.StatusOK, map[string]any{"job": r.Job,
 		"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}})
 }
 
 // mayRead reports whether u may read the job: supervisors, producers of its
-// queue, and its holder.
+// queue, its holder, and whoever completed it (so a holder whose answer was
+// lost can see that it was done).
 func mayRead(u users.User, j *tasks.Job) bool {
 	switch u.Role {
 	case users.Supervisor:
@@ -219,7 +256,41 @@ func mayRead(u users.User, j *tasks.Job) bool {
 	case users.Producer:
 		return u.CanSee(j.Queue)
 	}
-	return j.State == tasks.StateReserved && j.ReservedBy == u.Name
+	return j.State == tasks.StateReserved && j.ReservedBy == u.Name || j.CompletedBy == u.Name
+}
+
+// mayReadHistory reports whether u may read the job's history: supervisors,
+// producers of its queue, and operators who held it (the history says who).
+func mayReadHistory(u users.User, j *tasks.Job, h []tasks.Entry) bool {
+	if u.Role != users.Operator {
+		return mayRead(u, j)
+	}
+	for _, e := range h {
+		if e.Action == tasks.ActionClaimed && e.Actor == u.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) apiHistory(c echo.Context) error {
+	u, _ := currentUser(c)
+	j, err := s.tasks.Get(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	h, trimmed, err := j.History()
+	if err != nil {
+		return err
+	}
+	if !mayReadHistory(u, j, h) {
+		return tasks.ErrNotFound // not yours: as if it did not exist
+	}
+	out := map[string]any{"history": h}
+	if trimmed > 0 {
+		out["trimmed"] = trimmed
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // maxWait bounds GET /api/v1/jobs/{id}?wait=N.
@@ -263,8 +334,9 @@ func (s *Server) apiGetJob(c echo.Context) error {
 }
 
 // waitUntil returns what get(id) answers once done says it is finished,
-// or as it is when the wait is over. It sleeps on the hub until a notice
-// says the job or batch finished: no polling loop.
+// or as it is when the wait is over (read again then: a change whose notice
+// was lost is not missed). It sleeps on the hub until a notice says the job
+// or batch finished: no polling loop.
 func waitUntil[T any](ctx context.Context, hub *notify.Hub, id string, wait time.Duration,
 	get func(context.Context, string) (T, error), done func(T) bool) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -280,7 +352,7 @@ func waitUntil[T any](ctx context.Context, hub *notify.Hub, id string, wait time
 		select {
 		case <-ctx.Done():
 			stop()
-			return v, nil
+			return get(context.WithoutCancel(ctx), id)
 		case <-woken:
 		}
 	}
@@ -300,22 +372,19 @@ func (s *Server) apiCancel(c echo.Context) error {
 	if !u.CanSee(j.Queue) {
 		return tasks.ErrNotFound
 	}
-	j, holder, err := s.tasks.Cancel(ctx, j.ID, force)
-	s.count("cancel", err)
+	j, _, err = s.tasks.Cancel(ctx, j.ID, u.Name, force)
 	if err != nil {
 		return err
 	}
-	s.announce.Job(ctx, j, holder, false)
 	return c.JSON(http.StatusOK, j)
 }
 
 func (s *Server) apiRequeue(c echo.Context) error {
-	j, holder, err := s.tasks.Requeue(c.Request().Context(), c.Param("id"))
-	s.count("requeue", err)
+	u, _ := currentUser(c)
+	j, _, err := s.tasks.Requeue(c.Request().Context(), c.Param("id"), u.Name)
 	if err != nil {
 		return err
 	}
-	s.announce.Job(c.Request().Context(), j, holder, false)
 	return c.JSON(http.StatusOK, j)
 }
 
@@ -327,8 +396,9 @@ type holderBody struct {
 	Seconds int             `json:"seconds"`
 }
 
-// holderAction decodes the body and runs one of the holder's actions.
-func (s *Server) holderAction(c echo.Context, action string, run func(ctx context.Context, id string, b holderBody) (*tasks.Job, error)) error {
+// holderAction decodes the body and runs one of the holder's actions, as
+// the caller: the engine refuses anyone but the holder.
+func (s *Server) holderAction(c echo.Context, action string, run func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error)) error {
 	var b holderBody
 	if err := decode(c, &b); err != nil {
 		return err
@@ -336,14 +406,11 @@ func (s *Server) holderAction(c echo.Context, action string, run func(ctx contex
 	if b.Token == "" {
 		return newError(http.StatusBadRequest, "invalid_field", "token is required")
 	}
-	j, err := run(c.Request().Context(), c.Param("id"), b)
-	s.count(action, err)
+	u, _ := currentUser(c)
+	j, err := run(c.Request().Context(), c.Param("id"), tasks.Hold{Holder: u.Name, Token: b.Token}, b)
 	if err != nil {
 		return err
 	}
-	// Only the claimer was given the token: the caller was the holder.
-	u, _ := currentUser(c)
-	s.announce.Job(c.Request().Context(), j, u.Name, false)
 	if action == "extend" {
 		return c.JSON(http.StatusOK, map[string]any{"deadline": j.Deadline})
 	}
@@ -351,32 +418,32 @@ func (s *Server) holderAction(c echo.Context, action string, run func(ctx contex
 }
 
 func (s *Server) apiComplete(c echo.Context) error {
-	return s.holderAction(c, "complete", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
-		return s.tasks.Complete(ctx, id, b.Token, b.Result)
+	return s.holderAction(c, "complete", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Complete(ctx, id, h, b.Result)
 	})
 }
 
 func (s *Server) apiRelease(c echo.Context) error {
-	return s.holderAction(c, "release", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
-		return s.tasks.Release(ctx, id, b.Token)
+	return s.holderAction(c, "release", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Release(ctx, id, h)
 	})
 }
 
 func (s *Server) apiSkip(c echo.Context) error {
-	return s.holderAction(c, "skip", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
-		return s.tasks.Skip(ctx, id, b.Token)
+	return s.holderAction(c, "skip", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Skip(ctx, id, h)
 	})
 }
 
 func (s *Server) apiExtend(c echo.Context) error {
-	return s.holderAction(c, "extend", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
-		return s.tasks.Extend(ctx, id, b.Token, b.Seconds)
+	return s.holderAction(c, "extend", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Extend(ctx, id, h, b.Seconds)
 	})
 }
 
 func (s *Server) apiFail(c echo.Context) error {
-	return s.holderAction(c, "fail", func(ctx context.Context, id string, b holderBody) (*tasks.Job, error) {
-		return s.tasks.Fail(ctx, id, b.Token, b.Reason)
+	return s.holderAction(c, "fail", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+		return s.tasks.Fail(ctx, id, h, b.Reason)
 	})
 }
 
@@ -446,15 +513,3 @@ func nullable(s string) any {
 	}
 	return s
 }
-
-// count records the outcome of a job action in the metrics.
-func (s *Server) count(action string, err error) {
-	outcome := "ok"
-	if err != nil {
-		pub, _ := publicError(err)
-		outcome = pub.Code
-	}
-	s.metrics.actions.WithLabelValues(action, outcome).Inc()
-}
-
-var _ = fmt.Sprint

@@ -97,7 +97,8 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 	go func() { defer close(done); bus.Listen(ctx, hub.Deliver) }()
 	a.t.Cleanup(func() { cancel(); <-done })
 	ts := tasks.New(r)
-	announce := notify.NewAnnouncer(bus, ts, log)
+	announce := notify.NewAnnouncer(bus, log)
+	ts.Observe(announce.Observe)
 	a.t.Cleanup(func() {
 		if err := announce.Close(context.Background()); err != nil {
 			a.t.Error(err)
@@ -261,7 +262,14 @@ func TestClaimAndHolderAPI(t *testing.T) {
 	if done["state"] != "completed" || done["result"].(map[string]any)["ok"] != true {
 		t.Fatalf("complete = %v", done)
 	}
-	a.expect("POST", job+"/complete", a.operator, `{"token":"`+token+`"}`, 409, "reservation_lost")
+	// A retry whose answer was lost gets the same answer; the job is the
+	// completer's to read.
+	again := a.expect("POST", job+"/complete", a.operator, `{"token":"`+token+`"}`, 200, "")
+	if again["state"] != "completed" || again["completed_by"] != a.opName {
+		t.Fatalf("retried complete = %v", again)
+	}
+	a.expect("GET", job, a.operator, "", 200, "")
+	a.expect("POST", job+"/release", a.operator, `{"token":"`+token+`"}`, 409, "reservation_lost")
 	a.expect("POST", "/api/v1/jobs/nope/complete", a.operator, `{"token":"x"}`, 404, "job_not_found")
 
 	// Release, skip, fail.
@@ -374,8 +382,8 @@ func TestHealth(t *testing.T) {
 	res, _ := http.Get(a.srv.URL + "/metrics")
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if !strings.Contains(string(body), `claimdesk_job_actions_total{action="enqueue",outcome="ok"}`) {
-		t.Fatal("metrics do not count enqueues")
+	if !strings.Contains(string(body), `claimdesk_transitions_total{action="enqueued",to="ready"} 1`) {
+		t.Fatal("metrics do not count the enqueue's transition")
 	}
 	// A server whose Redis is gone is not ready, and says so.
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})

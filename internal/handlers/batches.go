@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 	"slices"
 
@@ -31,8 +30,7 @@ func (s *Server) apiCreateBatch(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	b, out, err := s.tasks.CreateBatch(ctx, queue, body)
-	s.count("create_batch", err)
+	b, out, err := s.tasks.CreateBatch(ctx, queue, u.Name, body)
 	if err != nil {
 		return err
 	}
@@ -40,7 +38,7 @@ func (s *Server) apiCreateBatch(c echo.Context) error {
 	if len(out) > 0 && !slices.ContainsFunc(out, func(e tasks.Enqueued) bool { return e.Created }) {
 		status = http.StatusOK // a repeat: every job, and so the batch, existed
 	}
-	return c.JSON(status, map[string]any{"batch": b, "jobs": s.announceJobs(ctx, out, b)})
+	return c.JSON(status, map[string]any{"batch": b, "jobs": jobsOf(out)})
 }
 
 func (s *Server) apiAddToBatch(c echo.Context) error {
@@ -50,30 +48,23 @@ func (s *Server) apiAddToBatch(c echo.Context) error {
 	if err := decode(c, &body); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	if _, err := s.visibleBatch(c); err != nil {
 		return err
 	}
-	b, out, err := s.tasks.AddToBatch(ctx, c.Param("id"), body.Jobs)
-	s.count("add_to_batch", err)
+	u, _ := currentUser(c)
+	_, out, err := s.tasks.AddToBatch(c.Request().Context(), c.Param("id"), u.Name, body.Jobs)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"jobs": s.announceJobs(ctx, out, b)})
+	return c.JSON(http.StatusCreated, map[string]any{"jobs": jobsOf(out)})
 }
 
-// announceJobs announces the jobs a batch request created and returns all
-// of them, as the response lists them.
-func (s *Server) announceJobs(ctx context.Context, out []tasks.Enqueued, b *tasks.Batch) []*tasks.Job {
+// jobsOf lists the jobs of a batch request, as the response lists them.
+func jobsOf(out []tasks.Enqueued) []*tasks.Job {
 	list := make([]*tasks.Job, len(out))
-	var created []*tasks.Job
 	for i, e := range out {
 		list[i] = e.Job
-		if e.Created {
-			created = append(created, e.Job)
-		}
 	}
-	s.announce.Jobs(ctx, created, b)
 	return list
 }
 
@@ -81,13 +72,10 @@ func (s *Server) apiSealBatch(c echo.Context) error {
 	if _, err := s.visibleBatch(c); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	b, err := s.tasks.SealBatch(ctx, c.Param("id"))
-	s.count("seal_batch", err)
+	b, err := s.tasks.SealBatch(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	s.announce.Batch(ctx, b)
 	return c.JSON(http.StatusOK, b)
 }
 
@@ -95,23 +83,12 @@ func (s *Server) apiCancelBatch(c echo.Context) error {
 	if _, err := s.visibleBatch(c); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	b, err := s.cancelBatch(ctx, c.Param("id"))
+	u, _ := currentUser(c)
+	b, err := s.tasks.CancelBatch(c.Request().Context(), c.Param("id"), u.Name)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, b)
-}
-
-// cancelBatch cancels a batch and announces it.
-func (s *Server) cancelBatch(ctx context.Context, id string) (*tasks.Batch, error) {
-	b, _, err := s.tasks.CancelBatch(ctx, id)
-	s.count("cancel_batch", err)
-	if err != nil {
-		return nil, err
-	}
-	s.announce.Batch(ctx, b)
-	return b, nil
 }
 
 func (s *Server) apiGetBatch(c echo.Context) error {

@@ -1,6 +1,10 @@
 package handlers
 
 import (
+	"context"
+
+	"claimdesk/internal/tasks"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -9,8 +13,9 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	actions  *prometheus.CounterVec
-	sockets  prometheus.Gauge
+	// transitions counts the engine's transitions by action (Observe).
+	transitions *prometheus.CounterVec
+	sockets     prometheus.Gauge
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -22,14 +27,21 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "claimdesk_http_request_seconds", Help: "HTTP request latency by method and route.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 30, 60},
 		}, []string{"method", "route"}),
-		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "claimdesk_job_actions_total", Help: "Job actions by action and outcome.",
-		}, []string{"action", "outcome"}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimdesk_transitions_total", Help: "Changes of job state made by this process, by action and new state.",
+		}, []string{"action", "to"}),
 		sockets: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "claimdesk_websockets", Help: "Open websocket connections.",
 		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.actions, m.sockets,
+	reg.MustRegister(m.requests, m.latency, m.transitions, m.sockets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// observe counts the transitions of one change: a tasks.Observer.
+func (m *metrics) observe(_ context.Context, fx tasks.Effects) {
+	for _, t := range fx.Transitions {
+		m.transitions.WithLabelValues(string(t.Action), string(t.To)).Inc()
+	}
 }

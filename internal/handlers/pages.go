@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/views"
@@ -33,6 +34,7 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	e.GET("/fragments/home", s.homeFragment, user, op)
 	e.POST("/claim", s.claimAny, user, op)
 	e.POST("/queues/:queue/claim", s.claimFrom, user, op)
+	e.POST("/jobs/:id/claim", s.claimJob, user, op)
 	e.POST("/jobs/:id/:action", s.workAction, user, op)
 
 	sup := requireRole(users.Supervisor)
@@ -82,7 +84,11 @@ func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, er
 	if err != nil {
 		return views.Home{}, err
 	}
-	h := views.Home{Now: time.Now()}
+	recent, err := notify.RecentWork(ctx, s.rdb, u.Name)
+	if err != nil {
+		return views.Home{}, err
+	}
+	h := views.Home{Now: time.Now(), Recent: recent}
 	for i, q := range qs {
 		h.Queues = append(h.Queues, views.QueueCard{Queue: q, Stats: stats[i]})
 		if stats[i].Reserved == 0 {
@@ -111,60 +117,46 @@ func (s *Server) claimFrom(c echo.Context) error {
 	if !u.CanWork(queue) {
 		return forbidden()
 	}
-	return s.claimIn(c, u, []string{queue})
+	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name)
+	return s.openClaimed(c, r, err)
 }
 
-// claimAny claims the best-ranked job across the operator's queues.
+// claimAny claims the next job across the operator's queues
+// (tasks.Store.ClaimAny says how they rank).
 func (s *Server) claimAny(c echo.Context) error {
 	u, _ := currentUser(c)
-	ctx := c.Request().Context()
-	type head struct {
-		queue string
-		rank  float64
-	}
-	var heads []head
-	for _, q := range u.Queues {
-		rank, ok, err := s.tasks.HeadRank(ctx, q)
-		if err != nil {
-			return err
-		}
-		if ok {
-			heads = append(heads, head{q, rank})
-		}
-	}
-	slices.SortFunc(heads, func(a, b head) int { return cmp.Compare(a.rank, b.rank) })
-	order := make([]string, 0, len(u.Queues))
-	for _, h := range heads {
-		order = append(order, h.queue)
-	}
-	// Queues with nothing ready last: a claim there still promotes due
-	// scheduled jobs.
-	for _, q := range u.Queues {
-		if !slices.Contains(order, q) {
-			order = append(order, q)
-		}
-	}
-	return s.claimIn(c, u, order)
+	r, err := s.tasks.ClaimAny(c.Request().Context(), u.Queues, u.Name)
+	return s.openClaimed(c, r, err)
 }
 
-// claimIn tries the queues in order and opens the first job claimed.
-func (s *Server) claimIn(c echo.Context, u users.User, queues []string) error {
-	for _, q := range queues {
-		r, err := s.tasks.Claim(c.Request().Context(), q, u.Name)
-		s.count("claim", err)
-		if errors.Is(err, tasks.ErrQueueNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if r != nil {
-			s.announce.Job(c.Request().Context(), r.Job, "", false)
-			return redirect(c, "/jobs/"+r.Job.ID)
-		}
+// claimJob claims the job a toast named, if it is still waiting for the
+// operator; otherwise the home page says so and offers the next.
+func (s *Server) claimJob(c echo.Context) error {
+	u, _ := currentUser(c)
+	id := c.Param("id")
+	queue, ok := tasks.QueueOf(id)
+	if !ok || !u.CanWork(queue) {
+		return tasks.ErrNotFound
 	}
-	s.flash(c, "Nothing is waiting right now. New jobs show up here as they arrive.")
-	return redirect(c, "/")
+	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name, tasks.OnlyJob(id))
+	if errors.Is(err, tasks.ErrNotReady) {
+		s.flash(c, "That job is no longer waiting: someone else took it, or it was withdrawn. Claim the next one below.")
+		return redirect(c, "/")
+	}
+	return s.openClaimed(c, r, err)
+}
+
+// openClaimed opens the work page of a job just claimed, or says on the
+// home page that nothing is waiting.
+func (s *Server) openClaimed(c echo.Context, r *tasks.Reservation, err error) error {
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		s.flash(c, "Nothing is waiting right now. New jobs show up here as they arrive.")
+		return redirect(c, "/")
+	}
+	return redirect(c, "/jobs/"+r.Job.ID)
 }
 
 // jobPage is the work page for the job's holder, and a read-only view for
@@ -186,7 +178,11 @@ func (s *Server) jobPage(c echo.Context) error {
 			if err != nil || !u.CanWork(j.Queue) {
 				return tasks.ErrNotFound
 			}
-			w.Job, w.Lost = redacted(j), true
+			h, _, err := j.History()
+			if err != nil {
+				return err
+			}
+			w.Job, w.Lost, w.Ended = redacted(j), true, views.EndedBecause(h, u.Name)
 		default:
 			return err
 		}
@@ -195,7 +191,12 @@ func (s *Server) jobPage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		w.Job = j
+		h, trimmed, err := j.History()
+		if err != nil {
+			return err
+		}
+		slices.Reverse(h)
+		w.Job, w.History, w.Trimmed = j, h, trimmed
 	} else {
 		return forbidden()
 	}
@@ -216,7 +217,8 @@ func redacted(j *tasks.Job) *tasks.Job {
 // workAction runs a holder's button on the work page.
 func (s *Server) workAction(c echo.Context) error {
 	ctx := c.Request().Context()
-	id, token := c.Param("id"), c.FormValue("token")
+	u, _ := currentUser(c)
+	id, h := c.Param("id"), tasks.Hold{Holder: u.Name, Token: c.FormValue("token")}
 	var (
 		j   *tasks.Job
 		err error
@@ -229,35 +231,30 @@ func (s *Server) workAction(c echo.Context) error {
 		if result, err = resultFromForm(c); err != nil {
 			return err
 		}
-		j, err = s.tasks.Complete(ctx, id, token, result)
+		j, err = s.tasks.Complete(ctx, id, h, result)
 		msg = "Completed. Nice work."
 	case "release":
-		j, err = s.tasks.Release(ctx, id, token)
+		j, err = s.tasks.Release(ctx, id, h)
 		msg = "Given back: it keeps its place in line."
 	case "skip":
-		j, err = s.tasks.Skip(ctx, id, token)
+		j, err = s.tasks.Skip(ctx, id, h)
 		msg = "Skipped: someone else will get it."
 	case "fail":
-		j, err = s.tasks.Fail(ctx, id, token, strings.TrimSpace(c.FormValue("reason")))
+		j, err = s.tasks.Fail(ctx, id, h, strings.TrimSpace(c.FormValue("reason")))
 		msg = "Reported as failed."
 	case "extend":
 		secs, _ := strconv.Atoi(c.FormValue("seconds"))
-		j, err = s.tasks.Extend(ctx, id, token, secs)
+		j, err = s.tasks.Extend(ctx, id, h, secs)
 		if err == nil {
-			s.count(action, nil)
-			s.announce.Job(ctx, j, j.ReservedBy, false)
 			s.flash(c, "More time: the deadline is now "+j.Deadline.UTC().Format("15:04:05")+" UTC.")
 			return redirect(c, "/jobs/"+id)
 		}
 	default:
 		return echo.ErrNotFound
 	}
-	s.count(action, err)
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
-	s.announce.Job(ctx, j, u.Name, false)
 	s.flash(c, msg+" "+quote(j.Title))
 	return redirect(c, "/")
 }
@@ -389,6 +386,7 @@ func (s *Server) saveQueue(c echo.Context) error {
 // force release) or cancel (forced).
 func (s *Server) superviseJob(c echo.Context) error {
 	ctx := c.Request().Context()
+	u, _ := currentUser(c)
 	var (
 		j      *tasks.Job
 		holder string
@@ -396,17 +394,15 @@ func (s *Server) superviseJob(c echo.Context) error {
 	)
 	switch c.Param("action") {
 	case "requeue":
-		j, holder, err = s.tasks.Requeue(ctx, c.Param("id"))
+		j, holder, err = s.tasks.Requeue(ctx, c.Param("id"), u.Name)
 	case "cancel":
-		j, holder, err = s.tasks.Cancel(ctx, c.Param("id"), true)
+		j, holder, err = s.tasks.Cancel(ctx, c.Param("id"), u.Name, true)
 	default:
 		return echo.ErrNotFound
 	}
-	s.count(c.Param("action"), err)
 	if err != nil {
 		return err
 	}
-	s.announce.Job(ctx, j, holder, false)
 	msg := quote(j.Title) + " is " + string(j.State) + "."
 	if holder != "" {
 		msg += " " + holder + " no longer holds it."
@@ -443,7 +439,8 @@ func (s *Server) batchesFragment(c echo.Context) error {
 
 // cancelBatchForm cancels a batch from the batches page.
 func (s *Server) cancelBatchForm(c echo.Context) error {
-	b, err := s.cancelBatch(c.Request().Context(), c.Param("id"))
+	u, _ := currentUser(c)
+	b, err := s.tasks.CancelBatch(c.Request().Context(), c.Param("id"), u.Name)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,7 @@ func New(cfg Config) http.Handler {
 		s.registry = prometheus.NewRegistry()
 	}
 	s.metrics = newMetrics(s.registry)
+	cfg.Tasks.Observe(s.metrics.observe)
 	s.sessions = newSessions(cfg.Redis, len(cfg.PublicURL) > 5 && cfg.PublicURL[:5] == "https")
 
 	e := echo.New()

@@ -8,25 +8,28 @@ import (
 	"time"
 
 	"claimdesk/internal/tasks"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// Announcer turns the engine's state changes into notices and publishes
-// them, with the touched queues' and batches' fresh counts. It is what
-// handlers and cron call after a script succeeded, and it never makes them
-// wait for Redis: it queues the notices and returns, and one goroutine
-// publishes everything pending at once — one count lookup per touched queue
-// and batch, and one pipeline, however many changes came in meanwhile. So
-// under load many changes of a queue share one queue.changed, and a request
-// costs the server no more Redis round trips than its own script. Notices
-// keep the order in which they were announced. Failures are logged, never
-// returned: notices are hints, and the change itself already happened.
+// Announcer turns the engine's transitions into notices and publishes them.
+// The Store tells it of every change (Observe), from requests and cron
+// alike, with the counts of the queue and the batches after the change:
+// so notices come from what the scripts did alone, and nothing is read
+// back. It never makes the caller wait for Redis: it queues the notices
+// and returns, and one goroutine publishes everything pending at once, in
+// one pipeline, however many changes came in meanwhile. So under load many
+// changes of a queue share one queue.changed. Notices keep the order in
+// which they were announced. It also keeps each person's recent work (the
+// reservations of theirs that ended, and how) in the same pipeline.
+// Failures are logged, never returned: notices are hints, and the change
+// itself already happened.
 //
 // A process has one Announcer, shared by everything in it that changes
 // state; Close publishes what is still pending.
 type Announcer struct {
-	bus   *Bus
-	tasks *tasks.Store
-	log   *slog.Logger
+	bus *Bus
+	log *slog.Logger
 	// fullWait is how long a caller waits for room in a full queue before
 	// its notices are dropped.
 	fullWait time.Duration
@@ -60,116 +63,93 @@ const (
 	flushTimeout = 5 * time.Second
 )
 
-// announcement is one call's notices, or a marker of Flush (flushed set,
-// no notices).
+// announcement is one change's notices and recent work, or a marker of
+// Flush (flushed set, nothing else).
 type announcement struct {
 	notices []Notice
+	// counts are the queue's after the change, and batches its batches';
+	// at is when it happened (the latest of each wins).
+	counts  *Notice
+	batches []*tasks.Batch
+	at      time.Time
+	recent  []Work
 	// flushed is closed once everything queued before the marker has
 	// been published.
 	flushed chan struct{}
 }
 
 // NewAnnouncer returns an announcer publishing on bus, and starts its
-// publishing goroutine; Close stops it.
-func NewAnnouncer(bus *Bus, ts *tasks.Store, log *slog.Logger) *Announcer {
-	return newAnnouncer(bus, ts, log, queueSize, fullWait)
+// publishing goroutine; Close stops it. Have the Store call Observe.
+func NewAnnouncer(bus *Bus, log *slog.Logger) *Announcer {
+	return newAnnouncer(bus, log, queueSize, fullWait)
 }
 
-func newAnnouncer(bus *Bus, ts *tasks.Store, log *slog.Logger, size int, wait time.Duration) *Announcer {
-	a := &Announcer{bus: bus, tasks: ts, log: log, fullWait: wait,
+func newAnnouncer(bus *Bus, log *slog.Logger, size int, wait time.Duration) *Announcer {
+	a := &Announcer{bus: bus, log: log, fullWait: wait,
 		pending: make(chan announcement, size), done: make(chan struct{})}
 	go a.run()
 	return a
 }
 
-// Job announces that a job changed: holder is who held it before the change
-// ("" if nobody), expired says its reservation ran out.
-func (a *Announcer) Job(ctx context.Context, j *tasks.Job, holder string, expired bool) {
-	a.Publish(ctx, transition(j, holder, expired)...)
-}
-
-// availablePerCall bounds the job.available notices one call announces
+// availablePerCall bounds the job.available notices one change announces
 // per queue: a thousand jobs at once are one change of the counts, not a
 // thousand toasts (and would overflow every browser's buffer).
 const availablePerCall = 5
 
-// Jobs announces new jobs, and the batch they joined (nil for none).
-func (a *Announcer) Jobs(ctx context.Context, jobs []*tasks.Job, b *tasks.Batch) {
-	var ns []Notice
-	if b != nil {
-		ns = batchNotices(b)
-	}
-	perQueue := map[string]int{}
-	for _, j := range jobs {
-		if j.State == tasks.StateReady {
-			if perQueue[j.Queue]++; perQueue[j.Queue] > availablePerCall {
-				continue
+// Observe announces what one script call changed: a tasks.Observer.
+func (a *Announcer) Observe(ctx context.Context, fx tasks.Effects) {
+	an := announcement{at: fx.At, batches: fx.Batches}
+	available := 0
+	for _, t := range fx.Transitions {
+		ns := noticesOf(t)
+		if len(ns) > 0 && ns[len(ns)-1].Type == JobAvailable {
+			if available++; available > availablePerCall {
+				ns = ns[:len(ns)-1]
 			}
 		}
-		ns = append(ns, transition(j, "", false)...)
+		an.notices = append(an.notices, ns...)
+		if w, ok := workOf(t); ok {
+			an.recent = append(an.recent, w)
+		}
 	}
-	a.Publish(ctx, ns...)
-}
-
-// Batch announces a batch's change that touched no single job (sealed,
-// canceled): its counts, whether it ended, and its queue's counts.
-func (a *Announcer) Batch(ctx context.Context, b *tasks.Batch) {
-	a.Publish(ctx, batchNotices(b)...)
-}
-
-func batchNotices(b *tasks.Batch) []Notice {
-	ns := []Notice{{Type: BatchChanged, Queue: b.Queue, BatchID: b.ID, State: string(b.State), Batch: b}}
-	if b.Ended() {
-		ns = append(ns, Notice{Type: BatchFinished, Queue: b.Queue, BatchID: b.ID, State: string(b.State)})
+	if len(fx.Transitions) > 0 {
+		c := fx.Counts
+		an.counts = &Notice{Type: QueueChanged, Queue: fx.Queue, Ready: &c.Ready, Reserved: &c.Reserved,
+			Scheduled: &c.Scheduled, Held: &c.Held, Dead: &c.Dead}
 	}
-	return ns
+	a.queue(ctx, an)
 }
 
-// Reclaimed announces reservations that ran out.
-func (a *Announcer) Reclaimed(ctx context.Context, moved []tasks.Reclaimed) {
-	var ns []Notice
-	for _, r := range moved {
-		ns = append(ns, transition(&tasks.Job{ID: r.JobID, Queue: r.Queue, State: r.State, BatchID: r.BatchID}, r.Operator, true)...)
-	}
-	a.Publish(ctx, ns...)
-}
-
-// Promoted announces scheduled jobs that became ready.
-func (a *Announcer) Promoted(ctx context.Context, queue string, ids []string) {
-	ns := make([]Notice, len(ids))
-	for i, id := range ids {
-		ns[i] = Notice{Type: JobAvailable, Queue: queue, JobID: id}
-	}
-	a.Publish(ctx, ns...)
-}
-
-// Publish queues the notices for publishing, followed by a batch.changed
-// (and batch.finished, once it ended) for every batch they name without its
-// counts, and a queue.changed with the counts of every queue they name. It
-// returns at once; on a full queue it waits up to a second for room, and
-// then drops the notices and has a resync published after the next ones
-// instead. After Close it publishes them itself before it returns.
+// Publish announces notices that come from no change of state (a warning
+// that a deadline is near).
 func (a *Announcer) Publish(ctx context.Context, ns ...Notice) {
-	if len(ns) == 0 {
-		return
+	if len(ns) > 0 {
+		a.queue(ctx, announcement{notices: ns})
 	}
+}
+
+// queue queues the announcement for publishing. It returns at once; on a
+// full queue it waits up to a second for room, and then drops it and has a
+// resync published after the next ones instead. After Close it publishes
+// it itself before it returns.
+func (a *Announcer) queue(ctx context.Context, an announcement) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 		defer cancel()
-		a.publish(ctx, [][]Notice{ns})
+		a.publish(ctx, []announcement{an})
 		return
 	}
 	select {
-	case a.pending <- announcement{notices: ns}:
+	case a.pending <- an:
 		return
 	default:
 	}
 	wait := time.NewTimer(a.fullWait)
 	defer wait.Stop()
 	select {
-	case a.pending <- announcement{notices: ns}:
+	case a.pending <- an:
 		return
 	case <-wait.C:
 	}
@@ -251,20 +231,12 @@ func (a *Announcer) run() {
 // flush publishes a group of announcements as one, then releases the
 // Flush calls waiting on it.
 func (a *Announcer) flush(group []announcement) {
-	calls := make([][]Notice, 0, len(group)+1)
-	for _, an := range group {
-		if len(an.notices) > 0 {
-			calls = append(calls, an.notices)
-		}
-	}
 	if a.lost.Swap(false) {
-		calls = append(calls, []Notice{{Type: Resync}})
+		group = append(group, announcement{notices: []Notice{{Type: Resync}}})
 	}
-	if len(calls) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-		a.publish(ctx, calls)
-		cancel()
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	a.publish(ctx, group)
+	cancel()
 	for _, an := range group {
 		if an.flushed != nil {
 			close(an.flushed)
@@ -272,95 +244,100 @@ func (a *Announcer) flush(group []announcement) {
 	}
 }
 
-// publish sends the notices of one or more calls, in order, followed by a
-// batch.changed (and batch.finished) for every batch they name whose counts
-// the last call naming it did not carry, and a queue.changed with the
-// counts of every queue they name: each looked up once, after every change
-// the notices tell of.
-func (a *Announcer) publish(ctx context.Context, calls [][]Notice) {
+// publish sends the notices of the announcements, in order, followed by a
+// batch.changed (and batch.finished, once it ended) for every batch they
+// changed and a queue.changed for every queue, each with the latest counts
+// among them; and records the recent work. One pipeline.
+func (a *Announcer) publish(ctx context.Context, group []announcement) {
 	var ns []Notice
-	// fresh[id] says whether the last call naming the batch carried its
-	// counts (they are those after the call's change).
-	fresh := map[string]bool{}
-	var batches []string
-	for _, call := range calls {
-		carried := map[string]bool{}
-		for _, n := range call {
-			if n.Batch != nil {
-				carried[n.BatchID] = true
+	var recent []Work
+	type latest struct {
+		at time.Time
+		i  int // index in tail
+	}
+	var tail []Notice
+	seen := map[string]latest{}
+	last := func(key string, at time.Time, n ...Notice) {
+		if l, ok := seen[key]; ok {
+			if at.Before(l.at) {
+				return // an older change's counts, told late
+			}
+			tail[l.i] = Notice{} // superseded
+		}
+		seen[key] = latest{at, len(tail)}
+		tail = append(tail, n...)
+	}
+	for _, an := range group {
+		ns = append(ns, an.notices...)
+		recent = append(recent, an.recent...)
+		for _, b := range an.batches {
+			bn := batchNotices(b)
+			last("batch "+b.ID, an.at, bn[0])
+			if len(bn) > 1 {
+				ns = append(ns, bn[1]) // batch.finished is news, once
 			}
 		}
-		for _, n := range call {
-			if n.BatchID == "" {
-				continue
-			}
-			if _, named := fresh[n.BatchID]; !named {
-				batches = append(batches, n.BatchID)
-			}
-			fresh[n.BatchID] = carried[n.BatchID]
+		if an.counts != nil {
+			last("queue "+an.counts.Queue, an.at, *an.counts)
 		}
-		ns = append(ns, call...)
 	}
-	for _, id := range batches {
-		if fresh[id] {
-			continue
+	for _, n := range tail {
+		if n.Type != "" {
+			ns = append(ns, n)
 		}
-		b, err := a.tasks.GetBatch(ctx, id)
-		if err != nil {
-			a.log.Warn("notice: batch counts", "batch", id, "err", err)
-			continue
-		}
-		ns = append(ns, batchNotices(b)...)
 	}
-	seen := map[string]bool{}
-	for _, n := range ns {
-		if n.Queue == "" || seen[n.Queue] {
-			continue
-		}
-		seen[n.Queue] = true
-		st, err := a.tasks.Stats(ctx, n.Queue)
-		if err != nil {
-			a.log.Warn("notice: queue counts", "queue", n.Queue, "err", err)
-			continue
-		}
-		ns = append(ns, Notice{Type: QueueChanged, Queue: n.Queue, Ready: &st.Ready, Reserved: &st.Reserved, Scheduled: &st.Scheduled, Held: &st.Held})
+	if len(ns) == 0 && len(recent) == 0 {
+		return
 	}
-	if err := a.bus.Publish(ctx, ns...); err != nil {
+	if err := a.bus.publish(ctx, ns, func(p redis.Pipeliner) { recordWork(ctx, p, recent) }); err != nil {
 		a.log.Warn("notice not sent", "err", err)
 	}
 }
 
-// transition lists the notices for a job now in j.State that was held by
-// holder before.
-func transition(j *tasks.Job, holder string, expired bool) []Notice {
+func batchNotices(b *tasks.Batch) []Notice {
+	ns := []Notice{{Type: BatchChanged, Queue: b.Queue, BatchID: b.ID, State: string(b.State), Batch: b}}
+	if b.Ended() {
+		ns = append(ns, Notice{Type: BatchFinished, Queue: b.Queue, BatchID: b.ID, State: string(b.State)})
+	}
+	return ns
+}
+
+// noticesOf lists the notices of one transition.
+func noticesOf(t tasks.Transition) []Notice {
 	var ns []Notice
+	base := Notice{Queue: t.Queue, JobID: t.JobID, BatchID: t.BatchID, Action: string(t.Action), Actor: t.Actor}
+	with := func(typ string) Notice { n := base; n.Type = typ; return n }
 	switch {
-	case j.State == tasks.StateReserved:
-		kind := ReservationCreated
-		if holder != "" {
-			kind = ReservationExtended
-		}
-		ns = append(ns, Notice{Type: kind, Queue: j.Queue, JobID: j.ID, Title: j.Title, Operator: j.ReservedBy, Deadline: j.Deadline})
-	case holder != "" && expired:
-		ns = append(ns, Notice{Type: ReservationExpired, Queue: j.Queue, JobID: j.ID, Operator: holder})
-	case holder != "" && j.State == tasks.StateCompleted:
-		ns = append(ns, Notice{Type: ReservationCompleted, Queue: j.Queue, JobID: j.ID, Operator: holder})
-	case holder != "":
-		ns = append(ns, Notice{Type: ReservationReleased, Queue: j.Queue, JobID: j.ID, Operator: holder, State: string(j.State)})
-	}
-	switch {
-	case j.State == tasks.StateReady:
-		n := Notice{Type: JobAvailable, Queue: j.Queue, JobID: j.ID}
-		if j.Title != "" { // a reclaim knows only the id
-			p := j.Priority
-			n.Title, n.Priority = j.Title, &p
-		}
+	case t.Action == tasks.ActionClaimed:
+		n := with(ReservationCreated)
+		n.Title, n.Operator, n.Deadline = t.Title, t.Actor, t.Deadline
 		ns = append(ns, n)
-	case j.State.Terminal():
-		ns = append(ns, Notice{Type: JobFinished, Queue: j.Queue, JobID: j.ID, State: string(j.State)})
+	case t.Action == tasks.ActionExtended:
+		n := with(ReservationExtended)
+		n.Title, n.Operator, n.Deadline = t.Title, t.Holder, t.Deadline
+		ns = append(ns, n)
+	case t.From == tasks.StateReserved:
+		typ := ReservationReleased
+		switch t.Action {
+		case tasks.ActionCompleted:
+			typ = ReservationCompleted
+		case tasks.ActionExpired:
+			typ = ReservationExpired
+		}
+		n := with(typ)
+		n.Operator, n.State = t.Holder, string(t.To)
+		ns = append(ns, n)
 	}
-	for i := range ns {
-		ns[i].BatchID = j.BatchID
+	switch {
+	case t.To == tasks.StateReady:
+		n := with(JobAvailable)
+		p := t.Priority
+		n.Title, n.Priority = t.Title, &p
+		ns = append(ns, n)
+	case t.To.Terminal():
+		n := with(JobFinished)
+		n.State = string(t.To)
+		ns = append(ns, n)
 	}
 	return ns
 }

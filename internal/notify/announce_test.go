@@ -73,7 +73,7 @@ func gatedAnnouncer(t *testing.T, server *taskstest.Server, log *slog.Logger, si
 	g := newGate()
 	rdb := server.Client()
 	rdb.AddHook(g)
-	a := newAnnouncer(NewBus(rdb, quiet()), tasks.New(rdb), log, size, wait)
+	a := newAnnouncer(NewBus(rdb, quiet()), log, size, wait)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 		defer cancel()
@@ -114,13 +114,18 @@ func wantLines(t *testing.T, got []Notice, want ...string) {
 	}
 }
 
+// The announcer publishes what the store's scripts did, as it is told:
+// the notices of each transition in order, then each queue's latest counts
+// once.
 func TestAnnouncerCoalescesCounts(t *testing.T) {
 	t.Parallel()
 	server := taskstest.Redis(t)
 	rdb := server.Client()
 	ctx := context.Background()
 	c := watcher(t, rdb)
+	a, g := gatedAnnouncer(t, server, quiet(), queueSize, fullWait)
 	store := tasks.New(rdb)
+	store.Observe(a.Observe)
 	for _, q := range []string{"mail", "scans"} {
 		if _, err := store.PutQueue(ctx, tasks.Queue{Name: q}); err != nil {
 			t.Fatal(err)
@@ -132,7 +137,7 @@ func TestAnnouncerCoalescesCounts(t *testing.T) {
 		for i := range batch {
 			batch[i].Title = fmt.Sprintf("%s %d", q, i)
 		}
-		out, err := store.Enqueue(ctx, q, batch)
+		out, err := store.Enqueue(ctx, q, "pat", batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,21 +147,17 @@ func TestAnnouncerCoalescesCounts(t *testing.T) {
 		}
 		return jobs
 	}
-	a, g := gatedAnnouncer(t, server, quiet(), queueSize, fullWait)
 
 	// The first announcement holds the publisher in its first Redis call,
 	// while the changes of both queues pile up behind it.
 	a.Publish(ctx, Notice{Type: JobAvailable, JobID: "first"})
 	g.waitHeld(t)
 	mail := enqueue("mail", 3)
-	a.Jobs(ctx, mail, nil)
 	scans := enqueue("scans", 2)
-	a.Jobs(ctx, scans, nil)
 	r, err := store.Claim(ctx, "mail", "ann")
 	if err != nil || r == nil || r.Job.ID != mail[0].ID {
 		t.Fatalf("Claim = %v, %v; want %s", r, err, mail[0].ID)
 	}
-	a.Job(ctx, r.Job, "", false)
 	a.Publish(ctx, Notice{Type: JobAvailable, JobID: "last"})
 	g.release()
 
@@ -173,8 +174,8 @@ func TestAnnouncerCoalescesCounts(t *testing.T) {
 		"job.available scans "+scans[1].ID,
 		"reservation.created mail "+mail[0].ID+" ann",
 		"job.available last",
-		"queue.changed mail ready=2 reserved=1",
 		"queue.changed scans ready=2 reserved=0",
+		"queue.changed mail ready=2 reserved=1",
 		"resync",
 	)
 }

@@ -94,6 +94,12 @@ func (b *Bus) Publish(ctx context.Context, notices ...Notice) error {
 	if len(notices) == 0 {
 		return nil
 	}
+	return b.publish(ctx, notices, nil)
+}
+
+// publish pushes notices to every live instance's list, in one pipeline
+// with what also adds.
+func (b *Bus) publish(ctx context.Context, notices []Notice, also func(redis.Pipeliner)) error {
 	ids, err := b.live(ctx)
 	if err != nil {
 		return fmt.Errorf("notify: %w", err)
@@ -108,8 +114,13 @@ func (b *Bus) Publish(ctx context.Context, notices ...Notice) error {
 	}
 	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, id := range ids {
-			p.RPush(ctx, b.list(id), msgs...)
-			p.LTrim(ctx, b.list(id), -maxBacklog, -1)
+			if len(msgs) > 0 {
+				p.RPush(ctx, b.list(id), msgs...)
+				p.LTrim(ctx, b.list(id), -maxBacklog, -1)
+			}
+		}
+		if also != nil {
+			also(p)
 		}
 		return nil
 	})

@@ -4,10 +4,11 @@
 // it gets when it (re)connects.
 //
 // Each instance registers itself with a heartbeat and blocks on its own
-// Redis list (Bus.Listen). Whoever changes state pushes a notice to every
-// live instance's list after the script succeeded (Bus.Publish). Each
-// instance's Hub fans notices out to its websocket clients, filtered by who
-// they are.
+// Redis list (Bus.Listen). The process's Announcer turns the transitions
+// the engine's scripts return into notices and pushes them to every live
+// instance's list. Each instance's Hub fans notices out to its websocket
+// clients, filtered by who they are, and wakes the requests waiting for a
+// job or batch to finish.
 package notify
 
 import (
@@ -51,21 +52,26 @@ const (
 
 // Notice is one message to browsers. Fields that do not apply are empty.
 type Notice struct {
-	Type      string     `json:"type"`
-	Queue     string     `json:"queue,omitempty"`
-	JobID     string     `json:"job_id,omitempty"`
-	BatchID   string     `json:"batch_id,omitempty"`
-	Title     string     `json:"title,omitempty"`
-	Priority  *int       `json:"priority,omitempty"`
-	Operator  string     `json:"operator,omitempty"`
-	Deadline  *time.Time `json:"deadline,omitempty"`
-	State     string     `json:"state,omitempty"`
-	Ready     *int64     `json:"ready,omitempty"`
-	Reserved  *int64     `json:"reserved,omitempty"`
-	Scheduled *int64     `json:"scheduled,omitempty"`
+	Type     string     `json:"type"`
+	Queue    string     `json:"queue,omitempty"`
+	JobID    string     `json:"job_id,omitempty"`
+	BatchID  string     `json:"batch_id,omitempty"`
+	Title    string     `json:"title,omitempty"`
+	Priority *int       `json:"priority,omitempty"`
+	Operator string     `json:"operator,omitempty"`
+	Deadline *time.Time `json:"deadline,omitempty"`
+	State    string     `json:"state,omitempty"`
+	// Action and Actor say what changed a job and who did it (a user, or
+	// "system"), so a page can say why a reservation ended.
+	Action    string `json:"action,omitempty"`
+	Actor     string `json:"actor,omitempty"`
+	Ready     *int64 `json:"ready,omitempty"`
+	Reserved  *int64 `json:"reserved,omitempty"`
+	Scheduled *int64 `json:"scheduled,omitempty"`
 	// Held counts ready jobs waiting for a slot of their batch: part of
 	// Ready, but not claimable.
 	Held *int64 `json:"held,omitempty"`
+	Dead *int64 `json:"dead,omitempty"`
 	// Batch is the batch of a batch.changed or batch.finished notice.
 	Batch *tasks.Batch `json:"batch,omitempty"`
 

@@ -122,7 +122,7 @@ type NewBatch struct {
 // exist already by their idempotency keys, all in one batch, repeats the
 // request that made that batch: it creates nothing and returns that batch
 // (other such repeats give ErrInvalidState).
-func (s *Store) CreateBatch(ctx context.Context, queue string, nb NewBatch) (*Batch, []Enqueued, error) {
+func (s *Store) CreateBatch(ctx context.Context, queue, actor string, nb NewBatch) (*Batch, []Enqueued, error) {
 	if !validQueueName(queue) {
 		return nil, nil, ErrQueueNotFound
 	}
@@ -148,12 +148,12 @@ func (s *Store) CreateBatch(ctx context.Context, queue string, nb NewBatch) (*Ba
 		state = BatchOpen
 	}
 	record, _ := json.Marshal(batchRecord{Title: title, Priority: priority, MaxConcurrent: limit, State: state})
-	return s.addJobs(ctx, queue, newID(queue, s.now()), string(record), priority, nb.Jobs)
+	return s.addJobs(ctx, queue, actor, newID(queue, s.now()), string(record), priority, nb.Jobs)
 }
 
-// AddToBatch adds jobs to an open batch, all or none. A batch that is no
-// longer open gives ErrInvalidState.
-func (s *Store) AddToBatch(ctx context.Context, id string, jobs []NewJob) (*Batch, []Enqueued, error) {
+// AddToBatch adds jobs to an open batch for actor, all or none. A batch
+// that is no longer open gives ErrInvalidState.
+func (s *Store) AddToBatch(ctx context.Context, id, actor string, jobs []NewJob) (*Batch, []Enqueued, error) {
 	b, err := s.GetBatch(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -164,19 +164,19 @@ func (s *Store) AddToBatch(ctx context.Context, id string, jobs []NewJob) (*Batc
 	if len(jobs) == 0 {
 		return nil, nil, invalid("jobs", "must hold at least one job")
 	}
-	return s.addJobs(ctx, b.Queue, id, "", b.Priority, jobs)
+	return s.addJobs(ctx, b.Queue, actor, id, "", b.Priority, jobs)
 }
 
-// addJobs enqueues jobs into batch id (creating it from record, unless
-// record is ""); jobs without a priority take the batch's.
-func (s *Store) addJobs(ctx context.Context, queue, id, record string, priority int, jobs []NewJob) (*Batch, []Enqueued, error) {
+// addJobs enqueues jobs into batch id for actor (creating it from record,
+// unless record is ""); jobs without a priority take the batch's.
+func (s *Store) addJobs(ctx context.Context, queue, actor, id, record string, priority int, jobs []NewJob) (*Batch, []Enqueued, error) {
 	jobs = slices.Clone(jobs)
 	for i := range jobs {
 		if jobs[i].Priority == nil {
 			jobs[i].Priority = &priority
 		}
 	}
-	id, raw, out, err := s.enqueue(ctx, queue, id, record, jobs)
+	id, raw, out, err := s.enqueue(ctx, queue, actor, id, record, jobs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,27 +194,21 @@ func (s *Store) SealBatch(ctx context.Context, id string) (*Batch, error) {
 	return decodeBatch(id, res[0].(string))
 }
 
-// CancelBatch cancels the batch: every job of it not reserved is canceled,
-// and the reserved ones end as they would (given back or reclaimed, they
-// are canceled); the batch ends with the last of them. Canceling a canceled
-// batch resumes an interrupted cancel; one that completed gives
-// ErrInvalidState. It returns the batch and the jobs it canceled.
-func (s *Store) CancelBatch(ctx context.Context, id string) (*Batch, []string, error) {
-	var canceled []string
+// CancelBatch cancels the batch for actor: every job of it not reserved is
+// canceled, and the reserved ones end as they would (given back or
+// reclaimed, they are canceled); the batch ends with the last of them.
+// Canceling a canceled batch resumes an interrupted cancel; one that
+// completed gives ErrInvalidState. It returns the batch.
+func (s *Store) CancelBatch(ctx context.Context, id, actor string) (*Batch, error) {
 	cursor := ""
 	for {
 		// Bounded steps, so no script runs long however big the batch.
-		res, err := s.batchScript(ctx, batchCancelScript, id, cursor, batchCancelStep)
+		res, err := s.batchScript(ctx, batchCancelScript, id, cursor, batchCancelStep, actor)
 		if err != nil {
-			return nil, canceled, err
-		}
-		queue, _ := queueOf(id)
-		for _, v := range res[2:] {
-			canceled = append(canceled, globalID(v.(string), queue))
+			return nil, err
 		}
 		if cursor, _ = res[1].(string); cursor == "" {
-			b, err := decodeBatch(id, res[0].(string))
-			return b, canceled, err
+			return decodeBatch(id, res[0].(string))
 		}
 	}
 }
@@ -225,7 +219,7 @@ func (s *Store) batchScript(ctx context.Context, sc script, id string, args ...a
 	if !ok {
 		return nil, ErrBatchNotFound
 	}
-	return sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), localID(id)}, args...)...)
+	return s.run(ctx, sc, queue, append([]any{s.nowArg(), localID(id)}, args...)...)
 }
 
 // GetBatch returns the batch with its counts.
@@ -234,7 +228,7 @@ func (s *Store) GetBatch(ctx context.Context, id string) (*Batch, error) {
 	if !ok {
 		return nil, ErrBatchNotFound
 	}
-	raw, err := s.rdb.HGet(ctx, keysFor(queue).batches(), localID(id)).Result()
+	raw, err := s.rdb.HGet(ctx, keysFor(queue).Batches(), localID(id)).Result()
 	if err == redis.Nil {
 		return nil, ErrBatchNotFound
 	}
@@ -262,14 +256,14 @@ func (s *Store) ListBatches(ctx context.Context, queue string, limit int) ([]*Ba
 	var all []*Batch
 	for _, q := range names {
 		k := keysFor(q)
-		ids, err := s.rdb.ZRevRange(ctx, k.batchIndex(), 0, int64(limit-1)).Result()
+		ids, err := s.rdb.ZRevRange(ctx, k.BatchIndex(), 0, int64(limit-1)).Result()
 		if err != nil {
 			return nil, redisErr(err)
 		}
 		if len(ids) == 0 {
 			continue
 		}
-		raws, err := s.rdb.HMGet(ctx, k.batches(), ids...).Result()
+		raws, err := s.rdb.HMGet(ctx, k.Batches(), ids...).Result()
 		if err != nil {
 			return nil, redisErr(err)
 		}

@@ -31,7 +31,7 @@ func intRef(n int) *int { return &n }
 // and returns it with its jobs in the order given.
 func (e *env) createBatch(nb NewBatch) (*Batch, []*Job) {
 	e.t.Helper()
-	b, out, err := e.store.CreateBatch(e.ctx, e.queue, nb)
+	b, out, err := e.store.CreateBatch(e.ctx, e.queue, "pat", nb)
 	if err != nil {
 		e.t.Fatalf("CreateBatch(%q): %v", nb.Title, err)
 	}
@@ -45,7 +45,7 @@ func (e *env) createBatch(nb NewBatch) (*Batch, []*Job) {
 // addToBatch adds jobs to an open batch, failing the test on error.
 func (e *env) addToBatch(id string, jobs ...NewJob) (*Batch, []*Job) {
 	e.t.Helper()
-	b, out, err := e.store.AddToBatch(e.ctx, id, jobs)
+	b, out, err := e.store.AddToBatch(e.ctx, id, "pat", jobs)
 	if err != nil {
 		e.t.Fatalf("AddToBatch(%s): %v", id, err)
 	}
@@ -68,7 +68,7 @@ func titled(prefix string, n int) []NewJob {
 // complete completes the reservation, failing the test on error.
 func (e *env) complete(r *Reservation) *Job {
 	e.t.Helper()
-	j, err := e.store.Complete(e.ctx, r.Job.ID, r.Token, nil)
+	j, err := e.store.Complete(e.ctx, r.Job.ID, r.Hold(), nil)
 	if err != nil {
 		e.t.Fatalf("Complete(%s): %v", r.Job.Title, err)
 	}
@@ -80,7 +80,7 @@ func (e *env) complete(r *Reservation) *Job {
 func (e *env) batchRecordOf(id string) batchRecord {
 	e.t.Helper()
 	q, _ := queueOf(id)
-	raw, err := e.rdb.HGet(e.ctx, keysFor(q).batches(), localID(id)).Result()
+	raw, err := e.rdb.HGet(e.ctx, keysFor(q).Batches(), localID(id)).Result()
 	if err != nil {
 		e.t.Fatalf("HGET batch %s: %v", id, err)
 	}
@@ -96,7 +96,7 @@ func (e *env) batchJobIDs(id string) []string {
 	e.t.Helper()
 	q, _ := queueOf(id)
 	bid := localID(id)
-	members, err := e.rdb.ZRangeByLex(e.ctx, keysFor(q).members(),
+	members, err := e.rdb.ZRangeByLex(e.ctx, keysFor(q).Members(),
 		&redis.ZRangeBy{Min: "[" + bid + "|", Max: "(" + bid + "}"}).Result()
 	if err != nil {
 		e.t.Fatalf("members of %s: %v", id, err)
@@ -128,11 +128,11 @@ func (e *env) checkBatch(id string) *Batch {
 	}
 	rec := e.batchRecordOf(id)
 	k := keysFor(b.Queue)
-	line, err := e.rdb.ZRange(e.ctx, k.ready(), 0, -1).Result()
+	line, err := e.rdb.ZRange(e.ctx, k.Ready(), 0, -1).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	parked, err := e.rdb.ZRangeByLex(e.ctx, k.parked(),
+	parked, err := e.rdb.ZRangeByLex(e.ctx, k.Parked(),
 		&redis.ZRangeBy{Min: "[" + localID(id) + "|", Max: "(" + localID(id) + "}"}).Result()
 	if err != nil {
 		e.t.Fatal(err)
@@ -210,7 +210,7 @@ func (e *env) checkBatch(id string) *Batch {
 		e.t.Fatalf("batch %s: state %q, finished %v, with counts %+v", id, b.State, b.FinishedAt, countsOf(b))
 	}
 	// Retention finds ended batches in batchdone, and only those.
-	_, err = e.rdb.ZScore(e.ctx, k.batchDone(), localID(id)).Result()
+	_, err = e.rdb.ZScore(e.ctx, k.BatchDone(), localID(id)).Result()
 	if inDone := err == nil; inDone != finished {
 		e.t.Fatalf("batch %s: in batchdone %v, finished %v (%v)", id, inDone, finished, err)
 	}
@@ -334,7 +334,7 @@ func TestBatchMaxConcurrent(t *testing.T) {
 		e.wantBatch(other.ID, BatchSealed, false, batchCounts{Total: 1, Reserved: 1})
 
 		// A held-back job may be canceled; the batch stays full.
-		if _, _, err := e.store.Cancel(e.ctx, byTitle["p30"].ID, false); err != nil {
+		if _, _, err := e.store.Cancel(e.ctx, byTitle["p30"].ID, "sam", false); err != nil {
 			t.Fatal(err)
 		}
 		e.claimNone("eve")
@@ -376,23 +376,23 @@ const testLease = 300 * time.Second
 var slotWays = []slotWay{
 	{"complete", true, func(e *env, r *Reservation) { e.complete(r) }},
 	{"release", false, func(e *env, r *Reservation) {
-		if _, err := e.store.Release(e.ctx, r.Job.ID, r.Token); err != nil {
+		if _, err := e.store.Release(e.ctx, r.Job.ID, r.Hold()); err != nil {
 			e.t.Fatalf("Release: %v", err)
 		}
 	}},
 	{"skip", false, func(e *env, r *Reservation) {
-		if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Token); err != nil {
+		if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold()); err != nil {
 			e.t.Fatalf("Skip: %v", err)
 		}
 	}},
 	{"fail", false, func(e *env, r *Reservation) {
-		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Token, "could not"); err != nil {
+		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "could not"); err != nil {
 			e.t.Fatalf("Fail: %v", err)
 		}
 	}},
 	{"reclaim", false, func(e *env, r *Reservation) {
 		e.clock.Advance(testLease + time.Second)
-		moved, more, err := e.store.ReclaimExpired(e.ctx, e.queue, 10)
+		moved, more, err := e.reclaim(10)
 		if err != nil || more || len(moved) != 1 || moved[0].JobID != r.Job.ID || moved[0].BatchID != r.Job.BatchID {
 			e.t.Fatalf("ReclaimExpired = %+v %v %v", moved, more, err)
 		}
@@ -400,12 +400,12 @@ var slotWays = []slotWay{
 	// The next claim takes the expired reservation back itself.
 	{"lease runs out", false, func(e *env, r *Reservation) { e.clock.Advance(testLease + time.Second) }},
 	{"forced cancel", true, func(e *env, r *Reservation) {
-		if _, holder, err := e.store.Cancel(e.ctx, r.Job.ID, true); err != nil || holder != r.Job.ReservedBy {
+		if _, holder, err := e.store.Cancel(e.ctx, r.Job.ID, "sam", true); err != nil || holder != r.Job.ReservedBy {
 			e.t.Fatalf("Cancel(force) = %q %v", holder, err)
 		}
 	}},
 	{"forced release", false, func(e *env, r *Reservation) {
-		if _, holder, err := e.store.Requeue(e.ctx, r.Job.ID); err != nil || holder != r.Job.ReservedBy {
+		if _, holder, err := e.store.Requeue(e.ctx, r.Job.ID, "sam"); err != nil || holder != r.Job.ReservedBy {
 			e.t.Fatalf("Requeue(reserved) = %q %v", holder, err)
 		}
 	}},
@@ -434,8 +434,10 @@ func TestBatchSlotFrees(t *testing.T) {
 			}
 
 			way.do(e, r)
-			_, err := e.store.Complete(e.ctx, r.Job.ID, r.Token, nil)
-			wantErr(t, way.name+": complete with the old token", err, ErrReservationLost)
+			if way.name != "complete" { // a retried complete is answered again
+				_, err := e.store.Complete(e.ctx, r.Job.ID, r.Hold(), nil)
+				wantErr(t, way.name+": complete with the old token", err, ErrReservationLost)
+			}
 			// a keeps its place in line and so comes before b, unless it ended.
 			want := jobs[0]
 			if way.ends {
@@ -501,7 +503,7 @@ func TestBatchRetryWithIdempotencyKeys(t *testing.T) {
 		open, _ := e.createBatch(NewBatch{Title: "open", Open: true})
 		add := []NewJob{{Title: "a", IdempotencyKey: "add-a"}, {Title: "b", IdempotencyKey: "add-b"}}
 		_, first := e.addToBatch(open.ID, add...)
-		b, again, err := e.store.AddToBatch(e.ctx, open.ID, add)
+		b, again, err := e.store.AddToBatch(e.ctx, open.ID, "pat", add)
 		if err != nil || b.Total != 2 || again[0].Created || again[0].Job.ID != first[0].ID || again[1].Job.ID != first[1].ID {
 			t.Fatalf("repeated AddToBatch = %+v %v", b, err)
 		}
@@ -509,7 +511,7 @@ func TestBatchRetryWithIdempotencyKeys(t *testing.T) {
 
 		create := NewBatch{Title: "sealed", Jobs: []NewJob{{Title: "c", IdempotencyKey: "create-c"}}}
 		orig, _ := e.createBatch(create)
-		retry, out, err := e.store.CreateBatch(e.ctx, e.queue, create)
+		retry, out, err := e.store.CreateBatch(e.ctx, e.queue, "pat", create)
 		if err != nil {
 			t.Logf("repeated CreateBatch refused: %v", err) // one fair answer
 			return
@@ -549,15 +551,15 @@ func TestBatchOpenAddSeal(t *testing.T) {
 		e.wantBatch(b.ID, BatchOpen, false, batchCounts{Total: 2, Completed: 2})
 
 		// Adding is all or nothing: one bad job refuses the request.
-		_, _, err := e.store.AddToBatch(e.ctx, b.ID, []NewJob{{Title: "fine"}, {Title: ""}})
+		_, _, err := e.store.AddToBatch(e.ctx, b.ID, "pat", []NewJob{{Title: "fine"}, {Title: ""}})
 		wantErr(t, "add a bad job", err, ErrInvalid)
 		var v *ValidationError
 		if !errors.As(err, &v) || v.Field != "jobs[1].title" {
 			t.Fatalf("add a bad job: error %v does not name jobs[1].title", err)
 		}
-		_, _, err = e.store.AddToBatch(e.ctx, b.ID, make([]NewJob, MaxBatch+1))
+		_, _, err = e.store.AddToBatch(e.ctx, b.ID, "pat", make([]NewJob, MaxBatch+1))
 		wantErr(t, "add too many jobs", err, ErrTooLarge)
-		_, _, err = e.store.AddToBatch(e.ctx, b.ID, nil)
+		_, _, err = e.store.AddToBatch(e.ctx, b.ID, "pat", nil)
 		wantErr(t, "add no jobs", err, ErrInvalid)
 		e.wantBatch(b.ID, BatchOpen, false, batchCounts{Total: 2, Completed: 2})
 
@@ -581,7 +583,7 @@ func TestBatchOpenAddSeal(t *testing.T) {
 		if err != nil || again.State != BatchCompleted || !again.FinishedAt.Equal(*sealed.FinishedAt) {
 			t.Fatalf("second SealBatch = %+v %v", again, err)
 		}
-		_, _, err = e.store.AddToBatch(e.ctx, b.ID, []NewJob{{Title: "late"}})
+		_, _, err = e.store.AddToBatch(e.ctx, b.ID, "pat", []NewJob{{Title: "late"}})
 		wantErr(t, "add to a completed batch", err, ErrInvalidState)
 
 		// A batch sealed with jobs still to do is sealed, not done, and
@@ -596,9 +598,9 @@ func TestBatchOpenAddSeal(t *testing.T) {
 		if s, err = e.store.SealBatch(e.ctx, s.ID); err != nil || s.State != BatchSealed || s.Ended() {
 			t.Fatalf("second SealBatch = %+v %v", s, err)
 		}
-		_, _, err = e.store.AddToBatch(e.ctx, s.ID, []NewJob{{Title: "late"}})
+		_, _, err = e.store.AddToBatch(e.ctx, s.ID, "pat", []NewJob{{Title: "late"}})
 		wantErr(t, "add to a sealed batch", err, ErrInvalidState)
-		_, _, err = e.store.AddToBatch(e.ctx, s.ID, nil)
+		_, _, err = e.store.AddToBatch(e.ctx, s.ID, "pat", nil)
 		wantErr(t, "add nothing to a sealed batch", err, ErrInvalidState)
 		e.wantBatch(s.ID, BatchSealed, false, batchCounts{Total: 2, Ready: 2})
 		e.complete(e.claim("ann"))
@@ -627,7 +629,7 @@ func TestBatchCompletion(t *testing.T) {
 		if !b.FinishedAt.Equal(e.clock.Now()) {
 			t.Fatalf("FinishedAt %v, want %v", b.FinishedAt, e.clock.Now())
 		}
-		_, _, err := e.store.CancelBatch(e.ctx, ok.ID)
+		_, _, err := e.cancelBatch(ok.ID)
 		wantErr(t, "cancel a completed batch", err, ErrInvalidState)
 		e.wantBatch(ok.ID, BatchCompleted, true, batchCounts{Total: 2, Completed: 2})
 
@@ -639,20 +641,20 @@ func TestBatchCompletion(t *testing.T) {
 		}})
 		e.complete(e.claim("ann"))
 		r := e.claim("ann")
-		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Token, "broken"); err != nil {
+		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "broken"); err != nil {
 			t.Fatal(err)
 		}
 		e.wantBatch(mixed.ID, BatchSealed, false, batchCounts{Total: 3, Ready: 1, Completed: 1, Dead: 1})
-		if _, _, err := e.store.Cancel(e.ctx, jobs[2].ID, false); err != nil {
+		if _, _, err := e.store.Cancel(e.ctx, jobs[2].ID, "sam", false); err != nil {
 			t.Fatal(err)
 		}
 		b = e.wantBatch(mixed.ID, BatchCompletedWithFailures, true, batchCounts{Total: 3, Completed: 1, Dead: 1, Canceled: 1})
-		_, _, err = e.store.CancelBatch(e.ctx, mixed.ID)
+		_, _, err = e.cancelBatch(mixed.ID)
 		wantErr(t, "cancel a batch completed with failures", err, ErrInvalidState)
 
 		// Requeueing its dead job reopens it; it ends again with that job.
 		e.clock.Advance(time.Minute)
-		if _, _, err := e.store.Requeue(e.ctx, jobs[1].ID); err != nil {
+		if _, _, err := e.store.Requeue(e.ctx, jobs[1].ID, "sam"); err != nil {
 			t.Fatal(err)
 		}
 		e.wantBatch(mixed.ID, BatchSealed, false, batchCounts{Total: 3, Ready: 1, Completed: 1, Canceled: 1})
@@ -671,11 +673,11 @@ func TestBatchCompletion(t *testing.T) {
 		// without failures.
 		dead, _ := e.createBatch(NewBatch{Title: "retry", Jobs: []NewJob{{Title: "retry", MaxAttempts: 1}}})
 		r = e.claim("ann")
-		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Token, "broken"); err != nil {
+		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "broken"); err != nil {
 			t.Fatal(err)
 		}
 		e.wantBatch(dead.ID, BatchCompletedWithFailures, true, batchCounts{Total: 1, Dead: 1})
-		if _, _, err := e.store.Requeue(e.ctx, r.Job.ID); err != nil {
+		if _, _, err := e.store.Requeue(e.ctx, r.Job.ID, "sam"); err != nil {
 			t.Fatal(err)
 		}
 		e.wantBatch(dead.ID, BatchSealed, false, batchCounts{Total: 1, Ready: 1})
@@ -689,7 +691,7 @@ func TestBatchCompletion(t *testing.T) {
 // back is canceled rather than put back in line, and the batch ends with it.
 func TestBatchCancelGivesBackNothing(t *testing.T) {
 	ways := append(slices.Clone(slotWays), slotWay{"fail the last attempt", true, func(e *env, r *Reservation) {
-		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Token, "broken"); err != nil {
+		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "broken"); err != nil {
 			e.t.Fatalf("Fail: %v", err)
 		}
 	}})
@@ -709,7 +711,7 @@ func TestBatchCancelGivesBackNothing(t *testing.T) {
 			if r.Job.ID != jobs[0].ID {
 				t.Fatalf("%s: ann claimed %q", way.name, r.Job.Title)
 			}
-			cb, canceled, err := e.store.CancelBatch(e.ctx, b.ID)
+			cb, canceled, err := e.cancelBatch(b.ID)
 			slices.Sort(canceled)
 			want := []string{jobs[1].ID, jobs[2].ID}
 			slices.Sort(want)
@@ -717,13 +719,15 @@ func TestBatchCancelGivesBackNothing(t *testing.T) {
 				t.Fatalf("%s: CancelBatch = %+v %v %v", way.name, cb, canceled, err)
 			}
 			e.wantBatch(b.ID, BatchCanceled, false, batchCounts{Total: 3, Reserved: 1, Canceled: 2})
-			_, _, err = e.store.AddToBatch(e.ctx, b.ID, []NewJob{{Title: "late"}})
+			_, _, err = e.store.AddToBatch(e.ctx, b.ID, "pat", []NewJob{{Title: "late"}})
 			wantErr(t, way.name+": add to a canceled batch", err, ErrInvalidState)
 
 			way.do(e, r)
-			e.claimNone("cat") // takes back an expired reservation first
-			_, err = e.store.Complete(e.ctx, r.Job.ID, r.Token, nil)
-			wantErr(t, way.name+": complete with the old token", err, ErrReservationLost)
+			e.claimNone("cat")          // takes back an expired reservation first
+			if way.name != "complete" { // a retried complete is answered again
+				_, err = e.store.Complete(e.ctx, r.Job.ID, r.Hold(), nil)
+				wantErr(t, way.name+": complete with the old token", err, ErrReservationLost)
+			}
 			state := StateCanceled
 			counts := batchCounts{Total: 3, Canceled: 3}
 			switch way.name {
@@ -742,16 +746,16 @@ func TestBatchCancelGivesBackNothing(t *testing.T) {
 			// Canceling again is harmless; a dead job of a canceled batch
 			// stays dead.
 			e.clock.Advance(time.Minute)
-			cb, canceled, err = e.store.CancelBatch(e.ctx, b.ID)
+			cb, canceled, err = e.cancelBatch(b.ID)
 			if err != nil || len(canceled) != 0 || cb.State != BatchCanceled || !cb.FinishedAt.Equal(*ended.FinishedAt) {
 				t.Fatalf("%s: second CancelBatch = %+v %v %v", way.name, cb, canceled, err)
 			}
 			if state == StateDead {
-				_, _, err = e.store.Requeue(e.ctx, r.Job.ID)
+				_, _, err = e.store.Requeue(e.ctx, r.Job.ID, "sam")
 				wantErr(t, way.name+": requeue a dead job of a canceled batch", err, ErrInvalidState)
 			}
 			k := keysFor(e.queue)
-			if n, _ := e.rdb.Exists(e.ctx, k.skips(), k.skipCount(), k.parked()).Result(); n != 0 {
+			if n, _ := e.rdb.Exists(e.ctx, k.Skips(), k.SkipCount(), k.Parked()).Result(); n != 0 {
 				t.Fatalf("%s: %d of skips, skipcount, parked left", way.name, n)
 			}
 			e.wantBatch(b.ID, BatchCanceled, true, counts)
@@ -767,7 +771,7 @@ func TestBatchCancelGivesBackNothing(t *testing.T) {
 func TestBatchCancelOpenAndEmpty(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		open, _ := e.createBatch(NewBatch{Title: "open", Open: true, Jobs: titled("o", 2)})
-		b, canceled, err := e.store.CancelBatch(e.ctx, open.ID)
+		b, canceled, err := e.cancelBatch(open.ID)
 		if err != nil || len(canceled) != 2 || b.State != BatchCanceled || !b.Ended() {
 			t.Fatalf("cancel an open batch = %+v %v %v", b, canceled, err)
 		}
@@ -775,11 +779,11 @@ func TestBatchCancelOpenAndEmpty(t *testing.T) {
 		if b, err = e.store.SealBatch(e.ctx, open.ID); err != nil || b.State != BatchCanceled {
 			t.Fatalf("seal a canceled batch = %+v %v", b, err)
 		}
-		_, _, err = e.store.AddToBatch(e.ctx, open.ID, []NewJob{{Title: "late"}})
+		_, _, err = e.store.AddToBatch(e.ctx, open.ID, "pat", []NewJob{{Title: "late"}})
 		wantErr(t, "add to a canceled open batch", err, ErrInvalidState)
 
 		empty, _ := e.createBatch(NewBatch{Title: "empty", Open: true})
-		if b, canceled, err = e.store.CancelBatch(e.ctx, empty.ID); err != nil || len(canceled) != 0 || !b.Ended() {
+		if b, canceled, err = e.cancelBatch(empty.ID); err != nil || len(canceled) != 0 || !b.Ended() {
 			t.Fatalf("cancel an empty open batch = %+v %v %v", b, canceled, err)
 		}
 		e.wantBatch(empty.ID, BatchCanceled, true, batchCounts{})
@@ -801,22 +805,26 @@ func TestBatchCancelInterrupted(t *testing.T) {
 			Jobs: titled("y", 3)})
 		plain := e.add("plain", 10)
 
-		step := func(id string) []any {
+		step := func(id string) []string {
 			t.Helper()
-			res, err := e.store.batchScript(e.ctx, batchCancelScript, id, "", 1)
+			var res []any
+			var err error
+			ts := e.during(ActionCanceled, func() {
+				res, err = e.store.batchScript(e.ctx, batchCancelScript, id, "", 1, "sam")
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if cursor, _ := res[1].(string); cursor == "" {
 				t.Fatalf("one step of 1 over a batch of several jobs gave no cursor")
 			}
-			return res[2:]
+			return jobIDs(ts)
 		}
 		// Members are in id order, so the first step cancels the first job.
-		if got := step(x.ID); len(got) != 1 || got[0] != localID(xjobs[0].ID) {
+		if got := step(x.ID); len(got) != 1 || got[0] != xjobs[0].ID {
 			t.Fatalf("first step of x canceled %v", got)
 		}
-		if got := step(y.ID); len(got) != 1 || got[0] != localID(yjobs[0].ID) {
+		if got := step(y.ID); len(got) != 1 || got[0] != yjobs[0].ID {
 			t.Fatalf("first step of y canceled %v", got)
 		}
 		e.wantBatch(x.ID, BatchCanceled, false, batchCounts{Total: 4, Ready: 3, Canceled: 1})
@@ -834,7 +842,7 @@ func TestBatchCancelInterrupted(t *testing.T) {
 		e.claimNone("bob")
 		e.wantBatch(x.ID, BatchCanceled, false, batchCounts{Total: 4, Ready: 1, Canceled: 3})
 		e.clock.Advance(61 * time.Second)
-		if ids, _, err := e.store.PromoteDue(e.ctx, e.queue, 10); err != nil || !slices.Equal(ids, []string{xjobs[3].ID}) {
+		if ids, _, err := e.promote(10); err != nil || !slices.Equal(ids, []string{xjobs[3].ID}) {
 			t.Fatalf("PromoteDue = %v %v", ids, err)
 		}
 		if j := e.get(xjobs[3].ID); j.State != StateCanceled {
@@ -843,13 +851,13 @@ func TestBatchCancelInterrupted(t *testing.T) {
 		e.wantBatch(x.ID, BatchCanceled, true, batchCounts{Total: 4, Canceled: 4})
 
 		// Resuming finishes y.
-		b, canceled, err := e.store.CancelBatch(e.ctx, y.ID)
+		b, canceled, err := e.cancelBatch(y.ID)
 		slices.Sort(canceled)
 		if err != nil || !slices.Equal(canceled, []string{yjobs[1].ID, yjobs[2].ID}) || !b.Ended() {
 			t.Fatalf("resumed CancelBatch = %+v %v %v", b, canceled, err)
 		}
 		e.wantBatch(y.ID, BatchCanceled, true, batchCounts{Total: 3, Canceled: 3})
-		if b, canceled, err = e.store.CancelBatch(e.ctx, x.ID); err != nil || len(canceled) != 0 || !b.Ended() {
+		if b, canceled, err = e.cancelBatch(x.ID); err != nil || len(canceled) != 0 || !b.Ended() {
 			t.Fatalf("CancelBatch of an ended cancel = %+v %v %v", b, canceled, err)
 		}
 		if s := e.stats(); s.Held != 0 || s.Ready != 0 || s.Reserved != 1 || s.Canceled != 7 {
@@ -884,7 +892,7 @@ func TestBatchCancelLarge(t *testing.T) {
 			held := []*Reservation{e.claim("ann"), e.claim("bob")}
 			e.checkBatch(b.ID)
 
-			cb, canceled, err := e.store.CancelBatch(e.ctx, b.ID)
+			cb, canceled, err := e.cancelBatch(b.ID)
 			if err != nil || cb.State != BatchCanceled || cb.Ended() || cb.Canceled != size-2 || cb.Reserved != 2 {
 				t.Fatalf("size %d: CancelBatch = %+v %v", size, cb, err)
 			}
@@ -928,11 +936,11 @@ func TestBatchNotFound(t *testing.T) {
 		for _, id := range ids {
 			_, err := e.store.GetBatch(e.ctx, id)
 			wantErr(t, fmt.Sprintf("GetBatch(%q)", id), err, ErrBatchNotFound)
-			_, _, err = e.store.AddToBatch(e.ctx, id, []NewJob{{Title: "x"}})
+			_, _, err = e.store.AddToBatch(e.ctx, id, "pat", []NewJob{{Title: "x"}})
 			wantErr(t, fmt.Sprintf("AddToBatch(%q)", id), err, ErrBatchNotFound)
 			_, err = e.store.SealBatch(e.ctx, id)
 			wantErr(t, fmt.Sprintf("SealBatch(%q)", id), err, ErrBatchNotFound)
-			_, _, err = e.store.CancelBatch(e.ctx, id)
+			_, _, err = e.cancelBatch(id)
 			wantErr(t, fmt.Sprintf("CancelBatch(%q)", id), err, ErrBatchNotFound)
 		}
 		// None of it touched the queue, the real batch, or a batch id
@@ -947,7 +955,7 @@ func TestBatchNotFound(t *testing.T) {
 		if err != nil || len(list) != 1 || list[0].ID != b.ID {
 			t.Fatalf("ListBatches = %v %v", list, err)
 		}
-		n, err := e.rdb.Exists(e.ctx, keysFor("no-such-queue").all()...).Result()
+		n, err := e.rdb.Exists(e.ctx, keysFor("no-such-queue").All()...).Result()
 		if err != nil || n != 0 {
 			t.Fatalf("batch calls on an unknown queue created %d keys (%v)", n, err)
 		}
@@ -980,16 +988,16 @@ func TestBatchValidation(t *testing.T) {
 	}
 	eachBackend(t, func(t *testing.T, e *env) {
 		for _, tc := range tests {
-			b, out, err := e.store.CreateBatch(e.ctx, e.queue, tc.batch)
+			b, out, err := e.store.CreateBatch(e.ctx, e.queue, "pat", tc.batch)
 			wantErr(t, tc.name, err, tc.want)
 			var v *ValidationError
 			if !errors.As(err, &v) || v.Field != tc.field || b != nil || out != nil {
 				t.Errorf("%s: error %v (batch %v), want field %q", tc.name, err, b, tc.field)
 			}
 		}
-		_, _, err := e.store.CreateBatch(e.ctx, "no-such-queue", NewBatch{Title: "b", Jobs: one})
+		_, _, err := e.store.CreateBatch(e.ctx, "no-such-queue", "pat", NewBatch{Title: "b", Jobs: one})
 		wantErr(t, "unknown queue", err, ErrQueueNotFound)
-		_, _, err = e.store.CreateBatch(e.ctx, "Bad Name", NewBatch{Title: "b", Jobs: one})
+		_, _, err = e.store.CreateBatch(e.ctx, "Bad Name", "pat", NewBatch{Title: "b", Jobs: one})
 		wantErr(t, "malformed queue name", err, ErrQueueNotFound)
 		_, err = e.store.ListBatches(e.ctx, "Bad Name", 0)
 		wantErr(t, "list a malformed queue", err, ErrQueueNotFound)
@@ -1003,10 +1011,10 @@ func TestBatchValidation(t *testing.T) {
 			t.Fatalf("bad input changed the queue: %+v", s)
 		}
 		k := keysFor(e.queue)
-		if n, _ := e.rdb.Exists(e.ctx, k.batches(), k.batchIndex(), k.members(), k.parked(), k.meta()).Result(); n != 0 {
+		if n, _ := e.rdb.Exists(e.ctx, k.Batches(), k.BatchIndex(), k.Members(), k.Parked(), k.Meta()).Result(); n != 0 {
 			t.Fatalf("bad input left %d batch keys", n)
 		}
-		n, err := e.rdb.Exists(e.ctx, keysFor("no-such-queue").all()...).Result()
+		n, err := e.rdb.Exists(e.ctx, keysFor("no-such-queue").All()...).Result()
 		if err != nil || n != 0 {
 			t.Fatalf("a batch for an unknown queue created %d keys (%v)", n, err)
 		}
@@ -1019,7 +1027,7 @@ func TestBatchValidation(t *testing.T) {
 			for i := range nb.Jobs {
 				nb.Jobs[i].Title = "job"
 			}
-			b, out, err := e.store.CreateBatch(e.ctx, e.queue, nb)
+			b, out, err := e.store.CreateBatch(e.ctx, e.queue, "pat", nb)
 			if err != nil || b.Total != len(nb.Jobs) || len(out) != len(nb.Jobs) || *b.MaxConcurrent != *nb.MaxConcurrent {
 				t.Fatalf("CreateBatch at the bounds = %+v %v", b, err)
 			}
@@ -1042,7 +1050,7 @@ func TestBatchList(t *testing.T) {
 		second := e.newQueue(Queue{})
 		for i, q := range []string{first, second, first, first} {
 			e.clock.Advance(time.Second)
-			b, _, err := e.store.CreateBatch(e.ctx, q, NewBatch{Title: fmt.Sprint("b", i), Jobs: titled("j", 1)})
+			b, _, err := e.store.CreateBatch(e.ctx, q, "pat", NewBatch{Title: fmt.Sprint("b", i), Jobs: titled("j", 1)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1104,7 +1112,7 @@ func TestBatchRetention(t *testing.T) {
 				}})
 				e.complete(e.claim("ann"))
 				r := e.claim("ann")
-				if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Token, "broken"); err != nil {
+				if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "broken"); err != nil {
 					t.Fatal(err)
 				}
 				e.wantBatch(ended.ID, BatchCompletedWithFailures, true, batchCounts{Total: 2, Completed: 1, Dead: 1})
@@ -1131,7 +1139,7 @@ func TestBatchRetention(t *testing.T) {
 				wantErr(t, "GetBatch of a purged batch", err, ErrBatchNotFound)
 				_, err = e.store.SealBatch(e.ctx, ended.ID)
 				wantErr(t, "SealBatch of a purged batch", err, ErrBatchNotFound)
-				_, _, err = e.store.CancelBatch(e.ctx, ended.ID)
+				_, _, err = e.cancelBatch(ended.ID)
 				wantErr(t, "CancelBatch of a purged batch", err, ErrBatchNotFound)
 				// The unfinished ones stay, whatever became of their jobs.
 				if b, err := e.store.GetBatch(e.ctx, open.ID); err != nil || b.State != BatchOpen || b.Completed != 1 {
@@ -1143,7 +1151,7 @@ func TestBatchRetention(t *testing.T) {
 					t.Fatalf("ListBatches after purge = %v %v", list, err)
 				}
 				k := keysFor(e.queue)
-				if n, _ := e.rdb.ZCard(e.ctx, k.batchDone()).Result(); n != 0 {
+				if n, _ := e.rdb.ZCard(e.ctx, k.BatchDone()).Result(); n != 0 {
 					t.Fatalf("%d ended batches left in batchdone", n)
 				}
 				if len(e.batchJobIDs(ended.ID)) != 0 || len(e.batchJobIDs(open.ID)) != 0 {
@@ -1206,18 +1214,18 @@ func TestBatchRaceManyClaimers(t *testing.T) {
 					time.Sleep(time.Duration(rnd.IntN(2000)) * time.Microsecond) // the work
 					switch n := rnd.IntN(100); {
 					case n < 70:
-						_, err = e.store.Complete(e.ctx, r.Job.ID, r.Token, nil)
+						_, err = e.store.Complete(e.ctx, r.Job.ID, r.Hold(), nil)
 						if err == nil {
 							mu.Lock()
 							completed[r.Job.ID]++
 							mu.Unlock()
 						}
 					case n < 78:
-						_, err = e.store.Release(e.ctx, r.Job.ID, r.Token)
+						_, err = e.store.Release(e.ctx, r.Job.ID, r.Hold())
 					case n < 85:
-						_, err = e.store.Fail(e.ctx, r.Job.ID, r.Token, "could not")
+						_, err = e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "could not")
 					case n < 92:
-						_, err = e.store.Skip(e.ctx, r.Job.ID, r.Token)
+						_, err = e.store.Skip(e.ctx, r.Job.ID, r.Hold())
 					default:
 						// Abandon it: the reclaimer takes it back.
 					}
@@ -1235,12 +1243,12 @@ func TestBatchRaceManyClaimers(t *testing.T) {
 			for i := 0; !over(); i++ {
 				time.Sleep(10 * time.Millisecond)
 				e.clock.Advance(testLease + time.Second)
-				if _, _, err := e.store.ReclaimExpired(e.ctx, e.queue, 100); err != nil {
+				if _, _, err := e.reclaim(100); err != nil {
 					t.Errorf("ReclaimExpired: %v", err)
 				}
 				if i%3 == 0 {
-					if held, _ := e.rdb.ZRange(e.ctx, k.reserved(), 0, 0).Result(); len(held) == 1 {
-						_, _, err := e.store.Requeue(e.ctx, globalID(held[0], e.queue))
+					if held, _ := e.rdb.ZRange(e.ctx, k.Reserved(), 0, 0).Result(); len(held) == 1 {
+						_, _, err := e.store.Requeue(e.ctx, globalID(held[0], e.queue), "sam")
 						if err != nil && !errors.Is(err, ErrInvalidState) {
 							t.Errorf("Requeue: %v", err)
 						}
@@ -1267,9 +1275,9 @@ func TestBatchRaceManyClaimers(t *testing.T) {
 				var raw *redis.StringCmd
 				var reserved, ready *redis.IntCmd
 				if _, err := e.rdb.TxPipelined(e.ctx, func(p redis.Pipeliner) error {
-					raw = p.HGet(e.ctx, k.batches(), localID(b.ID))
-					reserved = p.ZCard(e.ctx, k.reserved())
-					ready = p.ZCard(e.ctx, k.ready())
+					raw = p.HGet(e.ctx, k.Batches(), localID(b.ID))
+					reserved = p.ZCard(e.ctx, k.Reserved())
+					ready = p.ZCard(e.ctx, k.Ready())
 					return nil
 				}); err != nil {
 					t.Errorf("snapshot: %v", err)
@@ -1357,12 +1365,12 @@ func TestBatchRaceCancelWhileClaiming(t *testing.T) {
 					}
 					if r.Job.BatchID != "" && i%4 == 0 {
 						// Give it back: after the cancel, that cancels it.
-						if _, err := e.store.Release(e.ctx, r.Job.ID, r.Token); err != nil {
+						if _, err := e.store.Release(e.ctx, r.Job.ID, r.Hold()); err != nil {
 							t.Errorf("%s: Release: %v", op, err)
 						}
 						continue
 					}
-					if _, err := e.store.Complete(e.ctx, r.Job.ID, r.Token, nil); err != nil {
+					if _, err := e.store.Complete(e.ctx, r.Job.ID, r.Hold(), nil); err != nil {
 						t.Errorf("%s: Complete: %v", op, err)
 						continue
 					}
@@ -1376,7 +1384,7 @@ func TestBatchRaceCancelWhileClaiming(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			time.Sleep(5 * time.Millisecond)
-			_, ids, err := e.store.CancelBatch(e.ctx, b.ID)
+			_, ids, err := e.cancelBatch(b.ID)
 			if err != nil {
 				t.Errorf("CancelBatch: %v", err)
 			}

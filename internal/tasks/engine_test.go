@@ -12,7 +12,7 @@ import (
 
 func TestEnqueueAndGet(t *testing.T) {
 	onEachBackend(t, func(e *env) {
-		out, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{{
+		out, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{{
 			Title: "  Check invoice 4711 ", Payload: json.RawMessage(`{"amount": 12.5, "lines": [1, 2]}`),
 		}})
 		if err != nil {
@@ -81,27 +81,27 @@ func TestBadInputChangesNothing(t *testing.T) {
 		for _, tc := range tests {
 			// A bad job alone, and a bad job in a batch of good ones: both
 			// are refused whole.
-			_, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{tc.job})
+			_, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{tc.job})
 			wantErr(t, tc.name, err, tc.want)
-			_, err = e.store.Enqueue(e.ctx, e.queue, []NewJob{{Title: "good"}, tc.job, {Title: "good too"}})
+			_, err = e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{{Title: "good"}, tc.job, {Title: "good too"}})
 			wantErr(t, tc.name+" in a batch", err, tc.want)
 			var v *ValidationError
 			if !errors.As(err, &v) || !strings.HasPrefix(v.Field, "jobs[1].") {
 				t.Errorf("%s in a batch: error %v does not name jobs[1]", tc.name, err)
 			}
 		}
-		_, err := e.store.Enqueue(e.ctx, "no-such-queue", []NewJob{{Title: "x"}})
+		_, err := e.store.Enqueue(e.ctx, "no-such-queue", "pat", []NewJob{{Title: "x"}})
 		wantErr(t, "unknown queue", err, ErrQueueNotFound)
-		_, err = e.store.Enqueue(e.ctx, "Bad Name", []NewJob{{Title: "x"}})
+		_, err = e.store.Enqueue(e.ctx, "Bad Name", "pat", []NewJob{{Title: "x"}})
 		wantErr(t, "malformed queue name", err, ErrQueueNotFound)
-		_, err = e.store.Enqueue(e.ctx, e.queue, nil)
+		_, err = e.store.Enqueue(e.ctx, e.queue, "pat", nil)
 		wantErr(t, "no jobs", err, ErrInvalid)
-		_, err = e.store.Enqueue(e.ctx, e.queue, make([]NewJob, MaxBatch+1))
+		_, err = e.store.Enqueue(e.ctx, e.queue, "pat", make([]NewJob, MaxBatch+1))
 		wantErr(t, "batch too large", err, ErrTooLarge)
 		if s := e.stats(); s != (Stats{Queue: e.queue}) {
 			t.Fatalf("bad input changed the queue: %+v", s)
 		}
-		n, err := e.rdb.Exists(e.ctx, keysFor("no-such-queue").all()...).Result()
+		n, err := e.rdb.Exists(e.ctx, keysFor("no-such-queue").All()...).Result()
 		if err != nil || n != 0 {
 			t.Fatalf("enqueue to an unknown queue created %d keys (%v)", n, err)
 		}
@@ -114,7 +114,7 @@ func TestBatchEnqueueIsAtomicAndOrdered(t *testing.T) {
 		for i := range jobs {
 			jobs[i] = NewJob{Title: "doc " + strconv.Itoa(i)}
 		}
-		out, err := e.store.Enqueue(e.ctx, e.queue, jobs)
+		out, err := e.store.Enqueue(e.ctx, e.queue, "pat", jobs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,11 +132,11 @@ func TestBatchEnqueueIsAtomicAndOrdered(t *testing.T) {
 
 func TestIdempotencyKey(t *testing.T) {
 	onEachBackend(t, func(e *env) {
-		first, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{{Title: "first", IdempotencyKey: "order-1:review"}})
+		first, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{{Title: "first", IdempotencyKey: "order-1:review"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := e.store.Enqueue(e.ctx, e.queue, []NewJob{
+		again, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{
 			{Title: "second", IdempotencyKey: "order-1:review", Payload: json.RawMessage(`{"x":1}`)},
 			{Title: "third", IdempotencyKey: "order-2:review"},
 			{Title: "fourth", IdempotencyKey: "order-2:review"},
@@ -243,7 +243,7 @@ func TestPerJobLeaseAndAttempts(t *testing.T) {
 		if want := e.clock.Now().Add(30 * time.Second); !r.Deadline.Equal(want) {
 			t.Fatalf("deadline %v, want %v", r.Deadline, want)
 		}
-		if j, err := e.store.Fail(e.ctx, j.ID, r.Token, "unreadable scan"); err != nil || j.State != StateDead {
+		if j, err := e.store.Fail(e.ctx, j.ID, r.Hold(), "unreadable scan"); err != nil || j.State != StateDead {
 			t.Fatalf("Fail = %+v, %v; want dead after its one attempt", j, err)
 		}
 	})
@@ -253,17 +253,17 @@ func TestComplete(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		j := e.add("review", 50)
 		r := e.claim("ann")
-		if _, err := e.store.Complete(e.ctx, j.ID, "0123456789abcdef0123456789abcdef", nil); !errors.Is(err, ErrReservationLost) {
+		if _, err := e.store.Complete(e.ctx, j.ID, Hold{"ann", "0123456789abcdef0123456789abcdef"}, nil); !errors.Is(err, ErrReservationLost) {
 			t.Fatalf("complete with a wrong token: %v", err)
 		}
-		if _, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`"not an object"`)); !errors.Is(err, ErrInvalid) {
+		if _, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`"not an object"`)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("complete with a bad result: %v", err)
 		}
 		if e.get(j.ID).State != StateReserved {
 			t.Fatal("refused completes changed the job")
 		}
 		e.clock.Advance(time.Minute)
-		done, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`{"verdict": "ok"}`))
+		done, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`{"verdict": "ok"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,21 +272,23 @@ func TestComplete(t *testing.T) {
 			!got.CompletedAt.Equal(e.clock.Now()) || got.ReservedBy != "" || got.Deadline != nil {
 			t.Fatalf("completed job = %+v", got)
 		}
-		if _, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`{"verdict": "twice"}`)); !errors.Is(err, ErrReservationLost) {
-			t.Fatalf("second complete: %v", err)
+		// A retry (its answer lost) is answered as the first was, and
+		// changes nothing.
+		if again, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`{"verdict": "twice"}`)); err != nil || again.State != StateCompleted {
+			t.Fatalf("second complete = %+v, %v", again, err)
 		}
-		if string(e.get(j.ID).Result) != `{"verdict":"ok"}` {
-			t.Fatal("second complete overwrote the result")
+		if got := e.get(j.ID); string(got.Result) != `{"verdict":"ok"}` || got.CompletedBy != "ann" {
+			t.Fatalf("second complete changed the job: %+v", got)
 		}
 		if s := e.stats(); s.Completed != 1 || s.CompletedLastHour != 1 || s.Reserved != 0 {
 			t.Fatalf("stats = %+v", s)
 		}
 		for _, id := range []string{"", "bogus", j.ID[:26] + ".other"} {
-			if _, err := e.store.Complete(e.ctx, id, r.Token, nil); !errors.Is(err, ErrNotFound) {
+			if _, err := e.store.Complete(e.ctx, id, r.Hold(), nil); !errors.Is(err, ErrNotFound) {
 				t.Errorf("complete %q: %v", id, err)
 			}
 		}
-		if _, err := e.store.Release(e.ctx, j.ID, ""); !errors.Is(err, ErrReservationLost) {
+		if _, err := e.store.Release(e.ctx, j.ID, Hold{Holder: "ann"}); !errors.Is(err, ErrReservationLost) {
 			t.Fatalf("release without token: %v", err)
 		}
 	})
@@ -300,14 +302,14 @@ func TestReleaseKeepsPlaceInLine(t *testing.T) {
 		r := e.claim("ann")
 		e.clock.Advance(time.Minute)
 		e.add("third", 50)
-		j, err := e.store.Release(e.ctx, first.ID, r.Token)
+		j, err := e.store.Release(e.ctx, first.ID, r.Hold())
 		if err != nil || j.State != StateReady || j.ReservedBy != "" {
 			t.Fatalf("Release = %+v, %v", j, err)
 		}
 		if got := e.claim("bob").Job.Title; got != "first" {
 			t.Fatalf("after release bob got %q, want the released job back at the front", got)
 		}
-		if _, err := e.store.Complete(e.ctx, first.ID, r.Token, nil); !errors.Is(err, ErrReservationLost) {
+		if _, err := e.store.Complete(e.ctx, first.ID, r.Hold(), nil); !errors.Is(err, ErrReservationLost) {
 			t.Fatalf("complete with the released token: %v", err)
 		}
 		if e.get(first.ID).Attempts != 0 {
@@ -321,7 +323,7 @@ func TestSkipIsNotOfferedAgain(t *testing.T) {
 		hard := e.add("hard", 90)
 		e.add("easy", 10)
 		r := e.claim("ann")
-		if _, err := e.store.Skip(e.ctx, hard.ID, r.Token); err != nil {
+		if _, err := e.store.Skip(e.ctx, hard.ID, r.Hold()); err != nil {
 			t.Fatal(err)
 		}
 		if got := e.claim("ann").Job.Title; got != "easy" {
@@ -336,18 +338,18 @@ func TestSkipIsNotOfferedAgain(t *testing.T) {
 			t.Fatalf("skipped_by = %v", got)
 		}
 		// bob skips it too, then carol finishes it: the skip records go.
-		if _, err := e.store.Skip(e.ctx, hard.ID, rb.Token); err != nil {
+		if _, err := e.store.Skip(e.ctx, hard.ID, rb.Hold()); err != nil {
 			t.Fatal(err)
 		}
 		rc := e.claim("carol")
-		if _, err := e.store.Complete(e.ctx, hard.ID, rc.Token, nil); err != nil {
+		if _, err := e.store.Complete(e.ctx, hard.ID, rc.Hold(), nil); err != nil {
 			t.Fatal(err)
 		}
 		k := keysFor(e.queue)
-		if n, _ := e.rdb.SCard(e.ctx, k.skips()).Result(); n != 0 {
+		if n, _ := e.rdb.SCard(e.ctx, k.Skips()).Result(); n != 0 {
 			t.Fatalf("%d skip records left after completion", n)
 		}
-		if n, _ := e.rdb.HLen(e.ctx, k.skipCount()).Result(); n != 0 {
+		if n, _ := e.rdb.HLen(e.ctx, k.SkipCount()).Result(); n != 0 {
 			t.Fatalf("%d skip counters left after completion", n)
 		}
 	})
@@ -365,29 +367,29 @@ func TestExtend(t *testing.T) {
 			deadline := func() time.Time { return *e.get(j.ID).Deadline }
 
 			// Asking for less than is left changes nothing and costs nothing.
-			if _, err := e.store.Extend(e.ctx, j.ID, r.Token, 10); err != nil || !deadline().Equal(start.Add(60*time.Second)) {
+			if _, err := e.store.Extend(e.ctx, j.ID, r.Hold(), 10); err != nil || !deadline().Equal(start.Add(60*time.Second)) {
 				t.Fatalf("short extend moved the deadline to %v (%v)", deadline(), err)
 			}
 			e.clock.Advance(50 * time.Second)
-			got, err := e.store.Extend(e.ctx, j.ID, r.Token, 120)
+			got, err := e.store.Extend(e.ctx, j.ID, r.Hold(), 120)
 			if err != nil || !got.Deadline.Equal(start.Add(170*time.Second)) || got.Extensions != 1 {
 				t.Fatalf("Extend = %v, %v", got.Deadline, err)
 			}
 			// The reserved index follows the deadline: no reclaim before it.
 			e.clock.Advance(100 * time.Second)
-			if moved, _, _ := e.store.ReclaimExpired(e.ctx, e.queue, 10); len(moved) != 0 {
+			if moved, _, _ := e.reclaim(10); len(moved) != 0 {
 				t.Fatalf("reclaimed an extended reservation: %v", moved)
 			}
 			// Max hold caps the next extension at reserved_at + 200 s.
-			got, err = e.store.Extend(e.ctx, j.ID, r.Token, 300)
+			got, err = e.store.Extend(e.ctx, j.ID, r.Hold(), 300)
 			if err != nil || !got.Deadline.Equal(start.Add(200*time.Second)) {
 				t.Fatalf("capped Extend = %v, %v", got.Deadline, err)
 			}
-			_, err = e.store.Extend(e.ctx, j.ID, r.Token, 300)
+			_, err = e.store.Extend(e.ctx, j.ID, r.Hold(), 300)
 			wantErr(t, "extend past the max hold", err, ErrExtensionLimit)
-			_, err = e.store.Extend(e.ctx, j.ID, r.Token, 0)
+			_, err = e.store.Extend(e.ctx, j.ID, r.Hold(), 0)
 			wantErr(t, "extend by 0", err, ErrInvalid)
-			_, err = e.store.Extend(e.ctx, j.ID, "stale", 60)
+			_, err = e.store.Extend(e.ctx, j.ID, Hold{"ann", "stale"}, 60)
 			wantErr(t, "extend with a wrong token", err, ErrReservationLost)
 
 			// Max extensions.
@@ -395,12 +397,12 @@ func TestExtend(t *testing.T) {
 			r2 := e.claim("ann")
 			for i := range 2 {
 				e.clock.Advance(10 * time.Second)
-				if _, err := e.store.Extend(e.ctx, j2.ID, r2.Token, 60); err != nil {
+				if _, err := e.store.Extend(e.ctx, j2.ID, r2.Hold(), 60); err != nil {
 					t.Fatalf("extension %d: %v", i+1, err)
 				}
 			}
 			e.clock.Advance(10 * time.Second)
-			_, err = e.store.Extend(e.ctx, j2.ID, r2.Token, 60)
+			_, err = e.store.Extend(e.ctx, j2.ID, r2.Hold(), 60)
 			wantErr(t, "third extension", err, ErrExtensionLimit)
 		})
 	}
@@ -411,7 +413,7 @@ func TestFailRetriesThenDies(t *testing.T) {
 		j := e.addJob(e.queue, NewJob{Title: "flaky", MaxAttempts: 3})
 		for attempt := 1; attempt <= 3; attempt++ {
 			r := e.claim("ann")
-			got, err := e.store.Fail(e.ctx, j.ID, r.Token, "scanner jammed")
+			got, err := e.store.Fail(e.ctx, j.ID, r.Hold(), "scanner jammed")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -427,7 +429,7 @@ func TestFailRetriesThenDies(t *testing.T) {
 		if s := e.stats(); s.Dead != 1 || s.Ready != 0 {
 			t.Fatalf("stats = %+v", s)
 		}
-		if _, err := e.store.Fail(e.ctx, j.ID, "x", strings.Repeat("r", 2001)); !errors.Is(err, ErrInvalid) {
+		if _, err := e.store.Fail(e.ctx, j.ID, Hold{"ann", "x"}, strings.Repeat("r", 2001)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("long reason: %v", err)
 		}
 	})
@@ -442,13 +444,13 @@ func TestExpiredReservationIsFencedAndReclaimed(t *testing.T) {
 		// any reclaim ran.
 		for name, call := range map[string]func() error{
 			"complete": func() error {
-				_, err := e.store.Complete(e.ctx, j.ID, r.Token, json.RawMessage(`{"late":true}`))
+				_, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`{"late":true}`))
 				return err
 			},
-			"release": func() error { _, err := e.store.Release(e.ctx, j.ID, r.Token); return err },
-			"skip":    func() error { _, err := e.store.Skip(e.ctx, j.ID, r.Token); return err },
-			"extend":  func() error { _, err := e.store.Extend(e.ctx, j.ID, r.Token, 60); return err },
-			"fail":    func() error { _, err := e.store.Fail(e.ctx, j.ID, r.Token, "late"); return err },
+			"release": func() error { _, err := e.store.Release(e.ctx, j.ID, r.Hold()); return err },
+			"skip":    func() error { _, err := e.store.Skip(e.ctx, j.ID, r.Hold()); return err },
+			"extend":  func() error { _, err := e.store.Extend(e.ctx, j.ID, r.Hold(), 60); return err },
+			"fail":    func() error { _, err := e.store.Fail(e.ctx, j.ID, r.Hold(), "late"); return err },
 		} {
 			wantErr(t, name+" after the deadline", call(), ErrReservationLost)
 		}
@@ -456,14 +458,14 @@ func TestExpiredReservationIsFencedAndReclaimed(t *testing.T) {
 			t.Fatalf("late calls changed the job: %+v", got)
 		}
 
-		moved, more, err := e.store.ReclaimExpired(e.ctx, e.queue, 10)
-		if err != nil || more || len(moved) != 1 || moved[0] != (Reclaimed{JobID: j.ID, Queue: e.queue, Operator: "ann", State: StateReady}) {
+		moved, more, err := e.reclaim(10)
+		if err != nil || more || len(moved) != 1 || moved[0].JobID != j.ID || moved[0].Holder != "ann" || moved[0].Actor != System || moved[0].To != StateReady {
 			t.Fatalf("ReclaimExpired = %+v, %v, %v", moved, more, err)
 		}
 		if got := e.get(j.ID); got.State != StateReady || got.Attempts != 1 || !strings.Contains(got.LastError, "ann") {
 			t.Fatalf("reclaimed job = %+v", got)
 		}
-		_, err = e.store.Complete(e.ctx, j.ID, r.Token, nil)
+		_, err = e.store.Complete(e.ctx, j.ID, r.Hold(), nil)
 		wantErr(t, "complete after reclaim", err, ErrReservationLost)
 
 		// Second abandonment uses up the attempts: dead.
@@ -472,8 +474,8 @@ func TestExpiredReservationIsFencedAndReclaimed(t *testing.T) {
 			t.Fatal("a new claim reused the old token")
 		}
 		e.clock.Advance(301 * time.Second)
-		moved, _, _ = e.store.ReclaimExpired(e.ctx, e.queue, 10)
-		if len(moved) != 1 || moved[0].State != StateDead || moved[0].Operator != "bob" {
+		moved, _, _ = e.reclaim(10)
+		if len(moved) != 1 || moved[0].To != StateDead || moved[0].Holder != "bob" {
 			t.Fatalf("second reclaim = %+v", moved)
 		}
 		if s := e.stats(); s.Dead != 1 || s.Reserved != 0 {
@@ -496,7 +498,7 @@ func TestScheduledJobs(t *testing.T) {
 			t.Fatalf("delayed run_at %v", delayed.RunAt)
 		}
 		r := e.claim("ann")
-		if _, err := e.store.Complete(e.ctx, r.Job.ID, r.Token, nil); err != nil {
+		if _, err := e.store.Complete(e.ctx, r.Job.ID, r.Hold(), nil); err != nil {
 			t.Fatal(err)
 		}
 		e.claimNone("ann")
@@ -509,7 +511,7 @@ func TestScheduledJobs(t *testing.T) {
 			t.Fatalf("claimed %q", got.Title)
 		}
 		e.clock.Advance(time.Hour)
-		ids, more, err := e.store.PromoteDue(e.ctx, e.queue, 10)
+		ids, more, err := e.promote(10)
 		if err != nil || more || len(ids) != 1 || ids[0] != later.ID {
 			t.Fatalf("PromoteDue = %v %v %v", ids, more, err)
 		}
@@ -524,24 +526,24 @@ func TestCancel(t *testing.T) {
 		ready := e.add("ready", 50)
 		scheduled := e.addJob(e.queue, NewJob{Title: "scheduled", DelaySeconds: 60})
 		for _, j := range []*Job{ready, scheduled} {
-			got, holder, err := e.store.Cancel(e.ctx, j.ID, false)
+			got, holder, err := e.store.Cancel(e.ctx, j.ID, "sam", false)
 			if err != nil || got.State != StateCanceled || holder != "" || got.FinishedAt == nil {
 				t.Fatalf("Cancel(%s) = %+v %q %v", j.Title, got, holder, err)
 			}
 		}
 		held := e.add("held", 50)
 		r := e.claim("ann")
-		_, _, err := e.store.Cancel(e.ctx, held.ID, false)
+		_, _, err := e.store.Cancel(e.ctx, held.ID, "sam", false)
 		wantErr(t, "cancel a reserved job without force", err, ErrInvalidState)
-		got, holder, err := e.store.Cancel(e.ctx, held.ID, true)
+		got, holder, err := e.store.Cancel(e.ctx, held.ID, "sam", true)
 		if err != nil || got.State != StateCanceled || holder != "ann" {
 			t.Fatalf("forced Cancel = %+v %q %v", got, holder, err)
 		}
-		_, err = e.store.Complete(e.ctx, held.ID, r.Token, nil)
+		_, err = e.store.Complete(e.ctx, held.ID, r.Hold(), nil)
 		wantErr(t, "complete after a forced cancel", err, ErrReservationLost)
-		_, _, err = e.store.Cancel(e.ctx, held.ID, true)
+		_, _, err = e.store.Cancel(e.ctx, held.ID, "sam", true)
 		wantErr(t, "cancel twice", err, ErrInvalidState)
-		_, _, err = e.store.Cancel(e.ctx, "nope", false)
+		_, _, err = e.store.Cancel(e.ctx, "nope", "sam", false)
 		wantErr(t, "cancel unknown", err, ErrNotFound)
 		if s := e.stats(); s.Canceled != 3 || s.Ready+s.Scheduled+s.Reserved != 0 {
 			t.Fatalf("stats = %+v", s)
@@ -553,29 +555,29 @@ func TestRequeue(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		j := e.addJob(e.queue, NewJob{Title: "poison", MaxAttempts: 1})
 		r := e.claim("ann")
-		if _, err := e.store.Fail(e.ctx, j.ID, r.Token, "broken"); err != nil {
+		if _, err := e.store.Fail(e.ctx, j.ID, r.Hold(), "broken"); err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := e.store.Requeue(e.ctx, j.ID)
+		got, _, err := e.store.Requeue(e.ctx, j.ID, "sam")
 		if err != nil || got.State != StateReady || got.Attempts != 0 || got.FinishedAt != nil {
 			t.Fatalf("Requeue(dead) = %+v %v", got, err)
 		}
-		_, _, err = e.store.Requeue(e.ctx, j.ID)
+		_, _, err = e.store.Requeue(e.ctx, j.ID, "sam")
 		wantErr(t, "requeue a ready job", err, ErrInvalidState)
 
 		// Force release: the holder's token dies, the job keeps its place.
 		r = e.claim("ann")
-		got, holder, err := e.store.Requeue(e.ctx, j.ID)
+		got, holder, err := e.store.Requeue(e.ctx, j.ID, "sam")
 		if err != nil || got.State != StateReady || holder != "ann" {
 			t.Fatalf("Requeue(reserved) = %+v %q %v", got, holder, err)
 		}
-		_, err = e.store.Complete(e.ctx, j.ID, r.Token, nil)
+		_, err = e.store.Complete(e.ctx, j.ID, r.Hold(), nil)
 		wantErr(t, "complete after force release", err, ErrReservationLost)
 		r = e.claim("bob")
-		if _, err := e.store.Complete(e.ctx, j.ID, r.Token, nil); err != nil {
+		if _, err := e.store.Complete(e.ctx, j.ID, r.Hold(), nil); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = e.store.Requeue(e.ctx, j.ID)
+		_, _, err = e.store.Requeue(e.ctx, j.ID, "sam")
 		wantErr(t, "requeue a completed job", err, ErrInvalidState)
 	})
 }
@@ -586,7 +588,7 @@ func TestListJobsPaging(t *testing.T) {
 		for i := range jobs {
 			jobs[i] = NewJob{Title: "doc " + strconv.Itoa(i)}
 		}
-		if _, err := e.store.Enqueue(e.ctx, e.queue, jobs); err != nil {
+		if _, err := e.store.Enqueue(e.ctx, e.queue, "pat", jobs); err != nil {
 			t.Fatal(err)
 		}
 		var titles []string
@@ -605,7 +607,7 @@ func TestListJobsPaging(t *testing.T) {
 				// The cursor's own job leaves the index between pages: the
 				// next page still starts right after it.
 				last := p.Jobs[len(p.Jobs)-1]
-				if _, _, err := e.store.Cancel(e.ctx, last.ID, false); err != nil {
+				if _, _, err := e.store.Cancel(e.ctx, last.ID, "sam", false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -732,12 +734,12 @@ func TestRetentionPurgesOldFinishedJobs(t *testing.T) {
 			e := newEnv(t, b.rdb, Queue{RetentionSeconds: 3600, DeadRetentionSeconds: 7200})
 			done := e.addJob(e.queue, NewJob{Title: "done", IdempotencyKey: "k1"})
 			r := e.claim("ann")
-			if _, err := e.store.Complete(e.ctx, done.ID, r.Token, json.RawMessage(`{"a":1}`)); err != nil {
+			if _, err := e.store.Complete(e.ctx, done.ID, r.Hold(), json.RawMessage(`{"a":1}`)); err != nil {
 				t.Fatal(err)
 			}
 			dead := e.addJob(e.queue, NewJob{Title: "dead", MaxAttempts: 1})
 			r = e.claim("ann")
-			if _, err := e.store.Fail(e.ctx, dead.ID, r.Token, "x"); err != nil {
+			if _, err := e.store.Fail(e.ctx, dead.ID, r.Hold(), "x"); err != nil {
 				t.Fatal(err)
 			}
 			e.add("waiting", 50)
@@ -762,7 +764,7 @@ func TestRetentionPurgesOldFinishedJobs(t *testing.T) {
 				t.Fatalf("second purge deleted %d, want the dead job", n)
 			}
 			k := keysFor(e.queue)
-			if n, _ := e.rdb.HLen(e.ctx, k.result()).Result(); n != 0 {
+			if n, _ := e.rdb.HLen(e.ctx, k.Result()).Result(); n != 0 {
 				t.Fatalf("%d results left", n)
 			}
 			if s := e.stats(); s.Ready != 2 || s.Completed+s.Dead != 0 {
@@ -782,7 +784,7 @@ func TestClaimTakesBackExpiredReservations(t *testing.T) {
 		if r2.Job.ID != j.ID || r2.Job.Attempts != 1 || r2.Token == r.Token {
 			t.Fatalf("bob got %+v", r2.Job)
 		}
-		_, err := e.store.Complete(e.ctx, j.ID, r.Token, nil)
+		_, err := e.store.Complete(e.ctx, j.ID, r.Hold(), nil)
 		wantErr(t, "the first holder's complete", err, ErrReservationLost)
 	})
 }

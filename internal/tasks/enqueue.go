@@ -45,34 +45,37 @@ type Enqueued struct {
 // enqueueFields is how many script arguments each job takes (enqueue.lua).
 const enqueueFields = 9
 
-// Enqueue adds jobs to the queue, all or none: up to MaxBatch in one atomic
-// script. Invalid input gives a *ValidationError naming the job and field,
-// and changes nothing.
-func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) ([]Enqueued, error) {
+// Enqueue adds jobs to the queue for actor (the producer), all or none: up
+// to MaxBatch in one atomic script. Invalid input gives a *ValidationError
+// naming the job and field, and changes nothing.
+func (s *Store) Enqueue(ctx context.Context, queue, actor string, jobs []NewJob) ([]Enqueued, error) {
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}
-	_, _, out, err := s.enqueue(ctx, queue, "", "", jobs)
+	_, _, out, err := s.enqueue(ctx, queue, actor, "", "", jobs)
 	return out, err
 }
 
-// enqueue runs enqueue.lua: the jobs, and the batch they join (batchID, or
-// "" for none) with its new record (newBatch, or "" to join an open one).
-// It answers the batch's id and record after the change (the earlier batch
-// when the request repeats one; "" without a batch).
-func (s *Store) enqueue(ctx context.Context, queue, batchID, newBatch string, jobs []NewJob) (batch, record string, _ []Enqueued, _ error) {
+// enqueue runs enqueue.lua for actor: the jobs, and the batch they join
+// (batchID, or "" for none) with its new record (newBatch, or "" to join an
+// open one). It answers the batch's id and record after the change (the
+// earlier batch when the request repeats one; "" without a batch).
+func (s *Store) enqueue(ctx context.Context, queue, actor, batchID, newBatch string, jobs []NewJob) (batch, record string, _ []Enqueued, _ error) {
 	switch {
 	case len(jobs) == 0 && newBatch == "":
 		return "", "", nil, invalid("jobs", "must hold at least one job")
 	case len(jobs) > MaxBatch:
 		return "", "", nil, tooLarge("jobs", "must hold at most %d jobs", MaxBatch)
 	}
-	const head = 5 // arguments before the jobs'
+	if err := validOperator(actor); err != nil {
+		return "", "", nil, err
+	}
+	const head = 6 // arguments before the jobs'
 	args := make([]any, 0, head+len(jobs)*enqueueFields)
 	if batchID != "" {
 		batchID = localID(batchID)
 	}
-	args = append(args, s.nowArg(), strictStepMs, batchID, newBatch, len(jobs))
+	args = append(args, s.nowArg(), strictStepMs, batchID, newBatch, actor, len(jobs))
 	now := s.now()
 	total := 0
 	for i, j := range jobs {
@@ -91,7 +94,7 @@ func (s *Store) enqueue(ctx context.Context, queue, batchID, newBatch string, jo
 			return "", "", nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
 		}
 	}
-	res, err := enqueueScript.run(ctx, s.rdb, queue, args...)
+	res, err := s.run(ctx, enqueueScript, queue, args...)
 	if err != nil {
 		return "", "", nil, err
 	}

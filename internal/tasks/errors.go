@@ -18,6 +18,12 @@ var (
 	// job: it was completed, given back, reclaimed after its deadline, or
 	// taken away by a supervisor. Nothing the caller sent was stored.
 	ErrReservationLost = errors.New("reservation lost")
+	// ErrForbidden means the caller holds the token of someone else's
+	// reservation: holder actions are the holder's alone. Nothing changed.
+	ErrForbidden = errors.New("not your reservation")
+	// ErrNotReady means the job asked for is not waiting in line for this
+	// operator: someone claimed it, it finished, or the operator skipped it.
+	ErrNotReady = errors.New("job is not ready to claim")
 	// ErrInvalidState means the job is not in a state that allows the action.
 	ErrInvalidState = errors.New("invalid state for this action")
 	// ErrExtensionLimit means the reservation may not be extended any further.
@@ -66,4 +72,6 @@ var statusErrors = map[string]error{
 	"invalid_state":    ErrInvalidState,
 	"extension_limit":  ErrExtensionLimit,
 	"skip_limit":       ErrSkipLimit,
+	"forbidden":        ErrForbidden,
+	"not_ready":        ErrNotReady,
 }

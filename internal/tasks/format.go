@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"claimdesk/internal/keys"
+
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +25,7 @@ var ErrStorageFormat = errors.New("the store holds data of another claimdesk sto
 // it; one whose queues were made by a version of another format is
 // refused, rather than misread job by job.
 func (s *Store) CheckFormat(ctx context.Context) error {
-	got, err := s.rdb.Get(ctx, formatKey).Result()
+	got, err := s.rdb.Get(ctx, keys.Format).Result()
 	switch {
 	case err == nil && got == storageFormat:
 		return nil
@@ -32,14 +34,14 @@ func (s *Store) CheckFormat(ctx context.Context) error {
 	case err != redis.Nil:
 		return redisErr(err)
 	}
-	n, err := s.rdb.SCard(ctx, queuesKey).Result()
+	n, err := s.rdb.SCard(ctx, keys.Queues).Result()
 	if err != nil {
 		return redisErr(err)
 	}
 	if n > 0 {
 		return fmt.Errorf("%w: its %d queues were made by an earlier version (JSON job metadata), which this one cannot read", ErrStorageFormat, n)
 	}
-	if err := s.rdb.SetNX(ctx, formatKey, storageFormat, 0).Err(); err != nil {
+	if err := s.rdb.SetNX(ctx, keys.Format, storageFormat, 0).Err(); err != nil {
 		return redisErr(err)
 	}
 	return nil

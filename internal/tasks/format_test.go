@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"claimdesk/internal/keys"
+
 	"context"
 	"errors"
 	"testing"
@@ -25,10 +27,10 @@ func TestCheckFormat(t *testing.T) {
 			return err
 		}, false},
 		{"queues of an earlier version, never marked", func(s *Store) error {
-			return s.rdb.SAdd(ctx, queuesKey, "mail").Err()
+			return s.rdb.SAdd(ctx, keys.Queues, "mail").Err()
 		}, true},
 		{"another format's mark", func(s *Store) error {
-			return s.rdb.Set(ctx, formatKey, "3", 0).Err()
+			return s.rdb.Set(ctx, keys.Format, "3", 0).Err()
 		}, true},
 	}
 	for _, tc := range tests {
@@ -45,7 +47,7 @@ func TestCheckFormat(t *testing.T) {
 				t.Fatalf("CheckFormat = %v; want ErrStorageFormat %v", err, tc.wantErr)
 			}
 			if !tc.wantErr {
-				if mark, _ := rdb.Get(ctx, formatKey).Result(); mark != storageFormat {
+				if mark, _ := rdb.Get(ctx, keys.Format).Result(); mark != storageFormat {
 					t.Fatalf("format mark %q after CheckFormat, want %q", mark, storageFormat)
 				}
 			}

@@ -54,13 +54,15 @@ type Job struct {
 	CreatedAt    time.Time       `json:"created_at"`
 	RunAt        time.Time       `json:"run_at"`
 	ReservedBy   string          `json:"reserved_by,omitempty"`
-	ReservedAt   *time.Time      `json:"reserved_at,omitempty"`
-	Deadline     *time.Time      `json:"deadline,omitempty"`
-	Extensions   int             `json:"extensions,omitempty"`
-	CompletedAt  *time.Time      `json:"completed_at,omitempty"`
-	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
-	Result       json.RawMessage `json:"result,omitempty"`
-	LastError    string          `json:"last_error,omitempty"`
+	// CompletedBy is who completed the job.
+	CompletedBy string          `json:"completed_by,omitempty"`
+	ReservedAt  *time.Time      `json:"reserved_at,omitempty"`
+	Deadline    *time.Time      `json:"deadline,omitempty"`
+	Extensions  int             `json:"extensions,omitempty"`
+	CompletedAt *time.Time      `json:"completed_at,omitempty"`
+	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	LastError   string          `json:"last_error,omitempty"`
 	// IdempotencyKey is the producer's key that created the job, if any.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// SkippedBy lists the operators who skipped the job and are not offered
@@ -71,6 +73,10 @@ type Job struct {
 
 	rank  float64 // place in line: lower is claimed first
 	token string  // live reservation token, kept inside the engine
+	// history is the job's history as stored (decodeHistory), and
+	// historyDropped how many of its entries were trimmed.
+	history        string
+	historyDropped int
 }
 
 // meta is the job metadata as the scripts store it (lua/lib.lua; decoded by
@@ -95,6 +101,12 @@ type meta struct {
 	IdempotencyKey string
 	SkippedBy      []string
 	Batch          string
+	// ClaimKey is the idempotency key of the live claim, if it had one.
+	ClaimKey string
+	// HistoryCount is how many history entries the job has had; History is
+	// what is kept of them, encoded (decodeHistory).
+	HistoryCount int
+	History      string
 }
 
 // decodeJob builds a Job from a script's answer: its id, metadata and
@@ -109,18 +121,42 @@ func decodeJob(id, rawMeta, payload string) (*Job, error) {
 		ID: id, Queue: q, Title: m.Title, Priority: m.Priority, State: m.State,
 		Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, LeaseSeconds: m.LeaseSeconds,
 		CreatedAt: msTime(m.CreatedAt), RunAt: msTime(m.RunAt),
-		ReservedBy: m.ReservedBy, ReservedAt: optTime(m.ReservedAt), Deadline: optTime(m.Deadline),
+		ReservedAt: optTime(m.ReservedAt), Deadline: optTime(m.Deadline),
 		Extensions: m.Extensions, FinishedAt: optTime(m.FinishedAt), LastError: m.LastError,
 		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: globalID(m.Batch, q),
-		rank: m.Rank, token: m.Token,
+		rank: m.Rank, history: m.History, historyDropped: max(0, m.HistoryCount-historyCap),
 	}
 	if payload != "" {
 		j.Payload = json.RawMessage(payload)
 	}
-	if m.State == StateCompleted {
-		j.CompletedAt = j.FinishedAt
+	// The last holder and token stay after a reservation ends (lib.lua).
+	switch m.State {
+	case StateReserved:
+		j.ReservedBy, j.token = m.ReservedBy, m.Token
+	case StateCompleted:
+		j.CompletedAt, j.CompletedBy = j.FinishedAt, m.ReservedBy
 	}
 	return j, nil
+}
+
+// historyCap is how many history entries a job keeps (HISTORY_CAP in
+// lua/lib.lua).
+const historyCap = 50
+
+// History returns the job's history, oldest first, and how many entries
+// were trimmed from its middle (a job keeps its first few and its latest).
+// The completed entry carries the job's result.
+func (j *Job) History() ([]Entry, int, error) {
+	h, err := decodeHistory(j.history, ms(j.CreatedAt))
+	if err != nil {
+		return nil, 0, fmt.Errorf("decode history of %s: %w", j.ID, err)
+	}
+	for i := range h {
+		if h[i].Action == ActionCompleted {
+			h[i].Result = j.Result
+		}
+	}
+	return h, j.historyDropped, nil
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

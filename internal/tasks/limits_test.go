@@ -13,23 +13,23 @@ func TestSkipLimitKeepsClaimHonest(t *testing.T) {
 		e.enqueueMany(MaxSkips + 1)
 		for i := range MaxSkips {
 			r := e.claim("ann")
-			if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Token); err != nil {
+			if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold()); err != nil {
 				t.Fatalf("skip %d: %v", i+1, err)
 			}
 		}
 		// Claim looks past every skipped job to the one ann has not skipped.
 		r := e.claim("ann")
-		_, err := e.store.Skip(e.ctx, r.Job.ID, r.Token)
+		_, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold())
 		wantErr(t, "skip past the limit", err, ErrSkipLimit)
 		if got := e.get(r.Job.ID); got.State != StateReserved {
 			t.Fatalf("a refused skip changed the job: %s", got.State)
 		}
 		// Finishing skipped jobs frees room to skip again.
 		other := e.claim("bob")
-		if _, err := e.store.Complete(e.ctx, other.Job.ID, other.Token, nil); err != nil {
+		if _, err := e.store.Complete(e.ctx, other.Job.ID, other.Hold(), nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Token); err != nil {
+		if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold()); err != nil {
 			t.Fatalf("skip after a skipped job finished: %v", err)
 		}
 	})
@@ -80,7 +80,7 @@ func TestListingAndMaintenanceInputs(t *testing.T) {
 		for i := range big {
 			big[i] = NewJob{Title: "big", Payload: []byte(`{"text":"` + strings.Repeat("x", 60<<10) + `"}`)}
 		}
-		_, err = e.store.Enqueue(e.ctx, e.queue, big)
+		_, err = e.store.Enqueue(e.ctx, e.queue, "pat", big)
 		wantErr(t, "batch over 8 MiB", err, ErrTooLarge)
 		if !errors.Is(err, ErrTooLarge) || e.stats().Ready != 0 {
 			t.Fatalf("oversized batch changed the queue")

@@ -44,7 +44,7 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	if err != nil {
 		return Page{}, err
 	}
-	res, err := listScript.run(ctx, s.rdb, queue, string(state), limit, score, after)
+	res, err := s.run(ctx, listScript, queue, string(state), limit, score, after)
 	if err != nil {
 		return Page{}, err
 	}
@@ -141,7 +141,7 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 		return nil, ErrQueueNotFound
 	}
 	k := keysFor(queue)
-	ids, err := s.rdb.ZRangeByScore(ctx, k.reserved(), &redis.ZRangeBy{
+	ids, err := s.rdb.ZRangeByScore(ctx, k.Reserved(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(ms(from), 10), Max: "(" + strconv.FormatInt(ms(to), 10), Count: int64(limit),
 	}).Result()
 	if err != nil {
@@ -150,7 +150,7 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	metas, err := s.rdb.HMGet(ctx, k.meta(), ids...).Result()
+	metas, err := s.rdb.HMGet(ctx, k.Meta(), ids...).Result()
 	if err != nil {
 		return nil, redisErr(err)
 	}

@@ -80,6 +80,9 @@ type env struct {
 	store *Store
 	clock *clock
 	queue string
+
+	mu   sync.Mutex
+	seen []Transition // what the store did, as its observer was told
 }
 
 var queueSeq atomic.Int64
@@ -103,8 +106,82 @@ func newEnv(t *testing.T, rdb redis.UniversalClient, q Queue) *env {
 	t.Helper()
 	c := newClock()
 	e := &env{t: t, ctx: context.Background(), rdb: rdb, store: New(rdb, WithClock(c.Now)), clock: c}
+	e.store.Observe(func(_ context.Context, fx Effects) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.seen = append(e.seen, fx.Transitions...)
+	})
 	e.queue = e.newQueue(q)
 	return e
+}
+
+// changes returns the transitions the env's store made since the last
+// call, oldest first, and forgets them.
+func (e *env) changes() []Transition {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ts := e.seen
+	e.seen = nil
+	return ts
+}
+
+// did returns the transitions that fn made that match (concurrent calls
+// of the same store may add theirs). It leaves them to changes.
+func (e *env) did(match func(Transition) bool, fn func()) []Transition {
+	e.mu.Lock()
+	before := len(e.seen)
+	e.mu.Unlock()
+	fn()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Transition
+	for _, t := range e.seen[before:] {
+		if match(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// during returns the transitions of action a that fn made.
+func (e *env) during(a Action, fn func()) []Transition {
+	return e.did(func(t Transition) bool { return t.Action == a }, fn)
+}
+
+// jobIDs lists the jobs of the transitions.
+func jobIDs(ts []Transition) []string {
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.JobID
+	}
+	return ids
+}
+
+// cancelBatch cancels the batch as "sam" and returns the jobs it canceled.
+func (e *env) cancelBatch(id string) (b *Batch, canceled []string, err error) {
+	ts := e.during(ActionCanceled, func() { b, err = e.store.CancelBatch(e.ctx, id, "sam") })
+	for _, t := range ts {
+		if t.Actor == "sam" {
+			canceled = append(canceled, t.JobID)
+		}
+	}
+	return b, canceled, err
+}
+
+// reclaim takes back at most limit expired reservations and returns their
+// transitions (canceled, in a canceled batch).
+func (e *env) reclaim(limit int) (moved []Transition, more bool, err error) {
+	moved = e.did(func(t Transition) bool { return t.From == StateReserved && t.Actor == System },
+		func() { _, more, err = e.store.ReclaimExpired(e.ctx, e.queue, limit) })
+	return moved, more, err
+}
+
+// promote promotes at most limit due jobs and returns their ids (jobs of a
+// canceled batch are canceled instead).
+func (e *env) promote(limit int) (ids []string, more bool, err error) {
+	ts := e.did(func(t Transition) bool { return t.From == StateScheduled && t.Actor == System },
+		func() { _, more, err = e.store.PromoteDue(e.ctx, e.queue, limit) })
+	return jobIDs(ts), more, err
 }
 
 // newQueue creates a queue with a unique name and settings q.
@@ -129,7 +206,7 @@ func (e *env) add(title string, priority int) *Job {
 
 func (e *env) addJob(queue string, j NewJob) *Job {
 	e.t.Helper()
-	out, err := e.store.Enqueue(e.ctx, queue, []NewJob{j})
+	out, err := e.store.Enqueue(e.ctx, queue, "pat", []NewJob{j})
 	if err != nil {
 		e.t.Fatalf("Enqueue(%q): %v", j.Title, err)
 	}

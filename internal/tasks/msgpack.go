@@ -115,11 +115,13 @@ func (r *msgpackReader) length() (int, error) {
 	return 0, fmt.Errorf("%w: 0x%02x is not an array", errMsgpack, t)
 }
 
-// metaFields is how many values a job's metadata has (lib.lua, store).
-const metaFields = 19
+// metaFields is how many values a job's metadata has (META in lib.lua);
+// its history follows them.
+const metaFields = 21
 
 // decodeMeta reads job metadata as the scripts store it: one value per
-// field, in lib.lua's order, nil for an absent field.
+// field, in lib.lua's order, nil for an absent field; then the history,
+// kept undecoded (decodeHistory).
 func decodeMeta(raw string) (meta, error) {
 	var m meta
 	r := &msgpackReader{b: raw}
@@ -135,6 +137,7 @@ func decodeMeta(raw string) (meta, error) {
 	if m.RunAt == 0 {
 		m.RunAt = m.CreatedAt
 	}
+	m.History = raw[r.i:]
 	return m, nil
 }
 
@@ -195,6 +198,10 @@ func (m *meta) read(field int, r *msgpackReader) (err error) {
 		}
 	case 18:
 		m.Batch, err = r.str()
+	case 19:
+		m.ClaimKey, err = r.str()
+	case 20:
+		err = small(&m.HistoryCount)
 	}
 	return err
 }

@@ -15,10 +15,15 @@ import (
 // stream of mixed operations on an explicit clock, predicts each outcome
 // from a small model, and checks the whole store after every step: each job
 // is in exactly one state and one index, reservations have exactly one live
-// token, nothing completes twice, and no job disappears. Some jobs belong to
+// token, nothing completes twice, and no job disappears. Every transition
+// the model predicts is told to the Store's observer exactly once, in
+// order, and stands in the job's stored history with its actor and
+// attempt; a job's state is the "to" of its last entry. Some jobs belong to
 // batches, some with max_concurrent: their counters always equal the real
 // job states, reserved jobs never exceed the cap, and a free slot never
-// stays free while a job of the batch waits (no leaked slot).
+// stays free while a job of the batch waits (no leaked slot). Retries of a
+// holder's last action are answered as it was; anyone else's use of a
+// holder's token is forbidden.
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
@@ -37,17 +42,31 @@ func TestPropertyRandomOperations(t *testing.T) {
 
 // modelJob is what the model knows of a job.
 type modelJob struct {
-	state       State
-	token       string // live reservation token
-	holder      string
-	deadline    time.Time
-	reservedAt  time.Time
-	runAt       time.Time
-	attempts    int
-	extensions  int
-	skippedBy   []string
-	completions int
-	batch       string
+	state      State
+	token      string // live reservation token
+	holder     string
+	claimKey   string // the live claim's idempotency key
+	deadline   time.Time
+	reservedAt time.Time
+	runAt      time.Time
+	attempts   int
+	extensions int
+	skippedBy  []string
+	batch      string
+	// lastToken and lastHolder are the last reservation's, once it ended.
+	lastToken, lastHolder string
+	// history is every transition, admissions into a batch slot aside
+	// (checkHistory checks those); told is how many the observer has told.
+	history []modelEntry
+	told    int
+}
+
+// modelEntry is a transition as the model predicts it.
+type modelEntry struct {
+	action   Action
+	actor    string
+	from, to State
+	attempt  int
 }
 
 // modelBatch is what the model knows of a batch.
@@ -70,7 +89,7 @@ type model struct {
 	batchIDs []string // in creation order
 }
 
-type claimed struct{ id, token string }
+type claimed struct{ id, token, holder string }
 
 var modelOperators = []string{"ann", "bob", "cat"}
 
@@ -89,6 +108,7 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 		{"extend", 4, func() { m.holderAction("extend") }},
 		{"fail", 4, func() { m.holderAction("fail") }},
 		{"stale", 5, m.staleAction},
+		{"not yours", 2, m.othersAction},
 		{"advance", 8, m.advance},
 		{"reclaim", 5, m.reclaim},
 		{"promote", 2, m.promote},
@@ -110,6 +130,7 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 					e.t.Fatalf("step %d (%s) failed", step, op.name)
 				}
 				m.check(step, op.name)
+				m.checkTold(step, op.name)
 				break
 			}
 			n -= op.weight
@@ -175,6 +196,7 @@ func (m *model) enqueue() {
 		if d := batch[i].DelaySeconds; d > 0 {
 			mj.state, mj.runAt = StateScheduled, m.now().Add(time.Duration(d)*time.Second)
 		}
+		m.note(mj, ActionEnqueued, "pat", "", mj.state)
 		m.jobs[got.Job.ID] = mj
 		m.ids = append(m.ids, got.Job.ID)
 	}
@@ -212,7 +234,7 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 				repeatOf = ""
 			}
 		}
-		b, out, err := e.store.CreateBatch(e.ctx, e.queue, nb)
+		b, out, err := e.store.CreateBatch(e.ctx, e.queue, "pat", nb)
 		switch {
 		case repeat && repeatOf == "":
 			if !errors.Is(err, ErrInvalidState) {
@@ -232,10 +254,10 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 		return out, b.ID, nil
 	case n < 3 && len(open) > 0:
 		id := open[m.rnd.IntN(len(open))]
-		_, out, err := e.store.AddToBatch(e.ctx, id, jobs)
+		_, out, err := e.store.AddToBatch(e.ctx, id, "pat", jobs)
 		return out, id, err
 	}
-	out, err := e.store.Enqueue(e.ctx, e.queue, jobs)
+	out, err := e.store.Enqueue(e.ctx, e.queue, "pat", jobs)
 	return out, "", err
 }
 
@@ -286,7 +308,7 @@ func (m *model) cancelBatch() {
 		return
 	}
 	b := m.batches[id]
-	_, canceled, err := e.store.CancelBatch(e.ctx, id)
+	_, canceled, err := e.cancelBatch(id)
 	if state, _ := m.batchState(b); state == BatchCompleted || state == BatchCompletedWithFailures {
 		if !errors.Is(err, ErrInvalidState) {
 			e.t.Fatalf("cancel a %s batch: %v", state, err)
@@ -300,7 +322,7 @@ func (m *model) cancelBatch() {
 	var want []string
 	for _, jid := range b.jobs {
 		if mj := m.jobs[jid]; mj.state == StateReady || mj.state == StateScheduled {
-			m.finish(jid, mj, StateCanceled)
+			m.finish(jid, mj, StateCanceled, ActionCanceled, "sam")
 			want = append(want, jid)
 		}
 	}
@@ -311,14 +333,26 @@ func (m *model) cancelBatch() {
 	}
 }
 
-// backInLine is where a job given back goes: ready, or canceled when its
-// batch is.
-func (m *model) backInLine(id string, mj *modelJob) {
+// note adds a transition of the job to what the model expects. attempt:
+// which attempt a reservation is (a failure or expiry counted its own);
+// otherwise the attempts spent.
+func (m *model) note(mj *modelJob, a Action, actor string, from, to State) {
+	attempt := mj.attempts
+	if (from == StateReserved || to == StateReserved) && a != ActionFailed && a != ActionExpired {
+		attempt++
+	}
+	mj.history = append(mj.history, modelEntry{a, actor, from, to, attempt})
+}
+
+// backInLine is where a job given back (by action of actor) goes: ready,
+// or canceled when its batch is.
+func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
 	if b := m.batches[mj.batch]; b != nil && b.canceled {
-		m.finish(id, mj, StateCanceled)
+		m.finish(id, mj, StateCanceled, ActionCanceled, actor)
 		return
 	}
-	if mj.token != "" {
+	m.note(mj, a, actor, mj.state, StateReady)
+	if mj.state == StateReserved {
 		m.endReservation(id, mj)
 	}
 	mj.state = StateReady
@@ -333,6 +367,23 @@ func (m *model) claimable(mj *modelJob, op string) bool {
 func (m *model) claim() {
 	e := m.e
 	op := modelOperators[m.rnd.IntN(len(modelOperators))]
+	var opts []ClaimOption
+	key := ""
+	if m.rnd.IntN(4) == 0 {
+		key = fmt.Sprint("claim-", m.rnd.IntN(3))
+		opts = append(opts, WithClaimKey(key))
+		// A live reservation made with the key is answered again, and
+		// nothing else happens.
+		for _, id := range m.ids {
+			if mj := m.jobs[id]; mj.claimKey == key && mj.holder == op && m.live(mj) {
+				r, err := e.store.Claim(e.ctx, e.queue, op, opts...)
+				if err != nil || r == nil || r.Job.ID != id || r.Token != mj.token || !r.Deadline.Equal(mj.deadline) {
+					e.t.Fatalf("repeated claim with key %s = %+v, %v; want %s again", key, r, err, id)
+				}
+				return
+			}
+		}
+	}
 	// A claim first reclaims expired reservations (at most promoteOnClaim).
 	var expired []string
 	for _, id := range m.ids {
@@ -344,7 +395,7 @@ func (m *model) claim() {
 		e.t.Fatalf("model: %d expired reservations, more than one claim reclaims", len(expired))
 	}
 	for _, id := range expired {
-		m.spendAttempt(id, m.jobs[id])
+		m.spendAttempt(id, m.jobs[id], ActionExpired, System)
 	}
 	var want []string
 	for _, id := range m.ids {
@@ -352,20 +403,21 @@ func (m *model) claim() {
 			want = append(want, id)
 		}
 	}
-	r, err := e.store.Claim(e.ctx, e.queue, op)
+	r, err := e.store.Claim(e.ctx, e.queue, op, opts...)
 	if err != nil {
 		e.t.Fatalf("claim: %v", err)
 	}
 	// Promotion happened for every due job.
 	for _, mj := range m.jobs {
 		if mj.state == StateScheduled && !mj.runAt.After(m.now()) {
+			m.note(mj, ActionPromoted, System, StateScheduled, StateReady)
 			mj.state = StateReady
 		}
 	}
 	if r == nil {
 		// Jobs of a capped batch wait outside the claim line for a slot
 		// (check proves the line holds every other ready job).
-		line, err := e.rdb.ZRange(e.ctx, keysFor(e.queue).ready(), 0, -1).Result()
+		line, err := e.rdb.ZRange(e.ctx, keysFor(e.queue).Ready(), 0, -1).Result()
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -380,7 +432,8 @@ func (m *model) claim() {
 		e.t.Fatalf("claim by %s gave %s, which was not claimable", op, r.Job.ID)
 	}
 	mj := m.jobs[r.Job.ID]
-	mj.state, mj.token, mj.holder = StateReserved, r.Token, op
+	m.note(mj, ActionClaimed, op, StateReady, StateReserved)
+	mj.state, mj.token, mj.holder, mj.claimKey = StateReserved, r.Token, op, key
 	mj.reservedAt, mj.deadline, mj.extensions = m.now(), m.now().Add(60*time.Second), 0
 }
 
@@ -390,22 +443,28 @@ func (m *model) live(mj *modelJob) bool {
 }
 
 func (m *model) endReservation(id string, mj *modelJob) {
-	m.stale = append(m.stale, claimed{id, mj.token})
-	mj.token, mj.holder = "", ""
+	m.stale = append(m.stale, claimed{id, mj.token, mj.holder})
+	mj.lastToken, mj.lastHolder = mj.token, mj.holder
+	mj.token, mj.holder, mj.claimKey = "", "", ""
 }
 
-func (m *model) finish(id string, mj *modelJob, s State) {
-	m.endReservation(id, mj)
+// finish ends the job in state s by action of actor.
+func (m *model) finish(id string, mj *modelJob, s State, a Action, actor string) {
+	m.note(mj, a, actor, mj.state, s)
+	if mj.state == StateReserved {
+		m.endReservation(id, mj)
+	}
 	mj.state, mj.skippedBy = s, nil
 }
 
-func (m *model) spendAttempt(id string, mj *modelJob) {
+// spendAttempt counts a failed or expired attempt (action a of actor).
+func (m *model) spendAttempt(id string, mj *modelJob, a Action, actor string) {
 	mj.attempts++
 	if mj.attempts >= 3 {
-		m.finish(id, mj, StateDead)
+		m.finish(id, mj, StateDead, a, actor)
 		return
 	}
-	m.backInLine(id, mj)
+	m.backInLine(id, mj, a, actor)
 }
 
 func (m *model) holderAction(action string) {
@@ -417,34 +476,38 @@ func (m *model) holderAction(action string) {
 	mj := m.jobs[id]
 	live := m.live(mj)
 	var err error
+	holder := mj.holder
 	switch action {
 	case "complete":
-		_, err = e.store.Complete(e.ctx, id, mj.token, json.RawMessage(`{"ok":true}`))
+		_, err = e.store.Complete(e.ctx, id, Hold{mj.holder, mj.token}, json.RawMessage(`{"ok":true}`))
 		if live {
-			mj.completions++
-			m.finish(id, mj, StateCompleted)
+			m.finish(id, mj, StateCompleted, ActionCompleted, holder)
 		}
 	case "release", "skip":
 		if action == "skip" {
-			_, err = e.store.Skip(e.ctx, id, mj.token)
+			_, err = e.store.Skip(e.ctx, id, Hold{mj.holder, mj.token})
 			if live && !slices.Contains(mj.skippedBy, mj.holder) {
 				mj.skippedBy = append(mj.skippedBy, mj.holder)
 			}
 		} else {
-			_, err = e.store.Release(e.ctx, id, mj.token)
+			_, err = e.store.Release(e.ctx, id, Hold{mj.holder, mj.token})
 		}
 		if live {
-			m.backInLine(id, mj)
+			a := ActionReleased
+			if action == "skip" {
+				a = ActionSkipped
+			}
+			m.backInLine(id, mj, a, holder)
 		}
 	case "fail":
-		_, err = e.store.Fail(e.ctx, id, mj.token, "could not")
+		_, err = e.store.Fail(e.ctx, id, Hold{mj.holder, mj.token}, "could not")
 		if live {
-			m.spendAttempt(id, mj)
+			m.spendAttempt(id, mj, ActionFailed, holder)
 		}
 	case "extend":
 		secs := 1 + m.rnd.IntN(120)
 		var j *Job
-		j, err = e.store.Extend(e.ctx, id, mj.token, secs)
+		j, err = e.store.Extend(e.ctx, id, Hold{mj.holder, mj.token}, secs)
 		if live {
 			wanted, cap := m.now().Add(time.Duration(secs)*time.Second), mj.reservedAt.Add(150*time.Second)
 			switch {
@@ -460,6 +523,7 @@ func (m *model) holderAction(action string) {
 					mj.deadline = cap
 				}
 				mj.extensions++
+				m.note(mj, ActionExtended, holder, StateReserved, StateReserved)
 			}
 			if err == nil && !j.Deadline.Equal(mj.deadline) {
 				e.t.Fatalf("extend: deadline %v, model %v", j.Deadline, mj.deadline)
@@ -474,15 +538,50 @@ func (m *model) holderAction(action string) {
 	}
 }
 
-// staleAction uses a token whose reservation ended: always refused.
+// staleAction has a holder complete or give back with the token of a
+// reservation that ended: refused, unless it repeats the action that ended
+// it and nobody claimed the job since (a retry whose answer was lost),
+// which is answered as the first time. Either way nothing changes.
 func (m *model) staleAction() {
 	e := m.e
 	if len(m.stale) == 0 {
 		return
 	}
 	c := m.stale[m.rnd.IntN(len(m.stale))]
-	if _, err := e.store.Complete(e.ctx, c.id, c.token, json.RawMessage(`{"stale":true}`)); !errors.Is(err, ErrReservationLost) {
-		e.t.Fatalf("complete with a stale token: %v", err)
+	mj := m.jobs[c.id]
+	h := Hold{c.holder, c.token}
+	var a Action
+	var err error
+	if m.rnd.IntN(2) == 0 {
+		a = ActionCompleted
+		_, err = e.store.Complete(e.ctx, c.id, h, json.RawMessage(`{"stale":true}`))
+	} else {
+		a = ActionReleased
+		_, err = e.store.Release(e.ctx, c.id, h)
+	}
+	last := mj.history[len(mj.history)-1]
+	retry := mj.state != StateReserved && mj.lastToken == c.token && last.action == a && last.actor == c.holder
+	if retry && err != nil || !retry && !errors.Is(err, ErrReservationLost) {
+		e.t.Fatalf("%s with an ended reservation's token (a retry: %v): %v", a, retry, err)
+	}
+}
+
+// othersAction has someone other than the holder act with the holder's live
+// token: forbidden, and nothing changes.
+func (m *model) othersAction() {
+	e := m.e
+	id := m.pick(StateReserved)
+	if id == "" {
+		return
+	}
+	mj := m.jobs[id]
+	if !m.live(mj) {
+		return
+	}
+	other := modelOperators[(slices.Index(modelOperators, mj.holder)+1)%len(modelOperators)]
+	_, err := e.store.Complete(e.ctx, id, Hold{other, mj.token}, json.RawMessage(`{"by":"someone else"}`))
+	if !errors.Is(err, ErrForbidden) {
+		e.t.Fatalf("complete by %s with %s's token: %v, want ErrForbidden", other, mj.holder, err)
 	}
 }
 
@@ -499,7 +598,7 @@ func (m *model) reclaim() {
 			expired = append(expired, id)
 		}
 	}
-	moved, more, err := e.store.ReclaimExpired(e.ctx, e.queue, limit)
+	moved, more, err := e.reclaim(limit)
 	if err != nil {
 		e.t.Fatalf("reclaim: %v", err)
 	}
@@ -508,19 +607,19 @@ func (m *model) reclaim() {
 	}
 	for _, r := range moved {
 		mj := m.jobs[r.JobID]
-		if !slices.Contains(expired, r.JobID) || r.Operator != mj.holder {
+		if !slices.Contains(expired, r.JobID) || r.Holder != mj.holder {
 			e.t.Fatalf("reclaimed %+v, which had not expired", r)
 		}
-		m.spendAttempt(r.JobID, mj)
-		if r.State != mj.state {
-			e.t.Fatalf("reclaimed job went to %s, model says %s", r.State, mj.state)
+		m.spendAttempt(r.JobID, mj, ActionExpired, System)
+		if r.To != mj.state {
+			e.t.Fatalf("reclaimed job went to %s, model says %s", r.To, mj.state)
 		}
 	}
 }
 
 func (m *model) promote() {
 	e := m.e
-	ids, _, err := e.store.PromoteDue(e.ctx, e.queue, 100)
+	ids, _, err := e.promote(100)
 	if err != nil {
 		e.t.Fatalf("promote: %v", err)
 	}
@@ -529,6 +628,7 @@ func (m *model) promote() {
 		if mj.state != StateScheduled || mj.runAt.After(m.now()) {
 			e.t.Fatalf("promoted %s in state %s due %v", id, mj.state, mj.runAt)
 		}
+		m.note(mj, ActionPromoted, System, StateScheduled, StateReady)
 		mj.state = StateReady
 	}
 }
@@ -541,12 +641,12 @@ func (m *model) cancel() {
 	}
 	mj := m.jobs[id]
 	force := m.rnd.IntN(2) == 0
-	_, _, err := e.store.Cancel(e.ctx, id, force)
+	_, _, err := e.store.Cancel(e.ctx, id, "sam", force)
 	if mj.state == StateReady || mj.state == StateScheduled || (mj.state == StateReserved && force) {
 		if err != nil {
 			e.t.Fatalf("cancel %s job: %v", mj.state, err)
 		}
-		m.finish(id, mj, StateCanceled)
+		m.finish(id, mj, StateCanceled, ActionCanceled, "sam")
 		return
 	}
 	if !errors.Is(err, ErrInvalidState) {
@@ -561,17 +661,20 @@ func (m *model) requeue() {
 		return
 	}
 	mj := m.jobs[id]
-	_, _, err := e.store.Requeue(e.ctx, id)
+	_, _, err := e.store.Requeue(e.ctx, id, "sam")
 	canceled := m.batches[mj.batch] != nil && m.batches[mj.batch].canceled
 	switch {
 	case mj.state == StateDead && !canceled:
+		if err != nil {
+			e.t.Fatalf("requeue %s job: %v", mj.state, err)
+		}
 		mj.attempts = 0
-		fallthrough
+		m.backInLine(id, mj, ActionRequeued, "sam")
 	case mj.state == StateReserved:
 		if err != nil {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
 		}
-		m.backInLine(id, mj)
+		m.backInLine(id, mj, ActionForceReleased, "sam")
 	default:
 		if !errors.Is(err, ErrInvalidState) {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
@@ -588,7 +691,7 @@ func (m *model) check(step int, op string) {
 		t.Helper()
 		t.Fatalf("after step %d (%s): %s", step, op, fmt.Sprintf(format, args...))
 	}
-	localMetas, err := e.rdb.HGetAll(e.ctx, k.meta()).Result()
+	localMetas, err := e.rdb.HGetAll(e.ctx, k.Meta()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,7 +705,7 @@ func (m *model) check(step int, op string) {
 	seen := map[string]State{}
 	scores := map[string]float64{}
 	for _, s := range States {
-		members, err := e.rdb.ZRangeWithScores(e.ctx, k.stateKey(s), 0, -1).Result()
+		members, err := e.rdb.ZRangeWithScores(e.ctx, stateKey(k, s), 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -616,7 +719,7 @@ func (m *model) check(step int, op string) {
 	}
 	// Ready jobs of capped batches wait in parked, named by batch and rank.
 	parked := map[string]string{} // id -> member
-	members, err := e.rdb.ZRange(e.ctx, k.parked(), 0, -1).Result()
+	members, err := e.rdb.ZRange(e.ctx, k.Parked(), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -647,9 +750,7 @@ func (m *model) check(step int, op string) {
 		if j.Attempts != mj.attempts || !slices.Equal(j.SkippedBy, mj.skippedBy) {
 			fail("job %s: attempts %d skipped %v, model %d %v", id, j.Attempts, j.SkippedBy, mj.attempts, mj.skippedBy)
 		}
-		if mj.completions > 1 {
-			fail("job %s completed %d times", id, mj.completions)
-		}
+		m.checkHistory(fail, id, j, parked[id] == "" && seen[id] == StateReady)
 		switch j.State {
 		case StateReserved:
 			if j.token == "" || j.token != mj.token || tokens[j.token] || j.ReservedBy != mj.holder {
@@ -681,7 +782,7 @@ func (m *model) check(step int, op string) {
 			want[op+"\n"+localID(id)] = true
 		}
 	}
-	got, _ := e.rdb.SMembers(e.ctx, k.skips()).Result()
+	got, _ := e.rdb.SMembers(e.ctx, k.Skips()).Result()
 	if len(got) != len(want) {
 		fail("%d skip records, model %d", len(got), len(want))
 	}
@@ -699,7 +800,7 @@ func (m *model) check(step int, op string) {
 func (m *model) checkBatches(fail func(string, ...any), parked map[string]string) {
 	e := m.e
 	k := keysFor(e.queue)
-	line, err := e.rdb.ZRange(e.ctx, k.ready(), 0, -1).Result()
+	line, err := e.rdb.ZRange(e.ctx, k.Ready(), 0, -1).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -707,7 +808,7 @@ func (m *model) checkBatches(fail func(string, ...any), parked map[string]string
 	for _, id := range line {
 		inLine[globalID(id, e.queue)] = true
 	}
-	records, err := e.rdb.HGetAll(e.ctx, k.batches()).Result()
+	records, err := e.rdb.HGetAll(e.ctx, k.Batches()).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -765,7 +866,91 @@ func (m *model) checkBatches(fail func(string, ...any), parked map[string]string
 			fail("batch %s: a slot is free (%d reserved + %d in line < %d) while %d jobs wait", bid, r.Reserved, r.Admitted, mb.cap, held)
 		}
 	}
-	if n, _ := e.rdb.ZCard(e.ctx, k.members()).Result(); int(n) != jobs {
+	if n, _ := e.rdb.ZCard(e.ctx, k.Members()).Result(); int(n) != jobs {
 		fail("%d batch members recorded, model has %d", n, jobs)
+	}
+}
+
+// checkHistory compares the job's stored history with the model's: the
+// same transitions in the same order, with their actors and attempts, and
+// at most one completion. Admissions into a batch slot, which the model
+// does not predict, must stand exactly where a job of a capped batch moved
+// from parked into line: one since it last became ready while in line
+// (inLine), none while parked, never for other jobs.
+func (m *model) checkHistory(fail func(string, ...any), id string, j *Job, inLine bool) {
+	mj := m.jobs[id]
+	h, dropped, err := j.History()
+	if err != nil {
+		fail("job %s: %v", id, err)
+	}
+	if len(h) == 0 || h[len(h)-1].To != j.State {
+		fail("job %s in state %s, its history ends %+v", id, j.State, h)
+	}
+	var got []modelEntry
+	admitted, completed := 0, 0
+	for _, en := range h {
+		switch en.Action {
+		case ActionAdmitted:
+			if en.From != StateReady || en.To != StateReady || en.Actor != System {
+				fail("job %s: admission %+v", id, en)
+			}
+			admitted++
+			continue
+		case ActionCompleted:
+			completed++
+		}
+		admitted = 0
+		got = append(got, modelEntry{en.Action, en.Actor, en.From, en.To, en.Attempt})
+	}
+	if completed > 1 {
+		fail("job %s completed %d times: %+v", id, completed, h)
+	}
+	capped := false
+	if b := m.batches[mj.batch]; b != nil && b.cap > 0 {
+		capped = true
+	}
+	want := 0
+	if capped && inLine && j.State == StateReady {
+		want = 1
+	}
+	if admitted != want {
+		fail("job %s (capped %v, in line %v): %d admissions since it became ready, want %d: %+v", id, capped, inLine, admitted, want, h)
+	}
+	if dropped == 0 {
+		if !slices.Equal(got, mj.history) {
+			fail("job %s: history %+v, model %+v", id, got, mj.history)
+		}
+		return
+	}
+	// Trimmed: the first entries and the latest are kept.
+	if len(got) > len(mj.history) || !slices.Equal(got[:3], mj.history[:3]) ||
+		!slices.Equal(got[len(got)-10:], mj.history[len(mj.history)-10:]) {
+		fail("job %s: trimmed history %+v, model %+v", id, got, mj.history)
+	}
+}
+
+// checkTold checks that the observer was told each transition of the step
+// exactly once, in each job's order, as the model predicts them.
+func (m *model) checkTold(step int, op string) {
+	e := m.e
+	byJob := map[string][]modelEntry{}
+	for _, t := range e.changes() {
+		if t.Queue != e.queue {
+			e.t.Fatalf("after step %d (%s): a transition of queue %s", step, op, t.Queue)
+		}
+		if t.Action != ActionAdmitted {
+			byJob[t.JobID] = append(byJob[t.JobID], modelEntry{t.Action, t.Actor, t.From, t.To, t.Attempt})
+		}
+	}
+	for id, mj := range m.jobs {
+		want := mj.history[mj.told:]
+		if !slices.Equal(byJob[id], want) && len(byJob[id])+len(want) > 0 {
+			e.t.Fatalf("after step %d (%s): job %s: told %+v, model %+v", step, op, id, byJob[id], want)
+		}
+		mj.told = len(mj.history)
+		delete(byJob, id)
+	}
+	for id := range byJob {
+		e.t.Fatalf("after step %d (%s): told of job %s, which the model does not know", step, op, id)
 	}
 }

@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"claimdesk/internal/keys"
+
 	"cmp"
 	"context"
 	"slices"
@@ -120,10 +122,10 @@ func (s *Store) PutQueue(ctx context.Context, q Queue) (Queue, error) {
 		return Queue{}, err
 	}
 	// The settings first: a queue listed in the registry always has them.
-	if err := s.rdb.HSet(ctx, keysFor(q.Name).conf(), q.fields()).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, keysFor(q.Name).Conf(), q.fields()).Err(); err != nil {
 		return Queue{}, redisErr(err)
 	}
-	if err := s.rdb.SAdd(ctx, queuesKey, q.Name).Err(); err != nil {
+	if err := s.rdb.SAdd(ctx, keys.Queues, q.Name).Err(); err != nil {
 		return Queue{}, redisErr(err)
 	}
 	return q, nil
@@ -134,7 +136,7 @@ func (s *Store) Queue(ctx context.Context, name string) (Queue, error) {
 	if !validQueueName(name) {
 		return Queue{}, ErrQueueNotFound
 	}
-	raw, err := s.rdb.HGetAll(ctx, keysFor(name).conf()).Result()
+	raw, err := s.rdb.HGetAll(ctx, keysFor(name).Conf()).Result()
 	if err != nil {
 		return Queue{}, redisErr(err)
 	}
@@ -152,7 +154,7 @@ func (s *Store) Queue(ctx context.Context, name string) (Queue, error) {
 
 // QueueNames returns the names of all queues, sorted.
 func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
-	names, err := s.rdb.SMembers(ctx, queuesKey).Result()
+	names, err := s.rdb.SMembers(ctx, keys.Queues).Result()
 	if err != nil {
 		return nil, redisErr(err)
 	}
@@ -188,7 +190,7 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	if !validQueueName(queue) {
 		return Stats{}, ErrQueueNotFound
 	}
-	res, err := statsScript.run(ctx, s.rdb, queue, s.nowArg(), time.Hour.Milliseconds())
+	res, err := s.run(ctx, statsScript, queue, s.nowArg(), time.Hour.Milliseconds())
 	if err != nil {
 		return Stats{}, err
 	}

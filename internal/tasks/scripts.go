@@ -43,6 +43,7 @@ var (
 	statsScript       = library.script("stats")
 	batchSealScript   = library.script("batch_seal")
 	batchCancelScript = library.script("batch_cancel")
+	headScript        = library.script("head")
 )
 
 // functionLibrary is the text of the library and its functions' names.
@@ -127,32 +128,44 @@ func (l functionLibrary) load(ctx context.Context, rdb redis.UniversalClient) er
 var keyLists sync.Map // queue name → []string
 
 // run calls the script on the queue's keys (FCALL, loading the library
-// first where a server lacks it) and turns its status code into an error.
-// It returns the values after the code.
-func (sc script) run(ctx context.Context, rdb redis.UniversalClient, queue string, args ...any) ([]any, error) {
+// first where a server lacks it), tells the Store's observers what the call
+// changed, and turns its status code into an error. It returns the values
+// after the status and the effects.
+func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) ([]any, error) {
 	var keys []string
 	if cached, ok := keyLists.Load(queue); ok {
 		keys = cached.([]string)
 	} else {
-		keys = keysFor(queue).all()
+		keys = keysFor(queue).All()
 	}
-	res, err := rdb.FCall(ctx, sc.fn, keys, args...).Slice()
+	res, err := s.rdb.FCall(ctx, sc.fn, keys, args...).Slice()
 	if err != nil && strings.Contains(err.Error(), "Function not found") {
-		if err := library.load(ctx, rdb); err != nil {
+		if err := library.load(ctx, s.rdb); err != nil {
 			return nil, fmt.Errorf("load functions: %w", redisErr(err))
 		}
-		res, err = rdb.FCall(ctx, sc.fn, keys, args...).Slice()
+		res, err = s.rdb.FCall(ctx, sc.fn, keys, args...).Slice()
 	}
 	if err != nil {
 		return nil, redisErr(err)
 	}
-	if len(res) == 0 {
-		return nil, errors.New("script answered nothing")
+	if len(res) < 2 {
+		return nil, errors.New("script answered no status and effects")
+	}
+	// Whatever the status, what the call changed stands (Redis does not
+	// roll a script back): it is told first.
+	fx, changed, err := decodeEffects(queue, res[1])
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		for _, o := range s.observers {
+			o(ctx, fx)
+		}
 	}
 	code, _ := res[0].(string)
 	if code == "ok" || code == "empty" {
 		keyLists.LoadOrStore(queue, keys)
-		return res[1:], nil
+		return res[2:], nil
 	}
 	if err, ok := statusErrors[code]; ok {
 		return nil, err

@@ -19,8 +19,9 @@ import (
 // Store is the dispatch engine over one Redis (standalone, Sentinel or
 // Cluster). It is safe for concurrent use.
 type Store struct {
-	rdb   redis.UniversalClient
-	clock func() time.Time
+	rdb       redis.UniversalClient
+	clock     func() time.Time
+	observers []Observer
 }
 
 // Option configures a Store.
@@ -89,18 +90,56 @@ type Reservation struct {
 	Deadline time.Time
 }
 
+// Hold is what a holder's action carries: who acts, and the token of the
+// reservation they act on. Only the holder's own token works.
+type Hold struct {
+	Holder string
+	Token  string
+}
+
+// Hold returns the proof that the reservation's holder acts on it.
+func (r *Reservation) Hold() Hold { return Hold{Holder: r.Job.ReservedBy, Token: r.Token} }
+
+// ClaimOption refines a claim.
+type ClaimOption func(*claimArgs)
+
+type claimArgs struct{ key, job string }
+
+// WithClaimKey makes the claim idempotent: while the reservation it made
+// lasts, a claim by the same operator with the same key answers that
+// reservation again instead of taking another job. key is 1 to 200
+// printable ASCII characters.
+func WithClaimKey(key string) ClaimOption { return func(a *claimArgs) { a.key = key } }
+
+// OnlyJob claims the job with this id, if it is in line for the operator,
+// and nothing else: ErrNotReady when it is not.
+func OnlyJob(id string) ClaimOption { return func(a *claimArgs) { a.job = id } }
+
 // Claim reserves the best-ranked ready job of the queue that the operator
 // has not skipped. It first promotes due scheduled jobs. When nothing is
 // ready it returns nil and no error.
-func (s *Store) Claim(ctx context.Context, queue, operator string) (*Reservation, error) {
+func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...ClaimOption) (*Reservation, error) {
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}
 	if err := validOperator(operator); err != nil {
 		return nil, err
 	}
-	token := newToken()
-	res, err := claimScript.run(ctx, s.rdb, queue, s.nowArg(), operator, token, promoteOnClaim, MaxSkips)
+	var a claimArgs
+	for _, o := range opts {
+		o(&a)
+	}
+	if err := validIdempotencyKey(a.key); err != nil {
+		return nil, err
+	}
+	if a.job != "" {
+		q, ok := queueOf(a.job)
+		if !ok || q != queue {
+			return nil, ErrNotReady
+		}
+		a.job = localID(a.job)
+	}
+	res, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job)
 	if err != nil || len(res) == 0 {
 		return nil, err
 	}
@@ -108,17 +147,19 @@ func (s *Store) Claim(ctx context.Context, queue, operator string) (*Reservation
 	if err != nil {
 		return nil, err
 	}
-	return &Reservation{Job: job, Token: token, Deadline: *job.Deadline}, nil
+	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}, nil
 }
 
 // Complete finishes the reserved job with a result (a JSON object, or empty).
-// It fails with ErrReservationLost unless token is the live reservation's.
-func (s *Store) Complete(ctx context.Context, id, token string, result json.RawMessage) (*Job, error) {
+// It fails with ErrReservationLost unless h is the live reservation's,
+// ErrForbidden when someone else sends the holder's token. A retry after it
+// took effect answers the job again (the result sent first stays).
+func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.RawMessage) (*Job, error) {
 	body, err := jsonObject("result", result)
 	if err != nil {
 		return nil, err
 	}
-	job, err := s.fenced(ctx, completeScript, id, token, body)
+	job, err := s.fenced(ctx, completeScript, id, h, body)
 	if job != nil && body != "" {
 		job.Result = json.RawMessage(body)
 	}
@@ -126,70 +167,72 @@ func (s *Store) Complete(ctx context.Context, id, token string, result json.RawM
 }
 
 // Release gives the reserved job back: it returns to its place in line.
-func (s *Store) Release(ctx context.Context, id, token string) (*Job, error) {
-	return s.fenced(ctx, releaseScript, id, token, "", MaxSkips)
+func (s *Store) Release(ctx context.Context, id string, h Hold) (*Job, error) {
+	return s.fenced(ctx, releaseScript, id, h, "", MaxSkips)
 }
 
 // Skip gives the reserved job back, and it is never offered to its holder
 // again while it waits (other operators still get it). An operator may have
 // skipped at most MaxSkips unfinished jobs of a queue (ErrSkipLimit).
-func (s *Store) Skip(ctx context.Context, id, token string) (*Job, error) {
-	return s.fenced(ctx, releaseScript, id, token, "skip", MaxSkips)
+func (s *Store) Skip(ctx context.Context, id string, h Hold) (*Job, error) {
+	return s.fenced(ctx, releaseScript, id, h, "skip", MaxSkips)
 }
 
 // Fail reports that the holder could not do the job. It goes back in line
 // for another attempt, or is dead when its attempts are used up.
-func (s *Store) Fail(ctx context.Context, id, token, reason string) (*Job, error) {
+func (s *Store) Fail(ctx context.Context, id string, h Hold, reason string) (*Job, error) {
 	if len(reason) > 2000 || !utf8.ValidString(reason) {
 		return nil, invalid("reason", "must be at most 2000 bytes of UTF-8 text")
 	}
-	return s.fenced(ctx, failScript, id, token, reason)
+	return s.fenced(ctx, failScript, id, h, reason)
 }
 
 // Extend moves the reservation's deadline to seconds from now. It never
 // moves it backward, and stops at the queue's max extensions and max hold
 // (ErrExtensionLimit). It returns the job with its new deadline.
-func (s *Store) Extend(ctx context.Context, id, token string, seconds int) (*Job, error) {
+func (s *Store) Extend(ctx context.Context, id string, h Hold, seconds int) (*Job, error) {
 	if seconds < 1 || seconds > day {
 		return nil, invalid("seconds", "must be between 1 and %d", day)
 	}
-	return s.fenced(ctx, extendScript, id, token, seconds)
+	return s.fenced(ctx, extendScript, id, h, seconds)
 }
 
-// fenced runs one of the holder's actions: id, token and the action's own
-// arguments.
-func (s *Store) fenced(ctx context.Context, sc script, id, token string, args ...any) (*Job, error) {
+// fenced runs one of the holder's actions: id, token, holder and the
+// action's own arguments. A retry of the action after it took effect
+// answers the job as it is now.
+func (s *Store) fenced(ctx context.Context, sc script, id string, h Hold, args ...any) (*Job, error) {
 	queue, ok := queueOf(id)
 	if !ok {
 		return nil, ErrNotFound
 	}
-	if token == "" {
+	if h.Token == "" || h.Holder == "" {
 		return nil, ErrReservationLost
 	}
-	res, err := sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), localID(id), token}, args...)...)
+	res, err := s.run(ctx, sc, queue, append([]any{s.nowArg(), localID(id), h.Token, h.Holder}, args...)...)
 	if err != nil {
 		return nil, err
 	}
 	return jobFrom(queue, res)
 }
 
-// Cancel withdraws a ready or scheduled job. With force (supervisors) it
-// also cancels a reserved job; its holder's token dies. Finished jobs give
-// ErrInvalidState. It returns the job and its former holder, if any.
-func (s *Store) Cancel(ctx context.Context, id string, force bool) (*Job, string, error) {
+// Cancel withdraws a ready or scheduled job, for actor. With force
+// (supervisors) it also cancels a reserved job; its holder's token dies.
+// Finished jobs give ErrInvalidState. It returns the job and its former
+// holder, if any.
+func (s *Store) Cancel(ctx context.Context, id, actor string, force bool) (*Job, string, error) {
 	mode := ""
 	if force {
 		mode = "force"
 	}
-	return s.supervise(ctx, cancelScript, id, mode)
+	return s.supervise(ctx, cancelScript, id, mode, actor)
 }
 
 // Requeue puts a dead job back in line with its attempts reset, or takes a
 // reserved job from its holder and puts it back in its place (force
-// release). Other states give ErrInvalidState. It returns the job and its
-// former holder, if any.
-func (s *Store) Requeue(ctx context.Context, id string) (*Job, string, error) {
-	return s.supervise(ctx, requeueScript, id)
+// release), for actor. Other states give ErrInvalidState. It returns the
+// job and its former holder, if any.
+func (s *Store) Requeue(ctx context.Context, id, actor string) (*Job, string, error) {
+	return s.supervise(ctx, requeueScript, id, actor)
 }
 
 // supervise runs a supervisor's action on a job with now, the job's id and
@@ -199,7 +242,7 @@ func (s *Store) supervise(ctx context.Context, sc script, id string, args ...any
 	if !ok {
 		return nil, "", ErrNotFound
 	}
-	res, err := sc.run(ctx, s.rdb, queue, append([]any{s.nowArg(), localID(id)}, args...)...)
+	res, err := s.run(ctx, sc, queue, append([]any{s.nowArg(), localID(id)}, args...)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -221,9 +264,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	var metaCmd, payloadCmd, resultCmd *redis.StringCmd
 	// One slot, so one pipeline reaches one node even on a cluster.
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		metaCmd = p.HGet(ctx, k.meta(), localID(id))
-		payloadCmd = p.HGet(ctx, k.payload(), localID(id))
-		resultCmd = p.HGet(ctx, k.result(), localID(id))
+		metaCmd = p.HGet(ctx, k.Meta(), localID(id))
+		payloadCmd = p.HGet(ctx, k.Payload(), localID(id))
+		resultCmd = p.HGet(ctx, k.Result(), localID(id))
 		return nil
 	})
 	if err != nil && err != redis.Nil {
@@ -251,6 +294,10 @@ func jobFrom(queue string, res []any) (*Job, error) {
 	return decodeJob(globalID(id, queue), raw, payload)
 }
 
+// QueueOf returns the queue named in a job or batch id, or false if id is
+// not one.
+func QueueOf(id string) (string, bool) { return queueOf(id) }
+
 // Held returns the live reservation of the job if operator holds it, so a
 // holder's page can act with the token of the reservation it shows. Any
 // other case gives ErrReservationLost (ErrNotFound for no such job).
@@ -263,21 +310,4 @@ func (s *Store) Held(ctx context.Context, id, operator string) (*Reservation, er
 		return nil, ErrReservationLost
 	}
 	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}, nil
-}
-
-// HeadRank returns the rank of the job a claim would take next (ignoring
-// skips), and false when nothing is ready. Ranks of different queues
-// compare: both are milliseconds of waiting.
-func (s *Store) HeadRank(ctx context.Context, queue string) (float64, bool, error) {
-	if !validQueueName(queue) {
-		return 0, false, ErrQueueNotFound
-	}
-	head, err := s.rdb.ZRangeWithScores(ctx, keysFor(queue).ready(), 0, 0).Result()
-	if err != nil {
-		return 0, false, redisErr(err)
-	}
-	if len(head) == 0 {
-		return 0, false, nil
-	}
-	return head[0].Score, true, nil
 }

@@ -4,34 +4,34 @@
 -- jobs, in member order after a cursor; reserved ones finish normally.
 -- Calling again resumes; canceling a batch that ended in completion answers
 -- invalid_state.
--- KEYS    -> the queue's keys (see lib.lua)
+-- KEYS    -> ready, scheduled, canceled, meta, skips, skipcount, batches,
+--            batchdone, parked, members (of the queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- ARGV[3] -> cursor: the last member a previous call looked at ("" to start)
 -- ARGV[4] -> limit
+-- ARGV[5] -> actor: the user canceling
 -- Output: {"batch_not_found"}, {"invalid_state"}, or {"ok", batch JSON,
---         cursor to continue from ("" when done), canceled job ids...}
-local now = clock(ARGV[1])
+--         cursor to continue from ("" when done)}
+clock(ARGV[1])
 local bid, after, limit = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local b = batch(bid)
-if not b then return {'batch_not_found'} end
-if b.state == 'completed' or b.state == 'completed_with_failures' then return {'invalid_state'} end
+if not b then return answer('batch_not_found') end
+if b.state == 'completed' or b.state == 'completed_with_failures' then return answer('invalid_state') end
 b.state = 'canceled'
 
 local from = '[' .. bid .. '|'
 if after ~= '' then from = '(' .. after end
 local members = redis.call('ZRANGEBYLEX', K.members, from, '(' .. bid .. '}', 'LIMIT', 0, limit + 1)
-local out = {'ok', '', ''}
 for i = 1, math.min(#members, limit) do
   local id = string.sub(members[i], #bid + 2)
   local m = load(id)
   if m and (m.state == 'ready' or m.state == 'scheduled') then
-    finish(id, m, 'canceled', now)
+    finish(id, m, 'canceled', 'canceled', ARGV[5])
     store(id, m)
-    table.insert(out, id)
   end
 end
-if #members > limit then out[3] = members[limit] end
+local cursor = ''
+if #members > limit then cursor = members[limit] end
 settle(bid, b)
-out[2] = cjson.encode(b)
-return out
+return answer('ok', cjson.encode(b), cursor)

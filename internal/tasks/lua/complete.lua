@@ -1,14 +1,18 @@
--- complete.lua: finishes a reserved job with a result (fenced by token).
--- KEYS    -> the queue's keys (see lib.lua)
+-- complete.lua: the holder finishes a reserved job with a result.
+-- KEYS    -> conf, ready, reserved, completed, meta, payload, result,
+--            skips, skipcount, batches, batchdone, parked, claims (of the
+--            queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
--- ARGV[4] -> result JSON (empty: none)
--- Output: {"not_found"}, {"reservation_lost"}, or {"ok", id, metadata, payload}
-local now = clock(ARGV[1])
+-- ARGV[4] -> holder: the user acting
+-- ARGV[5] -> result JSON (empty: none)
+-- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, or {"ok", id,
+--         metadata, payload}
+clock(ARGV[1])
 local id = ARGV[2]
-local m, err = held(id, ARGV[3], now)
-if not m then return {err} end
-if ARGV[4] ~= '' then redis.call('HSET', K.result, id, ARGV[4]) end
-finish(id, m, 'completed', now)
+local m, done = take(id, ARGV[3], ARGV[4], 'completed')
+if not m then return done end
+if ARGV[5] ~= '' then redis.call('HSET', K.result, id, ARGV[5]) end
+finish(id, m, 'completed', 'completed', ARGV[4])
 return reply(id, store(id, m))

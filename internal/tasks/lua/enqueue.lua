@@ -1,12 +1,15 @@
 -- enqueue.lua: adds up to 1000 jobs at once, all or nothing, optionally to a
 -- batch that it creates or that is still open.
--- KEYS    -> the queue's keys (see lib.lua)
+-- KEYS    -> conf, ready, scheduled, meta, payload, idem, batches,
+--            batchindex, batchdone, parked, members (of the queue's keys,
+--            see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[3] -> batch id (empty: the jobs belong to no batch)
 -- ARGV[4] -> the new batch's record as JSON (title, priority,
 --            max_concurrent, state); empty: add to the existing open batch
--- ARGV[5] -> number of jobs n; then 9 values per job:
+-- ARGV[5] -> actor: the user enqueuing
+-- ARGV[6] -> number of jobs n; then 9 values per job:
 --            id, title, priority, run_at ms (0: none), delay ms (0: none),
 --            lease_seconds (0: queue's), max_attempts (0: queue's),
 --            idempotency key (empty: none), payload JSON
@@ -19,7 +22,7 @@
 -- payload ("" when created)}
 local now = clock(ARGV[1])
 local c = settings('aging_ms', 'lease_seconds', 'max_attempts')
-if not c then return {'queue_not_found'} end
+if not c then return answer('queue_not_found') end
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[2]) end
 
@@ -31,15 +34,16 @@ if bid ~= '' and ARGV[4] ~= '' then
   BATCHES[bid] = b
 elseif bid ~= '' then
   b = batch(bid)
-  if not b then return {'batch_not_found'} end
-  if b.state ~= 'open' then return {'invalid_state'} end
+  if not b then return answer('batch_not_found') end
+  if b.state ~= 'open' then return answer('invalid_state') end
 end
 
-local out = {'ok', '', ''}
+local out = {'', ''}
 local existing = {}
-local n = tonumber(ARGV[5])
+local actor = ARGV[5]
+local n = tonumber(ARGV[6])
 for i = 0, n - 1 do
-  local a = 6 + i * 9
+  local a = 7 + i * 9
   local id, title, priority = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
   local run_at, delay = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local lease, attempts = tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6])
@@ -59,8 +63,9 @@ for i = 0, n - 1 do
     local m = {
       state = 'ready', title = title, priority = priority, attempts = 0,
       max_attempts = attempts, lease_seconds = lease, created_at = now,
-      run_at = due, rank = due - priority * step,
+      run_at = due, rank = due - priority * step, hist_n = 0, history = '',
     }
+    LOADED[id] = m
     if key ~= '' then
       m.idempotency_key = key
       redis.call('HSET', K.idem, key, id)
@@ -72,6 +77,7 @@ for i = 0, n - 1 do
       b[BUCKET[m.state]] = b[BUCKET[m.state]] + 1
       redis.call('ZADD', K.members, 0, bid .. '|' .. id)
     end
+    record(id, m, 'enqueued', nil, m.state, actor)
     file(id, m, m.state == 'scheduled' and due or m.rank, b)
     redis.call('HSET', K.payload, id, body)
     table.insert(out, 'created')
@@ -84,13 +90,13 @@ if b and ARGV[4] ~= '' and n > 0 and #existing == n then
   local m = load(existing[1])
   bid, b = m.batch, batch(m.batch)
   for _, id in ipairs(existing) do
-    if not b or load(id).batch ~= bid then return {'invalid_state'} end
+    if not b or load(id).batch ~= bid then return answer('invalid_state') end
   end
 elseif b then
   if ARGV[4] ~= '' then redis.call('ZADD', K.batchindex, now, bid) end
   settle(bid, b)
 end
 if b then
-  out[2], out[3] = bid, cjson.encode(b)
+  out[1], out[2] = bid, cjson.encode(b)
 end
-return out
+return answer('ok', unpack(out))

@@ -1,14 +1,18 @@
--- fail.lua: the holder reports the job failed (fenced by token); it goes back
--- in line for another attempt, or dead when its attempts are used up.
--- KEYS    -> the queue's keys (see lib.lua)
+-- fail.lua: the holder reports the job failed; it goes back in line for
+-- another attempt, or dead when its attempts are used up.
+-- KEYS    -> ready, reserved, dead, canceled, meta, payload, skips,
+--            skipcount, batches, batchdone, parked, claims (of the queue's
+--            keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
--- ARGV[4] -> reason
--- Output: {"not_found"}, {"reservation_lost"}, or {"ok", id, metadata, payload}
-local now = clock(ARGV[1])
+-- ARGV[4] -> holder: the user acting
+-- ARGV[5] -> reason
+-- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, or {"ok", id,
+--         metadata, payload}
+clock(ARGV[1])
 local id = ARGV[2]
-local m, err = held(id, ARGV[3], now)
-if not m then return {err} end
-spend_attempt(id, m, now, ARGV[4])
+local m, done = take(id, ARGV[3], ARGV[4], 'failed')
+if not m then return done end
+spend_attempt(id, m, 'failed', ARGV[4], ARGV[5])
 return reply(id, store(id, m))

@@ -3,7 +3,7 @@
 -- own text as one function of it, so each script stays one atomic FCALL.
 --
 -- Every queue script receives the same KEYS, all of one queue (one hash tag,
--- one cluster slot), in the order of queueKeys.all() in keys.go:
+-- one cluster slot), in the order of keys.Queue.All() (internal/keys):
 -- KEYS[1]  -> cd:{<queue>}:conf       HASH  queue settings
 -- KEYS[2]  -> cd:{<queue>}:ready      ZSET  id -> rank
 -- KEYS[3]  -> cd:{<queue>}:scheduled  ZSET  id -> due ms
@@ -25,21 +25,30 @@
 --                                           for a free slot, in lex order
 -- KEYS[18] -> cd:{<queue>}:members    ZSET  "batch|id", score 0: every job
 --                                           of every batch
--- Scripts answer a table whose first element is a status code; codes other
--- than "ok" are turned into Go errors in one place (scripts.go).
+-- KEYS[19] -> cd:{<queue>}:claims     HASH  "operator\nidempotency key" -> id
+--                                           of the live claim made with it
+-- Each script's header names the keys it actually touches.
+--
+-- Scripts answer {status, effects, values...} (answer, below): a status
+-- code, which scripts.go turns into a Go error in one place unless it is
+-- "ok" or "empty"; the effects of the call (the transitions it made, the
+-- queue's counts after them, the batches it changed), from which
+-- everything downstream is built; then the script's own values.
 
--- K and INDEX name the keys of the call under way, BATCHES caches the batch
--- records it loaded: begin sets them anew for every call.
-local K, INDEX, BATCHES = {}, {}, {}
+-- K and INDEX name the keys of the call under way. BATCHES caches the batch
+-- records it loaded and DIRTY marks those it changed; LOADED caches the
+-- jobs it loaded, so that every part of a call sees one job as one table;
+-- TRANS collects the transitions it made. begin sets them anew per call.
+local K, INDEX, BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}, {}, {}
 
 local function begin(keys)
   K.conf, K.meta, K.payload, K.result = keys[1], keys[8], keys[9], keys[10]
   K.idem, K.skips, K.skipcount = keys[11], keys[12], keys[13]
   K.batches, K.batchindex, K.batchdone = keys[14], keys[15], keys[16]
-  K.parked, K.members = keys[17], keys[18]
+  K.parked, K.members, K.claims = keys[17], keys[18], keys[19]
   INDEX.ready, INDEX.scheduled, INDEX.reserved = keys[2], keys[3], keys[4]
   INDEX.completed, INDEX.dead, INDEX.canceled = keys[5], keys[6], keys[7]
-  BATCHES = {}
+  BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}
 end
 
 -- int formats an integral number (every score and count here is one) as a
@@ -76,38 +85,113 @@ local function settings(...)
 end
 
 -- Job metadata is stored as a run of MessagePack values, one per field in
--- the order below, nil where a field is absent: no field names to keep in
--- memory, and cmsgpack builds and walks no table of its own while packing
--- and unpacking (both happen on every change of state). run_at is left out when it equals
--- created_at. internal/tasks/msgpack.go reads the same order.
+-- the order below (META of them), nil where a field is absent: no field
+-- names to keep in memory, and cmsgpack builds and walks no table of its
+-- own while packing and unpacking (both happen on every change of state).
+-- run_at is left out when it equals created_at. reserved_by and token stay
+-- after a reservation ends, naming the last holder and the token a retry
+-- of their last action would carry. The job's history follows the fields:
+-- HISTORY_ENTRY values per entry (record, below), hist_n entries in all
+-- since the job was made. internal/tasks/msgpack.go reads the same layout.
+local META = 21
+
 local function load(id)
+  local m = LOADED[id]
+  if m then return m end
   local raw = redis.call('HGET', K.meta, id)
   if not raw then return nil end
-  local state, title, priority, attempts, max_attempts, lease_seconds,
+  local next_at, state, title, priority, attempts, max_attempts, lease_seconds,
     created_at, run_at, rank, reserved_by, reserved_at, deadline, token,
     extensions, finished_at, last_error, idempotency_key, skipped_by,
-    batch = cmsgpack.unpack(raw)
-  return {
+    batch, claim_key, hist_n = cmsgpack.unpack_limit(raw, META, 0)
+  m = {
     state = state, title = title, priority = priority, attempts = attempts,
     max_attempts = max_attempts, lease_seconds = lease_seconds,
     created_at = created_at, run_at = run_at or created_at, rank = rank,
     reserved_by = reserved_by, reserved_at = reserved_at, deadline = deadline,
     token = token, extensions = extensions, finished_at = finished_at,
     last_error = last_error, idempotency_key = idempotency_key,
-    skipped_by = skipped_by, batch = batch,
+    skipped_by = skipped_by, batch = batch, claim_key = claim_key,
+    hist_n = hist_n or 0, history = next_at == -1 and '' or string.sub(raw, next_at + 1),
+    raw = raw,
   }
+  LOADED[id] = m
+  return m
 end
 
--- store saves the job's metadata and returns it as stored.
+-- store saves the job's metadata and history and returns them as stored.
 local function store(id, m)
   local run_at = m.run_at
   if run_at == m.created_at then run_at = nil end
   local raw = cmsgpack.pack(m.state, m.title, m.priority, m.attempts,
     m.max_attempts, m.lease_seconds, m.created_at, run_at, m.rank,
     m.reserved_by, m.reserved_at, m.deadline, m.token, m.extensions,
-    m.finished_at, m.last_error, m.idempotency_key, m.skipped_by, m.batch)
+    m.finished_at, m.last_error, m.idempotency_key, m.skipped_by, m.batch,
+    m.claim_key, m.hist_n) .. m.history
   redis.call('HSET', K.meta, id, raw)
+  m.raw = raw
   return raw
+end
+
+-- History. Each entry is HISTORY_ENTRY MessagePack values: ms since the job
+-- was created, action, actor (nil: system), from and to state, attempt,
+-- deadline in ms after the entry (nil unless the job is then reserved),
+-- holder (nil unless someone else ended their reservation) and reason (nil
+-- unless a failure). States and actions are small numbers, in the order of
+-- the tables below (msgpack.go has the same tables). A job keeps at most
+-- HISTORY_CAP entries: the first HISTORY_HEAD, and the latest.
+local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = 9, 50, 5
+local STATE_CODE = {scheduled = 1, ready = 2, reserved = 3, completed = 4, dead = 5, canceled = 6}
+local ACTION_CODE = {
+  enqueued = 1, promoted = 2, admitted = 3, claimed = 4, extended = 5,
+  released = 6, skipped = 7, failed = 8, expired = 9, requeued = 10,
+  force_released = 11, canceled = 12, completed = 13,
+}
+
+-- record notes that job id (metadata m) goes from state `from` to state
+-- `to` by action of actor ("system" for none): it appends an entry to the
+-- job's history, saved by the next store, and a transition to the call's
+-- answer. holder is whose reservation the change ends, if any.
+local function record(id, m, action, from, to, actor, holder, reason)
+  -- attempt: which attempt a reservation is (a failure or expiry has
+  -- counted its own already); otherwise the attempts spent so far.
+  local attempt = m.attempts
+  if (from == 'reserved' or to == 'reserved') and action ~= 'failed' and action ~= 'expired' then
+    attempt = attempt + 1
+  end
+  local deadline = nil
+  if to == 'reserved' then deadline = m.deadline end
+  local by, other = nil, nil
+  if actor ~= 'system' then by = actor end
+  if holder ~= actor then other = holder end
+  if m.hist_n >= HISTORY_CAP then
+    -- Full: drop the oldest entry after the first HISTORY_HEAD.
+    local h = m.history
+    local cut = cmsgpack.unpack_limit(h, HISTORY_HEAD * HISTORY_ENTRY, 0)
+    local resume = cmsgpack.unpack_limit(h, HISTORY_ENTRY, cut)
+    m.history = string.sub(h, 1, cut) .. string.sub(h, resume + 1)
+  end
+  m.history = m.history .. cmsgpack.pack(NOW - m.created_at, ACTION_CODE[action], by,
+    STATE_CODE[from] or 0, STATE_CODE[to], attempt, deadline and deadline - NOW, other, reason)
+  m.hist_n = m.hist_n + 1
+  local t = TRANS
+  local n = #t
+  t[n + 1], t[n + 2], t[n + 3], t[n + 4] = id, action, from or '', to
+  t[n + 5], t[n + 6], t[n + 7], t[n + 8] = actor, attempt, holder or '', deadline or 0
+  t[n + 9], t[n + 10], t[n + 11] = m.title, m.priority, m.batch or ''
+end
+
+-- last_action returns the action code and actor of the job's latest
+-- history entry but admissions into a batch slot, which follow a give-back
+-- by themselves (nil for a job without history).
+local function last_action(m)
+  local h, at, action, actor = m.history, 0, nil, nil
+  while at ~= -1 and at < #h do
+    local next_at, _, a, by = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
+    if a ~= ACTION_CODE.admitted then action, actor = a, by end
+    at = next_at
+  end
+  return action, actor
 end
 
 -- Batches. Each job of a batch counts in one of its batch's counters
@@ -152,11 +236,15 @@ local function fill(bid, b)
     redis.call('ZREM', K.parked, head)
     redis.call('ZADD', INDEX.ready, int(tonumber(rank) - 1e14), id)
     b.admitted = b.admitted + 1
+    local m = load(id)
+    record(id, m, 'admitted', 'ready', 'ready', 'system')
+    store(id, m)
   end
 end
 
 -- settle admits jobs into free slots, finishes a sealed batch whose jobs
--- have all ended (or reopens one whose dead job was requeued), and saves it.
+-- have all ended (or reopens one whose dead job was requeued), and marks it
+-- to be saved once, when the call answers.
 local function settle(bid, b)
   fill(bid, b)
   if b.state ~= 'open' then
@@ -173,7 +261,7 @@ local function settle(bid, b)
       redis.call('ZREM', K.batchdone, bid)
     end
   end
-  redis.call('HSET', K.batches, bid, cjson.encode(b))
+  DIRTY[bid] = true
 end
 
 -- unfile takes the job out of the index of its state.
@@ -200,9 +288,26 @@ local function file(id, m, score, b)
   end
 end
 
--- move takes the job out of the index of its state and files it under a
--- new one, keeping its batch's counters and slots.
-local function move(id, m, state, score)
+-- end_reservation forgets the reservation's deadline and claim key. The
+-- holder and token stay: a retry of the holder's last action is known by
+-- them (take, below), until the next claim replaces them.
+local function end_reservation(m)
+  if m.claim_key then
+    redis.call('HDEL', K.claims, m.reserved_by .. '\n' .. m.claim_key)
+  end
+  m.reserved_at, m.deadline, m.extensions, m.claim_key = nil, nil, nil, nil
+end
+
+-- go is every change of a job's state: it records the transition (action
+-- of actor, with reason), takes the job out of the index of its state and
+-- files it under the new one at score, keeping its batch's counters and
+-- slots, and ends a reservation the change ends.
+local function go(id, m, state, score, action, actor, reason)
+  local from = m.state
+  local holder = nil
+  if from == 'reserved' then holder = m.reserved_by end
+  record(id, m, action, from, state, actor, holder, reason)
+  if from == 'reserved' and state ~= 'reserved' then end_reservation(m) end
   local b = batch(m.batch)
   unfile(id, m, b)
   if b then b[BUCKET[m.state]] = b[BUCKET[m.state]] - 1 end
@@ -212,10 +317,6 @@ local function move(id, m, state, score)
     b[BUCKET[state]] = b[BUCKET[state]] + 1
     settle(m.batch, b)
   end
-end
-
-local function end_reservation(m)
-  m.reserved_by, m.reserved_at, m.deadline, m.token, m.extensions = nil, nil, nil, nil, nil
 end
 
 -- forget_skips drops the skip records of a job that will never be offered again.
@@ -231,81 +332,112 @@ local function forget_skips(id, m)
 end
 
 -- finish files a job under a terminal state: completed, dead or canceled.
-local function finish(id, m, state, now)
+local function finish(id, m, state, action, actor, reason)
   forget_skips(id, m)
-  end_reservation(m)
-  m.finished_at = now
-  move(id, m, state, now)
+  m.finished_at = NOW
+  go(id, m, state, NOW, action, actor, reason)
 end
 
 -- back_in_line returns a job to ready at the rank it had, so it keeps its
 -- place; in a canceled batch it is canceled instead.
-local function back_in_line(id, m)
+local function back_in_line(id, m, action, actor, reason)
   local b = batch(m.batch)
   if b and b.state == 'canceled' then
-    finish(id, m, 'canceled', NOW)
+    finish(id, m, 'canceled', 'canceled', actor, reason)
   else
-    end_reservation(m)
-    move(id, m, 'ready', m.rank)
+    go(id, m, 'ready', m.rank, action, actor, reason)
   end
 end
 
--- spend_attempt counts a failed attempt: back in line while attempts are
--- left, dead once they are used up.
-local function spend_attempt(id, m, now, reason)
+-- spend_attempt counts a failed attempt (action failed or expired): back in
+-- line while attempts are left, dead once they are used up. reason is the
+-- job's last error; the history keeps the holder's own reasons.
+local function spend_attempt(id, m, action, actor, reason)
   m.attempts = m.attempts + 1
   m.last_error = reason
+  local told = nil
+  if action == 'failed' then told = reason end
   if m.attempts >= m.max_attempts then
-    finish(id, m, 'dead', now)
+    finish(id, m, 'dead', action, actor, told)
   else
-    back_in_line(id, m)
+    back_in_line(id, m, action, actor, told)
   end
 end
 
--- held returns the job if token is the live reservation's token and its
--- deadline has not passed; otherwise nil and the status code to answer.
-local function held(id, token, now)
-  local m = load(id)
-  if not m then return nil, 'not_found' end
-  if m.state ~= 'reserved' or m.token ~= token or m.deadline <= now then
-    return nil, 'reservation_lost'
+-- answer is every script's reply: {status, effects, values...}. The
+-- effects are {} when the call changed nothing, else {transitions (11
+-- values each: id, action, from, to, actor, attempt, holder, deadline ms,
+-- title, priority, batch), the queue's counts after them (ready, held,
+-- scheduled, reserved, dead), the changed batches (id, record JSON), now
+-- in ms}.
+-- Changed batches are saved here, once per call.
+local function answer(status, ...)
+  local batches = {}
+  for bid in pairs(DIRTY) do
+    local raw = cjson.encode(BATCHES[bid])
+    redis.call('HSET', K.batches, bid, raw)
+    batches[#batches + 1] = bid
+    batches[#batches + 1] = raw
   end
-  return m
+  if #TRANS == 0 and #batches == 0 then return {status, {}, ...} end
+  local parked = redis.call('ZCARD', K.parked)
+  local counts = {redis.call('ZCARD', INDEX.ready) + parked, parked,
+    redis.call('ZCARD', INDEX.scheduled), redis.call('ZCARD', INDEX.reserved),
+    redis.call('ZCARD', INDEX.dead)}
+  return {status, {TRANS, counts, batches, NOW}, ...}
+end
+
+-- reply answers a job: {"ok", effects, id, stored metadata, payload, extra
+-- values...}.
+local function reply(id, raw, ...)
+  return answer('ok', id, raw, redis.call('HGET', K.payload, id), ...)
+end
+
+-- take returns the job if hold (token and holder) is its live
+-- reservation's. Otherwise it returns nil and what to answer: a retry of
+-- the holder's last action after it took effect (its answer lost) is
+-- answered as that action was, the job as it is now; a token of the job's
+-- last reservation from anyone but its holder is forbidden; any other
+-- token is a lost reservation.
+local function take(id, token, holder, action)
+  local m = load(id)
+  if not m then return nil, answer('not_found') end
+  if m.token ~= token then return nil, answer('reservation_lost') end
+  if m.reserved_by ~= holder then return nil, answer('forbidden') end
+  if m.state == 'reserved' then
+    if m.deadline > NOW then return m end
+    return nil, answer('reservation_lost')
+  end
+  local last, by = last_action(m)
+  if last == ACTION_CODE[action] and by == holder then
+    return nil, reply(id, m.raw)
+  end
+  return nil, answer('reservation_lost')
 end
 
 -- reclaim ends at most limit reservations whose deadline has passed: each
 -- job goes back in line with one attempt spent, or dead. It returns whether
--- more expired reservations remain, and {id, former holder, new state,
--- batch or ""} per job.
-local function reclaim(now, limit)
-  local expired = redis.call('ZRANGEBYSCORE', INDEX.reserved, '-inf', int(now), 'LIMIT', '0', int(limit + 1))
-  local moved = {}
+-- more expired reservations remain, and how many it ended.
+local function reclaim(limit)
+  local expired = redis.call('ZRANGEBYSCORE', INDEX.reserved, '-inf', int(NOW), 'LIMIT', '0', int(limit + 1))
   for i = 1, math.min(#expired, limit) do
     local id = expired[i]
     local m = load(id)
-    local holder = m.reserved_by
-    spend_attempt(id, m, now, 'reservation expired (held by ' .. holder .. ')')
+    spend_attempt(id, m, 'expired', 'system', 'reservation expired (held by ' .. m.reserved_by .. ')')
     store(id, m)
-    moved[i] = {id, holder, m.state, m.batch or ''}
   end
-  return #expired > limit, moved
+  return #expired > limit, math.min(#expired, limit)
 end
 
--- promote moves at most limit due scheduled jobs to ready; true if more are due.
-local function promote(now, limit)
-  local due = redis.call('ZRANGEBYSCORE', INDEX.scheduled, '-inf', int(now), 'LIMIT', '0', int(limit + 1))
-  local promoted = {}
+-- promote moves at most limit due scheduled jobs to ready. It returns
+-- whether more are due, and how many it moved.
+local function promote(limit)
+  local due = redis.call('ZRANGEBYSCORE', INDEX.scheduled, '-inf', int(NOW), 'LIMIT', '0', int(limit + 1))
   for i = 1, math.min(#due, limit) do
     local id = due[i]
     local m = load(id)
-    back_in_line(id, m)
+    back_in_line(id, m, 'promoted', 'system')
     store(id, m)
-    promoted[i] = id
   end
-  return #due > limit, promoted
-end
-
--- reply answers a job: {"ok", id, stored metadata, payload, extra values...}.
-local function reply(id, raw, ...)
-  return {'ok', id, raw, redis.call('HGET', K.payload, id), ...}
+  return #due > limit, math.min(#due, limit)
 end

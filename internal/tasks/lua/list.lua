@@ -1,11 +1,13 @@
 -- list.lua: one page of an index, in index order, after a cursor. Reads only.
--- KEYS    -> the queue's keys (see lib.lua)
+-- KEYS    -> conf, the index read (ready, scheduled, reserved, completed,
+--            dead or canceled), meta, payload (of the queue's keys, see
+--            lib.lua)
 -- ARGV[1] -> state whose index to read (ready, scheduled, reserved, ...)
 -- ARGV[2] -> page size
 -- ARGV[3] -> cursor score (empty: from the start)
 -- ARGV[4] -> cursor id: the page starts after (score, id)
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), then per job: id, score, metadata, payload}
-if redis.call('EXISTS', K.conf) == 0 then return {'queue_not_found'} end
+if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
 local index = INDEX[ARGV[1]]
 local limit = tonumber(ARGV[2])
 local after_score, after_id = tonumber(ARGV[3]), ARGV[4]
@@ -40,7 +42,7 @@ if after_score then
   end
 end
 
-local out = {'ok', 0}
+local out = {0}
 local page = redis.call('ZRANGE', index, start, start + limit, 'WITHSCORES')
 for i = 1, math.min(#page, 2 * limit), 2 do
   local id = page[i]
@@ -49,5 +51,5 @@ for i = 1, math.min(#page, 2 * limit), 2 do
   table.insert(out, redis.call('HGET', K.meta, id))
   table.insert(out, redis.call('HGET', K.payload, id))
 end
-if #page > 2 * limit then out[2] = 1 end
-return out
+if #page > 2 * limit then out[1] = 1 end
+return answer('ok', unpack(out))

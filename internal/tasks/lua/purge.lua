@@ -1,14 +1,16 @@
 -- purge.lua: retention. Deletes at most limit finished jobs (completed,
 -- canceled, dead) that finished before their cut-off, then, within what is
 -- left of limit, finished batches older than both cut-offs (their jobs are
--- gone by then).
--- KEYS    -> the queue's keys (see lib.lua)
+-- gone by then). A job's history is part of its metadata and goes with it.
+-- KEYS    -> conf, completed, dead, canceled, meta, payload, result, idem,
+--            batches, batchindex, batchdone, members (of the queue's keys,
+--            see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), number deleted}
 local now = clock(ARGV[1])
 local c = settings('retention_seconds', 'dead_retention_seconds')
-if not c then return {'queue_not_found'} end
+if not c then return answer('queue_not_found') end
 local budget = tonumber(ARGV[2])
 local deleted, more = 0, false
 local cutoffs = {
@@ -44,4 +46,4 @@ for i = 1, math.min(#old, budget) do
   redis.call('ZREM', K.batchdone, old[i])
 end
 deleted = deleted + math.min(#old, budget)
-return {'ok', more and 1 or 0, deleted}
+return answer('ok', more and 1 or 0, deleted)

@@ -2,21 +2,26 @@
 -- or takes a reserved job away from its holder (force release: the token
 -- dies). A job of a canceled batch is not requeued from dead, and a force
 -- release cancels it.
--- KEYS    -> the queue's keys (see lib.lua)
+-- KEYS    -> ready, reserved, dead, canceled, meta, payload, skips,
+--            skipcount, batches, batchdone, parked, claims (of the queue's
+--            keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
+-- ARGV[3] -> actor: the supervisor
 -- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
 local m = load(id)
-if not m then return {'not_found'} end
-local holder = m.reserved_by or ''
+if not m then return answer('not_found') end
+local holder, action = '', 'requeued'
 if m.state == 'dead' then
   local b = batch(m.batch)
-  if b and b.state == 'canceled' then return {'invalid_state'} end
+  if b and b.state == 'canceled' then return answer('invalid_state') end
   m.attempts, m.finished_at = 0, nil
-elseif m.state ~= 'reserved' then
-  return {'invalid_state'}
+elseif m.state == 'reserved' then
+  holder, action = m.reserved_by, 'force_released'
+else
+  return answer('invalid_state')
 end
-back_in_line(id, m)
+back_in_line(id, m, action, ARGV[3])
 return reply(id, store(id, m), holder)

@@ -1,0 +1,73 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"claimdesk/internal/keys"
+	"claimdesk/internal/tasks"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Work is one reservation of a person's that ended, and how: what the
+// operator's "My recent work" lists.
+type Work struct {
+	JobID string `json:"job_id"`
+	Queue string `json:"queue"`
+	Title string `json:"title"`
+	// Action ended the reservation (completed, released, skipped, failed,
+	// expired, force_released, canceled), by Actor: the holder, a
+	// supervisor, or "system".
+	Action tasks.Action `json:"action"`
+	Actor  string       `json:"actor"`
+	// State is where the job went.
+	State tasks.State `json:"state"`
+	At    time.Time   `json:"at"`
+	// holder is whose work it was.
+	holder string
+}
+
+// Recent work is kept per person, newest first, for a while.
+const (
+	recentKeep = 20
+	recentFor  = 30 * 24 * time.Hour
+)
+
+// workOf returns the recent work a transition makes, if it ended someone's
+// reservation.
+func workOf(t tasks.Transition) (Work, bool) {
+	if t.From != tasks.StateReserved || t.To == tasks.StateReserved || t.Holder == "" {
+		return Work{}, false
+	}
+	return Work{JobID: t.JobID, Queue: t.Queue, Title: t.Title, Action: t.Action, Actor: t.Actor,
+		State: t.To, At: t.At, holder: t.Holder}, true
+}
+
+// recordWork adds the work to its people's lists.
+func recordWork(ctx context.Context, p redis.Pipeliner, ws []Work) {
+	for _, w := range ws {
+		raw, _ := json.Marshal(w)
+		key := keys.Recent(w.holder)
+		p.LPush(ctx, key, raw)
+		p.LTrim(ctx, key, 0, recentKeep-1)
+		p.Expire(ctx, key, recentFor)
+	}
+}
+
+// RecentWork returns the person's latest ended reservations, newest first.
+func RecentWork(ctx context.Context, rdb redis.UniversalClient, user string) ([]Work, error) {
+	raws, err := rdb.LRange(ctx, keys.Recent(user), 0, recentKeep-1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Work, 0, len(raws))
+	for _, raw := range raws {
+		var w Work
+		if json.Unmarshal([]byte(raw), &w) == nil {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,111 @@
+package tasks
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClaimAny claims the next job across the operator's queues, under one rule
+// that holds whatever each queue's ageing:
+//
+// Each queue's next job counts as its priority, plus, in a queue with
+// aging_seconds, one point for every aging_seconds it has waited. The job
+// with the highest count is claimed; on a tie, the one that has waited
+// longest. (A strict queue's job never gains points: its priority is all.)
+//
+// This is how each queue already orders its own jobs, so the rule agrees
+// with every queue's own line. Queues are looked at one by one: if the
+// operator skipped a queue's next job, or someone claims it first, the
+// claim goes to that queue's next job for them, and then on to the next
+// queue. It returns nil when nothing is ready in any of them. With
+// WithClaimKey, a live reservation made with the key in any of the queues
+// is answered again.
+func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, opts ...ClaimOption) (*Reservation, error) {
+	var a claimArgs
+	for _, o := range opts {
+		o(&a)
+	}
+	if a.key != "" {
+		if q, err := s.claimedWith(ctx, queues, operator, a.key); err != nil || q != "" {
+			if err != nil {
+				return nil, err
+			}
+			return s.Claim(ctx, q, operator, opts...)
+		}
+	}
+	type head struct {
+		queue      string
+		points     float64
+		waitingFor int64
+	}
+	var heads []head
+	for _, q := range queues {
+		res, err := s.run(ctx, headScript, q, s.nowArg())
+		switch {
+		case errors.Is(err, ErrQueueNotFound):
+			continue
+		case err != nil:
+			return nil, err
+		case len(res) < 5:
+			continue // nothing ready (a claim there may still promote some)
+		}
+		priority, _ := res[1].(int64)
+		since, _ := res[2].(int64)
+		aging, _ := res[3].(int64)
+		now, _ := res[4].(int64)
+		h := head{queue: q, points: float64(priority), waitingFor: now - since}
+		if aging > 0 {
+			h.points += float64(now-since) / float64(aging)
+		}
+		heads = append(heads, h)
+	}
+	slices.SortStableFunc(heads, func(x, y head) int {
+		return cmp.Or(cmp.Compare(y.points, x.points), cmp.Compare(y.waitingFor, x.waitingFor))
+	})
+	order := make([]string, 0, len(queues))
+	for _, h := range heads {
+		order = append(order, h.queue)
+	}
+	for _, q := range queues {
+		if !slices.Contains(order, q) {
+			order = append(order, q)
+		}
+	}
+	for _, q := range order {
+		r, err := s.Claim(ctx, q, operator, opts...)
+		if errors.Is(err, ErrQueueNotFound) {
+			continue
+		}
+		if err != nil || r != nil {
+			return r, err
+		}
+	}
+	return nil, nil
+}
+
+// claimedWith returns the queue, of these, in which the operator holds a
+// live claim made with key ("" for none).
+func (s *Store) claimedWith(ctx context.Context, queues []string, operator, key string) (string, error) {
+	cmds := map[string]*redis.StringCmd{}
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, q := range queues {
+			if validQueueName(q) {
+				cmds[q] = p.HGet(ctx, keysFor(q).Claims(), operator+"\n"+key)
+			}
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return "", redisErr(err)
+	}
+	for _, q := range queues {
+		if c := cmds[q]; c != nil && c.Val() != "" {
+			return q, nil
+		}
+	}
+	return "", nil
+}

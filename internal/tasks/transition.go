@@ -1,0 +1,223 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Action names what made a job change: the action of a history entry and
+// of a transition (../docs/api.md, "History").
+type Action string
+
+// The actions. Their order is the order of ACTION_CODE in lua/lib.lua,
+// which stores them by number.
+const (
+	ActionEnqueued      Action = "enqueued"
+	ActionPromoted      Action = "promoted" // a scheduled job came due
+	ActionAdmitted      Action = "admitted" // a batch slot let it into line
+	ActionClaimed       Action = "claimed"
+	ActionExtended      Action = "extended"
+	ActionReleased      Action = "released" // given back by its holder
+	ActionSkipped       Action = "skipped"
+	ActionFailed        Action = "failed"
+	ActionExpired       Action = "expired" // its reservation ran out
+	ActionRequeued      Action = "requeued"
+	ActionForceReleased Action = "force_released" // taken from its holder
+	ActionCanceled      Action = "canceled"
+	ActionCompleted     Action = "completed"
+)
+
+// actionByCode and stateByCode read the numbers under which lua/lib.lua
+// stores actions and states in a job's history (ACTION_CODE, STATE_CODE).
+var (
+	actionByCode = []Action{"", ActionEnqueued, ActionPromoted, ActionAdmitted, ActionClaimed,
+		ActionExtended, ActionReleased, ActionSkipped, ActionFailed, ActionExpired, ActionRequeued,
+		ActionForceReleased, ActionCanceled, ActionCompleted}
+	stateByCode = []State{"", StateScheduled, StateReady, StateReserved, StateCompleted, StateDead, StateCanceled}
+)
+
+// System is the actor of what nobody did in person: reclaiming an expired
+// reservation, promoting a due job, admitting a job into a batch slot.
+const System = "system"
+
+// Transition is one change of one job's state, as the script that made it
+// answered it. Everything that follows a change (notices, waking waiters,
+// metrics, a person's recent work) is built from transitions alone.
+type Transition struct {
+	JobID   string
+	Queue   string
+	BatchID string // "" for none
+	Action  Action
+	// From is the state before ("" when the job was just made), To after.
+	From, To State
+	// Actor is the user who acted, or System.
+	Actor string
+	// Attempt is which attempt a reservation is (1 for the first), for the
+	// changes of a reservation; otherwise the attempts spent so far.
+	Attempt int
+	// Holder is whose reservation the change ended or extended, if any
+	// (the actor too, when holders end their own).
+	Holder string
+	At     time.Time
+	// Deadline is the reservation's, when the job is reserved after it.
+	Deadline *time.Time
+	// Title and Priority say what the job is, for notices.
+	Title    string
+	Priority int
+}
+
+// Counts are a queue's numbers of jobs per state, after a change.
+type Counts struct {
+	// Ready counts every ready job, Held included.
+	Ready     int64 `json:"ready"`
+	Held      int64 `json:"held"`
+	Scheduled int64 `json:"scheduled"`
+	Reserved  int64 `json:"reserved"`
+	Dead      int64 `json:"dead"`
+}
+
+// Effects are what one script call did to one queue.
+type Effects struct {
+	Queue string
+	// At is when, by the Redis clock (every transition of the call has it).
+	At          time.Time
+	Transitions []Transition
+	// Counts are the queue's after the call.
+	Counts Counts
+	// Batches are the batches the call changed, as they are after it.
+	Batches []*Batch
+}
+
+// Observer is told the effects of every script call that changed
+// something, right after it. It must not block: it runs on the caller's
+// path (a request, a cron run).
+type Observer func(ctx context.Context, fx Effects)
+
+// Observe adds fn to the observers of every change the Store makes. Call it
+// before the Store is used.
+func (s *Store) Observe(fn Observer) { s.observers = append(s.observers, fn) }
+
+// transitionValues is how many values a script answers per transition
+// (answer in lua/lib.lua).
+const transitionValues = 11
+
+// decodeEffects reads the effects part of a script's answer on queue:
+// {} when nothing changed, else {transitions, counts, batches, now}.
+func decodeEffects(queue string, raw any) (Effects, bool, error) {
+	parts, _ := raw.([]any)
+	if len(parts) == 0 {
+		return Effects{}, false, nil
+	}
+	if len(parts) != 4 {
+		return Effects{}, false, fmt.Errorf("script answered %d parts of effects", len(parts))
+	}
+	flat, _ := parts[0].([]any)
+	counts, _ := parts[1].([]any)
+	batches, _ := parts[2].([]any)
+	str := func(v any) string { s, _ := v.(string); return s }
+	num := func(v any) int64 { n, _ := v.(int64); return n }
+	fx := Effects{Queue: queue, At: msTime(num(parts[3]))}
+	for i := 0; i+transitionValues <= len(flat); i += transitionValues {
+		v := flat[i : i+transitionValues]
+		t := Transition{
+			JobID: globalID(str(v[0]), queue), Queue: queue, Action: Action(str(v[1])),
+			From: State(str(v[2])), To: State(str(v[3])), Actor: str(v[4]), Attempt: int(num(v[5])),
+			Holder: str(v[6]), Deadline: optTime(num(v[7])), Title: str(v[8]), Priority: int(num(v[9])),
+			BatchID: globalID(str(v[10]), queue), At: fx.At,
+		}
+		fx.Transitions = append(fx.Transitions, t)
+	}
+	if len(counts) == 5 {
+		fx.Counts = Counts{Ready: num(counts[0]), Held: num(counts[1]), Scheduled: num(counts[2]),
+			Reserved: num(counts[3]), Dead: num(counts[4])}
+	}
+	for i := 0; i+1 < len(batches); i += 2 {
+		b, err := decodeBatch(globalID(str(batches[i]), queue), str(batches[i+1]))
+		if err != nil {
+			return Effects{}, false, err
+		}
+		fx.Batches = append(fx.Batches, b)
+	}
+	return fx, true, nil
+}
+
+// Entry is one entry of a job's history: a transition as the job keeps it.
+// Its JSON form is the history entry of the HTTP API.
+type Entry struct {
+	At     time.Time `json:"at"`
+	Action Action    `json:"action"`
+	// Actor is the user who acted, or "system".
+	Actor string `json:"actor"`
+	// From is absent for the entry that made the job.
+	From    State `json:"from,omitempty"`
+	To      State `json:"to"`
+	Attempt int   `json:"attempt"`
+	// Deadline is the reservation's, for claimed and extended.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// Reason is the holder's, for failed.
+	Reason string `json:"reason,omitempty"`
+	// Result is the job's result, for completed.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Holder is whose reservation someone else ended (a supervisor, or the
+	// system when it expired).
+	Holder string `json:"holder,omitempty"`
+}
+
+// historyValues is how many values each history entry is stored as
+// (HISTORY_ENTRY in lua/lib.lua).
+const historyValues = 9
+
+// decodeHistory reads a job's history as the scripts store it after its
+// metadata: entries of historyValues values, times relative to created.
+func decodeHistory(raw string, created int64) ([]Entry, error) {
+	r := &msgpackReader{b: raw}
+	var out []Entry
+	for r.i < len(r.b) {
+		var v [historyValues]any
+		for i := range v {
+			if r.b[r.i] == 0xc0 { // nil
+				r.i++
+			} else if t := r.b[r.i]; t&0xe0 == 0xa0 || t >= 0xd9 && t <= 0xdb {
+				s, err := r.str()
+				if err != nil {
+					return nil, err
+				}
+				v[i] = s
+			} else {
+				n, err := r.integer()
+				if err != nil {
+					return nil, err
+				}
+				v[i] = n
+			}
+			if r.i >= len(r.b) && i < historyValues-1 {
+				return nil, errMsgpack
+			}
+		}
+		str := func(x any) string { s, _ := x.(string); return s }
+		num := func(x any) int64 { n, _ := x.(int64); return n }
+		code := func(x any, n int) int {
+			c := int(num(x))
+			if c < 0 || c >= n {
+				return 0
+			}
+			return c
+		}
+		at := created + num(v[0])
+		e := Entry{
+			At: msTime(at), Action: actionByCode[code(v[1], len(actionByCode))], Actor: str(v[2]),
+			From: stateByCode[code(v[3], len(stateByCode))], To: stateByCode[code(v[4], len(stateByCode))],
+			Attempt: int(num(v[5])), Holder: str(v[7]), Reason: str(v[8]),
+		}
+		if e.Actor == "" {
+			e.Actor = System
+		}
+		if v[6] != nil {
+			e.Deadline = optTime(at + num(v[6]))
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
