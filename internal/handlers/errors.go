@@ -43,6 +43,8 @@ var errorCodes = []struct {
 	{tasks.ErrInvalidState, http.StatusConflict, "invalid_state"},
 	{tasks.ErrExtensionLimit, http.StatusConflict, "extension_limit"},
 	{tasks.ErrSkipLimit, http.StatusConflict, "skip_limit"},
+	{tasks.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{tasks.ErrNotReady, http.StatusConflict, "not_ready"},
 	{tasks.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
 	{tasks.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrNotFound, http.StatusNotFound, "user_not_found"},
