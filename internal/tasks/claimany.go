@@ -103,7 +103,20 @@ func (s *Store) claimedWith(ctx context.Context, queues []string, operator, key 
 		return "", redisErr(err)
 	}
 	for _, q := range queues {
-		if c := cmds[q]; c != nil && c.Val() != "" {
+		c := cmds[q]
+		if c == nil || c.Val() == "" {
+			continue
+		}
+		// Only a live reservation is answered again; an expired one's key
+		// claims anew, under the rule, like any claim.
+		j, err := s.Get(ctx, globalID(c.Val(), q))
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if j.State == StateReserved && j.ReservedBy == operator && j.Deadline.After(s.now()) {
 			return q, nil
 		}
 	}

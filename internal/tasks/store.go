@@ -159,9 +159,17 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 	if err != nil {
 		return nil, err
 	}
-	job, err := s.fenced(ctx, completeScript, id, h, body)
-	if job != nil && body != "" {
-		job.Result = json.RawMessage(body)
+	queue, ok := queueOf(id)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	res, err := s.holderCall(ctx, completeScript, queue, id, h, body)
+	if err != nil {
+		return nil, err
+	}
+	job, err := jobFrom(queue, res)
+	if kept, _ := res[3].(string); job != nil && kept != "" {
+		job.Result = json.RawMessage(kept)
 	}
 	return job, err
 }
@@ -205,14 +213,19 @@ func (s *Store) fenced(ctx context.Context, sc script, id string, h Hold, args .
 	if !ok {
 		return nil, ErrNotFound
 	}
-	if h.Token == "" || h.Holder == "" {
-		return nil, ErrReservationLost
-	}
-	res, err := s.run(ctx, sc, queue, append([]any{s.nowArg(), localID(id), h.Token, h.Holder}, args...)...)
+	res, err := s.holderCall(ctx, sc, queue, id, h, args...)
 	if err != nil {
 		return nil, err
 	}
 	return jobFrom(queue, res)
+}
+
+// holderCall runs a holder's action script on the queue's job id.
+func (s *Store) holderCall(ctx context.Context, sc script, queue, id string, h Hold, args ...any) ([]any, error) {
+	if h.Token == "" || h.Holder == "" {
+		return nil, ErrReservationLost
+	}
+	return s.run(ctx, sc, queue, append([]any{s.nowArg(), localID(id), h.Token, h.Holder}, args...)...)
 }
 
 // Cancel withdraws a ready or scheduled job, for actor. With force

@@ -8,11 +8,15 @@
 -- ARGV[4] -> holder: the user acting
 -- ARGV[5] -> result JSON (empty: none)
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, or {"ok", id,
---         metadata, payload}
+--         metadata, payload, the result kept}: a retry answers the result
+--         sent first
 clock(ARGV[1])
 local id = ARGV[2]
 local m, done = take(id, ARGV[3], ARGV[4], 'completed')
-if not m then return done end
+if not m then
+  if done[1] == 'ok' then table.insert(done, redis.call('HGET', K.result, id) or '') end
+  return done
+end
 if ARGV[5] ~= '' then redis.call('HSET', K.result, id, ARGV[5]) end
 finish(id, m, 'completed', 'completed', ARGV[4])
-return reply(id, store(id, m))
+return reply(id, store(id, m), ARGV[5])
