@@ -160,6 +160,16 @@ export class OperatorApi {
     return (await res.json()) as Job;
   }
 
+  /** Reports that the job cannot be done: spends an attempt (dead once they are used up). */
+  async fail(claim: Claim, reason: string): Promise<Job> {
+    const res = await this.request.post(`/api/v1/jobs/${claim.job.id}/fail`, {
+      headers: await this.headers(),
+      data: { token: claim.token, reason },
+    });
+    expect(res.status(), await res.text()).toBe(200);
+    return (await res.json()) as Job;
+  }
+
   /** Gives the job back: it keeps its place in line. */
   async release(claim: Claim): Promise<Job> {
     const res = await this.request.post(`/api/v1/jobs/${claim.job.id}/release`, {

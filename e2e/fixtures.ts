@@ -18,9 +18,17 @@ interface Fixtures {
    * Opens a page in a new browser context logged in as that person. On
    * instance A (the default) with the session the setup project saved; on
    * instance B in a fresh context whose baseURL is B, logged in through
-   * B's own login page.
+   * B's own login page. Options set the browser's time zone and locale
+   * (default: the machine's).
    */
-  openAs: (person: Person, instance?: Instance) => Promise<Page>;
+  openAs: (person: Person, instance?: Instance, options?: BrowserOptions) => Promise<Page>;
+}
+
+/** How the browser of a person is set up, beyond who is logged in. */
+export interface BrowserOptions {
+  /** An IANA time zone, e.g. "Asia/Kolkata": the zone pages show local times in. */
+  timezoneId?: string;
+  locale?: string;
 }
 
 /** The suite's two web instances over one store (see playwright.config.ts). */
@@ -83,13 +91,13 @@ export const test = base.extend<Fixtures>({
 
   openAs: async ({ browser }, use) => {
     const contexts: Awaited<ReturnType<typeof browser.newContext>>[] = [];
-    await use(async (person, instance = 'A') => {
+    await use(async (person, instance = 'A', options = {}) => {
       if (instance === 'A') {
-        const context = await browser.newContext({ baseURL: BASE_URL, storageState: authFile(person) });
+        const context = await browser.newContext({ ...options, baseURL: BASE_URL, storageState: authFile(person) });
         contexts.push(context);
         return context.newPage();
       }
-      const context = await browser.newContext({ baseURL: BASE_URL_B });
+      const context = await browser.newContext({ ...options, baseURL: BASE_URL_B });
       contexts.push(context);
       const page = await context.newPage();
       const login = new LoginPage(page);

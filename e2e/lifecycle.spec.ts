@@ -100,9 +100,10 @@ test('when the deadline passes, the work page says so and disables its buttons',
   await home.goto();
   await home.claimNextIn('content-moderation');
   expect(await work.waitForJob()).toBe(job.id);
-  await expect(work.expired).toBeHidden();
+  await expect(work.ended).toBeHidden();
 
-  await expect(work.expired).toBeVisible({ timeout: 10_000 });
+  await expect(work.ended).toBeVisible({ timeout: 10_000 });
+  await expect(work.ended).toContainText('This reservation ended: your time ran out.');
   await expect(work.countdown).toHaveText('expired');
   for (const button of [work.completeButton, work.releaseButton, work.skipButton, work.extendButton]) {
     await expect(button).toBeDisabled();

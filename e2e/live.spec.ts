@@ -1,4 +1,5 @@
 import type { Page, WebSocketRoute } from '@playwright/test';
+import { OperatorApi } from './api';
 import { BASE_URL, BASE_URL_B } from './constants';
 import { expect, test } from './fixtures';
 import { OperatorHomePage } from './pages/OperatorHomePage';
@@ -45,6 +46,48 @@ test.describe('the operator home', () => {
     expect(await work.waitForJob()).toBe(job.id);
     await expect(work.title).toHaveText(job.title);
     await expect(work.countdown).toBeVisible();
+  });
+
+  test("a toast's Claim claims the job it names, though another is ahead of it in line", async ({ openAs, jobs, api }) => {
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.live.waitUntilLive();
+
+    // Same priority: the first one is ahead in line.
+    const ahead = await jobs.create('invoice-review', 'Check invoice INV-E2E-TOAST-AHEAD');
+    const named = await jobs.create('invoice-review', 'Check invoice INV-E2E-TOAST-NAMED');
+    await expect(home.toastFor(ahead.title)).toBeVisible({ timeout: AT_ONCE });
+    await expect(home.toastFor(named.title)).toBeVisible({ timeout: AT_ONCE });
+
+    await home.toastClaimButton(named.title).click();
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(named.id);
+    await expect(work.title).toHaveText(named.title);
+    expect((await api.get(ahead)).state).toBe('ready');
+  });
+
+  test("a toast's Claim for a job someone else took says so, and the next can be claimed", async ({ openAs, jobs, api }) => {
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.live.waitUntilLive();
+
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-TOAST-GONE');
+    await expect(home.toastFor(job.title)).toBeVisible({ timeout: AT_ONCE });
+
+    // carol is quicker.
+    const carol = new OperatorApi((await openAs('carol')).request);
+    const taken = await carol.claim('invoice-review');
+    expect(taken?.job.id).toBe(job.id);
+
+    await home.toastClaimButton(job.title).click();
+    await expect(alice).toHaveURL('/');
+    await expect(home.flash).toHaveText(
+      'That job is no longer waiting: someone else took it, or it was withdrawn. Claim the next one below.',
+    );
+    await expect(home.claimNextButton('invoice-review')).toBeVisible();
+    expect((await api.get(job)).reserved_by).toBe('carol');
   });
 });
 
@@ -107,9 +150,9 @@ test.describe('an abandoned reservation', () => {
 
     // alice walks away. The page warns in the last minute, then says time is up.
     await expect(aliceWork.expiring).toBeVisible();
-    await expect(aliceWork.expired).toBeVisible({ timeout: 10_000 });
+    await expect(aliceWork.ended).toBeVisible({ timeout: 10_000 });
+    await expect(aliceWork.ended).toContainText('This reservation ended: your time ran out.');
     await expect(aliceWork.expiring).toBeHidden();
-    await expect(aliceWork.taken).toBeHidden();
     await expect(aliceWork.countdown).toHaveText('expired');
     await expect(aliceWork.completeButton).toBeDisabled();
 
@@ -151,6 +194,12 @@ test.describe('an abandoned reservation', () => {
     const done = await api.get(job);
     expect(done.state).toBe('completed');
     expect(done.result).toEqual({ notes: 'Checked it properly.', approved: 'no' });
+
+    // Should alice open the job again, it tells her why it is not hers.
+    const again = new WorkPage(await alice.context().newPage());
+    await again.page.goto(`/jobs/${job.id}`);
+    await expect(again.ended).toContainText('This reservation ended: your time ran out.');
+    await expect(again.completeButton).toHaveCount(0);
   });
 });
 

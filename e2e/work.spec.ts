@@ -125,7 +125,8 @@ test.describe('a reservation taken away', () => {
     const work = new WorkPage(alice);
     expect(await work.waitForJob()).toBe(job.id);
     await work.live.waitUntilLive();
-    await expect(work.taken).toBeHidden();
+    await expect(work.ended).toBeHidden();
+    const stillTheSamePage = await work.live.markDocument();
 
     const sam = new SupervisorPage(await openAs('sam'));
     await sam.goto();
@@ -137,13 +138,13 @@ test.describe('a reservation taken away', () => {
     await expect(sam.page).toHaveURL('/supervisor');
     await expect(sam.reservation(job.id)).toHaveCount(0);
 
-    // alice's open page hears of it at once and locks its buttons…
-    await expect(work.taken).toBeVisible({ timeout: 2_000 });
-    await expect(work.taken).toContainText('taken back');
-    await expect(work.expired).toBeHidden();
+    // alice's open page hears of it at once, says who took it and locks its buttons…
+    await expect(work.ended).toBeVisible({ timeout: 2_000 });
+    await expect(work.ended).toContainText('This reservation ended: taken back by sam.');
     for (const button of [work.completeButton, work.releaseButton, work.skipButton, work.extendButton]) {
       await expect(button).toBeDisabled();
     }
+    await stillTheSamePage();
 
     // …and should alice send the form anyway, the server refuses it.
     const answered = alice.waitForResponse(
@@ -160,9 +161,73 @@ test.describe('a reservation taken away', () => {
     expect(after.state).toBe('ready');
     expect(after.result ?? null).toBeNull();
 
-    // Opening the job again tells alice it is gone, without the buttons.
+    // Opening the job again tells alice why it is gone, without the buttons.
     await alice.goto(`/jobs/${job.id}`);
-    await expect(work.expired).toBeVisible();
+    await expect(work.ended).toBeVisible();
+    await expect(work.ended).toContainText('This reservation ended: taken back by sam.');
     await expect(work.completeButton).toHaveCount(0);
+  });
+
+  test('canceled by the supervisor: the open work page says "canceled by sam" at once, and again after a reload', async ({
+    openAs,
+    jobs,
+    api,
+  }) => {
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-CANCELED');
+
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(job.id);
+    await work.live.waitUntilLive();
+    await expect(work.ended).toBeHidden();
+    const stillTheSamePage = await work.live.markDocument();
+
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.goto();
+    await expect(sam.reservation(job.id)).toContainText('alice');
+    const question = await sam.cancelReservation(job.id);
+    expect(question).toBe('Cancel this job for good? alice loses it.');
+    await expect(sam.reservation(job.id)).toHaveCount(0);
+    expect((await api.get(job)).state).toBe('canceled');
+
+    await expect(work.ended).toBeVisible({ timeout: 2_000 });
+    await expect(work.ended).toContainText('This reservation ended: canceled by sam.');
+    await expect(work.ended).toHaveRole('alert');
+    for (const button of [work.completeButton, work.releaseButton, work.skipButton, work.extendButton]) {
+      await expect(button).toBeDisabled();
+    }
+    await stillTheSamePage();
+
+    await alice.reload();
+    await expect(work.title).toHaveText(job.title);
+    await expect(work.ended).toContainText('This reservation ended: canceled by sam.');
+    await expect(work.completeButton).toHaveCount(0);
+    await expect(work.payload).toHaveCount(0); // what a job is, is for its holder only
+  });
+
+  test('completed in another tab: the other tab says so', async ({ openAs, jobs }) => {
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-TWO-TABS');
+
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(job.id);
+
+    // The same job open in a second tab of the same browser.
+    const other = new WorkPage(await alice.context().newPage());
+    await other.page.goto(`/jobs/${job.id}`);
+    await expect(other.completeButton).toBeEnabled();
+    await other.live.waitUntilLive();
+
+    await work.complete('Done here.');
+    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+
+    await expect(other.ended).toContainText('This reservation ended: completed in another tab.', { timeout: 2_000 });
+    await expect(other.completeButton).toBeDisabled();
   });
 });

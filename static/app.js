@@ -1,4 +1,5 @@
-// claimdesk: countdowns, confirmations, keyboard shortcuts, CSRF for htmx.
+// claimdesk: countdowns, local times, live notices, confirmations,
+// keyboard shortcuts, CSRF for htmx.
 // Small on purpose; the server renders everything else.
 (function () {
   "use strict";
@@ -15,8 +16,8 @@
     return h > 0 ? h + ":" + mm + ":" + ss : mm + ":" + ss;
   }
 
-  // Countdowns tick every second; a work page's shows its "time is up"
-  // notice and disables its buttons when the deadline passes.
+  // Countdowns tick every second; a work page's says that the time ran out
+  // and disables its buttons when the deadline passes.
   function tick() {
     var now = Date.now();
     document.querySelectorAll("[data-deadline]").forEach(function (el) {
@@ -25,25 +26,61 @@
       el.classList.toggle("soon", left > 0 && left <= 60000);
       el.classList.toggle("expired", left <= 0);
       el.textContent = left > 0 ? format(left) : "expired";
+      // Once the reservation ended (for whatever reason), the notice says
+      // why; the countdown neither warns nor guesses any more.
+      var ended = el.dataset.expireTarget && document.querySelector(el.dataset.expireTarget);
+      var over = ended && !ended.hidden;
       var warn = el.dataset.warnTarget && document.querySelector(el.dataset.warnTarget);
-      if (warn) warn.hidden = !(left > 0 && left <= 60000);
-      if (left <= 0 && el.dataset.expireTarget) lose(el.dataset.expireTarget);
+      if (warn) warn.hidden = over || !(left > 0 && left <= 60000);
+      if (left <= 0 && ended && !over) lose("expired", "system");
     });
   }
-  // lose shows why this work page's reservation ended, and disables its
-  // buttons: the server would refuse them anyway.
-  function lose(notice) {
+  // endedWords says why a reservation of the viewer's ended, by action of
+  // actor, in the server's words (views/history.go, outcomePhrases); ""
+  // for an action it has no words for.
+  function endedWords(box, action, actor) {
+    var phrases = {};
+    try { phrases = JSON.parse(box.dataset.outcomes || "{}"); } catch (e) { /* no words: say less */ }
+    var kind = actor === document.body.dataset.user ? "own" : actor === "system" ? "system" : "other";
+    var words = (phrases[kind] || {})[action];
+    return words ? words.split("{actor}").join(actor) : "";
+  }
+
+  // lose says why this work page's reservation ended (action of actor),
+  // and disables its buttons: the server would refuse them anyway. A later
+  // notice may correct the words (the countdown runs out before the
+  // server's notice comes).
+  function lose(action, actor) {
     if (acting) return;
-    var el = document.querySelector(notice);
-    if (!el || !el.hidden) return;
-    document.querySelectorAll("#expired, #taken, #soon").forEach(function (n) { n.hidden = true; });
-    el.hidden = false;
+    var box = document.getElementById("ended");
+    if (!box) return;
+    var words = endedWords(box, action, actor);
+    if (!box.hidden && !words) return;
+    var why = box.querySelector("[data-ended-why]");
+    if (why) why.textContent = "This reservation ended" + (words ? ": " + words : "") + ".";
+    box.hidden = false;
+    var soon = document.getElementById("soon");
+    if (soon) soon.hidden = true;
     document.querySelectorAll(".actions button").forEach(function (b) { b.disabled = true; });
     var timer = document.querySelector("[data-testid=timer]");
     if (timer) timer.hidden = true;
   }
   tick();
   setInterval(tick, 1000);
+
+  // Times come in UTC from the server; show them in the viewer's own.
+  var dateTime = { dateStyle: "medium", timeStyle: "medium" }, timeOnly = { timeStyle: "medium" };
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (el) {
+      var iso = el.getAttribute("datetime"), d = new Date(iso);
+      if (isNaN(d)) return;
+      el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly : dateTime);
+      el.title = iso;
+    });
+  }
+  localTimes(document);
+  // Right after a swap, before the browser paints the server's UTC.
+  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });
 
   // Destructive buttons ask first. Once a form is on its way, notices
   // about what it did are no news to this page.
@@ -74,7 +111,9 @@
     });
   }
 
-  function toast(queue, title) {
+  // toast announces a new job; its Claim button claims that very job (the
+  // server says so if it is gone, and offers the next).
+  function toast(queue, title, jobId) {
     var box = document.getElementById("toasts");
     if (!box || !document.querySelector("[data-queue]")) return; // the home only
     var t = document.createElement("div");
@@ -85,7 +124,7 @@
     text.textContent = "New job in " + queue + (title ? ": " + title : "");
     var form = document.createElement("form");
     form.method = "post";
-    form.action = "/queues/" + encodeURIComponent(queue) + "/claim";
+    form.action = jobId ? "/jobs/" + encodeURIComponent(jobId) + "/claim" : "/queues/" + encodeURIComponent(queue) + "/claim";
     var csrf = document.createElement("input");
     csrf.type = "hidden"; csrf.name = "_csrf"; csrf.value = document.body.dataset.csrf;
     var claim = document.createElement("button");
@@ -108,7 +147,7 @@
         setCount(n.queue, n.ready - (n.held || 0));
         break;
       case "job.available":
-        toast(n.queue, n.title);
+        toast(n.queue, n.title, n.job_id);
         break;
       case "reservation.extended":
         if (work && work.dataset.jobId === n.job_id && n.deadline) {
@@ -122,15 +161,11 @@
         }
         break;
       case "reservation.expired":
-        if (work && work.dataset.jobId === n.job_id) lose("#expired");
-        break;
       case "reservation.released":
       case "reservation.completed":
-        // Another tab, or a supervisor, ended it: this page can do no more.
-        if (work && work.dataset.jobId === n.job_id) lose("#taken");
-        break;
-      case "job.finished":
-        if (work && work.dataset.jobId === n.job_id) lose("#taken");
+        // The deadline, another tab, or a supervisor ended it: this page
+        // can do no more, and says why.
+        if (work && work.dataset.jobId === n.job_id) lose(n.action, n.actor);
         break;
     }
     refresh();

@@ -1,6 +1,11 @@
 package views
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 )
@@ -22,10 +27,13 @@ func EndedBecause(h []tasks.Entry, me string) string {
 	return ""
 }
 
-// WorkOutcome says how an item of an operator's recent work ended, to them.
+// WorkOutcome says how an item of an operator's recent work ended, to them,
+// in the words of the work page ("completed in another tab").
 func WorkOutcome(w notify.Work, me string) string { return outcome(w.Action, w.Actor, me) }
 
-// outcome says how a reservation of me's ended: by action of actor.
+// outcome says how a reservation of me's ended: by action of actor. The
+// work page says it as "This reservation ended: <outcome>." (endedSentence;
+// its script says the same live, from outcomePhrases).
 func outcome(a tasks.Action, actor, me string) string {
 	if actor == me {
 		switch a {
@@ -38,7 +46,8 @@ func outcome(a tasks.Action, actor, me string) string {
 		case tasks.ActionFailed:
 			return "reported as not doable in another tab"
 		case tasks.ActionCanceled:
-			return "canceled: its batch was canceled"
+			// A job given back while its batch is canceled is canceled.
+			return "canceled with its batch"
 		}
 	}
 	switch a {
@@ -48,9 +57,196 @@ func outcome(a tasks.Action, actor, me string) string {
 		return "taken back by " + actor
 	case tasks.ActionCanceled:
 		if actor == tasks.System {
-			return "canceled: its batch was canceled"
+			return "canceled with its batch"
 		}
 		return "canceled by " + actor
 	}
 	return string(a) + " by " + actor
+}
+
+// endedSentence is what a work page says when the viewer's reservation
+// ended, given outcome's words ("" when unknown). static/app.js builds the
+// same sentence.
+func endedSentence(why string) string {
+	if why == "" {
+		return "This reservation ended."
+	}
+	return "This reservation ended: " + why + "."
+}
+
+// actorMark stands for the actor's name in outcomePhrases.
+const actorMark = "{actor}"
+
+// endingActions are the actions that can end a reservation.
+var endingActions = []tasks.Action{tasks.ActionCompleted, tasks.ActionReleased, tasks.ActionSkipped,
+	tasks.ActionFailed, tasks.ActionExpired, tasks.ActionForceReleased, tasks.ActionCanceled}
+
+// outcomePhrases is outcome's words for the viewer me, as JSON, for the
+// work page's script to say why a reservation ended when a notice tells it
+// (so the words live in one place): per action, "own" when me acted,
+// "system" when nobody did, "other" when someone else did, with actorMark
+// for their name.
+func outcomePhrases(me string) string {
+	p := map[string]map[tasks.Action]string{"own": {}, "system": {}, "other": {}}
+	for _, a := range endingActions {
+		p["own"][a] = outcome(a, me, me)
+		p["system"][a] = outcome(a, tasks.System, me)
+		p["other"][a] = outcome(a, actorMark, me)
+	}
+	b, _ := json.Marshal(p) // maps of strings always encode
+	return string(b)
+}
+
+// RecentOutcome says how an item of the operator me's recent work ended, in
+// the words of their "My recent work" list: "Completed", "Gave it back",
+// "Taken back by sam".
+func RecentOutcome(w notify.Work, me string) string {
+	switch w.Action {
+	case tasks.ActionCompleted:
+		return "Completed"
+	case tasks.ActionReleased:
+		return "Gave it back"
+	case tasks.ActionSkipped:
+		return "Skipped"
+	case tasks.ActionFailed:
+		if w.State == tasks.StateDead {
+			return "Could not do it (no attempts left)"
+		}
+		return "Could not do it"
+	case tasks.ActionExpired:
+		return "Time ran out"
+	case tasks.ActionForceReleased:
+		return "Taken back by " + w.Actor
+	case tasks.ActionCanceled:
+		if w.Actor == me || w.Actor == tasks.System {
+			return "Canceled with its batch"
+		}
+		return "Canceled by " + w.Actor
+	}
+	return capitalize(string(w.Action)) + " by " + w.Actor
+}
+
+// recentTone sorts an outcome of RecentOutcome into good (done), neutral
+// (handed on) or bad (lost), for its colour.
+func recentTone(a tasks.Action) string {
+	switch a {
+	case tasks.ActionCompleted:
+		return "good"
+	case tasks.ActionReleased, tasks.ActionSkipped:
+		return "neutral"
+	}
+	return "bad"
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// attemptsLabel says where a job is in its attempts, never past the last:
+// "attempt 2 of 3" while one is under way or when it succeeded, else "1 of
+// 3 attempts used", and "all 3 attempts used" once they are.
+func attemptsLabel(j *tasks.Job) string {
+	n, m := j.Attempts, j.MaxAttempts
+	switch {
+	case j.State == tasks.StateReserved || j.State == tasks.StateCompleted:
+		return fmt.Sprintf("attempt %d of %d", min(n+1, m), m)
+	case n >= m && m == 1:
+		return "its only attempt used"
+	case n >= m:
+		return fmt.Sprintf("all %d attempts used", m)
+	}
+	return fmt.Sprintf("%d of %d attempts used", n, m)
+}
+
+// entryWords says what a history entry records, without its time and
+// deadline: "claimed by ann (attempt 1)", "failed by ann: <reason>",
+// "taken back by sam from ann", "expired (held by ann)".
+func entryWords(e tasks.Entry) string {
+	by := " by " + e.Actor
+	var s string
+	switch e.Action {
+	case tasks.ActionEnqueued:
+		s = "enqueued" + by
+		if e.To == tasks.StateScheduled {
+			s += ", to run later"
+		}
+	case tasks.ActionPromoted:
+		s = "due: ready to claim"
+	case tasks.ActionAdmitted:
+		s = "let into line: a slot of its batch came free"
+	case tasks.ActionClaimed:
+		s = fmt.Sprintf("claimed%s (attempt %d)", by, e.Attempt)
+	case tasks.ActionExtended:
+		s = "more time for " + e.Actor
+	case tasks.ActionReleased:
+		s = "given back" + by
+	case tasks.ActionSkipped:
+		s = "skipped" + by
+	case tasks.ActionFailed:
+		s = "failed" + by
+		if e.Reason != "" {
+			s += ": " + e.Reason
+		}
+	case tasks.ActionExpired:
+		s = "expired"
+		if e.Holder != "" {
+			s += " (held by " + e.Holder + ")"
+		}
+	case tasks.ActionRequeued:
+		s = "requeued" + by
+	case tasks.ActionForceReleased:
+		s = "taken back" + by
+		if e.Holder != "" {
+			s += " from " + e.Holder
+		}
+	case tasks.ActionCanceled:
+		if e.Actor == tasks.System {
+			s = "canceled with its batch"
+		} else {
+			s = "canceled" + by
+		}
+		if e.Holder != "" {
+			s += " (held by " + e.Holder + ")"
+		}
+	case tasks.ActionCompleted:
+		s = "completed" + by
+	default:
+		s = string(e.Action) + by
+	}
+	if e.To == tasks.StateDead {
+		s += " · no attempts left: dead"
+	}
+	return s
+}
+
+// resultNotes splits a job's result into its notes (the complete form's
+// "notes", when a string) and its other fields.
+func resultNotes(raw json.RawMessage) (notes string, rest []Field) {
+	for _, f := range ParsePayload(raw) {
+		if f.Key == "notes" && f.Kind == "string" && notes == "" {
+			notes = f.Value
+			continue
+		}
+		rest = append(rest, f)
+	}
+	return notes, rest
+}
+
+// olderEntries says "1 older entry" or "3 older entries".
+func olderEntries(n int) string {
+	if n == 1 {
+		return "1 older entry"
+	}
+	return fmt.Sprintf("%d older entries", n)
+}
+
+// finishedAt is when a finished job was completed, or else ended.
+func finishedAt(j *tasks.Job) *time.Time {
+	if j.CompletedAt != nil {
+		return j.CompletedAt
+	}
+	return j.FinishedAt
 }

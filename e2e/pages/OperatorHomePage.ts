@@ -11,6 +11,8 @@ export class OperatorHomePage {
   readonly live: LiveUpdates;
   /** The "New job in <queue>: <title>" notices pushed by the websocket. */
   readonly toasts: Locator;
+  /** "My recent work": the operator's reservations that ended, newest first. */
+  readonly recentWork: Locator;
 
   constructor(readonly page: Page) {
     this.heading = page.getByRole('heading', { name: 'My work' });
@@ -19,6 +21,7 @@ export class OperatorHomePage {
     this.myReservations = page.getByTestId('my-reservations');
     this.live = new LiveUpdates(page);
     this.toasts = page.getByTestId('toast');
+    this.recentWork = page.getByTestId('recent-work');
   }
 
   async goto() {
@@ -39,9 +42,19 @@ export class OperatorHomePage {
     return this.toasts.filter({ hasText: title });
   }
 
-  /** The toast's Claim button: claims the next job of the toast's queue. */
+  /** The toast's Claim button: claims the job the toast names, if it is still waiting. */
   toastClaimButton(title: string): Locator {
     return this.toastFor(title).getByRole('button', { name: 'Claim', exact: true });
+  }
+
+  /** The entries of "My recent work", newest first. */
+  recentItems(): Locator {
+    return this.recentWork.getByRole('listitem');
+  }
+
+  /** The entries of "My recent work" about a job, by its (unique) title. */
+  recentItemsFor(title: string): Locator {
+    return this.recentItems().filter({ hasText: title });
   }
 
   /** The ready count a card shows now, as a number. */

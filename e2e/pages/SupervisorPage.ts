@@ -61,4 +61,9 @@ export class SupervisorPage {
   async forceRelease(jobId: string): Promise<string> {
     return this.confirmAction(this.reservation(jobId), 'requeue');
   }
+
+  /** Cancels a held job from the live reservations. */
+  async cancelReservation(jobId: string): Promise<string> {
+    return this.confirmAction(this.reservation(jobId), 'cancel');
+  }
 }

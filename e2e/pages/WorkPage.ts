@@ -1,15 +1,21 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 import { LiveUpdates } from './LiveUpdates';
 
-/** A job's work page, /jobs/<id>. */
+/**
+ * A job's work page, /jobs/<id>: where its holder works it, where an
+ * operator whose reservation ended learns why, and the read-only view of
+ * the job a supervisor gets (status, result, timeline).
+ */
 export class WorkPage {
   readonly title: Locator;
   readonly countdown: Locator;
   readonly payload: Locator;
-  /** "Time is up": the reservation's deadline passed (countdown or notice). */
-  readonly expired: Locator;
-  /** A supervisor took the job back (or it was finished elsewhere). */
-  readonly taken: Locator;
+  /**
+   * Why the viewer's reservation ended, "This reservation ended: <why>."
+   * (canceled by sam, taken back by sam, your time ran out, completed in
+   * another tab): live, or on opening the job again.
+   */
+  readonly ended: Locator;
   /** The warning shown in the reservation's last minute. */
   readonly expiring: Locator;
   readonly live: LiveUpdates;
@@ -19,14 +25,29 @@ export class WorkPage {
   readonly skipButton: Locator;
   readonly extendButton: Locator;
   readonly failButton: Locator;
+  // The supervisor's view.
+  readonly status: Locator;
+  /** The job's state as the API names it: ready, reserved, completed, dead, … */
+  readonly state: Locator;
+  /** "attempt 2 of 3", "1 of 3 attempts used", "all 3 attempts used". */
+  readonly attempts: Locator;
+  /** "Completed by carol, <time>" on a completed job. */
+  readonly completedBy: Locator;
+  readonly lastError: Locator;
+  /** A completed job's notes, as a paragraph. */
+  readonly resultNotes: Locator;
+  /** A completed job's other result fields: terms (names) and definitions (values). */
+  readonly resultFields: Locator;
+  readonly timeline: Locator;
+  /** One per history entry, newest first: "<time> claimed by carol (attempt 1) · deadline <time>". */
+  readonly timelineEntries: Locator;
 
   constructor(readonly page: Page) {
     this.title = page.getByTestId('job-title');
     this.countdown = page.getByTestId('countdown');
     // Nested objects render nested lists with the same test id: the outermost is the payload.
     this.payload = page.getByTestId('payload').first();
-    this.expired = page.getByTestId('expired');
-    this.taken = page.getByTestId('taken');
+    this.ended = page.getByTestId('ended');
     this.expiring = page.getByTestId('expiring');
     this.live = new LiveUpdates(page);
     this.notes = page.getByLabel('Notes');
@@ -35,6 +56,21 @@ export class WorkPage {
     this.skipButton = page.getByTestId('skip');
     this.extendButton = page.getByTestId('extend');
     this.failButton = page.getByTestId('fail');
+    this.status = page.getByTestId('job-status');
+    this.state = page.getByTestId('job-state');
+    this.attempts = page.getByTestId('attempts');
+    this.completedBy = page.getByTestId('completed-by');
+    this.lastError = page.getByTestId('last-error');
+    this.resultNotes = page.getByTestId('result-notes');
+    this.resultFields = page.getByTestId('result-fields');
+    this.timeline = page.getByTestId('timeline');
+    this.timelineEntries = this.timeline.getByRole('listitem');
+  }
+
+  /** A supervisor's view of the job, read-only. */
+  async goto(jobId: string) {
+    await this.page.goto(`/jobs/${encodeURIComponent(jobId)}`);
+    await expect(this.title).toBeVisible();
   }
 
   /** Waits until the browser is on a work page and returns the job id from its URL. */

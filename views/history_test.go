@@ -1,0 +1,153 @@
+package views
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"claimdesk/internal/notify"
+	"claimdesk/internal/tasks"
+)
+
+func TestAttemptsLabel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		state    tasks.State
+		attempts int
+		max      int
+		want     string
+	}{
+		{"reserved first", tasks.StateReserved, 0, 3, "attempt 1 of 3"},
+		{"reserved last", tasks.StateReserved, 2, 3, "attempt 3 of 3"},
+		{"reserved never past the last", tasks.StateReserved, 3, 3, "attempt 3 of 3"},
+		{"completed", tasks.StateCompleted, 1, 3, "attempt 2 of 3"},
+		{"ready untried", tasks.StateReady, 0, 3, "0 of 3 attempts used"},
+		{"ready after a failure", tasks.StateReady, 1, 3, "1 of 3 attempts used"},
+		{"dead", tasks.StateDead, 3, 3, "all 3 attempts used"},
+		{"dead of one", tasks.StateDead, 1, 1, "its only attempt used"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := &tasks.Job{State: tc.state, Attempts: tc.attempts, MaxAttempts: tc.max}
+			if got := attemptsLabel(j); got != tc.want {
+				t.Errorf("attemptsLabel = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEntryWords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		e    tasks.Entry
+		want string
+	}{
+		{"enqueued", tasks.Entry{Action: tasks.ActionEnqueued, Actor: "pat", To: tasks.StateReady}, "enqueued by pat"},
+		{"claimed", tasks.Entry{Action: tasks.ActionClaimed, Actor: "ann", Attempt: 1}, "claimed by ann (attempt 1)"},
+		{"failed", tasks.Entry{Action: tasks.ActionFailed, Actor: "ann", Reason: "no PDF", To: tasks.StateReady}, "failed by ann: no PDF"},
+		{"failed for good", tasks.Entry{Action: tasks.ActionFailed, Actor: "ann", Reason: "no PDF", To: tasks.StateDead},
+			"failed by ann: no PDF · no attempts left: dead"},
+		{"taken back", tasks.Entry{Action: tasks.ActionForceReleased, Actor: "sam", Holder: "ann"}, "taken back by sam from ann"},
+		{"expired", tasks.Entry{Action: tasks.ActionExpired, Actor: tasks.System, Holder: "ann"}, "expired (held by ann)"},
+		{"canceled while held", tasks.Entry{Action: tasks.ActionCanceled, Actor: "sam", Holder: "ann"}, "canceled by sam (held by ann)"},
+		{"completed", tasks.Entry{Action: tasks.ActionCompleted, Actor: "ann"}, "completed by ann"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := entryWords(tc.e); got != tc.want {
+				t.Errorf("entryWords = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEndedBecause(t *testing.T) {
+	t.Parallel()
+	claimed := tasks.Entry{Action: tasks.ActionClaimed, Actor: "ann", From: tasks.StateReady, To: tasks.StateReserved}
+	tests := []struct {
+		name  string
+		ended tasks.Entry
+		want  string
+	}{
+		{"canceled", tasks.Entry{Action: tasks.ActionCanceled, Actor: "sam", Holder: "ann", From: tasks.StateReserved, To: tasks.StateCanceled},
+			"canceled by sam"},
+		{"taken back", tasks.Entry{Action: tasks.ActionForceReleased, Actor: "sam", Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady},
+			"taken back by sam"},
+		{"expired", tasks.Entry{Action: tasks.ActionExpired, Actor: tasks.System, Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady},
+			"your time ran out"},
+		{"completed in another tab", tasks.Entry{Action: tasks.ActionCompleted, Actor: "ann", From: tasks.StateReserved, To: tasks.StateCompleted},
+			"completed in another tab"},
+		{"someone else's", tasks.Entry{Action: tasks.ActionCompleted, Actor: "bob", From: tasks.StateReserved, To: tasks.StateCompleted},
+			""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := EndedBecause([]tasks.Entry{claimed, tc.ended}, "ann"); got != tc.want {
+				t.Errorf("EndedBecause = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOutcomePhrases checks that the words the work page's script is given
+// are outcome's, whoever acted.
+func TestOutcomePhrases(t *testing.T) {
+	t.Parallel()
+	var p map[string]map[tasks.Action]string
+	if err := json.Unmarshal([]byte(outcomePhrases("ann")), &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range endingActions {
+		for kind, actor := range map[string]string{"own": "ann", "system": tasks.System, "other": "sam"} {
+			got := strings.ReplaceAll(p[kind][a], actorMark, actor)
+			if want := outcome(a, actor, "ann"); got != want {
+				t.Errorf("%s %s: script would say %q, want %q", kind, a, got, want)
+			}
+		}
+	}
+}
+
+func TestRecentOutcome(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		action tasks.Action
+		actor  string
+		state  tasks.State
+		want   string
+	}{
+		{tasks.ActionCompleted, "ann", tasks.StateCompleted, "Completed"},
+		{tasks.ActionReleased, "ann", tasks.StateReady, "Gave it back"},
+		{tasks.ActionSkipped, "ann", tasks.StateReady, "Skipped"},
+		{tasks.ActionFailed, "ann", tasks.StateReady, "Could not do it"},
+		{tasks.ActionFailed, "ann", tasks.StateDead, "Could not do it (no attempts left)"},
+		{tasks.ActionExpired, tasks.System, tasks.StateReady, "Time ran out"},
+		{tasks.ActionForceReleased, "sam", tasks.StateReady, "Taken back by sam"},
+		{tasks.ActionCanceled, "sam", tasks.StateCanceled, "Canceled by sam"},
+		{tasks.ActionCanceled, "ann", tasks.StateCanceled, "Canceled with its batch"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
+			w := notify.Work{Action: tc.action, Actor: tc.actor, State: tc.state}
+			if got := RecentOutcome(w, "ann"); got != tc.want {
+				t.Errorf("RecentOutcome = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestResultNotes(t *testing.T) {
+	t.Parallel()
+	notes, rest := resultNotes(json.RawMessage(`{"approved":"yes","notes":"<b>fine</b>"}`))
+	if notes != "<b>fine</b>" {
+		t.Errorf("notes = %q", notes)
+	}
+	if len(rest) != 1 || rest[0].Key != "approved" || rest[0].Value != "yes" {
+		t.Errorf("other fields = %+v, want approved: yes", rest)
+	}
+}
