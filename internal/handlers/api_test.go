@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,7 +26,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// rdb is the package's standalone Redis, shared by its tests.
 var rdb redis.UniversalClient
+
+// cluster is a 3-master Redis Cluster, started for the first test that
+// asks for one (clusterRedis) and shared by the rest.
+var cluster struct {
+	once sync.Once
+	c    *taskstest.Cluster
+	err  error
+}
 
 func TestMain(m *testing.M) {
 	srv, err := taskstest.NewServer()
@@ -36,7 +46,20 @@ func TestMain(m *testing.M) {
 	rdb = srv.Client()
 	code := m.Run()
 	srv.Close()
+	if cluster.c != nil {
+		cluster.c.Close()
+	}
 	os.Exit(code)
+}
+
+// clusterRedis returns a client of the package's Redis Cluster.
+func clusterRedis(t *testing.T) redis.UniversalClient {
+	t.Helper()
+	cluster.once.Do(func() { cluster.c, cluster.err = taskstest.NewCluster(3) })
+	if cluster.err != nil {
+		t.Fatalf("handlers tests: %v", cluster.err)
+	}
+	return cluster.c.Client()
 }
 
 var seq atomic.Int64
@@ -56,13 +79,20 @@ type app struct {
 	other    string // API token of an operator not granted the queue
 	hub      *notify.Hub
 	announce *notify.Announcer
+	rdb      redis.UniversalClient // the Redis it runs on
 }
 
 func newApp(t *testing.T) *app {
 	t.Helper()
+	return newAppOn(t, rdb)
+}
+
+// newAppOn is newApp over the Redis r (a cluster's, say).
+func newAppOn(t *testing.T, r redis.UniversalClient) *app {
+	t.Helper()
 	t.Parallel()
 	n := seq.Add(1)
-	a := &app{t: t, tasks: tasks.New(rdb), users: users.New(rdb), queue: fmt.Sprintf("h%d", n)}
+	a := &app{t: t, tasks: tasks.New(r), users: users.New(r), queue: fmt.Sprintf("h%d", n), rdb: r}
 	ctx := context.Background()
 	if _, err := a.tasks.PutQueue(ctx, tasks.Queue{Name: a.queue}); err != nil {
 		t.Fatal(err)
@@ -82,7 +112,7 @@ func newApp(t *testing.T) *app {
 	_, a.super = mk(users.Supervisor)
 	a.opName, a.operator = mk(users.Operator, a.queue)
 	_, a.other = mk(users.Operator, "elsewhere")
-	a.srv = httptest.NewServer(handlers.New(a.config(rdb)))
+	a.srv = httptest.NewServer(handlers.New(a.config(r)))
 	t.Cleanup(a.srv.Close)
 	return a
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,10 @@ type Bus struct {
 	fetched   time.Time
 	// popOne is set when Redis lacks BLMPOP.
 	popOne atomic.Bool
+	// listening is set while Listen runs: the instance's own notices then
+	// go to its own list even before its registration is seen, so a change
+	// made here always wakes the requests waiting here.
+	listening atomic.Bool
 }
 
 // NewBus returns a bus for one instance, with a fresh random id.
@@ -104,6 +109,11 @@ func (b *Bus) publish(ctx context.Context, notices []Notice, also func(redis.Pip
 	if err != nil {
 		return fmt.Errorf("notify: %w", err)
 	}
+	if b.listening.Load() && !slices.Contains(ids, b.id) {
+		// Registered after the list was read (or Redis lost it): the
+		// listener pops its list all the same.
+		ids = append(slices.Clip(ids), b.id)
+	}
 	msgs := make([]any, len(notices))
 	for i, n := range notices {
 		raw, err := json.Marshal(n)
@@ -135,7 +145,9 @@ func (b *Bus) publish(ctx context.Context, notices []Notice, also func(redis.Pip
 // and on reconnecting delivers a Resync notice, since notices may have been
 // lost meanwhile. On return it unregisters.
 func (b *Bus) Listen(ctx context.Context, deliver func(Notice)) {
+	b.listening.Store(true)
 	defer func() {
+		b.listening.Store(false)
 		// Best effort: a stale registration is pruned anyway.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()

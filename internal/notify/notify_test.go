@@ -466,6 +466,31 @@ func TestWaitThroughTheBus(t *testing.T) {
 	}
 }
 
+// An instance's own changes reach its own waiters and browsers from the
+// moment it listens, even while its list of instances, read before it
+// registered, does not name it yet.
+func TestAnInstanceHearsItselfBeforeOthersSeeIt(t *testing.T) {
+	t.Parallel()
+	rdb := taskstest.Redis(t).Client()
+	ctx := context.Background()
+	bus, hub := NewBus(rdb, quiet()), NewHub()
+	if ids, err := bus.live(ctx); err != nil || slices.Contains(ids, bus.ID()) {
+		t.Fatalf("instances before listening: %v %v, want a list without %s", ids, err, bus.ID())
+	}
+	listen(t, bus, hub)
+	eventually(t, "the listener to start", bus.listening.Load)
+	woken, stop := hub.Wait("j1")
+	defer stop()
+	if err := bus.Publish(ctx, Notice{Type: JobFinished, JobID: "j1", State: "completed"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woken:
+	case <-time.After(waitTimeout):
+		t.Fatalf("the instance's own job.finished did not wake its waiter within %v", waitTimeout)
+	}
+}
+
 func TestListenerSurvivesRedisRestart(t *testing.T) {
 	t.Parallel()
 	server := taskstest.Redis(t)

@@ -30,11 +30,8 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 		o(&a)
 	}
 	if a.key != "" {
-		if q, err := s.claimedWith(ctx, queues, operator, a.key); err != nil || q != "" {
-			if err != nil {
-				return nil, err
-			}
-			return s.Claim(ctx, q, operator, opts...)
+		if r, err := s.claimedAgain(ctx, queues, operator, a.key); err != nil || r != nil {
+			return r, err
 		}
 	}
 	type head struct {
@@ -87,38 +84,30 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 	return nil, nil
 }
 
-// claimedWith returns the queue, of these, in which the operator holds a
-// live claim made with key ("" for none).
-func (s *Store) claimedWith(ctx context.Context, queues []string, operator, key string) (string, error) {
-	cmds := map[string]*redis.StringCmd{}
+// claimedAgain answers again the operator's live reservation made with
+// key in any of these queues (nil for none). Whether it still lasts is the
+// claim script's to judge, on the clock of every claim.
+func (s *Store) claimedAgain(ctx context.Context, queues []string, operator, key string) (*Reservation, error) {
+	cmds := map[string]*redis.BoolCmd{}
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, q := range queues {
 			if validQueueName(q) {
-				cmds[q] = p.HGet(ctx, keysFor(q).Claims(), operator+"\n"+key)
+				cmds[q] = p.HExists(ctx, keysFor(q).Claims(), operator+"\n"+key)
 			}
 		}
 		return nil
 	})
-	if err != nil && err != redis.Nil {
-		return "", redisErr(err)
+	if err != nil {
+		return nil, redisErr(err)
 	}
 	for _, q := range queues {
-		c := cmds[q]
-		if c == nil || c.Val() == "" {
+		if c := cmds[q]; c == nil || !c.Val() {
 			continue
 		}
-		// Only a live reservation is answered again; an expired one's key
-		// claims anew, under the rule, like any claim.
-		j, err := s.Get(ctx, globalID(c.Val(), q))
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if j.State == StateReserved && j.ReservedBy == operator && j.Deadline.After(s.now()) {
-			return q, nil
+		r, err := s.Claim(ctx, q, operator, WithClaimKey(key), func(a *claimArgs) { a.again = true })
+		if err != nil && !errors.Is(err, ErrQueueNotFound) || r != nil {
+			return r, err
 		}
 	}
-	return "", nil
+	return nil, nil
 }

@@ -103,7 +103,12 @@ func (r *Reservation) Hold() Hold { return Hold{Holder: r.Job.ReservedBy, Token:
 // ClaimOption refines a claim.
 type ClaimOption func(*claimArgs)
 
-type claimArgs struct{ key, job string }
+type claimArgs struct {
+	key, job string
+	// again answers only a live reservation made with key, and claims
+	// nothing new.
+	again bool
+}
 
 // WithClaimKey makes the claim idempotent: while the reservation it made
 // lasts, a claim by the same operator with the same key answers that
@@ -139,7 +144,11 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 		}
 		a.job = localID(a.job)
 	}
-	res, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job)
+	again := ""
+	if a.again {
+		again = "1"
+	}
+	res, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again)
 	if err != nil || len(res) == 0 {
 		return nil, err
 	}

@@ -14,6 +14,8 @@
 -- ARGV[5] -> most skipped jobs to look past
 -- ARGV[6] -> idempotency key (empty: none)
 -- ARGV[7] -> job id to claim (empty: the best-ranked)
+-- ARGV[8] -> "1": only answer the live reservation named by the key again,
+--            claim nothing new (empty: claim)
 -- Output: {"queue_not_found"}, {"empty"}, {"not_ready"} (the job asked for
 --         is not in line for this operator), or {"ok", id, metadata, payload}
 local now = clock(ARGV[1])
@@ -29,6 +31,7 @@ if key ~= '' then
     end
   end
 end
+if ARGV[8] == '1' then return answer('empty') end
 local budget = tonumber(ARGV[4])
 -- Most claims find nothing expired or due: a count, answered as a bare
 -- integer, is the cheapest way to know.
