@@ -88,6 +88,34 @@ test.describe("a supervisor's view of a job", () => {
   });
 });
 
+test.describe("a supervisor's job page stays current", () => {
+  test('it shows the job claimed, then completed, as it happens, without a reload', async ({ openAs, jobs }) => {
+    const job = await jobs.create('content-moderation', 'Comment thread reported as spam');
+
+    const sam = new WorkPage(await openAs('sam'));
+    await sam.goto(job.id);
+    await expect(sam.state).toHaveText('ready');
+    await expect(sam.timelineEntries).toHaveCount(1);
+    // Marks this very document: a reload would lose it.
+    await sam.page.evaluate(() => document.documentElement.setAttribute('data-same-document', 'yes'));
+
+    const bob = new OperatorApi((await openAs('bob')).request);
+    const claim = await bob.claim('content-moderation');
+    expect(claim?.job.id).toBe(job.id);
+    await expect(sam.state).toHaveText('reserved');
+    await expect(sam.timelineEntries.nth(0)).toContainText('claimed by bob (attempt 1)');
+
+    await bob.complete(claim!, { notes: 'Spam: removed.' });
+    await expect(sam.state).toHaveText('completed');
+    await expect(sam.completedBy).toContainText('Completed by bob, ');
+    await expect(sam.resultNotes).toHaveText('Spam: removed.');
+    await expect(sam.timelineEntries).toHaveCount(3);
+    // Times drawn afresh are in local time too.
+    await expect(sam.timelineEntries.nth(0).getByRole('time')).not.toContainText('UTC');
+    await expect(sam.page.locator('html')).toHaveAttribute('data-same-document', 'yes');
+  });
+});
+
 test.describe('my recent work', () => {
   test('lists the jobs I finished, newest first, with how each ended', async ({ openAs, jobs }) => {
     const done = await jobs.create('invoice-review', 'Check invoice INV-E2E-RECENT-DONE');

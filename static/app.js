@@ -140,7 +140,15 @@
     setTimeout(function () { t.remove(); }, 10000);
   }
 
+  // A page that watches a job (a supervisor's view of it) fetches it
+  // afresh when a notice names it, or when notices may have been missed.
+  function jobChanged(id) {
+    var sel = id ? '[data-watch-job="' + CSS.escape(id) + '"]' : "[data-watch-job]";
+    document.querySelectorAll(sel).forEach(function (el) { el.dispatchEvent(new Event("job-changed")); });
+  }
+
   function onNotice(n) {
+    if (n.job_id) jobChanged(n.job_id);
     var work = document.querySelector("[data-job-id][data-held]");
     switch (n.type) {
       case "queue.changed":
@@ -185,8 +193,10 @@
           live.textContent = "live";
           n.queues.forEach(function (q) { setCount(q.queue, q.ready - q.held); });
           refresh(); // resync after a (re)connect: notices may have been missed
+          jobChanged();
           return;
         }
+        if (n.type === "resync") jobChanged();
         onNotice(n);
       };
       ws.onclose = function () {

@@ -235,12 +235,13 @@ func resultNotes(raw json.RawMessage) (notes string, rest []Field) {
 	return notes, rest
 }
 
-// olderEntries says "1 older entry" or "3 older entries".
-func olderEntries(n int) string {
+// trimmedEntries says where a long history lost entries, and why.
+func trimmedEntries(n int) string {
+	what := fmt.Sprintf("%d entries", n)
 	if n == 1 {
-		return "1 older entry"
+		what = "1 entry"
 	}
-	return fmt.Sprintf("%d older entries", n)
+	return fmt.Sprintf("%s in between not kept: a job keeps its first %d entries and its latest.", what, tasks.HistoryHead)
 }
 
 // finishedAt is when a finished job was completed, or else ended.

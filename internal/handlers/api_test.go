@@ -431,6 +431,18 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("API without Redis: %v %v", res.StatusCode, err)
 	}
 	res.Body.Close()
+	// A page whose session cannot be read says why, in words.
+	req, _ = http.NewRequest("GET", srv.URL+"/", nil)
+	req.AddCookie(&http.Cookie{Name: "claimdesk_session", Value: "some-session-token"})
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 503 || !strings.Contains(string(page), "unreachable") {
+		t.Fatalf("page without Redis: %d %s", res.StatusCode, page)
+	}
 }
 
 // browser is a cookie-keeping client for the pages.
@@ -568,15 +580,22 @@ func TestCompleteFromTheWorkPage(t *testing.T) {
 	token := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)[1]
 	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "notes": {" all good "},
 		"key": {"verdict", ""}, "value": {"approved", "ignored"}})
-	if b.status != 303 {
-		t.Fatalf("complete: %d", b.status)
+	if b.status != 303 || b.body != "/" {
+		t.Fatalf("complete: %d %s", b.status, b.body)
+	}
+	// The home page it leads to says so, and already lists the job among
+	// the operator's recent work.
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "Completed. Nice work.") {
+		t.Fatal("no flash after completing")
+	}
+	recent := b.body[max(0, strings.Index(b.body, `data-testid="recent-work"`)):]
+	if !strings.Contains(recent, `data-job-id="`+id+`"`) {
+		t.Fatal("the home page after completing does not list the job in My recent work")
 	}
 	j, err := a.tasks.Get(context.Background(), id)
 	if err != nil || j.State != tasks.StateCompleted || string(j.Result) != `{"notes":"all good","verdict":"approved"}` {
 		t.Fatalf("completed job = %+v, %v", j, err)
-	}
-	if b.do("GET", "/", nil); !strings.Contains(b.body, "Completed") {
-		t.Fatal("no flash after completing")
 	}
 }
 

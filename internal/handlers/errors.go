@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -116,6 +117,27 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	_ = s.render(c, pub.Status, views.ErrorPage(s.page(c, "Something went wrong"), pub.Status, friendly(pub)))
+}
+
+// sessionError answers a request whose session could not be loaded or
+// saved (the session manager's ErrorFunc), as errorHandler would, in
+// plain words: the page itself cannot be drawn without a session.
+func (s *Server) sessionError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // the client left: nobody to answer, nothing went wrong
+	}
+	pub, internal := publicError(err)
+	if internal {
+		s.log.Error("session not loaded or saved", "err", err, "request_id", w.Header().Get(echo.HeaderXRequestID),
+			"method", r.Method, "path", r.URL.Path)
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(pub.Status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": pub.Code, "message": pub.Message}})
+		return
+	}
+	http.Error(w, friendly(pub), pub.Status)
 }
 
 // friendly is the message a person reads on an error page.

@@ -256,7 +256,19 @@ func (s *Server) workAction(c echo.Context) error {
 		return err
 	}
 	s.flash(c, msg+" "+quote(j.Title))
+	// The home page lists the job among the operator's recent work, which
+	// the announcer writes after the change: have it written first.
+	s.published(ctx)
 	return redirect(c, "/")
+}
+
+// published waits until the notices and recent work of the changes made
+// so far are out, for a second at most (a slow Redis delays the page no
+// further; the live refresh brings them then).
+func (s *Server) published(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_ = s.announce.Flush(ctx)
 }
 
 func quote(title string) string { return "(" + title + ")" }

@@ -76,6 +76,7 @@ func New(cfg Config) http.Handler {
 	s.metrics = newMetrics(s.registry)
 	cfg.Tasks.Observe(s.metrics.observe)
 	s.sessions = newSessions(cfg.Redis, len(cfg.PublicURL) > 5 && cfg.PublicURL[:5] == "https")
+	s.sessions.ErrorFunc = s.sessionError
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

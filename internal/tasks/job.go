@@ -139,12 +139,9 @@ func decodeJob(id, rawMeta, payload string) (*Job, error) {
 	return j, nil
 }
 
-// historyCap is how many history entries a job keeps (HISTORY_CAP in
-// lua/lib.lua).
-const historyCap = 50
-
 // History returns the job's history, oldest first, and how many entries
-// were trimmed from its middle (a job keeps its first few and its latest).
+// were trimmed from its middle: after the first HistoryHead entries, when
+// it has historyCap.
 // The completed entry carries the job's result.
 func (j *Job) History() ([]Entry, int, error) {
 	h, err := decodeHistory(j.history, ms(j.CreatedAt))

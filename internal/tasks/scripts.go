@@ -72,7 +72,7 @@ func newLibrary() functionLibrary {
 		}
 		return string(b)
 	}
-	lib := read("lib")
+	lib := luaConstants() + read("lib")
 	bodies := make([]string, len(files))
 	sum := sha1.New()
 	sum.Write([]byte(lib))

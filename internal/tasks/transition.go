@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -11,8 +12,7 @@ import (
 // of a transition (../docs/api.md, "History").
 type Action string
 
-// The actions. Their order is the order of ACTION_CODE in lua/lib.lua,
-// which stores them by number.
+// The actions. lua/lib.lua stores them by number (actionByCode).
 const (
 	ActionEnqueued      Action = "enqueued"
 	ActionPromoted      Action = "promoted" // a scheduled job came due
@@ -29,8 +29,9 @@ const (
 	ActionCompleted     Action = "completed"
 )
 
-// actionByCode and stateByCode read the numbers under which lua/lib.lua
-// stores actions and states in a job's history (ACTION_CODE, STATE_CODE).
+// actionByCode and stateByCode are the numbers under which lua/lib.lua
+// stores actions and states in a job's history: its ACTION_CODE and
+// STATE_CODE are made from them (luaConstants).
 var (
 	actionByCode = []Action{"", ActionEnqueued, ActionPromoted, ActionAdmitted, ActionClaimed,
 		ActionExtended, ActionReleased, ActionSkipped, ActionFailed, ActionExpired, ActionRequeued,
@@ -165,9 +166,41 @@ type Entry struct {
 	Holder string `json:"holder,omitempty"`
 }
 
-// historyValues is how many values each history entry is stored as
-// (HISTORY_ENTRY in lua/lib.lua).
-const historyValues = 9
+// How a job's history is stored; lua/lib.lua gets these as HISTORY_ENTRY,
+// HISTORY_CAP and HISTORY_HEAD (luaConstants).
+const (
+	// historyValues is how many values each entry is stored as.
+	historyValues = 9
+	// historyCap is how many entries a job keeps at most.
+	historyCap = 50
+	// HistoryHead is how many of a job's first entries are always kept:
+	// entries trimmed from a full history are those right after them.
+	HistoryHead = 5
+)
+
+// luaConstants is Lua that defines, for lib.lua, the history's sizes and
+// code tables, from their definitions here.
+func luaConstants() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
+	table := func(name string, words []string) {
+		fmt.Fprintf(&b, "local %s = {", name)
+		for code, w := range words[1:] {
+			fmt.Fprintf(&b, "%s = %d, ", w, code+1)
+		}
+		b.WriteString("}\n")
+	}
+	var states, actions []string
+	for _, st := range stateByCode {
+		states = append(states, string(st))
+	}
+	for _, a := range actionByCode {
+		actions = append(actions, string(a))
+	}
+	table("STATE_CODE", states)
+	table("ACTION_CODE", actions)
+	return b.String()
+}
 
 // decodeHistory reads a job's history as the scripts store it after its
 // metadata: entries of historyValues values, times relative to created.

@@ -137,16 +137,10 @@ end
 -- was created, action, actor (nil: system), from and to state, attempt,
 -- deadline in ms after the entry (nil unless the job is then reserved),
 -- holder (nil unless someone else ended their reservation) and reason (nil
--- unless a failure). States and actions are small numbers, in the order of
--- the tables below (msgpack.go has the same tables). A job keeps at most
--- HISTORY_CAP entries: the first HISTORY_HEAD, and the latest.
-local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = 9, 50, 5
-local STATE_CODE = {scheduled = 1, ready = 2, reserved = 3, completed = 4, dead = 5, canceled = 6}
-local ACTION_CODE = {
-  enqueued = 1, promoted = 2, admitted = 3, claimed = 4, extended = 5,
-  released = 6, skipped = 7, failed = 8, expired = 9, requeued = 10,
-  force_released = 11, canceled = 12, completed = 13,
-}
+-- unless a failure). States and actions are small numbers: STATE_CODE and
+-- ACTION_CODE. A job keeps at most HISTORY_CAP entries: the first
+-- HISTORY_HEAD, and the latest. Those five names are defined before this
+-- file, from Go (transition.go, luaConstants).
 
 -- record notes that job id (metadata m) goes from state `from` to state
 -- `to` by action of actor ("system" for none): it appends an entry to the
