@@ -46,15 +46,34 @@ func User(name string) string { return Prefix + "user:" + name }
 // the user the token belongs to. Owner: internal/users.
 func APIToken(sha256Hex string) string { return Prefix + "apitoken:" + sha256Hex }
 
-// LoginThrottle returns the key that counts the failed logins from one
-// client (its remote address), for any names: a STRING counter that expires
-// at the end of the throttle window. Owner: internal/users.
+// LoginThrottle returns the key that counts the login attempts from one
+// client (its address), for any names: a STRING counter that expires at the
+// end of the throttle window. Owner: internal/users.
 func LoginThrottle(client string) string { return Prefix + "loginthrottle:" + client }
 
-// LoginThrottleName returns the key that counts the failed logins for one
-// name from one client: a STRING counter that expires at the end of the
-// throttle window. Owner: internal/users.
-func LoginThrottleName(client, name string) string { return LoginThrottle(client) + "|" + name }
+// LoginThrottleName returns the key that counts the login attempts for one
+// name from one client, given the hash of the name (never the name itself):
+// a STRING counter that expires at the end of the throttle window. Owner:
+// internal/users.
+func LoginThrottleName(client, nameHash string) string { return LoginThrottle(client) + "|" + nameHash }
+
+// LoginFailures returns the key that counts an account's failed logins in a
+// row, from any address, given the hash of the name: a STRING counter that
+// expires an hour after the last attempt. Owner: internal/users.
+func LoginFailures(nameHash string) string { return Prefix + "loginfailures:" + nameHash }
+
+// LoginGate returns the key that holds back logins to an account that
+// failed too often, given the hash of the name: a STRING that exists, with
+// an expiry, until the account takes its next try. Owner: internal/users.
+func LoginGate(nameHash string) string { return Prefix + "logingate:" + nameHash }
+
+// RateLimit returns the name of the rate limit of one kind of request
+// (scope) from one client address or user (who). The limiter,
+// github.com/go-redis/redis_rate, keeps it under its own prefix, as the key
+// "rate:" + this name: a STRING (when the limit is next whole, as the
+// library's GCRA reckons it) that expires by then. Owner:
+// internal/handlers (the rate limits).
+func RateLimit(scope, who string) string { return Prefix + "rate:" + scope + ":" + who }
 
 // Session returns the key of one web session, given its scs token: a STRING
 // of the session's data as scs encodes it, expiring with the session.

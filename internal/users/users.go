@@ -82,12 +82,47 @@ var (
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
-// Login throttle: at most maxFailures failed logins per name and client,
-// and maxClientFailures per client, in a window.
+// ThrottledError is the error of a login that the throttle refused; it
+// matches ErrThrottled and says when a try may be made again.
+type ThrottledError struct {
+	// RetryAfter is how long until the next try may pass (at least 1s).
+	RetryAfter time.Duration
+}
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("%v: try again in %s", ErrThrottled, e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrThrottled) hold.
+func (e *ThrottledError) Is(target error) bool { return target == ErrThrottled }
+
+func throttled(retry time.Duration) error {
+	return &ThrottledError{RetryAfter: max(retry, time.Second)}
+}
+
+// Login throttle. Per client address: at most maxFailures login attempts
+// for one name and maxClientFailures for any names in a throttleWindow
+// (counted before the password is checked, so concurrent guesses cannot
+// slip past the count; a success gives its attempt back). Per account, from
+// any address: after accountFreeFailures failures in a row, the account
+// takes one try per delay, the delay doubling with each further failure
+// from one second up to maxAccountDelay; a success, Unlock, or
+// accountWindow without attempts ends it.
 const (
-	maxFailures       = 10
-	maxClientFailures = 50
-	throttleWindow    = 5 * time.Minute
+	maxFailures         = 10
+	maxClientFailures   = 50
+	throttleWindow      = 5 * time.Minute
+	accountFreeFailures = 5
+	maxAccountDelay     = 5 * time.Minute
+	accountWindow       = time.Hour
+)
+
+// The longest name and password a login considers. Anything longer is a
+// failed login, counted against the client address alone, that reaches
+// neither Redis nor bcrypt.
+const (
+	MaxNameLen     = 64
+	MaxPasswordLen = 1024
 )
 
 // TokenCacheTTL is how long a Store trusts what it looked up for an API
@@ -200,26 +235,27 @@ func (s *Store) get(ctx context.Context, name string) (User, string, error) {
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("claimdesk-no-such-user"), bcrypt.DefaultCost)
 
 // Login checks a person's name and password. client identifies where the
-// attempt comes from (the remote address). Too many failures for one name
-// from one client, or for any names from one client, refuse logins from it
-// for a while with ErrThrottled. Producers cannot log in.
+// attempt comes from (the client address). Too many attempts from one
+// client, or too many failures for one account, refuse logins with a
+// *ThrottledError (ErrThrottled) before the password is checked.
+// Producers cannot log in.
 func (s *Store) Login(ctx context.Context, name, password, client string) (User, error) {
-	name = strings.ToLower(strings.TrimSpace(name))
-	limits := []struct {
-		key string
-		max int
-	}{
-		{keys.LoginThrottleName(client, name), maxFailures},
-		{keys.LoginThrottle(client), maxClientFailures},
+	name = strings.TrimSpace(name)
+	if len(name) > MaxNameLen || len(password) > MaxPasswordLen {
+		if err := s.countAttempts(ctx, attempt{keys.LoginThrottle(client), maxClientFailures}); err != nil {
+			return User{}, err
+		}
+		return User{}, ErrBadCredentials
 	}
-	for _, l := range limits {
-		n, err := s.rdb.Get(ctx, l.key).Int()
-		if err != nil && err != redis.Nil {
-			return User{}, fmt.Errorf("redis: %w", err)
-		}
-		if n >= l.max {
-			return User{}, ErrThrottled
-		}
+	name = strings.ToLower(name)
+	account := nameHash(name)
+	if err := s.countAttempts(ctx,
+		attempt{keys.LoginThrottleName(client, account), maxFailures},
+		attempt{keys.LoginThrottle(client), maxClientFailures}); err != nil {
+		return User{}, err
+	}
+	if err := s.takeAccountTurn(ctx, account); err != nil {
+		return User{}, err
 	}
 	u, hash, err := s.get(ctx, name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -228,19 +264,123 @@ func (s *Store) Login(ctx context.Context, name, password, client string) (User,
 	if hash == "" {
 		hash = string(dummyHash)
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil && err == nil && u.Role != Producer {
-		return u, nil
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || err != nil || u.Role == Producer {
+		return User{}, ErrBadCredentials
 	}
-	for _, l := range limits {
-		// Each key is its own slot on a cluster: no transaction across them.
-		pipe := s.rdb.TxPipeline()
-		pipe.Incr(ctx, l.key)
-		pipe.Expire(ctx, l.key, throttleWindow)
-		if _, err := pipe.Exec(ctx); err != nil {
-			return User{}, fmt.Errorf("redis: %w", err)
+	// A success is no failure: the client's attempt is given back and the
+	// account's delay ends.
+	pipe := s.rdb.Pipeline()
+	pipe.Del(ctx, keys.LoginThrottleName(client, account))
+	pipe.Decr(ctx, keys.LoginThrottle(client))
+	pipe.ExpireNX(ctx, keys.LoginThrottle(client), throttleWindow)
+	pipe.Del(ctx, keys.LoginFailures(account))
+	pipe.Del(ctx, keys.LoginGate(account))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return User{}, fmt.Errorf("redis: %w", err)
+	}
+	return u, nil
+}
+
+// attempt is a counter of login attempts and its limit.
+type attempt struct {
+	key string
+	max int64
+}
+
+// countAttempts counts one login attempt on each counter, in one round
+// trip, and refuses it if any counter went past its limit. A counter's
+// window starts with its first attempt; each key is its own slot on a
+// cluster, so each is counted on its own (and a counter left without
+// expiry by a lost connection gets one on its next attempt).
+func (s *Store) countAttempts(ctx context.Context, counters ...attempt) error {
+	pipe := s.rdb.Pipeline()
+	counts := make([]*redis.IntCmd, len(counters))
+	ttls := make([]*redis.DurationCmd, len(counters))
+	for i, c := range counters {
+		counts[i] = pipe.Incr(ctx, c.key)
+		pipe.ExpireNX(ctx, c.key, throttleWindow)
+		ttls[i] = pipe.PTTL(ctx, c.key)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	for i, c := range counters {
+		if counts[i].Val() > c.max {
+			return throttled(ttls[i].Val())
 		}
 	}
-	return User{}, ErrBadCredentials
+	return nil
+}
+
+// takeAccountTurn counts an attempt at the account as a failure until it
+// succeeds, and, once the account has failed accountFreeFailures times in
+// a row, lets it through only if the account's delay since its last try
+// has passed, starting the next delay.
+func (s *Store) takeAccountTurn(ctx context.Context, account string) error {
+	failures, gate := keys.LoginFailures(account), keys.LoginGate(account)
+	pipe := s.rdb.Pipeline()
+	n := pipe.Incr(ctx, failures)
+	pipe.Expire(ctx, failures, accountWindow)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	before := n.Val() - 1 // this attempt's and concurrent ones' failures count too
+	if before < accountFreeFailures {
+		return nil
+	}
+	pipe = s.rdb.Pipeline()
+	turn := pipe.SetNX(ctx, gate, 1, accountDelay(before))
+	wait := pipe.PTTL(ctx, gate)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	if turn.Val() {
+		return nil
+	}
+	// Refused before the password was checked: not a failure.
+	pipe = s.rdb.Pipeline()
+	pipe.Decr(ctx, failures)
+	pipe.Expire(ctx, failures, accountWindow)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return throttled(wait.Val())
+}
+
+// accountDelay is how long an account that failed failures times in a row
+// waits between tries: one second after accountFreeFailures, doubling with
+// each further failure, at most maxAccountDelay.
+func accountDelay(failures int64) time.Duration {
+	d := time.Second
+	for k := failures - accountFreeFailures; k > 0 && d < maxAccountDelay; k-- {
+		d *= 2
+	}
+	return min(d, maxAccountDelay)
+}
+
+// Unlock ends the named user's login delay at once (the per-account limit
+// of Login); the per-address limits run out by themselves.
+func (s *Store) Unlock(ctx context.Context, name string) error {
+	if _, err := s.Get(ctx, name); err != nil {
+		return err
+	}
+	account := nameHash(name)
+	// Each key is its own slot on a cluster: one DEL each.
+	pipe := s.rdb.Pipeline()
+	pipe.Del(ctx, keys.LoginFailures(account))
+	pipe.Del(ctx, keys.LoginGate(account))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// nameHash is how the login throttle's keys name an account: the first 128
+// bits of the SHA-256 of the name, in hex, so that what a stranger types
+// as a name is never stored.
+func nameHash(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:16])
 }
 
 // NewToken makes a new API token for the named user and returns it. Only
