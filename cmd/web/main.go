@@ -4,6 +4,7 @@
 //	claimdesk seed [--reset]          load the demo data
 //	claimdesk queue add NAME [flags]  create or update a queue
 //	claimdesk user add NAME --role R  create or update a user
+//	claimdesk user unlock NAME        end a user's login delay
 //	claimdesk token add NAME          print a new API token for a user
 //
 // Configuration comes from flags or CLAIMDESK_* environment variables;
@@ -23,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +37,7 @@ import (
 	"claimdesk/internal/users"
 	"claimdesk/seed"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -61,11 +64,13 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 // config is everything claimdesk can be told.
 type config struct {
-	addr         string
-	redisURL     string
-	publicURL    string
-	logLevel     string
-	cronInterval string
+	addr                             string
+	redisURL                         string
+	publicURL                        string
+	logLevel                         string
+	cronInterval                     string
+	trustedProxies                   string
+	rateUser, rateAddress, rateLogin string
 }
 
 // flags binds the shared configuration flags, with the environment (then the
@@ -76,6 +81,73 @@ func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.publicURL, "public-url", getenv("CLAIMDESK_PUBLIC_URL"), "origin browsers use; default http:// + listen address (CLAIMDESK_PUBLIC_URL)")
 	fs.StringVar(&c.logLevel, "log-level", cmp.Or(getenv("CLAIMDESK_LOG_LEVEL"), "info"), "debug, info, warn or error (CLAIMDESK_LOG_LEVEL)")
 	fs.StringVar(&c.cronInterval, "cron-interval", cmp.Or(getenv("CLAIMDESK_CRON_INTERVAL"), "2s"), "how often reclaim, promote and retention run, e.g. 2s or 2 (CLAIMDESK_CRON_INTERVAL)")
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", getenv("CLAIMDESK_TRUSTED_PROXIES"), "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: none (CLAIMDESK_TRUSTED_PROXIES)")
+	d := handlers.DefaultRateLimits
+	fs.StringVar(&c.rateUser, "rate-user", cmp.Or(getenv("CLAIMDESK_RATE_USER"), formatRate(d.User)), "API requests and websocket upgrades per user, e.g. 50/s, 600/m or 9000/h (CLAIMDESK_RATE_USER)")
+	fs.StringVar(&c.rateAddress, "rate-address", cmp.Or(getenv("CLAIMDESK_RATE_ADDRESS"), formatRate(d.Address)), "API requests and websocket upgrades per client address (CLAIMDESK_RATE_ADDRESS)")
+	fs.StringVar(&c.rateLogin, "rate-login", cmp.Or(getenv("CLAIMDESK_RATE_LOGIN"), formatRate(d.Login)), "login attempts per client address (CLAIMDESK_RATE_LOGIN)")
+}
+
+// proxies parses the trusted proxies: CIDRs, comma-separated.
+func (c *config) proxies() ([]*net.IPNet, error) {
+	var nets []*net.IPNet
+	for _, s := range strings.Split(c.trustedProxies, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		_, n, err := net.ParseCIDR(s)
+		if err != nil {
+			return nil, usagef("bad trusted proxy %q: want a CIDR such as 10.0.0.0/8 or 192.0.2.7/32", s)
+		}
+		nets = append(nets, n)
+	}
+	return nets, nil
+}
+
+// rateUnits are the periods a rate may be given per.
+var rateUnits = map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}
+
+// rateRE is the form of a rate: a whole number of requests per second,
+// minute or hour.
+var rateRE = regexp.MustCompile(`^([1-9][0-9]{0,8})/([smh])$`)
+
+// parseRate parses a rate such as 50/s, 600/m or 9000/h.
+func parseRate(name, s string) (redis_rate.Limit, error) {
+	m := rateRE.FindStringSubmatch(s)
+	if m == nil {
+		return redis_rate.Limit{}, usagef("bad %s rate %q: want requests per second, minute or hour, e.g. 50/s, 600/m or 9000/h", name, s)
+	}
+	n, _ := strconv.Atoi(m[1]) // at most 9 digits
+	return redis_rate.Limit{Rate: n, Burst: n, Period: rateUnits[m[2]]}, nil
+}
+
+// formatRate writes a rate as parseRate reads it.
+func formatRate(l redis_rate.Limit) string {
+	for unit, d := range rateUnits {
+		if l.Period == d {
+			return fmt.Sprintf("%d/%s", l.Rate, unit)
+		}
+	}
+	panic(fmt.Sprintf("a rate per %s", l.Period))
+}
+
+// rates parses the rate limits.
+func (c *config) rates() (handlers.RateLimits, error) {
+	var rl handlers.RateLimits
+	for _, r := range []struct {
+		name, value string
+		limit       *redis_rate.Limit
+	}{
+		{"user", c.rateUser, &rl.User},
+		{"address", c.rateAddress, &rl.Address},
+		{"login", c.rateLogin, &rl.Login},
+	} {
+		var err error
+		if *r.limit, err = parseRate(r.name, r.value); err != nil {
+			return handlers.RateLimits{}, err
+		}
+	}
+	return rl, nil
 }
 
 // interval parses the cron interval: a Go duration, or whole seconds.
@@ -114,15 +186,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "seed":
 		return seedCmd(ctx, args, getenv, stdout)
 	case "queue", "user", "token":
+		if cmd == "user" && len(args) > 0 && args[0] == "unlock" {
+			return unlockCmd(ctx, args[1:], getenv, stdout)
+		}
 		if len(args) == 0 || args[0] != "add" {
 			return usagef("usage: claimdesk %s add NAME …", cmd)
 		}
 		return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: claimdesk [serve|seed|queue add|user add|token add] [flags]")
+		fmt.Fprintln(stdout, "usage: claimdesk [serve|seed|queue add|user add|user unlock|token add] [flags]")
 		return nil
 	}
-	return usagef("unknown command %q (serve, seed, queue add, user add, token add)", cmd)
+	return usagef("unknown command %q (serve, seed, queue add, user add, user unlock, token add)", cmd)
 }
 
 // parse parses a subcommand's flags; NAME may come before or after them.
@@ -202,11 +277,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	proxies, err := c.proxies()
+	if err != nil {
+		return err
+	}
+	rates, err := c.rates()
+	if err != nil {
+		return err
+	}
 	_, hc, stop, err := open(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	hc.TrustedProxies, hc.RateLimits = proxies, rates
 	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
 	hc.Registry = prometheus.NewRegistry()
 
@@ -363,6 +447,35 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		return usagef("%v", err) // a bad value on the command line
 	}
 	return err
+}
+
+// unlockCmd runs `user unlock NAME`: the user's login delay, after many
+// failed logins, ends at once.
+func unlockCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("user unlock", flag.ContinueOnError)
+	c.flags(fs, getenv)
+	name, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		return usagef("usage: claimdesk user unlock NAME")
+	}
+	log, err := c.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	st, _, stop, err := open(ctx, c, log, false)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := st.users.Unlock(ctx, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "user %s: logins are no longer delayed\n", name)
+	return nil
 }
 
 func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role, queues string, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {

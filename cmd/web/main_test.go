@@ -7,6 +7,7 @@ import (
 	"errors"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -132,6 +133,74 @@ func typeName(c redis.UniversalClient) string {
 	return "other"
 }
 
+// startServe runs `claimdesk serve` on a free port with the environment
+// env, and returns its URL, how to stop it, and where its end is told.
+func startServe(t *testing.T, env func(string) string) (base string, stop func(), served <-chan error) {
+	t.Helper()
+	// serve logs where it listens.
+	ctx, stop := context.WithCancel(context.Background())
+	logs, logw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env, strings.NewReader(""), logw)
+		logw.Close()
+		done <- err
+	}()
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() {
+			if _, a, ok := strings.Cut(sc.Text(), "claimdesk is serving"); ok {
+				_, a, _ = strings.Cut(a, "addr=")
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a, stop, done
+	case err := <-done:
+		t.Fatalf("serve ended before serving: %v", err)
+	case <-time.After(10 * time.Second):
+		stop()
+		t.Fatal("serve did not start within 10s")
+	}
+	return "", nil, nil
+}
+
+// browserClient is an HTTP client that keeps cookies and follows no
+// redirects, as the tests read them.
+func browserClient() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// login logs in as a browser does (the form for its CSRF token, then the
+// post), with extra headers on the post, and returns the answer.
+func login(t *testing.T, client *http.Client, base, name, password string, header http.Header) *http.Response {
+	t.Helper()
+	res, err := client.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="_csrf" value="([^"]*)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the login page: %s", page)
+	}
+	form := url.Values{"name": {name}, "password": {password}, "_csrf": {html.UnescapeString(string(m[1]))}}
+	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	maps.Copy(req.Header, header)
+	res, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
 func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 	srv := taskstest.Redis(t)
 	env := func(k string) string {
@@ -146,57 +215,15 @@ func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 		t.Fatalf("user add: %v\n%s", err, out.String())
 	}
 
-	// serve logs where it listens.
-	ctx, stop := context.WithCancel(context.Background())
+	base, stop, served := startServe(t, env)
 	defer stop()
-	logs, logw := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env, strings.NewReader(""), logw)
-		logw.Close()
-		served <- err
-	}()
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(logs)
-		for sc.Scan() {
-			if _, a, ok := strings.Cut(sc.Text(), "claimdesk is serving"); ok {
-				_, a, _ = strings.Cut(a, "addr=")
-				addr <- a
-			}
-		}
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-served:
-		t.Fatalf("serve ended before serving: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not start within 10s")
-	}
 
 	// Log in as a browser does, and open the live feed.
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Get(base + "/login")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := regexp.MustCompile(`name="_csrf" value="([^"]*)"`).FindSubmatch(page)
-	if m == nil {
-		t.Fatalf("no CSRF token on the login page: %s", page)
-	}
-	res, err = client.PostForm(base+"/login", url.Values{"name": {"dora"}, "password": {"s3cret-password"}, "_csrf": {html.UnescapeString(string(m[1]))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
+	client := browserClient()
+	if res := login(t, client, base, "dora", "s3cret-password", nil); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("login: %s", res.Status)
 	}
+	jar := client.Jar
 	d := websocket.Dialer{Jar: jar, HandshakeTimeout: 10 * time.Second}
 	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Origin": {base}})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -453,6 +454,8 @@ type browser struct {
 	csrf   string
 	status int
 	body   string
+	header http.Header // sent with every request
+	got    http.Header // the last response's headers
 }
 
 var csrfRE = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
@@ -474,13 +477,14 @@ func (b *browser) do(method, path string, form url.Values) *browser {
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
+	maps.Copy(req.Header, b.header)
 	res, err := b.c.Do(req)
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	b.status, b.body = res.StatusCode, string(raw)
+	b.status, b.body, b.got = res.StatusCode, string(raw), res.Header
 	if m := csrfRE.FindStringSubmatch(b.body); m != nil {
 		b.csrf = m[1]
 	}

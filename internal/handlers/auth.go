@@ -208,9 +208,11 @@ func (s *Server) login(c echo.Context) error {
 	if err != nil {
 		msg := "Wrong name or password."
 		status := http.StatusUnauthorized
+		var throttled *users.ThrottledError
 		switch {
-		case errors.Is(err, users.ErrThrottled):
+		case errors.As(err, &throttled):
 			msg, status = "Too many failed attempts. Wait a few minutes and try again.", http.StatusTooManyRequests
+			setRetryAfter(c, throttled.RetryAfter)
 		case !errors.Is(err, users.ErrBadCredentials):
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+	"time"
 
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -22,6 +23,8 @@ type apiError struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter, if set, is sent as the Retry-After header.
+	RetryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -67,7 +70,12 @@ func publicError(err error) (*apiError, bool) {
 			if errors.As(err, &v) {
 				msg = v.Field + " " + v.Message
 			}
-			return &apiError{m.status, m.code, msg}, false
+			pub := &apiError{Status: m.status, Code: m.code, Message: msg}
+			var te *users.ThrottledError
+			if errors.As(err, &te) {
+				pub.RetryAfter = te.RetryAfter
+			}
+			return pub, false
 		}
 	}
 	var he *echo.HTTPError
@@ -111,6 +119,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 			"method", c.Request().Method, "path", c.Request().URL.Path)
 	} else {
 		s.log.Debug("request refused", "code", pub.Code, "msg", pub.Message, "request_id", reqID)
+	}
+	if pub.RetryAfter > 0 {
+		setRetryAfter(c, pub.RetryAfter)
 	}
 	if isAPI(c) {
 		_ = c.JSON(pub.Status, map[string]any{"error": map[string]string{"code": pub.Code, "message": pub.Message}})

@@ -21,7 +21,7 @@ import (
 
 func (s *Server) pageRoutes(e *echo.Echo) {
 	e.GET("/login", s.loginPage)
-	e.POST("/login", s.login)
+	e.POST("/login", s.login, s.rates.logins)
 
 	// Middleware per route, not per group: a group's middleware would also
 	// guard its catch-all route and turn unknown pages into 403s.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -46,6 +47,13 @@ type Config struct {
 	// the process's one announcer (cron shares it), and whoever starts the
 	// server closes it once the server has stopped.
 	Announce *notify.Announcer
+	// TrustedProxies are the networks of the reverse proxies whose
+	// X-Forwarded-For is believed; empty (the default): none, the
+	// socket's peer is the client.
+	TrustedProxies []*net.IPNet
+	// RateLimits bound how often one client may call; zero fields take
+	// DefaultRateLimits.
+	RateLimits RateLimits
 }
 
 // Server holds the handlers' dependencies.
@@ -61,6 +69,7 @@ type Server struct {
 	announce *notify.Announcer
 	origin   string
 	instance string
+	rates    *rateLimiter
 }
 
 // maxBody bounds a request body: a batch of jobs with their payloads.
@@ -77,14 +86,16 @@ func New(cfg Config) http.Handler {
 	cfg.Tasks.Observe(s.metrics.observe)
 	s.sessions = newSessions(cfg.Redis, len(cfg.PublicURL) > 5 && cfg.PublicURL[:5] == "https")
 	s.sessions.ErrorFunc = s.sessionError
+	s.rates = newRateLimiter(cfg.Redis, cfg.RateLimits, cfg.Log)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), middleware.BodyLimit(maxBody), securityHeaders)
-	e.Use(echo.WrapMiddleware(s.sessions.LoadAndSave), s.authenticate, s.checkCSRF)
+	e.Use(echo.WrapMiddleware(s.sessions.LoadAndSave), limitLoginBody, s.authenticate, s.checkCSRF)
 
-	e.GET("/ws", s.websocket, s.requireUser)
+	e.GET("/ws", s.websocket, s.rates.requests, s.requireUser)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
@@ -92,7 +103,7 @@ func New(cfg Config) http.Handler {
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheAssets(http.FileServerFS(assets)))))
 
 	s.pageRoutes(e)
-	s.apiRoutes(e.Group("/api/v1", s.requireUser))
+	s.apiRoutes(e.Group("/api/v1", s.rates.requests, s.requireUser))
 	return e
 }
 
@@ -162,7 +173,7 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		route := c.Path()
 		s.metrics.requests.WithLabelValues(c.Request().Method, route, http.StatusText(status)).Inc()
 		s.metrics.latency.WithLabelValues(c.Request().Method, route).Observe(time.Since(start).Seconds())
-		s.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path, "status", status,
+		s.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path, "client", c.RealIP(), "status", status,
 			"ms", time.Since(start).Milliseconds(), "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return nil
 	}

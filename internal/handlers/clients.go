@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"claimdesk/internal/keys"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+)
+
+// clientAddress is how the server tells a request's client address
+// (c.RealIP()): the socket's peer, unless that peer is one of the trusted
+// proxies; then the last address in X-Forwarded-For that is not a trusted
+// proxy's. Nothing else is believed: not X-Real-IP, and not, as echo would
+// by default, forwarded addresses from loopback or private peers.
+func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// RateLimits are the request rates claimdesk allows its clients. Each is
+// counted in Redis, one key per limit and client, so that every instance
+// shares them. A zero field takes its value from DefaultRateLimits.
+type RateLimits struct {
+	// User bounds the API requests and websocket upgrades of one user,
+	// whether by API token or session, together. Default 50/s.
+	User redis_rate.Limit
+	// Address bounds the API requests and websocket upgrades from one
+	// client address, together; a whole office may share one address.
+	// Default 1000/s.
+	Address redis_rate.Limit
+	// Login bounds the login attempts (POST /login) from one client
+	// address. Default 600/m.
+	Login redis_rate.Limit
+}
+
+// DefaultRateLimits are the limits that a RateLimits left zero takes:
+// more than a floor of people at work ever sends.
+var DefaultRateLimits = RateLimits{
+	User:    redis_rate.PerSecond(50),
+	Address: redis_rate.PerSecond(1000),
+	Login:   redis_rate.PerMinute(600),
+}
+
+// rateLimiter applies the rate limits as route middleware.
+type rateLimiter struct {
+	limiter *redis_rate.Limiter
+	limits  RateLimits
+	log     *slog.Logger
+	// down is set while Redis does not answer the limiter, so that an
+	// outage is logged once.
+	down atomic.Bool
+}
+
+func newRateLimiter(rdb redis.UniversalClient, limits RateLimits, log *slog.Logger) *rateLimiter {
+	d := DefaultRateLimits
+	limits.User = cmp.Or(limits.User, d.User)
+	limits.Address = cmp.Or(limits.Address, d.Address)
+	limits.Login = cmp.Or(limits.Login, d.Login)
+	return &rateLimiter{limiter: redis_rate.NewLimiter(rdb), limits: limits, log: log}
+}
+
+// rateLimit is one limit on one client.
+type rateLimit struct {
+	key   string
+	limit redis_rate.Limit
+}
+
+// requests limits API requests and websocket upgrades, per client address
+// and, for a known user, per user.
+func (r *rateLimiter) requests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		limits := []rateLimit{{keys.RateLimit("address", c.RealIP()), r.limits.Address}}
+		if u, ok := currentUser(c); ok {
+			limits = append(limits, rateLimit{keys.RateLimit("user", u.Name), r.limits.User})
+		}
+		if err := r.allow(c.Request().Context(), limits...); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// logins limits login attempts per client address.
+func (r *rateLimiter) logins(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := r.allow(c.Request().Context(), rateLimit{keys.RateLimit("login", c.RealIP()), r.limits.Login}); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// allow counts a request against each limit in turn and refuses it with
+// 429 rate_limited at the first one it is past. Should Redis not answer,
+// the request goes on unlimited to its own handling, which meets the same
+// trouble and answers for it.
+func (r *rateLimiter) allow(ctx context.Context, limits ...rateLimit) error {
+	for _, l := range limits {
+		res, err := r.limiter.Allow(ctx, l.key, l.limit)
+		if err != nil {
+			if ctx.Err() == nil && r.down.CompareAndSwap(false, true) {
+				r.log.Warn("rate limits not applied while the store does not answer", "err", err)
+			}
+			return nil
+		}
+		if r.down.Load() {
+			r.down.Store(false)
+		}
+		if res.Allowed == 0 {
+			wait := retrySeconds(res.RetryAfter)
+			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited",
+				Message: fmt.Sprintf("Too many requests. Try again in %d s.", wait), RetryAfter: time.Duration(wait) * time.Second}
+		}
+	}
+	return nil
+}
+
+// retrySeconds is d in whole seconds, rounded up, at least 1: what a
+// Retry-After header says.
+func retrySeconds(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}
+
+// setRetryAfter tells the client when to try again.
+func setRetryAfter(c echo.Context, d time.Duration) {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(retrySeconds(d)))
+}
+
+// maxLoginBody bounds a login form: a name, a password, the CSRF token and
+// the page to go to next.
+const maxLoginBody = 8 << 10
+
+// limitLoginBody reads a login form before anything else does (the CSRF
+// check, then the login), and answers 413 to one larger than maxLoginBody
+// without reading more of it.
+func limitLoginBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Method != http.MethodPost || c.Path() != "/login" {
+			return next(c)
+		}
+		if r.ContentLength > maxLoginBody {
+			return echo.ErrStatusRequestEntityTooLarge
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, maxLoginBody)
+		var tooLarge *http.MaxBytesError
+		if err := r.ParseForm(); errors.As(err, &tooLarge) {
+			return echo.ErrStatusRequestEntityTooLarge
+		}
+		return next(c)
+	}
+}
