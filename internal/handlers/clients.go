@@ -41,7 +41,7 @@ func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 // shares them. A zero field takes its value from DefaultRateLimits.
 type RateLimits struct {
 	// User bounds the API requests and websocket upgrades of one user,
-	// whether by API token or session, together. Default 50/s.
+	// whether by API token or session, together. Default 100/s.
 	User redis_rate.Limit
 	// Address bounds the API requests and websocket upgrades from one
 	// client address, together; a whole office may share one address.
@@ -55,7 +55,7 @@ type RateLimits struct {
 // DefaultRateLimits are the limits that a RateLimits left zero takes:
 // more than a floor of people at work ever sends.
 var DefaultRateLimits = RateLimits{
-	User:    redis_rate.PerSecond(50),
+	User:    redis_rate.PerSecond(100),
 	Address: redis_rate.PerSecond(1000),
 	Login:   redis_rate.PerMinute(600),
 }
