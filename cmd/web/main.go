@@ -66,6 +66,9 @@ type config struct {
 	publicURL    string
 	logLevel     string
 	cronInterval string
+	readTimeout  string
+	metricsAddr  string
+	metricsToken string
 }
 
 // flags binds the shared configuration flags, with the environment (then the
@@ -76,20 +79,24 @@ func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.publicURL, "public-url", getenv("CLAIMDESK_PUBLIC_URL"), "origin browsers use; default http:// + listen address (CLAIMDESK_PUBLIC_URL)")
 	fs.StringVar(&c.logLevel, "log-level", cmp.Or(getenv("CLAIMDESK_LOG_LEVEL"), "info"), "debug, info, warn or error (CLAIMDESK_LOG_LEVEL)")
 	fs.StringVar(&c.cronInterval, "cron-interval", cmp.Or(getenv("CLAIMDESK_CRON_INTERVAL"), "2s"), "how often reclaim, promote and retention run, e.g. 2s or 2 (CLAIMDESK_CRON_INTERVAL)")
+	fs.StringVar(&c.readTimeout, "read-timeout", cmp.Or(getenv("CLAIMDESK_READ_TIMEOUT"), "60s"), "how long a request may take to arrive, body included, e.g. 60s or 60 (CLAIMDESK_READ_TIMEOUT)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", getenv("CLAIMDESK_METRICS_ADDR"), "separate listen address for /metrics; empty: /metrics on the main address (CLAIMDESK_METRICS_ADDR)")
+	fs.StringVar(&c.metricsToken, "metrics-token", getenv("CLAIMDESK_METRICS_TOKEN"), "bearer token /metrics asks for; empty: none; prefer the environment (CLAIMDESK_METRICS_TOKEN)")
 }
 
-// interval parses the cron interval: a Go duration, or whole seconds.
-func (c *config) interval() (time.Duration, error) {
-	d, err := time.ParseDuration(c.cronInterval)
+// duration parses a setting that is a Go duration or whole seconds, from
+// 1s to 1h.
+func duration(what, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
 	if err != nil {
-		n, nerr := strconv.Atoi(c.cronInterval)
+		n, nerr := strconv.Atoi(v)
 		if nerr != nil {
-			return 0, usagef("bad cron interval %q: want e.g. 2s or 2", c.cronInterval)
+			return 0, usagef("bad %s %q: want e.g. 2s or 2", what, v)
 		}
 		d = time.Duration(n) * time.Second
 	}
 	if d < time.Second || d > time.Hour {
-		return 0, usagef("cron interval %s: want 1s to 1h", d)
+		return 0, usagef("%s %s: want 1s to 1h", what, d)
 	}
 	return d, nil
 }
@@ -198,7 +205,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	interval, err := c.interval()
+	interval, err := duration("cron interval", c.cronInterval)
+	if err != nil {
+		return err
+	}
+	readTimeout, err := duration("read timeout", c.readTimeout)
 	if err != nil {
 		return err
 	}
@@ -209,6 +220,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stop()
 	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
 	hc.Registry = prometheus.NewRegistry()
+	hc.MetricsToken, hc.SeparateMetrics = c.metricsToken, c.metricsAddr != ""
 
 	// The notice listener, the announcer and the cron jobs live as long as
 	// the server. On the way out, the server's requests and cron's run end
@@ -237,12 +249,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handlers.New(*hc), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := httpServer(handlers.New(*hc), readTimeout)
+	done := make(chan error, 2)
+	if c.metricsAddr != "" {
+		mln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		msrv := httpServer(handlers.Metrics(hc.Registry, c.metricsToken), readTimeout)
+		defer msrv.Close()
+		log.Info("claimdesk serves its metrics", "addr", mln.Addr().String())
+		go func() { done <- msrv.Serve(mln) }()
+	}
 	log.Info("claimdesk is serving", "url", hc.PublicURL, "addr", ln.Addr().String())
-	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
+		srv.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -259,6 +283,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Warn("websockets still open at shutdown", "err", err)
 	}
 	return err
+}
+
+// Bounds on how long a client may take (httpServer).
+const (
+	headerTimeout = 10 * time.Second
+	idleTimeout   = 2 * time.Minute
+)
+
+// httpServer is an http.Server with claimdesk's bounds on slow clients: a
+// request's header must arrive within headerTimeout, and all of it, body
+// included, within readTimeout; a kept-alive connection may idle for
+// idleTimeout. There is no write timeout: a ?wait answers after up to a
+// minute. Websockets outlive all of these: the upgrade clears the
+// deadlines of the connection it takes over, and the socket keeps its own.
+func httpServer(h http.Handler, readTimeout time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: min(headerTimeout, readTimeout), ReadTimeout: readTimeout,
+		IdleTimeout: idleTimeout}
 }
 
 func seedCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

@@ -22,14 +22,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// envWith is an environment with the Redis at addr and the given settings,
+// in name, value pairs.
+func envWith(redisAddr string, pairs ...string) func(string) string {
+	env := map[string]string{"CLAIMDESK_REDIS_URL": "redis://" + redisAddr}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		env[pairs[i]] = pairs[i+1]
+	}
+	return func(k string) string { return env[k] }
+}
+
 func TestCommands(t *testing.T) {
 	srv := taskstest.Redis(t)
-	env := func(k string) string {
-		if k == "CLAIMDESK_REDIS_URL" {
-			return "redis://" + srv.Addr()
-		}
-		return ""
-	}
+	env := envWith(srv.Addr())
 	ctx := context.Background()
 	cmd := func(stdin string, args ...string) (string, error) {
 		var out bytes.Buffer
@@ -132,51 +137,82 @@ func typeName(c redis.UniversalClient) string {
 	return "other"
 }
 
-func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
-	srv := taskstest.Redis(t)
-	env := func(k string) string {
-		if k == "CLAIMDESK_REDIS_URL" {
-			return "redis://" + srv.Addr()
-		}
-		return ""
-	}
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"user", "add", "dora", "--role", "supervisor", "--password-stdin"},
-		env, strings.NewReader("s3cret-password\n"), &out); err != nil {
-		t.Fatalf("user add: %v\n%s", err, out.String())
-	}
+// serving is a claimdesk serve of a test, on loopback ports of its own.
+type serving struct {
+	base    string // http://host:port of the app
+	metrics string // host:port of the metrics listener, if it has one
+	stop    context.CancelFunc
+	done    chan struct{} // closed when serve has returned err
+	err     error
+}
 
-	// serve logs where it listens.
+// startServe runs claimdesk serve with the environment and the extra
+// flags, and waits until it is serving. The test's end stops it.
+func startServe(t *testing.T, env func(string) string, args ...string) *serving {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
+	sv := &serving{stop: stop, done: make(chan struct{})}
 	logs, logw := io.Pipe()
-	served := make(chan error, 1)
 	go func() {
-		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env, strings.NewReader(""), logw)
+		sv.err = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), env, strings.NewReader(""), logw)
 		logw.Close()
-		served <- err
+		close(sv.done)
 	}()
-	addr := make(chan string, 1)
+	// serve logs where it listens; the lines end with addr=host:port.
+	addrs := make(chan [2]string, 1)
 	go func() {
+		var metrics string
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
-			if _, a, ok := strings.Cut(sc.Text(), "claimdesk is serving"); ok {
-				_, a, _ = strings.Cut(a, "addr=")
-				addr <- a
+			line := sc.Text()
+			_, addr, found := strings.Cut(line, " addr=")
+			switch {
+			case !found:
+			case strings.Contains(line, "claimdesk serves its metrics"):
+				metrics = addr
+			case strings.Contains(line, "claimdesk is serving"):
+				addrs <- [2]string{addr, metrics}
 			}
 		}
+		_, _ = io.Copy(io.Discard, logs)
 	}()
-	var base string
+	t.Cleanup(func() {
+		stop()
+		select {
+		case <-sv.done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop within 20s")
+		}
+	})
 	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-served:
-		t.Fatalf("serve ended before serving: %v", err)
+	case a := <-addrs:
+		sv.base, sv.metrics = "http://"+a[0], a[1]
+	case <-sv.done:
+		t.Fatalf("serve ended before serving: %v", sv.err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not start within 10s")
 	}
+	return sv
+}
 
-	// Log in as a browser does, and open the live feed.
+// addUser adds a user with the password and returns an API token of theirs.
+func addUser(t *testing.T, env func(string) string, name, password string, flags ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(context.Background(), append([]string{"user", "add", name, "--password-stdin"}, flags...),
+		env, strings.NewReader(password+"\n"), &out); err != nil {
+		t.Fatalf("user add: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"token", "add", name}, env, strings.NewReader(""), &out); err != nil {
+		t.Fatalf("token add: %v", err)
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// login logs in at base as a browser does, and returns its cookies.
+func login(t *testing.T, base, name, password string) http.CookieJar {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Get(base + "/login")
@@ -189,7 +225,7 @@ func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no CSRF token on the login page: %s", page)
 	}
-	res, err = client.PostForm(base+"/login", url.Values{"name": {"dora"}, "password": {"s3cret-password"}, "_csrf": {html.UnescapeString(string(m[1]))}})
+	res, err = client.PostForm(base+"/login", url.Values{"name": {name}, "password": {password}, "_csrf": {html.UnescapeString(string(m[1]))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,20 +233,36 @@ func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("login: %s", res.Status)
 	}
+	return jar
+}
+
+// openFeed opens the live feed with the browser's cookies and reads its
+// snapshot.
+func openFeed(t *testing.T, base string, jar http.CookieJar) *websocket.Conn {
+	t.Helper()
 	d := websocket.Dialer{Jar: jar, HandshakeTimeout: 10 * time.Second}
 	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Origin": {base}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, _, err := conn.ReadMessage(); err != nil {
 		t.Fatalf("reading the snapshot: %v", err)
 	}
+	return conn
+}
+
+func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
+	env := envWith(taskstest.Redis(t).Addr())
+	addUser(t, env, "dora", "s3cret-password", "--role", "supervisor")
+	sv := startServe(t, env)
+	conn := openFeed(t, sv.base, login(t, sv.base, "dora", "s3cret-password"))
 
 	// Told to stop, serve says goodbye to the page and returns without
 	// waiting for it to leave on its own.
-	stop()
+	sv.stop()
+	var err error
 	for {
 		if _, _, err = conn.NextReader(); err != nil {
 			break
@@ -220,9 +272,9 @@ func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 		t.Errorf("the feed ended with %v, want a going-away close", err)
 	}
 	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("serve: %v", err)
+	case <-sv.done:
+		if sv.err != nil {
+			t.Errorf("serve: %v", sv.err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not return within 10s of the stop")

@@ -139,6 +139,24 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 		PublicURL: "http://example.test", Bus: bus, Hub: hub, Announce: announce}
 }
 
+// serverWith starts another server of the app over r, with its
+// configuration and its http.Server changed by change (if not nil). The
+// app keeps the hub and announcer of its first server.
+func (a *app) serverWith(r redis.UniversalClient, change func(*handlers.Config, *http.Server)) *httptest.Server {
+	a.t.Helper()
+	hub, announce := a.hub, a.announce
+	cfg := a.config(r)
+	a.hub, a.announce = hub, announce
+	srv := httptest.NewUnstartedServer(nil)
+	if change != nil {
+		change(&cfg, srv.Config)
+	}
+	srv.Config.Handler = handlers.New(cfg)
+	srv.Start()
+	a.t.Cleanup(srv.Close)
+	return srv
+}
+
 // call sends a request with an API token and returns status and body.
 func (a *app) call(method, path, token, body string) (int, map[string]any) {
 	a.t.Helper()
@@ -613,13 +631,16 @@ func TestLoginThrottle(t *testing.T) {
 func TestLoginRedirectStaysOnSite(t *testing.T) {
 	a := newApp(t)
 	for next, want := range map[string]string{
-		"/jobs/x?a=1":      "/jobs/x?a=1",
-		"//evil.example/":  "/",
-		"/\t/evil.example": "/",
-		"/\\evil.example":  "/",
-		"https://evil/":    "/",
-		"javascript:x":     "/",
-		"":                 "/",
+		"/jobs/x?a=1":                        "/jobs/x?a=1",
+		"http://example.test/jobs/x":         "/jobs/x",
+		"http://example.test//evil.example/": "/",
+		"http://example.test.evil.example/":  "/",
+		"//evil.example/":                    "/",
+		"/\t/evil.example":                   "/",
+		"/\\evil.example":                    "/",
+		"https://evil/":                      "/",
+		"javascript:x":                       "/",
+		"":                                   "/",
 	} {
 		b := a.browser()
 		b.do("GET", "/login", nil)

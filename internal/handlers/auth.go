@@ -27,6 +27,8 @@ const (
 	flashKey    = "flash"
 	userKey     = "user"
 	viaToken    = "via_token"
+	// withSession marks a request whose session is loaded (loadSession).
+	withSession = "with_session"
 )
 
 // redisSessions is an scs.CtxStore over any go-redis client, standalone or
@@ -68,6 +70,16 @@ func newSessions(rdb redis.UniversalClient, secure bool) *scs.SessionManager {
 	sm.Cookie.SameSite = http.SameSiteLaxMode
 	sm.Cookie.Secure = secure
 	return sm
+}
+
+// loadSession loads the request's session (and saves it after), and notes
+// that it did: a request refused before, such as one whose body is too
+// large, has no session for its error page to draw on.
+func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return echo.WrapMiddleware(s.sessions.LoadAndSave)(func(c echo.Context) error {
+		c.Set(withSession, true)
+		return next(c)
+	})
 }
 
 // authenticate finds who is asking: an API token in the Authorization
@@ -222,20 +234,25 @@ func (s *Server) login(c echo.Context) error {
 	}
 	s.sessions.Put(ctx, sessionUser, u.Name)
 	s.sessions.Remove(ctx, sessionCSRF)
-	return redirect(c, localPath(c.FormValue("next")))
+	return redirect(c, s.localPath(c.FormValue("next"), "/"))
 }
 
-// localPath returns next if it is a path on this site, else "/": no scheme,
-// no host, no "//" or backslash, no control characters (which URL parsers
-// drop, turning "/\t/evil" into "//evil").
-func localPath(next string) string {
-	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(next, "/") ||
-		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\") ||
-		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "/"
+// localPath is where a redirect to a target the request named (a login's
+// next, a Referer) may go: the target if it is a path on this site, or an
+// absolute URL of the public origin cut to its path; else fallback. A path
+// has no scheme, no host, no "//" or backslash, and no control characters
+// (which URL parsers drop, turning "/\t/evil" into "//evil").
+func (s *Server) localPath(target, fallback string) string {
+	if n := len(s.origin); n > 0 && len(target) > n && strings.EqualFold(target[:n], s.origin) && target[n] == '/' {
+		target = target[n:]
 	}
-	return next
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(target, "/") ||
+		strings.HasPrefix(target, "//") || strings.ContainsAny(target, "\\") ||
+		strings.ContainsFunc(target, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fallback
+	}
+	return target
 }
 
 func (s *Server) logout(c echo.Context) error {

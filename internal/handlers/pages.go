@@ -420,11 +420,8 @@ func (s *Server) superviseJob(c echo.Context) error {
 		msg += " " + holder + " no longer holds it."
 	}
 	s.flash(c, msg)
-	back := c.Request().Referer()
-	if !strings.HasPrefix(back, "/") && !strings.Contains(back, "/supervisor") {
-		back = "/supervisor"
-	}
-	return redirect(c, back)
+	// Back to the page the action came from, if it is one of claimdesk's.
+	return redirect(c, s.localPath(c.Request().Referer(), "/supervisor"))
 }
 
 // batchesView lists the newest batches of every queue.

@@ -5,9 +5,14 @@ package handlers
 
 import (
 	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +27,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -46,6 +50,11 @@ type Config struct {
 	// the process's one announcer (cron shares it), and whoever starts the
 	// server closes it once the server has stopped.
 	Announce *notify.Announcer
+	// MetricsToken, when set, is the bearer token /metrics asks for.
+	MetricsToken string
+	// SeparateMetrics leaves /metrics out: a listener of its own serves
+	// it (Metrics).
+	SeparateMetrics bool
 }
 
 // Server holds the handlers' dependencies.
@@ -61,6 +70,8 @@ type Server struct {
 	announce *notify.Announcer
 	origin   string
 	instance string
+	// headers are the security headers of every answer (securityHeaders).
+	headers http.Header
 }
 
 // maxBody bounds a request body: a batch of jobs with their payloads.
@@ -75,25 +86,39 @@ func New(cfg Config) http.Handler {
 	}
 	s.metrics = newMetrics(s.registry)
 	cfg.Tasks.Observe(s.metrics.observe)
-	s.sessions = newSessions(cfg.Redis, len(cfg.PublicURL) > 5 && cfg.PublicURL[:5] == "https")
+	public, _ := url.Parse(s.origin)
+	https := public != nil && public.Scheme == "https"
+	s.headers = securityHeaders(public)
+	s.sessions = newSessions(cfg.Redis, https)
 	s.sessions.ErrorFunc = s.sessionError
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), middleware.BodyLimit(maxBody), securityHeaders)
-	e.Use(echo.WrapMiddleware(s.sessions.LoadAndSave), s.authenticate, s.checkCSRF)
+	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), bodyInTime, middleware.BodyLimit(maxBody), s.secure)
+	e.Use(s.loadSession, s.authenticate, s.checkCSRF)
 
 	e.GET("/ws", s.websocket, s.requireUser)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
-	assets, _ := fs.Sub(static.Files, ".")
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheAssets(http.FileServerFS(assets)))))
+	e.GET("/static/*", asset)
 
 	s.pageRoutes(e)
 	s.apiRoutes(e.Group("/api/v1", s.requireUser))
-	return e
+	s.metrics.knowRoutes(e.Routes())
+	if cfg.SeparateMetrics {
+		return e
+	}
+	// /metrics is beside the app, not in it: a scrape carries the metrics
+	// token, not a user's, and never touches the session store.
+	scrape := Metrics(s.registry, cfg.MetricsToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == metricsPath {
+			scrape.ServeHTTP(w, r)
+			return
+		}
+		e.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) readyz(c echo.Context) error {
@@ -131,23 +156,80 @@ func (s *Server) fragment(c echo.Context) views.Page {
 	return p
 }
 
-// securityHeaders keeps pages out of frames and scripts to our own origin.
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+// securityHeaders are the headers of every answer for the public URL:
+// pages stay out of frames, scripts and connections go to claimdesk's own
+// origin only (its websocket included), a browser that once came over
+// https never comes over plain http again, and nothing is kept in a cache
+// (pages, fragments and API answers show jobs and reservation tokens;
+// only the static assets may be kept, see asset).
+func securityHeaders(public *url.URL) http.Header {
+	connect := "'self'"
+	if public != nil && public.Host != "" {
+		switch public.Scheme {
+		case "http":
+			connect += " ws://" + public.Host
+		case "https":
+			connect += " wss://" + public.Host
+		}
+	}
+	h := http.Header{}
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src "+
+		connect+"; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("Cache-Control", "no-store")
+	if public != nil && public.Scheme == "https" {
+		h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+	}
+	return h
+}
+
+// secure sets the security headers on the answer.
+func (s *Server) secure(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		for k, v := range s.headers {
+			h[k] = slices.Clone(v)
+		}
 		return next(c)
 	}
 }
 
-func cacheAssets(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		h.ServeHTTP(w, r)
-	})
+// asset serves a file of static.Assets, which browsers may keep a while;
+// anything else under /static/ is not found.
+func asset(c echo.Context) error {
+	name := c.Param("*")
+	if _, err := fs.Stat(static.Assets, name); err != nil {
+		return echo.ErrNotFound
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=300")
+	http.ServeFileFS(c.Response(), c.Request(), static.Assets, name)
+	return nil
+}
+
+// bodyInTime answers 408 when a request's body does not arrive in time
+// (the server's read timeout), rather than taking the timeout for the
+// store's.
+func bodyInTime(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if r := c.Request(); r.Body != nil && r.Body != http.NoBody {
+			r.Body = timedBody{r.Body}
+		}
+		return next(c)
+	}
+}
+
+// timedBody is a request body whose read timeout is the client's fault.
+type timedBody struct{ io.ReadCloser }
+
+func (b timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		err = newError(http.StatusRequestTimeout, "request_timeout", "the request body did not arrive in time")
+	}
+	return n, err
 }
 
 // logRequests logs each request once, with its outcome.
@@ -159,9 +241,9 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		status := c.Response().Status
-		route := c.Path()
-		s.metrics.requests.WithLabelValues(c.Request().Method, route, http.StatusText(status)).Inc()
-		s.metrics.latency.WithLabelValues(c.Request().Method, route).Observe(time.Since(start).Seconds())
+		method, route := s.metrics.labels(c.Request().Method, c.Path())
+		s.metrics.requests.WithLabelValues(method, route, http.StatusText(status)).Inc()
+		s.metrics.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 		s.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path, "status", status,
 			"ms", time.Since(start).Milliseconds(), "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return nil
