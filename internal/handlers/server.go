@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"io/fs"
 	"log/slog"
@@ -46,7 +47,18 @@ type Config struct {
 	// the process's one announcer (cron shares it), and whoever starts the
 	// server closes it once the server has stopped.
 	Announce *notify.Announcer
+	// SocketsPerUser and SocketsPerAddress cap the websockets this
+	// instance keeps open for one user and for one client address (echo's
+	// RealIP); 0 means DefaultSocketsPerUser and DefaultSocketsPerAddress.
+	SocketsPerUser, SocketsPerAddress int
 }
+
+// The default caps on websockets of one instance: far more than the tabs
+// of one person, and than the people behind one address.
+const (
+	DefaultSocketsPerUser    = 20
+	DefaultSocketsPerAddress = 500
+)
 
 // Server holds the handlers' dependencies.
 type Server struct {
@@ -58,6 +70,7 @@ type Server struct {
 	registry *prometheus.Registry
 	metrics  *metrics
 	hub      *notify.Hub
+	sockets  *socketCaps
 	announce *notify.Announcer
 	origin   string
 	instance string
@@ -69,7 +82,8 @@ const maxBody = "16M"
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID()}
+		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}

@@ -13,6 +13,7 @@ package notify
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"claimdesk/internal/tasks"
@@ -48,17 +49,24 @@ const (
 	BatchFinished = "batch.finished"
 	// Resync tells browsers that notices may have been lost: fetch afresh.
 	Resync = "resync"
+	// UserChanged says a user changed (role, queues, password, disabled):
+	// each instance looks the user up again for the websockets it has open
+	// for them (Client.Stale). It is for instances only, never forwarded
+	// to browsers.
+	UserChanged = "user.changed"
 )
 
 // Notice is one message to browsers. Fields that do not apply are empty.
 type Notice struct {
-	Type     string     `json:"type"`
-	Queue    string     `json:"queue,omitempty"`
-	JobID    string     `json:"job_id,omitempty"`
-	BatchID  string     `json:"batch_id,omitempty"`
-	Title    string     `json:"title,omitempty"`
-	Priority *int       `json:"priority,omitempty"`
-	Operator string     `json:"operator,omitempty"`
+	Type     string `json:"type"`
+	Queue    string `json:"queue,omitempty"`
+	JobID    string `json:"job_id,omitempty"`
+	BatchID  string `json:"batch_id,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Priority *int   `json:"priority,omitempty"`
+	Operator string `json:"operator,omitempty"`
+	// User is the user a user.changed notice is about.
+	User     string     `json:"user,omitempty"`
 	Deadline *time.Time `json:"deadline,omitempty"`
 	State    string     `json:"state,omitempty"`
 	// Action and Actor say what changed a job and who did it (a user, or
@@ -96,6 +104,11 @@ type Viewer struct {
 	All bool
 	// Queues are the queues an operator works.
 	Queues []string
+}
+
+// equal reports whether v and w see the same notices.
+func (v Viewer) equal(w Viewer) bool {
+	return v.Name == w.Name && v.All == w.All && slices.Equal(v.Queues, w.Queues)
 }
 
 // Sees reports whether the viewer may receive the notice: supervisors see
