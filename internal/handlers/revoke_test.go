@@ -7,15 +7,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"claimdesk/internal/handlers"
+	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 
 	"github.com/gorilla/websocket"
+	"github.com/redis/go-redis/v9"
 )
 
 // closeSessionEnded is the close code of a websocket whose session ended.
@@ -272,4 +275,48 @@ func TestWebsocketCaps(t *testing.T) {
 		return err == nil
 	})
 	refused("ann's tab after bob took the freed place", ann)
+}
+
+// changeAfterRead is a Redis hook that runs change once, right after the
+// first command that reads key: a change that lands between two steps of
+// the server's, and that no notice tells.
+type changeAfterRead struct {
+	key    string
+	change func()
+	once   sync.Once
+}
+
+func (h *changeAfterRead) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *changeAfterRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *changeAfterRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if args := cmd.Args(); len(args) > 1 && args[1] == h.key {
+			h.once.Do(h.change)
+		}
+		return err
+	}
+}
+
+func TestUserChangedUnannouncedAsTheSocketOpensClosesIt(t *testing.T) {
+	a := newApp(t)
+	name, b := a.person(users.Operator, a.queue)
+	// A server whose check of the session at the upgrade is followed at
+	// once by disabling the user, unannounced: the notice of a change
+	// made before the socket joins the hub reaches no socket.
+	c := redis.NewClient(&redis.Options{Addr: rdb.(*redis.Client).Options().Addr})
+	t.Cleanup(func() { c.Close() })
+	c.AddHook(&changeAfterRead{key: keys.User(name), change: func() {
+		if err := rdb.HSet(context.Background(), keys.User(name), "disabled", "1").Err(); err != nil {
+			t.Error(err)
+		}
+	}})
+	a.srv = httptest.NewServer(handlers.New(a.config(c)))
+	t.Cleanup(a.srv.Close)
+	page, _ := a.live("operator", b)
+	page.closedWithin(atOnce, closeSessionEnded)
 }

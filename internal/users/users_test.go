@@ -361,12 +361,15 @@ func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
 	if err := rdb.HSet(ctx, keys.User("old"), "role", "operator", "queues", "mail", "password", string(hash)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	tokens := []string{"cdt_used-after-the-upgrade-0001", "cdt_listed-after-the-upgrade-02", "cdt_revoked-after-the-upgrade-3"}
-	for _, tok := range tokens {
-		if err := rdb.Set(ctx, keys.APIToken(tokenHash(tok)), "old", 0).Err(); err != nil {
+	legacy := func(token string) {
+		t.Helper()
+		if err := rdb.Set(ctx, keys.APIToken(tokenHash(token)), "old", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
+	tokens := []string{"cdt_used-after-the-upgrade-0001", "cdt_listed-after-the-upgrade-02", "cdt_revoked-after-the-upgrade-3"}
+	legacy(tokens[0])
+	legacy(tokens[1])
 	s := New(rdb)
 	u, err := s.Login(ctx, "old", "password-old", "10.0.0.1")
 	if err != nil || u.Disabled || !u.SessionValid(0) {
@@ -380,20 +383,12 @@ func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
 	if n := rdb.Exists(ctx, keys.APIToken(tokenHash(tokens[0]))).Val(); n != 0 {
 		t.Error("a used token of the earlier version is still kept the old way")
 	}
-	// Revoked by the id that no list showed yet.
-	id := func(token string) string { return tokenHash(token)[:tokenIDLen] }
-	if err := New(rdb).RevokeToken(ctx, id(tokens[2])); err != nil {
-		t.Fatalf("RevokeToken of a token of the earlier version: %v", err)
-	}
-	if _, err := New(rdb).ByToken(ctx, tokens[2]); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("ByToken of a revoked token of the earlier version: %v, want ErrNotFound", err)
-	}
-	// Listed: every one left, the unused one too; when they were made is
-	// not known.
+	// Listed: the unused one too; when they were made is not known.
 	list, err := s.Tokens(ctx, "old")
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := func(token string) string { return tokenHash(token)[:tokenIDLen] }
 	var ids []string
 	for _, tok := range list {
 		ids = append(ids, tok.ID)
@@ -408,6 +403,14 @@ func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
 	}
 	if n := rdb.Exists(ctx, keys.APIToken(tokenHash(tokens[1]))).Val(); n != 0 {
 		t.Error("a listed token of the earlier version is still kept the old way")
+	}
+	// Revoked by an id that no list showed yet.
+	legacy(tokens[2])
+	if err := New(rdb).RevokeToken(ctx, id(tokens[2])); err != nil {
+		t.Fatalf("RevokeToken of a token of the earlier version: %v", err)
+	}
+	if _, err := New(rdb).ByToken(ctx, tokens[2]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ByToken of a revoked token of the earlier version: %v, want ErrNotFound", err)
 	}
 	if u, err := New(rdb).ByToken(ctx, tokens[1]); err != nil || u.Name != "old" {
 		t.Fatalf("ByToken of a listed token of the earlier version: %+v, %v", u, err)
