@@ -23,13 +23,15 @@ import (
 // Keys in the session and in echo's context.
 const (
 	sessionUser = "user"
-	// sessionEpoch is the user's epoch at login (users.User.Epoch).
-	sessionEpoch = "epoch"
-	sessionCSRF  = "csrf"
-	flashKey     = "flash"
-	userKey      = "user"
-	viaToken     = "via_token"
+	sessionCSRF = "csrf"
+	flashKey    = "flash"
+	userKey     = "user"
+	viaToken    = "via_token"
 )
+
+// sessionEpoch keys, in the session, the user's epoch at login
+// (users.User.Epoch).
+const sessionEpoch = "epoch"
 
 // redisSessions is an scs.CtxStore over any go-redis client, standalone or
 // cluster (each session is one key, keys.Session).

@@ -89,7 +89,7 @@ func UserTokens(name string) string { return Prefix + "usertokens:" + name }
 // API token, given as the hex SHA-256 of the token: a STRING holding the
 // name of the user the token belongs to. claimdesk no longer writes it: it
 // moves such a token to its Token record the first time it sees it (used,
-// or listed). Owner: internal/users.
+// listed or revoked). Owner: internal/users.
 func APIToken(sha256Hex string) string { return Prefix + "apitoken:" + sha256Hex }
 
 // LoginThrottle returns the key that counts the failed logins from one

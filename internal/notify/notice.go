@@ -58,15 +58,13 @@ const (
 
 // Notice is one message to browsers. Fields that do not apply are empty.
 type Notice struct {
-	Type     string `json:"type"`
-	Queue    string `json:"queue,omitempty"`
-	JobID    string `json:"job_id,omitempty"`
-	BatchID  string `json:"batch_id,omitempty"`
-	Title    string `json:"title,omitempty"`
-	Priority *int   `json:"priority,omitempty"`
-	Operator string `json:"operator,omitempty"`
-	// User is the user a user.changed notice is about.
-	User     string     `json:"user,omitempty"`
+	Type     string     `json:"type"`
+	Queue    string     `json:"queue,omitempty"`
+	JobID    string     `json:"job_id,omitempty"`
+	BatchID  string     `json:"batch_id,omitempty"`
+	Title    string     `json:"title,omitempty"`
+	Priority *int       `json:"priority,omitempty"`
+	Operator string     `json:"operator,omitempty"`
 	Deadline *time.Time `json:"deadline,omitempty"`
 	State    string     `json:"state,omitempty"`
 	// Action and Actor say what changed a job and who did it (a user, or
@@ -82,6 +80,8 @@ type Notice struct {
 	Dead *int64 `json:"dead,omitempty"`
 	// Batch is the batch of a batch.changed or batch.finished notice.
 	Batch *tasks.Batch `json:"batch,omitempty"`
+	// User is the user a user.changed notice is about.
+	User string `json:"user,omitempty"`
 
 	// encoded is the notice as JSON, made once by the hub for every
 	// connection it goes to (Encoded).
