@@ -104,6 +104,10 @@ func (a *app) start(ctx context.Context, bin string) error {
 		"CLAIMDESK_REDIS_URL=redis://"+a.redis.Addr(),
 		"CLAIMDESK_LOG_LEVEL=warn",
 		"CLAIMDESK_PUBLIC_URL="+a.url,
+		// The notify scenario opens thousands of websockets as a few
+		// people, all from one address: no caps.
+		"CLAIMDESK_WS_PER_USER=1000000",
+		"CLAIMDESK_WS_PER_ADDRESS=1000000",
 	)
 	a.out = &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = a.out, a.out

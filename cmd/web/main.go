@@ -4,7 +4,11 @@
 //	claimdesk seed [--reset]          load the demo data
 //	claimdesk queue add NAME [flags]  create or update a queue
 //	claimdesk user add NAME --role R  create or update a user
+//	claimdesk user disable NAME       end a user's sessions, refuse their tokens
+//	claimdesk user enable NAME        let a disabled user work again
 //	claimdesk token add NAME          print a new API token for a user
+//	claimdesk token list NAME         list a user's tokens: ID CREATED LAST_USED
+//	claimdesk token revoke ID         end a token
 //
 // Configuration comes from flags or CLAIMDESK_* environment variables;
 // this package is the only place that reads them.
@@ -69,6 +73,8 @@ type config struct {
 	readTimeout  string
 	metricsAddr  string
 	metricsToken string
+	wsPerUser    string
+	wsPerAddress string
 }
 
 // flags binds the shared configuration flags, with the environment (then the
@@ -82,6 +88,23 @@ func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.readTimeout, "read-timeout", cmp.Or(getenv("CLAIMDESK_READ_TIMEOUT"), "60s"), "how long a request may take to arrive, body included, e.g. 60s or 60 (CLAIMDESK_READ_TIMEOUT)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", getenv("CLAIMDESK_METRICS_ADDR"), "separate listen address for /metrics; empty: /metrics on the main address (CLAIMDESK_METRICS_ADDR)")
 	fs.StringVar(&c.metricsToken, "metrics-token", getenv("CLAIMDESK_METRICS_TOKEN"), "bearer token /metrics asks for; empty: none; prefer the environment (CLAIMDESK_METRICS_TOKEN)")
+	fs.StringVar(&c.wsPerUser, "ws-per-user", cmp.Or(getenv("CLAIMDESK_WS_PER_USER"), strconv.Itoa(handlers.DefaultSocketsPerUser)), "most websockets one instance keeps open for one user (CLAIMDESK_WS_PER_USER)")
+	fs.StringVar(&c.wsPerAddress, "ws-per-address", cmp.Or(getenv("CLAIMDESK_WS_PER_ADDRESS"), strconv.Itoa(handlers.DefaultSocketsPerAddress)), "most websockets one instance keeps open for one client address (CLAIMDESK_WS_PER_ADDRESS)")
+}
+
+// socketCaps parses the caps on websockets per user and per address.
+func (c *config) socketCaps() (perUser, perAddress int, err error) {
+	for _, f := range []struct {
+		name, value string
+		to          *int
+	}{{"ws-per-user", c.wsPerUser, &perUser}, {"ws-per-address", c.wsPerAddress, &perAddress}} {
+		n, err := strconv.Atoi(f.value)
+		if err != nil || n < 1 {
+			return 0, 0, usagef("bad %s %q: want a whole number from 1", f.name, f.value)
+		}
+		*f.to = n
+	}
+	return perUser, perAddress, nil
 }
 
 // duration parses a setting that is a Go duration or whole seconds, from
@@ -121,16 +144,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "seed":
 		return seedCmd(ctx, args, getenv, stdout)
 	case "queue", "user", "token":
-		if len(args) == 0 || args[0] != "add" {
-			return usagef("usage: claimdesk %s add NAME …", cmd)
+		if len(args) == 0 {
+			return usagef("usage: claimdesk %s … (%s)", cmd, commands)
 		}
-		return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
+		switch sub := cmd + " " + args[0]; sub {
+		case "queue add", "user add", "token add":
+			return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
+		case "user disable", "user enable", "token list", "token revoke":
+			return adminCmd(ctx, sub, args[1:], getenv, stdout)
+		}
+		return usagef("unknown command %q (%s)", cmd+" "+args[0], commands)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: claimdesk [serve|seed|queue add|user add|token add] [flags]")
+		fmt.Fprintf(stdout, "usage: claimdesk [%s] [flags]\n", strings.ReplaceAll(commands, ", ", "|"))
 		return nil
 	}
-	return usagef("unknown command %q (serve, seed, queue add, user add, token add)", cmd)
+	return usagef("unknown command %q (%s)", cmd, commands)
 }
+
+// commands are the commands claimdesk knows.
+const commands = "serve, seed, queue add, user add, user disable, user enable, token add, token list, token revoke"
 
 // parse parses a subcommand's flags; NAME may come before or after them.
 func parse(fs *flag.FlagSet, args []string) (name string, err error) {
@@ -176,8 +208,12 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 			return stores{}, nil, nil, err
 		}
 	}
+	// Every change to a user, from a command or a server, reaches the
+	// websockets of every running instance.
+	bus := notify.NewBus(rdb, log)
+	s.users.Observe(bus.TellUserChanged)
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
-		Bus: notify.NewBus(rdb, log), Hub: notify.NewHub()}, stop, nil
+		Bus: bus, Hub: notify.NewHub()}, stop, nil
 }
 
 // checkFormat refuses a store of another storage format, saying how to
@@ -213,12 +249,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	perUser, perAddress, err := c.socketCaps()
+	if err != nil {
+		return err
+	}
 	_, hc, stop, err := open(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
+	hc.SocketsPerUser, hc.SocketsPerAddress = perUser, perAddress
 	hc.Registry = prometheus.NewRegistry()
 	hc.MetricsToken, hc.SeparateMetrics = c.metricsToken, c.metricsAddr != ""
 
@@ -441,4 +482,66 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role,
 		fmt.Fprintln(stdout, token)
 	}
 	return nil
+}
+
+// adminCmd runs `user disable NAME`, `user enable NAME`, `token list NAME`
+// and `token revoke ID`.
+func adminCmd(ctx context.Context, what string, args []string, getenv func(string) string, stdout io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet(what, flag.ContinueOnError)
+	c.flags(fs, getenv)
+	arg, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if arg == "" {
+		if what == "token revoke" {
+			return usagef("usage: claimdesk token revoke ID (an ID that claimdesk token list shows)")
+		}
+		return usagef("usage: claimdesk %s NAME", what)
+	}
+	log, err := c.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	st, _, stop, err := open(ctx, c, log, false)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	switch what {
+	case "user disable":
+		if err := st.users.Disable(ctx, arg); err != nil {
+			return fmt.Errorf("user %s: %w", arg, err)
+		}
+		fmt.Fprintf(stdout, "user %s disabled: sessions ended, websockets closed, tokens refused\n", arg)
+	case "user enable":
+		if err := st.users.Enable(ctx, arg); err != nil {
+			return fmt.Errorf("user %s: %w", arg, err)
+		}
+		fmt.Fprintf(stdout, "user %s enabled: tokens work again; sessions ended by the disable stay ended\n", arg)
+	case "token list":
+		tokens, err := st.users.Tokens(ctx, arg)
+		if err != nil {
+			return fmt.Errorf("user %s: %w", arg, err)
+		}
+		for _, t := range tokens {
+			fmt.Fprintln(stdout, t.ID, timeOrDash(t.Created), timeOrDash(t.LastUsed))
+		}
+	case "token revoke":
+		if err := st.users.RevokeToken(ctx, arg); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "token %s revoked\n", arg)
+	}
+	return nil
+}
+
+// timeOrDash shows a time of token list: RFC 3339 in UTC, or "-" when it
+// is not known (made before token ids) or never was (not used).
+func timeOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"html"
 	"io"
@@ -17,6 +19,7 @@ import (
 
 	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks/taskstest"
+	"claimdesk/internal/users"
 
 	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
@@ -32,15 +35,18 @@ func envWith(redisAddr string, pairs ...string) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
+// command runs one claimdesk command with stdin, and returns its output.
+func command(env func(string) string, stdin string, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := run(context.Background(), args, env, strings.NewReader(stdin), &out)
+	return out.String(), err
+}
+
 func TestCommands(t *testing.T) {
 	srv := taskstest.Redis(t)
 	env := envWith(srv.Addr())
 	ctx := context.Background()
-	cmd := func(stdin string, args ...string) (string, error) {
-		var out bytes.Buffer
-		err := run(ctx, args, env, strings.NewReader(stdin), &out)
-		return out.String(), err
-	}
+	cmd := func(stdin string, args ...string) (string, error) { return command(env, stdin, args...) }
 
 	out, err := cmd("", "seed")
 	if err != nil || !strings.Contains(out, "4 queues") || !strings.Contains(out, "alice-demo-pass") {
@@ -198,16 +204,14 @@ func startServe(t *testing.T, env func(string) string, args ...string) *serving 
 // addUser adds a user with the password and returns an API token of theirs.
 func addUser(t *testing.T, env func(string) string, name, password string, flags ...string) string {
 	t.Helper()
-	var out bytes.Buffer
-	if err := run(context.Background(), append([]string{"user", "add", name, "--password-stdin"}, flags...),
-		env, strings.NewReader(password+"\n"), &out); err != nil {
-		t.Fatalf("user add: %v\n%s", err, out.String())
+	if out, err := command(env, password+"\n", append([]string{"user", "add", name, "--password-stdin"}, flags...)...); err != nil {
+		t.Fatalf("user add: %v\n%s", err, out)
 	}
-	out.Reset()
-	if err := run(context.Background(), []string{"token", "add", name}, env, strings.NewReader(""), &out); err != nil {
+	token, err := command(env, "", "token", "add", name)
+	if err != nil {
 		t.Fatalf("token add: %v", err)
 	}
-	return strings.TrimSpace(out.String())
+	return strings.TrimSpace(token)
 }
 
 // login logs in at base as a browser does, and returns its cookies.
@@ -236,12 +240,17 @@ func login(t *testing.T, base, name, password string) http.CookieJar {
 	return jar
 }
 
+// dialFeed opens the live feed with the browser's cookies.
+func dialFeed(base string, jar http.CookieJar) (*websocket.Conn, *http.Response, error) {
+	d := websocket.Dialer{Jar: jar, HandshakeTimeout: 10 * time.Second}
+	return d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Origin": {base}})
+}
+
 // openFeed opens the live feed with the browser's cookies and reads its
 // snapshot.
 func openFeed(t *testing.T, base string, jar http.CookieJar) *websocket.Conn {
 	t.Helper()
-	d := websocket.Dialer{Jar: jar, HandshakeTimeout: 10 * time.Second}
-	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Origin": {base}})
+	conn, _, err := dialFeed(base, jar)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +262,20 @@ func openFeed(t *testing.T, base string, jar http.CookieJar) *websocket.Conn {
 	return conn
 }
 
+// closeCode reads on until the server ends the feed, and returns the code
+// of its closing frame (0 without one).
+func closeCode(conn *websocket.Conn) int {
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) {
+				return ce.Code
+			}
+			return 0
+		}
+	}
+}
+
 func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 	env := envWith(taskstest.Redis(t).Addr())
 	addUser(t, env, "dora", "s3cret-password", "--role", "supervisor")
@@ -262,14 +285,8 @@ func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 	// Told to stop, serve says goodbye to the page and returns without
 	// waiting for it to leave on its own.
 	sv.stop()
-	var err error
-	for {
-		if _, _, err = conn.NextReader(); err != nil {
-			break
-		}
-	}
-	if ce := (*websocket.CloseError)(nil); !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
-		t.Errorf("the feed ended with %v, want a going-away close", err)
+	if code := closeCode(conn); code != websocket.CloseGoingAway {
+		t.Errorf("the feed ended with close code %d, want a going-away close", code)
 	}
 	select {
 	case <-sv.done:
@@ -278,5 +295,175 @@ func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not return within 10s of the stop")
+	}
+}
+
+func TestUserAndTokenCommands(t *testing.T) {
+	srv := taskstest.Redis(t)
+	env := envWith(srv.Addr())
+	ctx := context.Background()
+	rdb := srv.Client()
+	if _, err := command(env, "s3cret-password\n", "user", "add", "dora", "--role", "operator", "--queues", "triage", "--password-stdin"); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string
+	for range 2 {
+		token, err := command(env, "", "token", "add", "dora")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, strings.TrimSpace(token))
+	}
+	// A token as the version before token ids kept it.
+	const old = "cdt_made-before-token-ids-0000"
+	sum := sha256.Sum256([]byte(old))
+	if err := rdb.Set(ctx, keys.APIToken(hex.EncodeToString(sum[:])), "dora", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Another process (a server) uses the first token.
+	if _, err := users.New(rdb).ByToken(ctx, tokens[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := command(env, "", "token", "list", "dora")
+	if err != nil {
+		t.Fatalf("token list: %v", err)
+	}
+	for _, tok := range append(tokens, old) {
+		if strings.Contains(out, tok) || strings.Contains(out, tok[4:]) {
+			t.Fatalf("token list shows a token:\n%s", out)
+		}
+	}
+	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`
+	line := regexp.MustCompile(`^([0-9a-f]{16}) (` + stamp + `|-) (` + stamp + `|-)$`)
+	ids := map[string]string{} // "created used" → id
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, l := range lines {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("token list line %q is not ID CREATED LAST_USED", l)
+		}
+		kind := "made"
+		switch {
+		case m[2] == "-":
+			kind = "old"
+		case m[3] != "-":
+			kind = "used"
+		}
+		ids[kind] = m[1]
+	}
+	if len(lines) != 3 || len(ids) != 3 {
+		t.Fatalf("token list, with a used token, an unused one, and one made before token ids:\n%s", out)
+	}
+
+	// Revoked: the token stops working; the others go on.
+	if out, err := command(env, "", "token", "revoke", ids["used"]); err != nil || !strings.Contains(out, "revoked") {
+		t.Fatalf("token revoke: %v\n%s", err, out)
+	}
+	if _, err := users.New(rdb).ByToken(ctx, tokens[0]); !errors.Is(err, users.ErrNotFound) {
+		t.Fatalf("a revoked token: %v, want ErrNotFound", err)
+	}
+	for _, tok := range []string{tokens[1], old} {
+		if _, err := users.New(rdb).ByToken(ctx, tok); err != nil {
+			t.Fatalf("a token not revoked: %v", err)
+		}
+	}
+	if out, _ := command(env, "", "token", "list", "dora"); strings.Count(out, "\n") != 2 || strings.Contains(out, ids["used"]) {
+		t.Fatalf("token list after a revoke:\n%s", out)
+	}
+
+	// Disabled: tokens refused, sessions over; enabled: tokens work again,
+	// sessions stay over.
+	before, err := users.New(rdb).Get(ctx, "dora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := command(env, "", "user", "disable", "dora"); err != nil || !strings.Contains(out, "disabled") {
+		t.Fatalf("user disable: %v\n%s", err, out)
+	}
+	if _, err := users.New(rdb).ByToken(ctx, tokens[1]); !errors.Is(err, users.ErrDisabled) {
+		t.Fatalf("a disabled user's token: %v, want ErrDisabled", err)
+	}
+	if out, err := command(env, "", "user", "enable", "dora"); err != nil || !strings.Contains(out, "enabled") {
+		t.Fatalf("user enable: %v\n%s", err, out)
+	}
+	if _, err := users.New(rdb).ByToken(ctx, tokens[1]); err != nil {
+		t.Fatalf("an enabled user's token: %v", err)
+	}
+	u, err := users.New(rdb).Get(ctx, "dora")
+	if err != nil || u.Disabled || u.SessionValid(before.Epoch) {
+		t.Fatalf("after disable and enable: %+v, %v; want enabled, the session of before over", u, err)
+	}
+
+	// A new password ends the sessions; the same one again does not.
+	for _, tc := range []struct {
+		password string
+		ends     bool
+	}{{"s3cret-password", false}, {"an0ther-password", true}} {
+		before, _ := users.New(rdb).Get(ctx, "dora")
+		if _, err := command(env, tc.password+"\n", "user", "add", "dora", "--role", "operator", "--queues", "triage", "--password-stdin"); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := users.New(rdb).Get(ctx, "dora")
+		if valid := after.SessionValid(before.Epoch); valid == tc.ends {
+			t.Errorf("user add with password %q: a session begun before is valid: %v, want %v", tc.password, valid, !tc.ends)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"token", "revoke"}, {"token", "list"}, {"user", "disable"}, {"user", "enable", "a", "b"}, {"token", "forget", "x"},
+		{"serve", "--ws-per-user", "0"}, {"serve", "--ws-per-address", "many"},
+	} {
+		_, err := command(env, "", args...)
+		var u usageError
+		if !errors.As(err, &u) {
+			t.Errorf("%q: error %v, want a usage error", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"token", "revoke", ids["used"]}, {"token", "revoke", "not-an-id"}, {"token", "list", "nobody"},
+		{"user", "disable", "nobody"}, {"user", "enable", "nobody"},
+	} {
+		_, err := command(env, "", args...)
+		var u usageError
+		if err == nil || errors.As(err, &u) {
+			t.Errorf("%q: error %v, want a failure", args, err)
+		}
+	}
+}
+
+// TestCommandsReachARunningServer disables a user from the command line,
+// another process than the server, and the server's websockets and pages
+// follow at once; the server's cap on websockets per user comes from the
+// environment.
+func TestCommandsReachARunningServer(t *testing.T) {
+	env := envWith(taskstest.Redis(t).Addr(), "CLAIMDESK_WS_PER_USER", "1")
+	addUser(t, env, "dora", "s3cret-password", "--role", "operator", "--queues", "triage")
+	base := startServe(t, env).base
+	jar := login(t, base, "dora", "s3cret-password")
+	conn := openFeed(t, base, jar)
+	if extra, res, err := dialFeed(base, jar); err == nil {
+		extra.Close()
+		t.Fatal("a second websocket of a user capped at one was opened")
+	} else if res == nil || res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("a second websocket of a user capped at one: %v, want 429 with Retry-After", err)
+	}
+
+	start := time.Now()
+	if out, err := command(env, "", "user", "disable", "dora"); err != nil {
+		t.Fatalf("user disable: %v\n%s", err, out)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if code := closeCode(conn); code != 4001 || time.Since(start) > 2*time.Second {
+		t.Errorf("the disabled user's feed ended with close code %d after %v, want 4001 (session ended) within 2s", code, time.Since(start))
+	}
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := browser.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/login" {
+		t.Errorf("the disabled user's home page: %s to %q, want a redirect to /login", res.Status, res.Header.Get("Location"))
 	}
 }

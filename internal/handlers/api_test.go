@@ -112,7 +112,11 @@ func newAppOn(t *testing.T, r redis.UniversalClient) *app {
 	_, a.super = mk(users.Supervisor)
 	a.opName, a.operator = mk(users.Operator, a.queue)
 	_, a.other = mk(users.Operator, "elsewhere")
-	a.srv = httptest.NewServer(handlers.New(a.config(r)))
+	cfg := a.config(r)
+	// Changes the test makes to users reach the server as the command
+	// line's reach every instance.
+	a.users.Observe(cfg.Bus.TellUserChanged)
+	a.srv = httptest.NewServer(handlers.New(cfg))
 	t.Cleanup(a.srv.Close)
 	return a
 }

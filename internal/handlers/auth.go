@@ -31,6 +31,10 @@ const (
 	withSession = "with_session"
 )
 
+// sessionEpoch keys, in the session, the user's epoch at login
+// (users.User.Epoch).
+const sessionEpoch = "epoch"
+
 // redisSessions is an scs.CtxStore over any go-redis client, standalone or
 // cluster (each session is one key, keys.Session).
 type redisSessions struct{ rdb redis.UniversalClient }
@@ -83,7 +87,10 @@ func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // authenticate finds who is asking: an API token in the Authorization
-// header, or the browser session. It rejects a bad token at once.
+// header, or the browser session. It rejects a bad token at once, and a
+// disabled user's. It looks the session's user up on every request, so a
+// session ends at once when the user is disabled, removed, made a producer
+// or given a new password.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -93,10 +100,12 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				return newError(http.StatusUnauthorized, "unauthenticated", "use Authorization: Bearer <token>")
 			}
 			u, err := s.users.ByToken(ctx, strings.TrimSpace(token))
-			if errors.Is(err, users.ErrNotFound) {
+			switch {
+			case errors.Is(err, users.ErrNotFound):
 				return newError(http.StatusUnauthorized, "unauthenticated", "unknown API token")
-			}
-			if err != nil {
+			case errors.Is(err, users.ErrDisabled):
+				return newError(http.StatusUnauthorized, "unauthenticated", "the API token's user is disabled")
+			case err != nil:
 				return err
 			}
 			c.Set(userKey, u)
@@ -106,13 +115,14 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if name := s.sessions.GetString(ctx, sessionUser); name != "" {
 			u, err := s.users.Get(ctx, name)
 			switch {
-			case errors.Is(err, users.ErrNotFound):
-				// The user was removed: the session ends.
-				_ = s.sessions.Destroy(ctx)
-			case err != nil:
+			case err != nil && !errors.Is(err, users.ErrNotFound):
 				return err
-			default:
+			case err == nil && u.SessionValid(s.sessions.GetInt64(ctx, sessionEpoch)):
 				c.Set(userKey, u)
+			default:
+				// Removed, disabled, made a producer or given a new
+				// password since the login: the session ends.
+				_ = s.sessions.Destroy(ctx)
 			}
 		}
 		return next(c)
@@ -223,6 +233,8 @@ func (s *Server) login(c echo.Context) error {
 		switch {
 		case errors.Is(err, users.ErrThrottled):
 			msg, status = "Too many failed attempts. Wait a few minutes and try again.", http.StatusTooManyRequests
+		case errors.Is(err, users.ErrDisabled):
+			msg, status = "This account is disabled. Ask a supervisor to enable it.", http.StatusForbidden
 		case !errors.Is(err, users.ErrBadCredentials):
 			return err
 		}
@@ -233,6 +245,7 @@ func (s *Server) login(c echo.Context) error {
 		return err
 	}
 	s.sessions.Put(ctx, sessionUser, u.Name)
+	s.sessions.Put(ctx, sessionEpoch, u.Epoch)
 	s.sessions.Remove(ctx, sessionCSRF)
 	return redirect(c, s.localPath(c.FormValue("next"), "/"))
 }

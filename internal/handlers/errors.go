@@ -112,7 +112,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	} else {
 		s.log.Debug("request refused", "code", pub.Code, "msg", pub.Message, "request_id", reqID)
 	}
-	if isAPI(c) {
+	if isAPI(c) || c.Request().URL.Path == "/ws" { // no browser shows a refused upgrade
 		_ = c.JSON(pub.Status, map[string]any{"error": map[string]string{"code": pub.Code, "message": pub.Message}})
 		return
 	}

@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -55,7 +56,18 @@ type Config struct {
 	// SeparateMetrics leaves /metrics out: a listener of its own serves
 	// it (Metrics).
 	SeparateMetrics bool
+	// SocketsPerUser and SocketsPerAddress cap the websockets this
+	// instance keeps open for one user and for one client address (echo's
+	// RealIP); 0 means DefaultSocketsPerUser and DefaultSocketsPerAddress.
+	SocketsPerUser, SocketsPerAddress int
 }
+
+// The default caps on websockets of one instance: far more than the tabs
+// of one person, and than the people behind one address.
+const (
+	DefaultSocketsPerUser    = 20
+	DefaultSocketsPerAddress = 500
+)
 
 // Server holds the handlers' dependencies.
 type Server struct {
@@ -67,6 +79,7 @@ type Server struct {
 	registry *prometheus.Registry
 	metrics  *metrics
 	hub      *notify.Hub
+	sockets  *socketCaps
 	announce *notify.Announcer
 	origin   string
 	instance string
@@ -80,7 +93,8 @@ const maxBody = "16M"
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID()}
+		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}

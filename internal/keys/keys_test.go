@@ -14,6 +14,8 @@ func TestNames(t *testing.T) {
 		{Queues, "cd:queues"},
 		{Users, "cd:users"},
 		{User("ana"), "cd:user:ana"},
+		{Token("0123456789abcdef"), "cd:token:0123456789abcdef"},
+		{UserTokens("ana"), "cd:usertokens:ana"},
 		{APIToken("ab12"), "cd:apitoken:ab12"},
 		{LoginThrottle("10.0.0.1"), "cd:loginthrottle:10.0.0.1"},
 		{LoginThrottleName("10.0.0.1", "ana"), "cd:loginthrottle:10.0.0.1|ana"},
