@@ -54,8 +54,8 @@ func decode(c echo.Context, v any) error {
 	return decodeJSON(body, v)
 }
 
-// decodeJSON decodes body, one JSON value, into v strictly. Malformed JSON
-// and data after the value are invalid_json; unknown fields, wrong types,
+// decodeJSON decodes body, one JSON value, into v strictly. Malformed JSON,
+// data after the value and unknown fields are invalid_json; wrong types,
 // text that is not valid UTF-8 or escapes half a surrogate pair, a key
 // twice in one object (at any depth, payloads and results included) and a
 // field name in other letter case ({"Title": …}, which encoding/json would
