@@ -113,20 +113,5 @@ func Load(ctx context.Context, ts *tasks.Store, us *users.Store) (Summary, error
 // Reset deletes every claimdesk key (those keys.Pattern matches) from the
 // store, on each master of a cluster.
 func Reset(ctx context.Context, rdb redis.UniversalClient) error {
-	wipe := func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, keys.Pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			if err := c.Unlink(ctx, iter.Val()).Err(); err != nil {
-				return err
-			}
-		}
-		return iter.Err()
-	}
-	switch c := rdb.(type) {
-	case *redis.ClusterClient:
-		return c.ForEachMaster(ctx, wipe)
-	case *redis.Client:
-		return wipe(ctx, c)
-	}
-	return fmt.Errorf("reset: unsupported client %T", rdb)
+	return keys.Scan(ctx, rdb, keys.Pattern, func(key string) error { return rdb.Unlink(ctx, key).Err() })
 }

@@ -199,7 +199,10 @@
         if (n.type === "resync") jobChanged();
         onNotice(n);
       };
-      ws.onclose = function () {
+      ws.onclose = function (e) {
+        // The session ended (the account was disabled, or its password
+        // changed): reloading leads to the login page.
+        if (e.code === 4001) { location.reload(); return; }
         live.dataset.state = "reconnecting";
         live.textContent = "reconnecting…";
         setTimeout(open, delay);

@@ -105,7 +105,10 @@ func (a *app) start(ctx context.Context, bin string) error {
 		"CLAIMDESK_LOG_LEVEL=warn",
 		"CLAIMDESK_PUBLIC_URL="+a.url,
 		// The whole load comes from one address and, for the websockets,
-		// a few users: more than any floor sends.
+		// a few people: no caps on websockets, and rates more than any
+		// floor sends.
+		"CLAIMDESK_WS_PER_USER=1000000",
+		"CLAIMDESK_WS_PER_ADDRESS=1000000",
 		"CLAIMDESK_RATE_USER=100000/s",
 		"CLAIMDESK_RATE_ADDRESS=100000/s",
 	)

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
-	"time"
 
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/tasks/taskstest"
@@ -74,25 +74,10 @@ func TestRates(t *testing.T) {
 // What serve is told of proxies and rates reaches the server: behind the
 // trusted proxy, each forwarded client has its own login rate.
 func TestServeTrustsItsProxiesAndLimitsRates(t *testing.T) {
-	srv := taskstest.Redis(t)
-	env := func(k string) string {
-		return map[string]string{
-			"CLAIMDESK_REDIS_URL":       "redis://" + srv.Addr(),
-			"CLAIMDESK_TRUSTED_PROXIES": "127.0.0.0/8",
-			"CLAIMDESK_RATE_LOGIN":      "1/h",
-		}[k]
-	}
-	base, stop, served := startServe(t, env)
-	defer func() {
-		stop()
-		select {
-		case <-served:
-		case <-time.After(10 * time.Second):
-			t.Error("serve did not return within 10s of the stop")
-		}
-	}()
-	client := browserClient()
-	from := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {addr}} }
+	env := envWith(taskstest.Redis(t).Addr(), "CLAIMDESK_TRUSTED_PROXIES", "127.0.0.0/8", "CLAIMDESK_RATE_LOGIN", "1/h")
+	base := startServe(t, env).base
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, tc := range []struct {
 		client string
 		want   int
@@ -101,7 +86,8 @@ func TestServeTrustsItsProxiesAndLimitsRates(t *testing.T) {
 		{"192.0.2.1", http.StatusTooManyRequests},
 		{"192.0.2.2", http.StatusUnauthorized},
 	} {
-		if res := login(t, client, base, "nobody", "guess", from(tc.client)); res.StatusCode != tc.want {
+		res := tryLogin(t, client, base, "nobody", "guess", http.Header{"X-Forwarded-For": {tc.client}})
+		if res.StatusCode != tc.want {
 			t.Fatalf("a login from %s: %s, want %d", tc.client, res.Status, tc.want)
 		}
 	}
@@ -110,19 +96,9 @@ func TestServeTrustsItsProxiesAndLimitsRates(t *testing.T) {
 // `claimdesk user unlock NAME` ends a user's login delay.
 func TestUserUnlock(t *testing.T) {
 	srv := taskstest.Redis(t)
-	env := func(k string) string {
-		if k == "CLAIMDESK_REDIS_URL" {
-			return "redis://" + srv.Addr()
-		}
-		return ""
-	}
+	env := envWith(srv.Addr())
 	ctx := context.Background()
-	cmd := func(stdin string, args ...string) (string, error) {
-		var out bytes.Buffer
-		err := run(ctx, args, env, strings.NewReader(stdin), &out)
-		return out.String(), err
-	}
-	if _, err := cmd("s3cret-password\n", "user", "add", "dora", "--role", "operator", "--password-stdin"); err != nil {
+	if _, err := command(env, "s3cret-password\n", "user", "add", "dora", "--role", "operator", "--password-stdin"); err != nil {
 		t.Fatal(err)
 	}
 	us := users.New(srv.Client())
@@ -136,17 +112,17 @@ func TestUserUnlock(t *testing.T) {
 	if err := login("s3cret-password", 100); !errors.Is(err, users.ErrThrottled) {
 		t.Fatalf("login after 10 failures: %v, want ErrThrottled", err)
 	}
-	if out, err := cmd("", "user", "unlock", "dora"); err != nil || !strings.Contains(out, "dora") {
+	if out, err := command(env, "", "user", "unlock", "dora"); err != nil || !strings.Contains(out, "dora") {
 		t.Fatalf("user unlock: %v\n%s", err, out)
 	}
 	if err := login("s3cret-password", 101); err != nil {
 		t.Fatalf("login after user unlock: %v", err)
 	}
-	if _, err := cmd("", "user", "unlock", "nobody"); !errors.Is(err, users.ErrNotFound) {
+	if _, err := command(env, "", "user", "unlock", "nobody"); !errors.Is(err, users.ErrNotFound) {
 		t.Errorf("user unlock of an unknown user: %v", err)
 	}
 	var u usageError
-	if _, err := cmd("", "user", "unlock"); !errors.As(err, &u) {
+	if _, err := command(env, "", "user", "unlock"); !errors.As(err, &u) {
 		t.Errorf("user unlock without a name: %v, want a usage error", err)
 	}
 }

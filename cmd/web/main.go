@@ -4,8 +4,12 @@
 //	claimdesk seed [--reset]          load the demo data
 //	claimdesk queue add NAME [flags]  create or update a queue
 //	claimdesk user add NAME --role R  create or update a user
+//	claimdesk user disable NAME       end a user's sessions, refuse their tokens
+//	claimdesk user enable NAME        let a disabled user work again
 //	claimdesk user unlock NAME        end a user's login delay
 //	claimdesk token add NAME          print a new API token for a user
+//	claimdesk token list NAME         list a user's tokens: ID CREATED LAST_USED
+//	claimdesk token revoke ID         end a token
 //
 // Configuration comes from flags or CLAIMDESK_* environment variables;
 // this package is the only place that reads them.
@@ -69,6 +73,11 @@ type config struct {
 	publicURL                        string
 	logLevel                         string
 	cronInterval                     string
+	readTimeout                      string
+	metricsAddr                      string
+	metricsToken                     string
+	wsPerUser                        string
+	wsPerAddress                     string
 	trustedProxies                   string
 	rateUser, rateAddress, rateLogin string
 }
@@ -81,6 +90,11 @@ func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.publicURL, "public-url", getenv("CLAIMDESK_PUBLIC_URL"), "origin browsers use; default http:// + listen address (CLAIMDESK_PUBLIC_URL)")
 	fs.StringVar(&c.logLevel, "log-level", cmp.Or(getenv("CLAIMDESK_LOG_LEVEL"), "info"), "debug, info, warn or error (CLAIMDESK_LOG_LEVEL)")
 	fs.StringVar(&c.cronInterval, "cron-interval", cmp.Or(getenv("CLAIMDESK_CRON_INTERVAL"), "2s"), "how often reclaim, promote and retention run, e.g. 2s or 2 (CLAIMDESK_CRON_INTERVAL)")
+	fs.StringVar(&c.readTimeout, "read-timeout", cmp.Or(getenv("CLAIMDESK_READ_TIMEOUT"), "60s"), "how long a request may take to arrive, body included, e.g. 60s or 60 (CLAIMDESK_READ_TIMEOUT)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", getenv("CLAIMDESK_METRICS_ADDR"), "separate listen address for /metrics; empty: /metrics on the main address (CLAIMDESK_METRICS_ADDR)")
+	fs.StringVar(&c.metricsToken, "metrics-token", getenv("CLAIMDESK_METRICS_TOKEN"), "bearer token /metrics asks for; empty: none; prefer the environment (CLAIMDESK_METRICS_TOKEN)")
+	fs.StringVar(&c.wsPerUser, "ws-per-user", cmp.Or(getenv("CLAIMDESK_WS_PER_USER"), strconv.Itoa(handlers.DefaultSocketsPerUser)), "most websockets one instance keeps open for one user (CLAIMDESK_WS_PER_USER)")
+	fs.StringVar(&c.wsPerAddress, "ws-per-address", cmp.Or(getenv("CLAIMDESK_WS_PER_ADDRESS"), strconv.Itoa(handlers.DefaultSocketsPerAddress)), "most websockets one instance keeps open for one client address (CLAIMDESK_WS_PER_ADDRESS)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", getenv("CLAIMDESK_TRUSTED_PROXIES"), "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: none (CLAIMDESK_TRUSTED_PROXIES)")
 	d := handlers.DefaultRateLimits
 	fs.StringVar(&c.rateUser, "rate-user", cmp.Or(getenv("CLAIMDESK_RATE_USER"), formatRate(d.User)), "API requests and websocket upgrades per user, e.g. 50/s, 600/m or 9000/h (CLAIMDESK_RATE_USER)")
@@ -150,18 +164,34 @@ func (c *config) rates() (handlers.RateLimits, error) {
 	return rl, nil
 }
 
-// interval parses the cron interval: a Go duration, or whole seconds.
-func (c *config) interval() (time.Duration, error) {
-	d, err := time.ParseDuration(c.cronInterval)
+// socketCaps parses the caps on websockets per user and per address.
+func (c *config) socketCaps() (perUser, perAddress int, err error) {
+	for _, f := range []struct {
+		name, value string
+		to          *int
+	}{{"ws-per-user", c.wsPerUser, &perUser}, {"ws-per-address", c.wsPerAddress, &perAddress}} {
+		n, err := strconv.Atoi(f.value)
+		if err != nil || n < 1 {
+			return 0, 0, usagef("bad %s %q: want a whole number from 1", f.name, f.value)
+		}
+		*f.to = n
+	}
+	return perUser, perAddress, nil
+}
+
+// duration parses a setting that is a Go duration or whole seconds, from
+// 1s to 1h.
+func duration(what, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
 	if err != nil {
-		n, nerr := strconv.Atoi(c.cronInterval)
+		n, nerr := strconv.Atoi(v)
 		if nerr != nil {
-			return 0, usagef("bad cron interval %q: want e.g. 2s or 2", c.cronInterval)
+			return 0, usagef("bad %s %q: want e.g. 2s or 2", what, v)
 		}
 		d = time.Duration(n) * time.Second
 	}
 	if d < time.Second || d > time.Hour {
-		return 0, usagef("cron interval %s: want 1s to 1h", d)
+		return 0, usagef("%s %s: want 1s to 1h", what, d)
 	}
 	return d, nil
 }
@@ -186,19 +216,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "seed":
 		return seedCmd(ctx, args, getenv, stdout)
 	case "queue", "user", "token":
-		if cmd == "user" && len(args) > 0 && args[0] == "unlock" {
-			return unlockCmd(ctx, args[1:], getenv, stdout)
+		if len(args) == 0 {
+			return usagef("usage: claimdesk %s … (%s)", cmd, commands)
 		}
-		if len(args) == 0 || args[0] != "add" {
-			return usagef("usage: claimdesk %s add NAME …", cmd)
+		switch sub := cmd + " " + args[0]; sub {
+		case "queue add", "user add", "token add":
+			return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
+		case "user disable", "user enable", "user unlock", "token list", "token revoke":
+			return adminCmd(ctx, sub, args[1:], getenv, stdout)
 		}
-		return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
+		return usagef("unknown command %q (%s)", cmd+" "+args[0], commands)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: claimdesk [serve|seed|queue add|user add|user unlock|token add] [flags]")
+		fmt.Fprintf(stdout, "usage: claimdesk [%s] [flags]\n", strings.ReplaceAll(commands, ", ", "|"))
 		return nil
 	}
-	return usagef("unknown command %q (serve, seed, queue add, user add, user unlock, token add)", cmd)
+	return usagef("unknown command %q (%s)", cmd, commands)
 }
+
+// commands are the commands claimdesk knows.
+const commands = "serve, seed, queue add, user add, user disable, user enable, user unlock, token add, token list, token revoke"
 
 // parse parses a subcommand's flags; NAME may come before or after them.
 func parse(fs *flag.FlagSet, args []string) (name string, err error) {
@@ -244,8 +280,12 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 			return stores{}, nil, nil, err
 		}
 	}
+	// Every change to a user, from a command or a server, reaches the
+	// websockets of every running instance.
+	bus := notify.NewBus(rdb, log)
+	s.users.Observe(bus.TellUserChanged)
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
-		Bus: notify.NewBus(rdb, log), Hub: notify.NewHub()}, stop, nil
+		Bus: bus, Hub: notify.NewHub()}, stop, nil
 }
 
 // checkFormat refuses a store of another storage format, saying how to
@@ -273,7 +313,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	interval, err := c.interval()
+	interval, err := duration("cron interval", c.cronInterval)
+	if err != nil {
+		return err
+	}
+	readTimeout, err := duration("read timeout", c.readTimeout)
+	if err != nil {
+		return err
+	}
+	perUser, perAddress, err := c.socketCaps()
 	if err != nil {
 		return err
 	}
@@ -292,7 +340,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stop()
 	hc.TrustedProxies, hc.RateLimits = proxies, rates
 	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
+	hc.SocketsPerUser, hc.SocketsPerAddress = perUser, perAddress
 	hc.Registry = prometheus.NewRegistry()
+	hc.MetricsToken, hc.SeparateMetrics = c.metricsToken, c.metricsAddr != ""
 
 	// The notice listener, the announcer and the cron jobs live as long as
 	// the server. On the way out, the server's requests and cron's run end
@@ -321,12 +371,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handlers.New(*hc), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := httpServer(handlers.New(*hc), readTimeout)
+	done := make(chan error, 2)
+	if c.metricsAddr != "" {
+		mln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		msrv := httpServer(handlers.Metrics(hc.Registry, c.metricsToken), readTimeout)
+		defer msrv.Close()
+		log.Info("claimdesk serves its metrics", "addr", mln.Addr().String())
+		go func() { done <- msrv.Serve(mln) }()
+	}
 	log.Info("claimdesk is serving", "url", hc.PublicURL, "addr", ln.Addr().String())
-	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
+		srv.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -343,6 +405,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Warn("websockets still open at shutdown", "err", err)
 	}
 	return err
+}
+
+// Bounds on how long a client may take (httpServer).
+const (
+	headerTimeout = 10 * time.Second
+	idleTimeout   = 2 * time.Minute
+)
+
+// httpServer is an http.Server with claimdesk's bounds on slow clients: a
+// request's header must arrive within headerTimeout, and all of it, body
+// included, within readTimeout; a kept-alive connection may idle for
+// idleTimeout. There is no write timeout: a ?wait answers after up to a
+// minute. Websockets outlive all of these: the upgrade clears the
+// deadlines of the connection it takes over, and the socket keeps its own.
+func httpServer(h http.Handler, readTimeout time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: min(headerTimeout, readTimeout), ReadTimeout: readTimeout,
+		IdleTimeout: idleTimeout}
 }
 
 func seedCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -449,35 +528,6 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 	return err
 }
 
-// unlockCmd runs `user unlock NAME`: the user's login delay, after many
-// failed logins, ends at once.
-func unlockCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	var c config
-	fs := flag.NewFlagSet("user unlock", flag.ContinueOnError)
-	c.flags(fs, getenv)
-	name, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if name == "" {
-		return usagef("usage: claimdesk user unlock NAME")
-	}
-	log, err := c.logger(os.Stderr)
-	if err != nil {
-		return err
-	}
-	st, _, stop, err := open(ctx, c, log, false)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	if err := st.users.Unlock(ctx, name); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "user %s: logins are no longer delayed\n", name)
-	return nil
-}
-
 func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role, queues string, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
 	switch what {
 	case "queue":
@@ -513,4 +563,71 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role,
 		fmt.Fprintln(stdout, token)
 	}
 	return nil
+}
+
+// adminCmd runs `user disable NAME`, `user enable NAME`, `token list NAME`
+// and `token revoke ID`.
+func adminCmd(ctx context.Context, what string, args []string, getenv func(string) string, stdout io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet(what, flag.ContinueOnError)
+	c.flags(fs, getenv)
+	arg, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if arg == "" {
+		if what == "token revoke" {
+			return usagef("usage: claimdesk token revoke ID (an ID that claimdesk token list shows)")
+		}
+		return usagef("usage: claimdesk %s NAME", what)
+	}
+	log, err := c.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	st, _, stop, err := open(ctx, c, log, false)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	switch what {
+	case "user disable":
+		if err := st.users.Disable(ctx, arg); err != nil {
+			return fmt.Errorf("user %s: %w", arg, err)
+		}
+		fmt.Fprintf(stdout, "user %s disabled: sessions ended, websockets closed, tokens refused\n", arg)
+	case "user enable":
+		if err := st.users.Enable(ctx, arg); err != nil {
+			return fmt.Errorf("user %s: %w", arg, err)
+		}
+		fmt.Fprintf(stdout, "user %s enabled: tokens work again; sessions ended by the disable stay ended\n", arg)
+	case "user unlock":
+		if err := st.users.Unlock(ctx, arg); err != nil {
+			return fmt.Errorf("user %s: %w", arg, err)
+		}
+		fmt.Fprintf(stdout, "user %s: logins are no longer delayed\n", arg)
+	case "token list":
+		tokens, err := st.users.Tokens(ctx, arg)
+		if err != nil {
+			return fmt.Errorf("user %s: %w", arg, err)
+		}
+		for _, t := range tokens {
+			fmt.Fprintln(stdout, t.ID, timeOrDash(t.Created), timeOrDash(t.LastUsed))
+		}
+	case "token revoke":
+		if err := st.users.RevokeToken(ctx, arg); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "token %s revoked\n", arg)
+	}
+	return nil
+}
+
+// timeOrDash shows a time of token list: RFC 3339 in UTC, or "-" when it
+// is not known (made before token ids) or never was (not used).
+func timeOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }

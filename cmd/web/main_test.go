@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"html"
 	"io"
@@ -18,25 +20,34 @@ import (
 
 	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks/taskstest"
+	"claimdesk/internal/users"
 
 	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 )
 
+// envWith is an environment with the Redis at addr and the given settings,
+// in name, value pairs.
+func envWith(redisAddr string, pairs ...string) func(string) string {
+	env := map[string]string{"CLAIMDESK_REDIS_URL": "redis://" + redisAddr}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		env[pairs[i]] = pairs[i+1]
+	}
+	return func(k string) string { return env[k] }
+}
+
+// command runs one claimdesk command with stdin, and returns its output.
+func command(env func(string) string, stdin string, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := run(context.Background(), args, env, strings.NewReader(stdin), &out)
+	return out.String(), err
+}
+
 func TestCommands(t *testing.T) {
 	srv := taskstest.Redis(t)
-	env := func(k string) string {
-		if k == "CLAIMDESK_REDIS_URL" {
-			return "redis://" + srv.Addr()
-		}
-		return ""
-	}
+	env := envWith(srv.Addr())
 	ctx := context.Background()
-	cmd := func(stdin string, args ...string) (string, error) {
-		var out bytes.Buffer
-		err := run(ctx, args, env, strings.NewReader(stdin), &out)
-		return out.String(), err
-	}
+	cmd := func(stdin string, args ...string) (string, error) { return command(env, stdin, args...) }
 
 	out, err := cmd("", "seed")
 	if err != nil || !strings.Contains(out, "4 queues") || !strings.Contains(out, "alice-demo-pass") {
@@ -133,51 +144,91 @@ func typeName(c redis.UniversalClient) string {
 	return "other"
 }
 
-// startServe runs `claimdesk serve` on a free port with the environment
-// env, and returns its URL, how to stop it, and where its end is told.
-func startServe(t *testing.T, env func(string) string) (base string, stop func(), served <-chan error) {
+// serving is a claimdesk serve of a test, on loopback ports of its own.
+type serving struct {
+	base    string // http://host:port of the app
+	metrics string // host:port of the metrics listener, if it has one
+	stop    context.CancelFunc
+	done    chan struct{} // closed when serve has returned err
+	err     error
+}
+
+// startServe runs claimdesk serve with the environment and the extra
+// flags, and waits until it is serving. The test's end stops it.
+func startServe(t *testing.T, env func(string) string, args ...string) *serving {
 	t.Helper()
-	// serve logs where it listens.
 	ctx, stop := context.WithCancel(context.Background())
+	sv := &serving{stop: stop, done: make(chan struct{})}
 	logs, logw := io.Pipe()
-	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env, strings.NewReader(""), logw)
+		sv.err = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), env, strings.NewReader(""), logw)
 		logw.Close()
-		done <- err
+		close(sv.done)
 	}()
-	addr := make(chan string, 1)
+	// serve logs where it listens; the lines end with addr=host:port.
+	addrs := make(chan [2]string, 1)
 	go func() {
+		var metrics string
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
-			if _, a, ok := strings.Cut(sc.Text(), "claimdesk is serving"); ok {
-				_, a, _ = strings.Cut(a, "addr=")
-				addr <- a
+			line := sc.Text()
+			_, addr, found := strings.Cut(line, " addr=")
+			switch {
+			case !found:
+			case strings.Contains(line, "claimdesk serves its metrics"):
+				metrics = addr
+			case strings.Contains(line, "claimdesk is serving"):
+				addrs <- [2]string{addr, metrics}
 			}
 		}
+		_, _ = io.Copy(io.Discard, logs)
 	}()
-	select {
-	case a := <-addr:
-		return "http://" + a, stop, done
-	case err := <-done:
-		t.Fatalf("serve ended before serving: %v", err)
-	case <-time.After(10 * time.Second):
+	t.Cleanup(func() {
 		stop()
+		select {
+		case <-sv.done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop within 20s")
+		}
+	})
+	select {
+	case a := <-addrs:
+		sv.base, sv.metrics = "http://"+a[0], a[1]
+	case <-sv.done:
+		t.Fatalf("serve ended before serving: %v", sv.err)
+	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not start within 10s")
 	}
-	return "", nil, nil
+	return sv
 }
 
-// browserClient is an HTTP client that keeps cookies and follows no
-// redirects, as the tests read them.
-func browserClient() *http.Client {
+// addUser adds a user with the password and returns an API token of theirs.
+func addUser(t *testing.T, env func(string) string, name, password string, flags ...string) string {
+	t.Helper()
+	if out, err := command(env, password+"\n", append([]string{"user", "add", name, "--password-stdin"}, flags...)...); err != nil {
+		t.Fatalf("user add: %v\n%s", err, out)
+	}
+	token, err := command(env, "", "token", "add", name)
+	if err != nil {
+		t.Fatalf("token add: %v", err)
+	}
+	return strings.TrimSpace(token)
+}
+
+// login logs in at base as a browser does, and returns its cookies.
+func login(t *testing.T, base, name, password string) http.CookieJar {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if res := tryLogin(t, client, base, name, password, nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %s", res.Status)
+	}
+	return jar
 }
 
-// login logs in as a browser does (the form for its CSRF token, then the
-// post), with extra headers on the post, and returns the answer.
-func login(t *testing.T, client *http.Client, base, name, password string, header http.Header) *http.Response {
+// tryLogin sends the login form as a browser does (after fetching it for
+// its CSRF token), with the extra headers, and returns the answer.
+func tryLogin(t *testing.T, client *http.Client, base, name, password string, header http.Header) *http.Response {
 	t.Helper()
 	res, err := client.Get(base + "/login")
 	if err != nil {
@@ -190,68 +241,240 @@ func login(t *testing.T, client *http.Client, base, name, password string, heade
 		t.Fatalf("no CSRF token on the login page: %s", page)
 	}
 	form := url.Values{"name": {name}, "password": {password}, "_csrf": {html.UnescapeString(string(m[1]))}}
-	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(form.Encode()))
+	req, _ := http.NewRequest(http.MethodPost, base+"/login", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	maps.Copy(req.Header, header)
-	res, err = client.Do(req)
-	if err != nil {
+	if res, err = client.Do(req); err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
 	return res
 }
 
-func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
-	srv := taskstest.Redis(t)
-	env := func(k string) string {
-		if k == "CLAIMDESK_REDIS_URL" {
-			return "redis://" + srv.Addr()
-		}
-		return ""
-	}
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"user", "add", "dora", "--role", "supervisor", "--password-stdin"},
-		env, strings.NewReader("s3cret-password\n"), &out); err != nil {
-		t.Fatalf("user add: %v\n%s", err, out.String())
-	}
-
-	base, stop, served := startServe(t, env)
-	defer stop()
-
-	// Log in as a browser does, and open the live feed.
-	client := browserClient()
-	if res := login(t, client, base, "dora", "s3cret-password", nil); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %s", res.Status)
-	}
-	jar := client.Jar
+// dialFeed opens the live feed with the browser's cookies.
+func dialFeed(base string, jar http.CookieJar) (*websocket.Conn, *http.Response, error) {
 	d := websocket.Dialer{Jar: jar, HandshakeTimeout: 10 * time.Second}
-	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Origin": {base}})
+	return d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Origin": {base}})
+}
+
+// openFeed opens the live feed with the browser's cookies and reads its
+// snapshot.
+func openFeed(t *testing.T, base string, jar http.CookieJar) *websocket.Conn {
+	t.Helper()
+	conn, _, err := dialFeed(base, jar)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, _, err := conn.ReadMessage(); err != nil {
 		t.Fatalf("reading the snapshot: %v", err)
 	}
+	return conn
+}
+
+// closeCode reads on until the server ends the feed, and returns the code
+// of its closing frame (0 without one).
+func closeCode(conn *websocket.Conn) int {
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) {
+				return ce.Code
+			}
+			return 0
+		}
+	}
+}
+
+func TestServeClosesWebsocketsAtShutdown(t *testing.T) {
+	env := envWith(taskstest.Redis(t).Addr())
+	addUser(t, env, "dora", "s3cret-password", "--role", "supervisor")
+	sv := startServe(t, env)
+	conn := openFeed(t, sv.base, login(t, sv.base, "dora", "s3cret-password"))
 
 	// Told to stop, serve says goodbye to the page and returns without
 	// waiting for it to leave on its own.
-	stop()
-	for {
-		if _, _, err = conn.NextReader(); err != nil {
-			break
-		}
-	}
-	if ce := (*websocket.CloseError)(nil); !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
-		t.Errorf("the feed ended with %v, want a going-away close", err)
+	sv.stop()
+	if code := closeCode(conn); code != websocket.CloseGoingAway {
+		t.Errorf("the feed ended with close code %d, want a going-away close", code)
 	}
 	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("serve: %v", err)
+	case <-sv.done:
+		if sv.err != nil {
+			t.Errorf("serve: %v", sv.err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not return within 10s of the stop")
+	}
+}
+
+func TestUserAndTokenCommands(t *testing.T) {
+	srv := taskstest.Redis(t)
+	env := envWith(srv.Addr())
+	ctx := context.Background()
+	rdb := srv.Client()
+	if _, err := command(env, "s3cret-password\n", "user", "add", "dora", "--role", "operator", "--queues", "triage", "--password-stdin"); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string
+	for range 2 {
+		token, err := command(env, "", "token", "add", "dora")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, strings.TrimSpace(token))
+	}
+	// A token as the version before token ids kept it.
+	const old = "cdt_made-before-token-ids-0000"
+	sum := sha256.Sum256([]byte(old))
+	if err := rdb.Set(ctx, keys.APIToken(hex.EncodeToString(sum[:])), "dora", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Another process (a server) uses the first token.
+	if _, err := users.New(rdb).ByToken(ctx, tokens[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := command(env, "", "token", "list", "dora")
+	if err != nil {
+		t.Fatalf("token list: %v", err)
+	}
+	for _, tok := range append(tokens, old) {
+		if strings.Contains(out, tok) || strings.Contains(out, tok[4:]) {
+			t.Fatalf("token list shows a token:\n%s", out)
+		}
+	}
+	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`
+	line := regexp.MustCompile(`^([0-9a-f]{16}) (` + stamp + `|-) (` + stamp + `|-)$`)
+	ids := map[string]string{} // "created used" → id
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, l := range lines {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("token list line %q is not ID CREATED LAST_USED", l)
+		}
+		kind := "made"
+		switch {
+		case m[2] == "-":
+			kind = "old"
+		case m[3] != "-":
+			kind = "used"
+		}
+		ids[kind] = m[1]
+	}
+	if len(lines) != 3 || len(ids) != 3 {
+		t.Fatalf("token list, with a used token, an unused one, and one made before token ids:\n%s", out)
+	}
+
+	// Revoked: the token stops working; the others go on.
+	if out, err := command(env, "", "token", "revoke", ids["used"]); err != nil || !strings.Contains(out, "revoked") {
+		t.Fatalf("token revoke: %v\n%s", err, out)
+	}
+	if _, err := users.New(rdb).ByToken(ctx, tokens[0]); !errors.Is(err, users.ErrNotFound) {
+		t.Fatalf("a revoked token: %v, want ErrNotFound", err)
+	}
+	for _, tok := range []string{tokens[1], old} {
+		if _, err := users.New(rdb).ByToken(ctx, tok); err != nil {
+			t.Fatalf("a token not revoked: %v", err)
+		}
+	}
+	if out, _ := command(env, "", "token", "list", "dora"); strings.Count(out, "\n") != 2 || strings.Contains(out, ids["used"]) {
+		t.Fatalf("token list after a revoke:\n%s", out)
+	}
+
+	// Disabled: tokens refused, sessions over; enabled: tokens work again,
+	// sessions stay over.
+	before, err := users.New(rdb).Get(ctx, "dora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := command(env, "", "user", "disable", "dora"); err != nil || !strings.Contains(out, "disabled") {
+		t.Fatalf("user disable: %v\n%s", err, out)
+	}
+	if _, err := users.New(rdb).ByToken(ctx, tokens[1]); !errors.Is(err, users.ErrDisabled) {
+		t.Fatalf("a disabled user's token: %v, want ErrDisabled", err)
+	}
+	if out, err := command(env, "", "user", "enable", "dora"); err != nil || !strings.Contains(out, "enabled") {
+		t.Fatalf("user enable: %v\n%s", err, out)
+	}
+	if _, err := users.New(rdb).ByToken(ctx, tokens[1]); err != nil {
+		t.Fatalf("an enabled user's token: %v", err)
+	}
+	u, err := users.New(rdb).Get(ctx, "dora")
+	if err != nil || u.Disabled || u.SessionValid(before.Epoch) {
+		t.Fatalf("after disable and enable: %+v, %v; want enabled, the session of before over", u, err)
+	}
+
+	// A new password ends the sessions; the same one again does not.
+	for _, tc := range []struct {
+		password string
+		ends     bool
+	}{{"s3cret-password", false}, {"an0ther-password", true}} {
+		before, _ := users.New(rdb).Get(ctx, "dora")
+		if _, err := command(env, tc.password+"\n", "user", "add", "dora", "--role", "operator", "--queues", "triage", "--password-stdin"); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := users.New(rdb).Get(ctx, "dora")
+		if valid := after.SessionValid(before.Epoch); valid == tc.ends {
+			t.Errorf("user add with password %q: a session begun before is valid: %v, want %v", tc.password, valid, !tc.ends)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"token", "revoke"}, {"token", "list"}, {"user", "disable"}, {"user", "enable", "a", "b"}, {"token", "forget", "x"},
+		{"serve", "--ws-per-user", "0"}, {"serve", "--ws-per-address", "many"},
+	} {
+		_, err := command(env, "", args...)
+		var u usageError
+		if !errors.As(err, &u) {
+			t.Errorf("%q: error %v, want a usage error", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"token", "revoke", ids["used"]}, {"token", "revoke", "not-an-id"}, {"token", "list", "nobody"},
+		{"user", "disable", "nobody"}, {"user", "enable", "nobody"},
+	} {
+		_, err := command(env, "", args...)
+		var u usageError
+		if err == nil || errors.As(err, &u) {
+			t.Errorf("%q: error %v, want a failure", args, err)
+		}
+	}
+}
+
+// TestCommandsReachARunningServer disables a user from the command line,
+// another process than the server, and the server's websockets and pages
+// follow at once; the server's cap on websockets per user comes from the
+// environment.
+func TestCommandsReachARunningServer(t *testing.T) {
+	env := envWith(taskstest.Redis(t).Addr(), "CLAIMDESK_WS_PER_USER", "1")
+	addUser(t, env, "dora", "s3cret-password", "--role", "operator", "--queues", "triage")
+	base := startServe(t, env).base
+	jar := login(t, base, "dora", "s3cret-password")
+	conn := openFeed(t, base, jar)
+	if extra, res, err := dialFeed(base, jar); err == nil {
+		extra.Close()
+		t.Fatal("a second websocket of a user capped at one was opened")
+	} else if res == nil || res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("a second websocket of a user capped at one: %v, want 429 with Retry-After", err)
+	}
+
+	start := time.Now()
+	if out, err := command(env, "", "user", "disable", "dora"); err != nil {
+		t.Fatalf("user disable: %v\n%s", err, out)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if code := closeCode(conn); code != 4001 || time.Since(start) > 2*time.Second {
+		t.Errorf("the disabled user's feed ended with close code %d after %v, want 4001 (session ended) within 2s", code, time.Since(start))
+	}
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := browser.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/login" {
+		t.Errorf("the disabled user's home page: %s to %q, want a redirect to /login", res.Status, res.Header.Get("Location"))
 	}
 }

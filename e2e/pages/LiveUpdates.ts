@@ -2,6 +2,18 @@ import { expect, type Frame, type Locator, type Page } from '@playwright/test';
 
 type LiveState = 'connecting' | 'live' | 'reconnecting';
 
+/** What happened to the live-update sockets of a page since watchSockets. */
+export interface SocketWatch {
+  /** Sockets to /ws the page opened: a reconnect opens another. */
+  opened: number;
+  /** Those that closed, for whatever reason (a frame the browser could not read, say). */
+  closed: number;
+  /** Errors the browser reported on them. */
+  errors: string[];
+  /** Frames received on them: the snapshot, then each notice. */
+  framesReceived: number;
+}
+
 /**
  * What every page's topbar has for live updates: the connection indicator
  * (data-state connecting | live | reconnecting), and a way to prove that a
@@ -21,6 +33,26 @@ export class LiveUpdates {
   /** Waits until the websocket has delivered its snapshot: from now on notices reach the page. */
   async waitUntilLive() {
     await this.expectState('live');
+  }
+
+  /**
+   * Starts counting the page's sockets to /ws. Call it before the page
+   * opens its socket (before goto): the watch then sees every socket.
+   */
+  watchSockets(): SocketWatch {
+    const watch: SocketWatch = { opened: 0, closed: 0, errors: [], framesReceived: 0 };
+    this.page.on('websocket', (ws) => {
+      if (new URL(ws.url()).pathname !== '/ws') return;
+      watch.opened += 1;
+      ws.on('framereceived', () => {
+        watch.framesReceived += 1;
+      });
+      ws.on('socketerror', (error) => watch.errors.push(error));
+      ws.on('close', () => {
+        watch.closed += 1;
+      });
+    });
+    return watch;
   }
 
   /**

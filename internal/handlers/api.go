@@ -7,10 +7,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
 	"claimdesk/internal/notify"
+	"claimdesk/internal/strictjson"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 
@@ -39,8 +41,7 @@ func (s *Server) apiRoutes(g *echo.Group) {
 	s.batchRoutes(g)
 }
 
-// decode reads a JSON body into v strictly: unknown fields, trailing data
-// and wrong types are 400s that say what was wrong.
+// decode reads a JSON body into v strictly (decodeJSON).
 func decode(c echo.Context, v any) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -50,6 +51,17 @@ func decode(c echo.Context, v any) error {
 		}
 		return err
 	}
+	return decodeJSON(body, v)
+}
+
+// decodeJSON decodes body, one JSON value, into v strictly. Malformed JSON,
+// data after the value and unknown fields are invalid_json; wrong types,
+// text that is not valid UTF-8 or escapes half a surrogate pair, a key
+// twice in one object (at any depth, payloads and results included) and a
+// field name in other letter case ({"Title": …}, which encoding/json would
+// take for "title") are invalid_field, naming the field. Either way v is
+// not to be used.
+func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -59,8 +71,11 @@ func decode(c echo.Context, v any) error {
 		}
 		return newError(http.StatusBadRequest, "invalid_json", "body is not valid JSON: %v", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return newError(http.StatusBadRequest, "invalid_json", "body has data after the JSON value")
+	}
+	if e := strictjson.Check(body, reflect.TypeOf(v)); e != nil {
+		return newError(http.StatusBadRequest, "invalid_field", "%s %s", e.In(""), e.Problem)
 	}
 	return nil
 }

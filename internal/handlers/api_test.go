@@ -113,7 +113,11 @@ func newAppOn(t *testing.T, r redis.UniversalClient) *app {
 	_, a.super = mk(users.Supervisor)
 	a.opName, a.operator = mk(users.Operator, a.queue)
 	_, a.other = mk(users.Operator, "elsewhere")
-	a.srv = httptest.NewServer(handlers.New(a.config(r)))
+	cfg := a.config(r)
+	// Changes the test makes to users reach the server as the command
+	// line's reach every instance.
+	a.users.Observe(cfg.Bus.TellUserChanged)
+	a.srv = httptest.NewServer(handlers.New(cfg))
 	t.Cleanup(a.srv.Close)
 	return a
 }
@@ -138,6 +142,24 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 	a.hub, a.announce = hub, announce
 	return handlers.Config{Redis: r, Tasks: ts, Users: users.New(r), Log: log,
 		PublicURL: "http://example.test", Bus: bus, Hub: hub, Announce: announce}
+}
+
+// serverWith starts another server of the app over r, with its
+// configuration and its http.Server changed by change (if not nil). The
+// app keeps the hub and announcer of its first server.
+func (a *app) serverWith(r redis.UniversalClient, change func(*handlers.Config, *http.Server)) *httptest.Server {
+	a.t.Helper()
+	hub, announce := a.hub, a.announce
+	cfg := a.config(r)
+	a.hub, a.announce = hub, announce
+	srv := httptest.NewUnstartedServer(nil)
+	if change != nil {
+		change(&cfg, srv.Config)
+	}
+	srv.Config.Handler = handlers.New(cfg)
+	srv.Start()
+	a.t.Cleanup(srv.Close)
+	return srv
 }
 
 // call sends a request with an API token and returns status and body.
@@ -617,13 +639,16 @@ func TestLoginThrottle(t *testing.T) {
 func TestLoginRedirectStaysOnSite(t *testing.T) {
 	a := newApp(t)
 	for next, want := range map[string]string{
-		"/jobs/x?a=1":      "/jobs/x?a=1",
-		"//evil.example/":  "/",
-		"/\t/evil.example": "/",
-		"/\\evil.example":  "/",
-		"https://evil/":    "/",
-		"javascript:x":     "/",
-		"":                 "/",
+		"/jobs/x?a=1":                        "/jobs/x?a=1",
+		"http://example.test/jobs/x":         "/jobs/x",
+		"http://example.test//evil.example/": "/",
+		"http://example.test.evil.example/":  "/",
+		"//evil.example/":                    "/",
+		"/\t/evil.example":                   "/",
+		"/\\evil.example":                    "/",
+		"https://evil/":                      "/",
+		"javascript:x":                       "/",
+		"":                                   "/",
 	} {
 		b := a.browser()
 		b.do("GET", "/login", nil)

@@ -27,7 +27,13 @@ const (
 	flashKey    = "flash"
 	userKey     = "user"
 	viaToken    = "via_token"
+	// withSession marks a request whose session is loaded (loadSession).
+	withSession = "with_session"
 )
+
+// sessionEpoch keys, in the session, the user's epoch at login
+// (users.User.Epoch).
+const sessionEpoch = "epoch"
 
 // redisSessions is an scs.CtxStore over any go-redis client, standalone or
 // cluster (each session is one key, keys.Session).
@@ -70,8 +76,21 @@ func newSessions(rdb redis.UniversalClient, secure bool) *scs.SessionManager {
 	return sm
 }
 
+// loadSession loads the request's session (and saves it after), and notes
+// that it did: a request refused before, such as one whose body is too
+// large, has no session for its error page to draw on.
+func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return echo.WrapMiddleware(s.sessions.LoadAndSave)(func(c echo.Context) error {
+		c.Set(withSession, true)
+		return next(c)
+	})
+}
+
 // authenticate finds who is asking: an API token in the Authorization
-// header, or the browser session. It rejects a bad token at once.
+// header, or the browser session. It rejects a bad token at once, and a
+// disabled user's. It looks the session's user up on every request, so a
+// session ends at once when the user is disabled, removed, made a producer
+// or given a new password.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -81,10 +100,12 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				return newError(http.StatusUnauthorized, "unauthenticated", "use Authorization: Bearer <token>")
 			}
 			u, err := s.users.ByToken(ctx, strings.TrimSpace(token))
-			if errors.Is(err, users.ErrNotFound) {
+			switch {
+			case errors.Is(err, users.ErrNotFound):
 				return newError(http.StatusUnauthorized, "unauthenticated", "unknown API token")
-			}
-			if err != nil {
+			case errors.Is(err, users.ErrDisabled):
+				return newError(http.StatusUnauthorized, "unauthenticated", "the API token's user is disabled")
+			case err != nil:
 				return err
 			}
 			c.Set(userKey, u)
@@ -94,13 +115,14 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if name := s.sessions.GetString(ctx, sessionUser); name != "" {
 			u, err := s.users.Get(ctx, name)
 			switch {
-			case errors.Is(err, users.ErrNotFound):
-				// The user was removed: the session ends.
-				_ = s.sessions.Destroy(ctx)
-			case err != nil:
+			case err != nil && !errors.Is(err, users.ErrNotFound):
 				return err
-			default:
+			case err == nil && u.SessionValid(s.sessions.GetInt64(ctx, sessionEpoch)):
 				c.Set(userKey, u)
+			default:
+				// Removed, disabled, made a producer or given a new
+				// password since the login: the session ends.
+				_ = s.sessions.Destroy(ctx)
 			}
 		}
 		return next(c)
@@ -213,6 +235,8 @@ func (s *Server) login(c echo.Context) error {
 		case errors.As(err, &throttled):
 			msg, status = "Too many failed attempts. Wait a few minutes and try again.", http.StatusTooManyRequests
 			setRetryAfter(c, throttled.RetryAfter)
+		case errors.Is(err, users.ErrDisabled):
+			msg, status = "This account is disabled. Ask a supervisor to enable it.", http.StatusForbidden
 		case !errors.Is(err, users.ErrBadCredentials):
 			return err
 		}
@@ -223,21 +247,27 @@ func (s *Server) login(c echo.Context) error {
 		return err
 	}
 	s.sessions.Put(ctx, sessionUser, u.Name)
+	s.sessions.Put(ctx, sessionEpoch, u.Epoch)
 	s.sessions.Remove(ctx, sessionCSRF)
-	return redirect(c, localPath(c.FormValue("next")))
+	return redirect(c, s.localPath(c.FormValue("next"), "/"))
 }
 
-// localPath returns next if it is a path on this site, else "/": no scheme,
-// no host, no "//" or backslash, no control characters (which URL parsers
-// drop, turning "/\t/evil" into "//evil").
-func localPath(next string) string {
-	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(next, "/") ||
-		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\") ||
-		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "/"
+// localPath is where a redirect to a target the request named (a login's
+// next, a Referer) may go: the target if it is a path on this site, or an
+// absolute URL of the public origin cut to its path; else fallback. A path
+// has no scheme, no host, no "//" or backslash, and no control characters
+// (which URL parsers drop, turning "/\t/evil" into "//evil").
+func (s *Server) localPath(target, fallback string) string {
+	if n := len(s.origin); n > 0 && len(target) > n && strings.EqualFold(target[:n], s.origin) && target[n] == '/' {
+		target = target[n:]
 	}
-	return next
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(target, "/") ||
+		strings.HasPrefix(target, "//") || strings.ContainsAny(target, "\\") ||
+		strings.ContainsFunc(target, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fallback
+	}
+	return target
 }
 
 func (s *Server) logout(c echo.Context) error {

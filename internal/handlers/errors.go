@@ -123,11 +123,17 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if pub.RetryAfter > 0 {
 		setRetryAfter(c, pub.RetryAfter)
 	}
-	if isAPI(c) {
+	if isAPI(c) || c.Request().URL.Path == "/ws" { // no browser shows a refused upgrade
 		_ = c.JSON(pub.Status, map[string]any{"error": map[string]string{"code": pub.Code, "message": pub.Message}})
 		return
 	}
-	_ = s.render(c, pub.Status, views.ErrorPage(s.page(c, "Something went wrong"), pub.Status, friendly(pub)))
+	// A request refused before its session was loaded gets the page
+	// without what the session holds (the user, a CSRF token, a flash).
+	p := views.Page{Title: "Something went wrong"}
+	if c.Get(withSession) == true {
+		p = s.page(c, p.Title)
+	}
+	_ = s.render(c, pub.Status, views.ErrorPage(p, pub.Status, friendly(pub)))
 }
 
 // sessionError answers a request whose session could not be loaded or
@@ -143,12 +149,17 @@ func (s *Server) sessionError(w http.ResponseWriter, r *http.Request, err error)
 			"method", r.Method, "path", r.URL.Path)
 	}
 	if strings.HasPrefix(r.URL.Path, "/api/") {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(pub.Status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": pub.Code, "message": pub.Message}})
+		writeError(w, pub)
 		return
 	}
 	http.Error(w, friendly(pub), pub.Status)
+}
+
+// writeError answers with the JSON error body, outside echo.
+func writeError(w http.ResponseWriter, e *apiError) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": e.Code, "message": e.Message}})
 }
 
 // friendly is the message a person reads on an error page.
@@ -162,6 +173,8 @@ func friendly(e *apiError) string {
 		return "We couldn't find that. It may have been finished and cleaned up."
 	case "internal":
 		return "Something went wrong on our side. Please try again."
+	case "too_large":
+		return "That was more than claimdesk takes in one request. Nothing was saved."
 	}
 	return e.Message
 }

@@ -2,12 +2,45 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
 
 	"claimdesk/internal/tasks"
 
+	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
+
+// metricsPath is where Prometheus scrapes.
+const metricsPath = "/metrics"
+
+// Metrics returns the handler of /metrics: the registry's metrics in
+// Prometheus text, to a request with Authorization: Bearer token when
+// token is set. Any other path is not found.
+func Metrics(reg *prometheus.Registry, token string) http.Handler {
+	scrape := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	// Hashes compared in constant time: neither the token nor its length
+	// shows in how long a refusal takes.
+	want := sha256.Sum256([]byte("Bearer " + token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != metricsPath {
+			writeError(w, newError(http.StatusNotFound, "not_found", "the metrics are at %s", metricsPath))
+			return
+		}
+		if token != "" {
+			got := sha256.Sum256([]byte(r.Header.Get(echo.HeaderAuthorization)))
+			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+				w.Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="claimdesk metrics"`)
+				writeError(w, newError(http.StatusUnauthorized, "unauthenticated", "send Authorization: Bearer <the metrics token>"))
+				return
+			}
+		}
+		scrape.ServeHTTP(w, r)
+	})
+}
 
 // metrics are the server's Prometheus collectors.
 type metrics struct {
@@ -16,6 +49,22 @@ type metrics struct {
 	// transitions counts the engine's transitions by action (Observe).
 	transitions *prometheus.CounterVec
 	sockets     prometheus.Gauge
+	// routes are the paths of the route table (knowRoutes), the only
+	// route labels.
+	routes map[string]bool
+}
+
+// Labels of requests that no route or known method names: whatever a
+// client sends, it mints no new series.
+const (
+	otherMethod    = "other"
+	unmatchedRoute = "unmatched"
+)
+
+// knownMethods are the HTTP methods that are labels of their own.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -37,6 +86,27 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	reg.MustRegister(m.requests, m.latency, m.transitions, m.sockets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// knowRoutes takes the route table, once every route is added.
+func (m *metrics) knowRoutes(routes []*echo.Route) {
+	m.routes = make(map[string]bool, len(routes))
+	for _, r := range routes {
+		m.routes[r.Path] = true
+	}
+}
+
+// labels are the method and route labels of a request: "other" for a
+// method not in knownMethods, "unmatched" for a path not in the route
+// table.
+func (m *metrics) labels(method, route string) (string, string) {
+	if !knownMethods[method] {
+		method = otherMethod
+	}
+	if !m.routes[route] {
+		route = unmatchedRoute
+	}
+	return method, route
 }
 
 // observe counts the transitions of one change: a tasks.Observer.

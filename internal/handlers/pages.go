@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
@@ -274,11 +275,17 @@ func (s *Server) published(ctx context.Context) {
 func quote(title string) string { return "(" + title + ")" }
 
 // resultFromForm builds the result object of the complete form: the notes
-// and the filled key/value rows.
+// and the filled key/value rows, each valid UTF-8 (json.Marshal would put
+// U+FFFD in place of what is not, and store what nobody wrote).
 func resultFromForm(c echo.Context) (json.RawMessage, error) {
 	form, err := c.FormParams()
 	if err != nil {
 		return nil, err
+	}
+	for _, field := range []string{"notes", "key", "value"} {
+		if slices.ContainsFunc(form[field], func(v string) bool { return !utf8.ValidString(v) }) {
+			return nil, newError(http.StatusBadRequest, "invalid_field", "%s must be valid UTF-8", field)
+		}
 	}
 	result := map[string]string{}
 	if notes := strings.TrimSpace(form.Get("notes")); notes != "" {
@@ -420,11 +427,8 @@ func (s *Server) superviseJob(c echo.Context) error {
 		msg += " " + holder + " no longer holds it."
 	}
 	s.flash(c, msg)
-	back := c.Request().Referer()
-	if !strings.HasPrefix(back, "/") && !strings.Contains(back, "/supervisor") {
-		back = "/supervisor"
-	}
-	return redirect(c, back)
+	// Back to the page the action came from, if it is one of claimdesk's.
+	return redirect(c, s.localPath(c.Request().Referer(), "/supervisor"))
 }
 
 // batchesView lists the newest batches of every queue.

@@ -4,11 +4,16 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +28,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,6 +51,15 @@ type Config struct {
 	// the process's one announcer (cron shares it), and whoever starts the
 	// server closes it once the server has stopped.
 	Announce *notify.Announcer
+	// MetricsToken, when set, is the bearer token /metrics asks for.
+	MetricsToken string
+	// SeparateMetrics leaves /metrics out: a listener of its own serves
+	// it (Metrics).
+	SeparateMetrics bool
+	// SocketsPerUser and SocketsPerAddress cap the websockets this
+	// instance keeps open for one user and for one client address (echo's
+	// RealIP); 0 means DefaultSocketsPerUser and DefaultSocketsPerAddress.
+	SocketsPerUser, SocketsPerAddress int
 	// TrustedProxies are the networks of the reverse proxies whose
 	// X-Forwarded-For is believed; empty (the default): none, the
 	// socket's peer is the client.
@@ -55,6 +68,13 @@ type Config struct {
 	// DefaultRateLimits.
 	RateLimits RateLimits
 }
+
+// The default caps on websockets of one instance: far more than the tabs
+// of one person, and than the people behind one address.
+const (
+	DefaultSocketsPerUser    = 20
+	DefaultSocketsPerAddress = 500
+)
 
 // Server holds the handlers' dependencies.
 type Server struct {
@@ -66,10 +86,13 @@ type Server struct {
 	registry *prometheus.Registry
 	metrics  *metrics
 	hub      *notify.Hub
+	sockets  *socketCaps
 	announce *notify.Announcer
 	origin   string
 	instance string
-	rates    *rateLimiter
+	// headers are the security headers of every answer (securityHeaders).
+	headers http.Header
+	rates   *rateLimiter
 }
 
 // maxBody bounds a request body: a batch of jobs with their payloads.
@@ -78,13 +101,17 @@ const maxBody = "16M"
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID()}
+		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}
 	s.metrics = newMetrics(s.registry)
 	cfg.Tasks.Observe(s.metrics.observe)
-	s.sessions = newSessions(cfg.Redis, len(cfg.PublicURL) > 5 && cfg.PublicURL[:5] == "https")
+	public, _ := url.Parse(s.origin)
+	https := public != nil && public.Scheme == "https"
+	s.headers = securityHeaders(public)
+	s.sessions = newSessions(cfg.Redis, https)
 	s.sessions.ErrorFunc = s.sessionError
 	s.rates = newRateLimiter(cfg.Redis, cfg.RateLimits, cfg.Log)
 
@@ -92,19 +119,30 @@ func New(cfg Config) http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
-	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), middleware.BodyLimit(maxBody), securityHeaders)
-	e.Use(echo.WrapMiddleware(s.sessions.LoadAndSave), limitLoginBody, s.authenticate, s.checkCSRF)
+	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), bodyInTime, middleware.BodyLimit(maxBody), s.secure)
+	e.Use(s.loadSession, limitLoginBody, s.authenticate, s.checkCSRF)
 
 	e.GET("/ws", s.websocket, s.rates.requests, s.requireUser)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
-	assets, _ := fs.Sub(static.Files, ".")
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheAssets(http.FileServerFS(assets)))))
+	e.GET("/static/*", asset)
 
 	s.pageRoutes(e)
 	s.apiRoutes(e.Group("/api/v1", s.rates.requests, s.requireUser))
-	return e
+	s.metrics.knowRoutes(e.Routes())
+	if cfg.SeparateMetrics {
+		return e
+	}
+	// /metrics is beside the app, not in it: a scrape carries the metrics
+	// token, not a user's, and never touches the session store.
+	scrape := Metrics(s.registry, cfg.MetricsToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == metricsPath {
+			scrape.ServeHTTP(w, r)
+			return
+		}
+		e.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) readyz(c echo.Context) error {
@@ -142,23 +180,80 @@ func (s *Server) fragment(c echo.Context) views.Page {
 	return p
 }
 
-// securityHeaders keeps pages out of frames and scripts to our own origin.
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+// securityHeaders are the headers of every answer for the public URL:
+// pages stay out of frames, scripts and connections go to claimdesk's own
+// origin only (its websocket included), a browser that once came over
+// https never comes over plain http again, and nothing is kept in a cache
+// (pages, fragments and API answers show jobs and reservation tokens;
+// only the static assets may be kept, see asset).
+func securityHeaders(public *url.URL) http.Header {
+	connect := "'self'"
+	if public != nil && public.Host != "" {
+		switch public.Scheme {
+		case "http":
+			connect += " ws://" + public.Host
+		case "https":
+			connect += " wss://" + public.Host
+		}
+	}
+	h := http.Header{}
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src "+
+		connect+"; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("Cache-Control", "no-store")
+	if public != nil && public.Scheme == "https" {
+		h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+	}
+	return h
+}
+
+// secure sets the security headers on the answer.
+func (s *Server) secure(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		for k, v := range s.headers {
+			h[k] = slices.Clone(v)
+		}
 		return next(c)
 	}
 }
 
-func cacheAssets(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		h.ServeHTTP(w, r)
-	})
+// asset serves a file of static.Assets, which browsers may keep a while;
+// anything else under /static/ is not found.
+func asset(c echo.Context) error {
+	name := c.Param("*")
+	if _, err := fs.Stat(static.Assets, name); err != nil {
+		return echo.ErrNotFound
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=300")
+	http.ServeFileFS(c.Response(), c.Request(), static.Assets, name)
+	return nil
+}
+
+// bodyInTime answers 408 when a request's body does not arrive in time
+// (the server's read timeout), rather than taking the timeout for the
+// store's.
+func bodyInTime(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if r := c.Request(); r.Body != nil && r.Body != http.NoBody {
+			r.Body = timedBody{r.Body}
+		}
+		return next(c)
+	}
+}
+
+// timedBody is a request body whose read timeout is the client's fault.
+type timedBody struct{ io.ReadCloser }
+
+func (b timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		err = newError(http.StatusRequestTimeout, "request_timeout", "the request body did not arrive in time")
+	}
+	return n, err
 }
 
 // logRequests logs each request once, with its outcome.
@@ -170,9 +265,9 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		status := c.Response().Status
-		route := c.Path()
-		s.metrics.requests.WithLabelValues(c.Request().Method, route, http.StatusText(status)).Inc()
-		s.metrics.latency.WithLabelValues(c.Request().Method, route).Observe(time.Since(start).Seconds())
+		method, route := s.metrics.labels(c.Request().Method, c.Path())
+		s.metrics.requests.WithLabelValues(method, route, http.StatusText(status)).Inc()
+		s.metrics.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 		s.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path, "client", c.RealIP(), "status", status,
 			"ms", time.Since(start).Milliseconds(), "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return nil

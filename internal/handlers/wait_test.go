@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"claimdesk/internal/handlers"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/users"
 
@@ -137,11 +136,7 @@ func (a *app) cutServer() *httptest.Server {
 	}
 	c.AddHook(cutBatchCancel{})
 	a.t.Cleanup(func() { c.Close() })
-	hub, announce := a.hub, a.announce
-	srv := httptest.NewServer(handlers.New(a.config(c)))
-	a.hub, a.announce = hub, announce
-	a.t.Cleanup(srv.Close)
-	return srv
+	return a.serverWith(c, nil)
 }
 
 // backends are the Redis setups the wake-up tests run on: the package's

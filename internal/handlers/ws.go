@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,15 @@ const (
 	writeWait  = 10 * time.Second
 	pongWait   = 60 * time.Second
 	pingPeriod = pongWait * 9 / 10
+	// socketRetryAfter is the Retry-After of an upgrade refused for the
+	// caps on websockets.
+	socketRetryAfter = 10 * time.Second
 )
+
+// closeSessionEnded closes a websocket whose session ended (the user was
+// disabled or removed, or given a new password): the page (static/app.js)
+// reloads, and lands on the login page. A private close code (4000-4999).
+const closeSessionEnded = 4001
 
 // snapshot is the first message on a connection: what the viewer may see
 // now, so a (re)connecting page starts from the truth.
@@ -71,77 +80,178 @@ func (s *Server) websocket(c echo.Context) error {
 	if !s.sameOrigin(c.Request()) {
 		return newError(http.StatusForbidden, "forbidden", "cross-origin websocket refused")
 	}
+	release, ok := s.sockets.take(u.Name, c.RealIP())
+	if !ok {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(socketRetryAfter/time.Second)))
+		return newError(http.StatusTooManyRequests, "rate_limited",
+			"too many live connections for this user or from this address: close some tabs, or try again later")
+	}
 	up := upgrader
 	up.CheckOrigin = s.sameOrigin
 	conn, err := up.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
+		release()
 		return nil // the upgrader has answered
 	}
-	viewer := notify.Viewer{Name: u.Name, All: u.Role == users.Supervisor, Queues: u.Queues}
+	// authenticate checked the session against the user: its epoch is
+	// the user's.
+	lc := &liveConn{conn: conn, user: u.Name, epoch: u.Epoch, release: release}
 	// Join before the snapshot: a change made while it is read arrives as
 	// a notice after it, never falls between the two.
-	client := s.hub.Join(viewer)
+	lc.client = s.hub.Join(viewerOf(u))
 	s.metrics.sockets.Inc()
 	snap, err := s.snapshot(c.Request().Context(), u)
 	if err != nil {
 		s.log.Warn("websocket snapshot", "err", err)
-		s.hangUp(conn, client)
+		s.hangUp(lc)
 		return nil
 	}
 	snap.Instance = s.instance
 	if !s.send(conn, snap) {
-		s.hangUp(conn, client)
+		s.hangUp(lc)
 		return nil
 	}
-	go s.feed(conn, client)
+	go s.feed(lc)
 	return nil
+}
+
+// liveConn is one open websocket.
+type liveConn struct {
+	conn   *websocket.Conn
+	client *notify.Client
+	// user is whose session opened it, in the user's epoch then.
+	user  string
+	epoch int64
+	// release frees its place under the caps on websockets.
+	release func()
+}
+
+// viewerOf is what the user's websockets may receive.
+func viewerOf(u users.User) notify.Viewer {
+	return notify.Viewer{Name: u.Name, All: u.Role == users.Supervisor, Queues: u.Queues}
 }
 
 // hangUp ends a connection: it closes the socket, which ends the read pump
 // too, and leaves the hub last, so that a drained hub has no socket open.
-func (s *Server) hangUp(conn *websocket.Conn, client *notify.Client) {
-	_ = conn.Close()
+func (s *Server) hangUp(lc *liveConn) {
+	_ = lc.conn.Close()
 	s.metrics.sockets.Dec()
-	s.hub.Leave(client)
+	lc.release()
+	s.hub.Leave(lc.client)
 }
 
 // feed writes the client's notices and the pings until the connection
-// ends, the hub drops the client, or the browser goes away.
-func (s *Server) feed(conn *websocket.Conn, client *notify.Client) {
-	defer s.hangUp(conn, client)
+// ends, the hub drops the client, the browser goes away, or the user's
+// session ends.
+func (s *Server) feed(lc *liveConn) {
+	defer s.hangUp(lc)
 	gone := make(chan struct{})
-	go s.readPump(conn, gone)
+	go s.readPump(lc.conn, gone)
 	ping := time.NewTicker(pingPeriod)
 	defer ping.Stop()
+	// A change to the user after the request looked the user up and
+	// before the socket joined the hub told nobody: look once more.
+	if !s.recheck(lc) {
+		return
+	}
 	for {
 		select {
 		case <-gone:
 			return
-		case <-client.Dropped():
+		case <-lc.client.Dropped():
 			// Too slow: close, so the browser reconnects and resyncs. At a
 			// shutdown, say so, and it reconnects (to another instance).
 			code, text := websocket.CloseTryAgainLater, "too slow"
-			if errors.Is(client.Err(), notify.ErrClosed) {
+			if errors.Is(lc.client.Err(), notify.ErrClosed) {
 				code, text = websocket.CloseGoingAway, "shutting down"
 			}
-			_ = conn.WriteControl(websocket.CloseMessage,
-				websocket.FormatCloseMessage(code, text), time.Now().Add(writeWait))
+			closeWith(lc.conn, code, text)
 			return
-		case n := <-client.Notices():
+		case <-lc.client.Stale():
+			if !s.recheck(lc) {
+				return
+			}
+		case n := <-lc.client.Notices():
 			b, err := n.Encoded()
 			if err != nil {
 				s.log.Warn("websocket notice", "err", err)
 				continue
 			}
-			_ = conn.SetWriteDeadline(time.Now().Add(writeWait))
-			if conn.WriteMessage(websocket.TextMessage, b) != nil {
+			_ = lc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if lc.conn.WriteMessage(websocket.TextMessage, b) != nil {
 				return
 			}
 		case <-ping.C:
-			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
+			if lc.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
 				return
 			}
 		}
+	}
+}
+
+// recheck looks the socket's user up again: while the session is valid,
+// the hub gets what the user may see now (the queues granted, the role);
+// once it is over, the page is told so and the socket closes. It reports
+// whether the socket goes on.
+func (s *Server) recheck(lc *liveConn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), writeWait)
+	defer cancel()
+	u, err := s.users.Get(ctx, lc.user)
+	code, text := closeSessionEnded, "session ended"
+	switch {
+	case err == nil && u.SessionValid(lc.epoch):
+		s.hub.Update(lc.client, viewerOf(u))
+		return true
+	case err != nil && !errors.Is(err, users.ErrNotFound):
+		// Not known: the page reconnects, and its session is checked then.
+		s.log.Warn("websocket user not looked up", "user", lc.user, "err", err)
+		code, text = websocket.CloseTryAgainLater, "try again"
+	}
+	closeWith(lc.conn, code, text)
+	return false
+}
+
+// closeWith sends the closing frame, with its code and reason.
+func closeWith(conn *websocket.Conn, code int, text string) {
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(writeWait))
+}
+
+// socketCaps counts the instance's websockets per user and per client
+// address, and refuses one beyond either cap.
+type socketCaps struct {
+	perUser, perAddress int
+
+	mu        sync.Mutex
+	users     map[string]int
+	addresses map[string]int
+}
+
+func newSocketCaps(perUser, perAddress int) *socketCaps {
+	return &socketCaps{perUser: perUser, perAddress: perAddress, users: map[string]int{}, addresses: map[string]int{}}
+}
+
+// take counts a new websocket of the user from the address, unless either
+// has its cap already; release uncounts it (once, however often called).
+func (l *socketCaps) take(user, address string) (release func(), ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.users[user] >= l.perUser || l.addresses[address] >= l.perAddress {
+		return nil, false
+	}
+	l.users[user]++
+	l.addresses[address]++
+	return sync.OnceFunc(func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		uncount(l.users, user)
+		uncount(l.addresses, address)
+	}), true
+}
+
+// uncount takes one from the count of k, and forgets k at zero.
+func uncount(counts map[string]int, k string) {
+	if counts[k]--; counts[k] <= 0 {
+		delete(counts, k)
 	}
 }
 

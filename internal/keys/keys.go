@@ -15,6 +15,13 @@
 // The package is a leaf: it imports nothing of claimdesk.
 package keys
 
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
 // Prefix starts every claimdesk key, so a claimdesk store can share a Redis
 // database with other data.
 const Prefix = "cd:"
@@ -22,6 +29,29 @@ const Prefix = "cd:"
 // Pattern matches every claimdesk key and nothing else, for SCAN: seed
 // --reset deletes what it matches.
 const Pattern = Prefix + "*"
+
+// Scan calls fn with every key that matches pattern (made of this
+// registry's names: Pattern, say), on every master of a Redis Cluster,
+// where it calls fn from one goroutine per master at once. As with SCAN, a
+// key made or removed meanwhile may or may not be seen.
+func Scan(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(key string) error) error {
+	each := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			if err := fn(iter.Val()); err != nil {
+				return err
+			}
+		}
+		return iter.Err()
+	}
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, each)
+	case *redis.Client:
+		return each(ctx, c)
+	}
+	return fmt.Errorf("scan: unsupported client %T", rdb)
+}
 
 // Global keys: no hash tag, and never touched by a queue script.
 
@@ -37,13 +67,29 @@ const Queues = Prefix + "queues"
 const Users = Prefix + "users"
 
 // User returns the key of the named user, a HASH of role, queues (comma
-// separated) and password (a bcrypt hash; absent for producers). Owner:
-// internal/users.
+// separated), password (a bcrypt hash; absent for producers), disabled
+// ("1" while the user is disabled; absent otherwise) and epoch (a counter
+// that a new password and disabling move on, ending every session begun
+// before; absent means 0). Owner: internal/users.
 func User(name string) string { return Prefix + "user:" + name }
 
-// APIToken returns the key of one API token, given as the hex SHA-256 of the
-// token (the token itself is never stored): a STRING holding the name of
-// the user the token belongs to. Owner: internal/users.
+// Token returns the key of one API token's record, given the token's id
+// (the first 16 hex digits of the token's SHA-256): a HASH of user, hash
+// (the token's whole SHA-256 in hex; the token itself is never stored),
+// created and used (Unix ms: when it was made, when it was last presented)
+// and revoked (Unix ms, once revoked; the record then expires soon after).
+// Owner: internal/users.
+func Token(id string) string { return Prefix + "token:" + id }
+
+// UserTokens returns the key of the SET of the ids of one user's API
+// tokens. Owner: internal/users.
+func UserTokens(name string) string { return Prefix + "usertokens:" + name }
+
+// APIToken returns the key under which versions before token ids kept an
+// API token, given as the hex SHA-256 of the token: a STRING holding the
+// name of the user the token belongs to. claimdesk no longer writes it: it
+// moves such a token to its Token record the first time it sees it (used,
+// listed or revoked). Owner: internal/users.
 func APIToken(sha256Hex string) string { return Prefix + "apitoken:" + sha256Hex }
 
 // LoginThrottle returns the key that counts the login attempts from one

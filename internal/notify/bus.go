@@ -102,6 +102,18 @@ func (b *Bus) Publish(ctx context.Context, notices ...Notice) error {
 	return b.publish(ctx, notices, nil)
 }
 
+// TellUserChanged tells every live instance that the named user changed,
+// so that each looks again at the websockets it has open for the user (a
+// users.Observer). A failure is logged: the change is made all the same,
+// and sessions and tokens follow it (they look the user up); only the
+// user's websockets go on as they were until they reconnect.
+func (b *Bus) TellUserChanged(ctx context.Context, name string) {
+	if err := b.Publish(ctx, Notice{Type: UserChanged, User: name}); err != nil {
+		b.log.Warn("user change not told to the running instances: the user's websockets go on as they were until they reconnect",
+			"user", name, "err", err)
+	}
+}
+
 // publish pushes notices to every live instance's list, in one pipeline
 // with what also adds.
 func (b *Bus) publish(ctx context.Context, notices []Notice, also func(redis.Pipeliner)) error {

@@ -42,10 +42,12 @@ func NewHub() *Hub {
 
 // Client is one browser connection's share of the hub.
 type Client struct {
-	viewer Viewer
+	viewer Viewer // guarded by the hub's mu
 	// send holds pointers: a notice is shared by every client that sees it,
 	// and a buffer of values would cost every idle connection kilobytes.
 	send chan *Notice
+	// stale holds a token while the client's user may have changed.
+	stale chan struct{}
 	// Dropped is closed when the hub gave up on the client (too slow, or
 	// closed) or the client left; err says which.
 	dropped chan struct{}
@@ -61,6 +63,19 @@ func (c *Client) Notices() <-chan *Notice { return c.send }
 // Dropped is closed when the client must go: it was too slow, the hub was
 // closed, or it left.
 func (c *Client) Dropped() <-chan struct{} { return c.dropped }
+
+// Stale receives when the client's user may have changed (a user.changed
+// notice named them, or notices may have been lost): whoever serves the
+// client looks the user up again, and Updates the client or ends it.
+func (c *Client) Stale() <-chan struct{} { return c.stale }
+
+// markStale flags the client stale, once however often it is told.
+func (c *Client) markStale() {
+	select {
+	case c.stale <- struct{}{}:
+	default:
+	}
+}
 
 // Err is nil until Dropped is closed, then ErrTooSlow, ErrClosed or ErrLeft.
 func (c *Client) Err() error {
@@ -79,7 +94,7 @@ func (c *Client) drop(err error) {
 // Join adds a browser connection for the viewer. Once the hub is closed,
 // the client comes back already dropped; it must Leave all the same.
 func (h *Hub) Join(v Viewer) *Client {
-	c := &Client{viewer: v, send: make(chan *Notice, clientBuffer), dropped: make(chan struct{})}
+	c := &Client{viewer: v, send: make(chan *Notice, clientBuffer), stale: make(chan struct{}, 1), dropped: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.members == 0 {
@@ -146,10 +161,47 @@ func (h *Hub) Drain(ctx context.Context) error {
 	}
 }
 
+// Update changes what the client may see, after its user changed: from
+// now on it gets only what v sees, and first a resync, so that its page
+// fetches afresh what it shows. Nothing happens if v sees what the client
+// saw, or the client is gone.
+func (h *Hub) Update(c *Client, v Viewer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.clients[c]; !ok || c.viewer.equal(v) {
+		return
+	}
+	c.viewer = v
+	h.send(c, &Notice{Type: Resync})
+}
+
+// send hands a notice to a client, or drops the client if its buffer is
+// full. The caller holds h.mu.
+func (h *Hub) send(c *Client, n *Notice) {
+	select {
+	case c.send <- n:
+	default:
+		delete(h.clients, c)
+		c.drop(ErrTooSlow)
+	}
+}
+
 // Deliver hands a notice to every client that may see it, without ever
 // blocking: a client whose buffer is full is dropped. It also wakes the
-// waiters of a finished job or batch.
+// waiters of a finished job or batch. A user.changed notice goes to no
+// browser: it marks the user's clients Stale; so does a resync, every
+// client's, since a user.changed may have been lost with other notices.
 func (h *Hub) Deliver(n Notice) {
+	if n.Type == UserChanged {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for c := range h.clients {
+			if c.viewer.Name == n.User {
+				c.markStale()
+			}
+		}
+		return
+	}
 	shared := &n
 	// Encoded once here rather than once per connection: with thousands of
 	// browsers, encoding was a good part of the work of a notice.
@@ -157,14 +209,11 @@ func (h *Hub) Deliver(n Notice) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.clients {
-		if !c.viewer.Sees(n) {
-			continue
+		if n.Type == Resync {
+			c.markStale()
 		}
-		select {
-		case c.send <- shared:
-		default:
-			delete(h.clients, c)
-			c.drop(ErrTooSlow)
+		if c.viewer.Sees(n) {
+			h.send(c, shared)
 		}
 	}
 	switch n.Type {

@@ -13,6 +13,7 @@ package notify
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"claimdesk/internal/tasks"
@@ -48,6 +49,11 @@ const (
 	BatchFinished = "batch.finished"
 	// Resync tells browsers that notices may have been lost: fetch afresh.
 	Resync = "resync"
+	// UserChanged says a user changed (role, queues, password, disabled):
+	// each instance looks the user up again for the websockets it has open
+	// for them (Client.Stale). It is for instances only, never forwarded
+	// to browsers.
+	UserChanged = "user.changed"
 )
 
 // Notice is one message to browsers. Fields that do not apply are empty.
@@ -74,6 +80,8 @@ type Notice struct {
 	Dead *int64 `json:"dead,omitempty"`
 	// Batch is the batch of a batch.changed or batch.finished notice.
 	Batch *tasks.Batch `json:"batch,omitempty"`
+	// User is the user a user.changed notice is about.
+	User string `json:"user,omitempty"`
 
 	// encoded is the notice as JSON, made once by the hub for every
 	// connection it goes to (Encoded).
@@ -96,6 +104,11 @@ type Viewer struct {
 	All bool
 	// Queues are the queues an operator works.
 	Queues []string
+}
+
+// equal reports whether v and w see the same notices.
+func (v Viewer) equal(w Viewer) bool {
+	return v.Name == w.Name && v.All == w.All && slices.Equal(v.Queues, w.Queues)
 }
 
 // Sees reports whether the viewer may receive the notice: supervisors see

@@ -736,3 +736,64 @@ func (p *proxy) heal() {
 	defer p.mu.Unlock()
 	p.down = false
 }
+
+func TestUserChangedMarksTheUsersClientsStale(t *testing.T) {
+	t.Parallel()
+	rdb := taskstest.Redis(t).Client()
+	bus, hub := NewBus(rdb, quiet()), NewHub()
+	listen(t, bus, hub)
+	eventually(t, "the instance to register", func() bool { return registered(rdb, bus.ID()) })
+	annTab, annOtherTab, bobTab, bossTab := hub.Join(ann), hub.Join(ann), hub.Join(bob), hub.Join(boss)
+
+	// Told by another process: ann's tabs look again; no browser is told.
+	NewBus(rdb, quiet()).TellUserChanged(context.Background(), "ann")
+	if err := NewBus(rdb, quiet()).Publish(context.Background(), Notice{Type: JobFinished, JobID: "after"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := until(t, bossTab, "the notice after", isJob("after")); len(got) != 1 {
+		t.Errorf("the supervisor got %s, want only the notice after the user change", describe(got))
+	}
+	for name, c := range map[string]*Client{"ann's tab": annTab, "ann's other tab": annOtherTab} {
+		if !closed(c.Stale()) {
+			t.Errorf("%s is not stale after ann changed", name)
+		}
+	}
+	if closed(bobTab.Stale()) || closed(bossTab.Stale()) {
+		t.Error("the tab of someone else is stale after ann changed")
+	}
+
+	// Notices may have been lost, a user change among them: every tab
+	// looks again.
+	hub.Deliver(Notice{Type: Resync})
+	for name, c := range map[string]*Client{"ann": annTab, "bob": bobTab, "boss": bossTab} {
+		if !closed(c.Stale()) {
+			t.Errorf("%s's tab is not stale after a resync", name)
+		}
+	}
+}
+
+func TestHubUpdateChangesWhatAClientSees(t *testing.T) {
+	t.Parallel()
+	hub := NewHub()
+	c := hub.Join(ann)
+	// The same viewer again: nothing to tell.
+	hub.Update(c, Viewer{Name: "ann", Queues: []string{"mail", "scans"}})
+	// scans is no longer granted: a resync first, then nothing of scans.
+	hub.Update(c, Viewer{Name: "ann", Queues: []string{"mail"}})
+	for _, n := range []Notice{
+		{Type: JobAvailable, Queue: "scans", JobID: "1"},
+		{Type: QueueChanged, Queue: "scans"},
+		{Type: JobAvailable, Queue: "mail", JobID: "2"},
+	} {
+		hub.Deliver(n)
+	}
+	if got := describe(until(t, c, "the job of mail", isJob("2"))); got != "[resync(,,) job.available(mail,2,)]" {
+		t.Errorf("after the update the client got %s, want a resync and mail's job only", got)
+	}
+	// A client that left stays gone.
+	hub.Leave(c)
+	hub.Update(c, boss)
+	if n := hub.Clients(); n != 0 {
+		t.Errorf("hub has %d clients after an update of one that left", n)
+	}
+}

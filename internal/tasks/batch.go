@@ -200,6 +200,9 @@ func (s *Store) SealBatch(ctx context.Context, id string) (*Batch, error) {
 // Canceling a canceled batch resumes an interrupted cancel; one that
 // completed gives ErrInvalidState. It returns the batch.
 func (s *Store) CancelBatch(ctx context.Context, id, actor string) (*Batch, error) {
+	if err := validName("actor", actor); err != nil {
+		return nil, err
+	}
 	cursor := ""
 	for {
 		// Bounded steps, so no script runs long however big the batch.

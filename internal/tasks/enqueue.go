@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"claimdesk/internal/strictjson"
 )
 
 // NewJob is what a producer gives to create a job.
@@ -67,7 +69,7 @@ func (s *Store) enqueue(ctx context.Context, queue, actor, batchID, newBatch str
 	case len(jobs) > MaxBatch:
 		return "", "", nil, tooLarge("jobs", "must hold at most %d jobs", MaxBatch)
 	}
-	if err := validOperator(actor); err != nil {
+	if err := validName("actor", actor); err != nil {
 		return "", "", nil, err
 	}
 	const head = 6 // arguments before the jobs'
@@ -163,16 +165,36 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	}, nil
 }
 
-// validTitle checks a job's or batch's title and returns it trimmed.
+// validTitle checks a job's or batch's title and returns it trimmed: 1 to
+// 200 characters of UTF-8 text on one line, and none of the invisible
+// characters that make a title read other than it is (titleSpoofing).
 func validTitle(title string) (string, error) {
 	title = strings.TrimSpace(title)
-	if n := utf8.RuneCountInString(title); n < 1 || n > 200 || !utf8.ValidString(title) {
+	if !utf8.ValidString(title) {
+		return "", invalid("title", "must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(title); n < 1 || n > 200 {
 		return "", invalid("title", "must be 1 to 200 characters")
 	}
 	if strings.ContainsFunc(title, unicode.IsControl) {
 		return "", invalid("title", "must not contain control characters")
 	}
+	if i := strings.IndexFunc(title, titleSpoofing); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(title[i:])
+		return "", invalid("title", "must not contain the invisible formatting character %U", r)
+	}
 	return title, nil
+}
+
+// titleSpoofing reports whether r may not appear in a title: a Unicode
+// format character (category Cf: the bidirectional embeddings, overrides,
+// isolates and marks U+061C, U+200E, U+200F, U+202A–U+202E,
+// U+2066–U+2069, the zero-width characters U+200B–U+200D, U+2060–U+2064
+// and U+FEFF, the soft hyphen, tag characters and the rest), or a line or
+// paragraph separator (U+2028, U+2029). Each shows nothing, or moves the
+// text around it, so a title with one could read as another.
+func titleSpoofing(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // validPriority checks a priority given as *int and returns it, or def
@@ -199,16 +221,19 @@ func validIdempotencyKey(key string) error {
 	return nil
 }
 
-// validOperator checks an operator name as the engine stores it.
-func validOperator(name string) error {
+// validName checks a user name as the engine stores it (an operator, or
+// the actor of a change), for the given field.
+func validName(field, name string) error {
 	if name == "" || len(name) > 64 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return invalid("operator", "must be 1 to 64 bytes of UTF-8, no control characters")
+		return invalid(field, "must be 1 to 64 bytes of UTF-8, no control characters")
 	}
 	return nil
 }
 
 // jsonObject checks that raw is a JSON object (or empty, or null) of at most
-// MaxPayloadBytes, and returns it compacted ("" when empty or null).
+// MaxPayloadBytes, strict (strictjson.Check: valid UTF-8, no escaped half
+// of a surrogate pair, no key twice in one object), and returns it
+// compacted ("" when empty or null).
 func jsonObject(field string, raw json.RawMessage) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -217,8 +242,11 @@ func jsonObject(field string, raw json.RawMessage) (string, error) {
 	if len(raw) > 4*MaxPayloadBytes {
 		return "", tooLarge(field, "must be at most %d bytes", MaxPayloadBytes)
 	}
-	if raw[0] != '{' || !json.Valid(raw) {
+	if raw[0] != '{' {
 		return "", invalid(field, "must be a JSON object")
+	}
+	if e := strictjson.Check(raw, nil); e != nil {
+		return "", invalid(e.In(field), "%s", e.Problem)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {

@@ -58,23 +58,3 @@ func TestLibraryLoadedWhereMissing(t *testing.T) {
 		})
 	}
 }
-
-// Metadata that is not what the scripts store gives an error, never a
-// panic or a huge allocation.
-func FuzzDecodeMeta(f *testing.F) {
-	for _, seed := range []string{
-		"",
-		"\xa5ready\xa9job 12345\x32\x00\x05\xcd\x01\x2c\xcf\x00\x00\x01\x9a\xb3\x5c\x40\x00",            // cut short
-		"\xa5ready\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xdd\xff\xff\xff\xff", // a huge array
-		"\xa5ready\xdb\xff\xff\xff\xff",  // a huge string
-		"\x92\xa1a\xa1b\xc0\xc3\xd3\xff", // wrong types
-	} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		m, err := decodeMeta(raw)
-		if err == nil && len(m.SkippedBy) > len(raw) {
-			t.Fatalf("%d skips from %d bytes", len(m.SkippedBy), len(raw))
-		}
-	})
-}

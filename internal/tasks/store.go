@@ -127,7 +127,7 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}
-	if err := validOperator(operator); err != nil {
+	if err := validName("operator", operator); err != nil {
 		return nil, err
 	}
 	var a claimArgs
@@ -246,7 +246,7 @@ func (s *Store) Cancel(ctx context.Context, id, actor string, force bool) (*Job,
 	if force {
 		mode = "force"
 	}
-	return s.supervise(ctx, cancelScript, id, mode, actor)
+	return s.supervise(ctx, cancelScript, id, actor, mode)
 }
 
 // Requeue puts a dead job back in line with its attempts reset, or takes a
@@ -257,14 +257,19 @@ func (s *Store) Requeue(ctx context.Context, id, actor string) (*Job, string, er
 	return s.supervise(ctx, requeueScript, id, actor)
 }
 
-// supervise runs a supervisor's action on a job with now, the job's id and
-// args; the script answers the job and its former holder.
-func (s *Store) supervise(ctx context.Context, sc script, id string, args ...any) (*Job, string, error) {
+// supervise runs a supervisor's action on a job for actor with now, the
+// job's id, args and the actor; the script answers the job and its former
+// holder.
+func (s *Store) supervise(ctx context.Context, sc script, id, actor string, args ...any) (*Job, string, error) {
+	if err := validName("actor", actor); err != nil {
+		return nil, "", err
+	}
 	queue, ok := queueOf(id)
 	if !ok {
 		return nil, "", ErrNotFound
 	}
-	res, err := s.run(ctx, sc, queue, append([]any{s.nowArg(), localID(id)}, args...)...)
+	args = append([]any{s.nowArg(), localID(id)}, args...)
+	res, err := s.run(ctx, sc, queue, append(args, actor)...)
 	if err != nil {
 		return nil, "", err
 	}

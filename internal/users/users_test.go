@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks/taskstest"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // clock is a Store's clock that moves only when told.
@@ -110,16 +113,16 @@ func TestByTokenCachesBriefly(t *testing.T) {
 		t.Fatalf("ByToken after the token moved to bob = %+v, %v", u, err)
 	}
 
-	// A removed token works until the cached answer is too old.
-	if err := there.rdb.Del(ctx, tokenKey(token)).Err(); err != nil {
+	// A token revoked elsewhere works until the cached answer is too old.
+	if err := there.RevokeToken(ctx, tokenHash(token)[:tokenIDLen]); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := here.ByToken(ctx, token); err != nil {
-		t.Fatalf("ByToken right after the token was removed elsewhere: %v, want the cached bob", err)
+		t.Fatalf("ByToken right after the token was revoked elsewhere: %v, want the cached bob", err)
 	}
 	clk.advance(TokenCacheTTL)
 	if _, err := here.ByToken(ctx, token); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("ByToken of a removed token after %v: %v, want ErrNotFound", TokenCacheTTL, err)
+		t.Fatalf("ByToken of a revoked token after %v: %v, want ErrNotFound", TokenCacheTTL, err)
 	}
 }
 
@@ -149,13 +152,13 @@ func TestByTokenRenewsInTheBackground(t *testing.T) {
 	}
 	eventually(t, "the renewed answer", func() bool { return slices.Equal(queues(), []string{"scans"}) })
 
-	// A renewal that finds the token gone forgets it at once.
-	if err := there.rdb.Del(ctx, tokenKey(token)).Err(); err != nil {
+	// A renewal that finds the token revoked forgets it at once.
+	if err := there.RevokeToken(ctx, tokenHash(token)[:tokenIDLen]); err != nil {
 		t.Fatal(err)
 	}
 	clk.advance(TokenCacheTTL * 3 / 4)
 	queues()
-	eventually(t, "the removed token to be refused", func() bool {
+	eventually(t, "the revoked token to be refused", func() bool {
 		_, err := here.ByToken(ctx, token)
 		return errors.Is(err, ErrNotFound)
 	})
@@ -185,9 +188,231 @@ func TestTokenCacheIsBounded(t *testing.T) {
 	t.Parallel()
 	s := &Store{tokens: map[string]cachedUser{}, now: time.Now}
 	for i := range maxCachedTokens + 10 {
-		s.remember(tokenKey("cdt_token-number-"+strconv.Itoa(i)), User{Name: "x"}, time.Now(), 0)
+		s.remember(tokenHash("cdt_token-number-"+strconv.Itoa(i)), User{Name: "x"}, time.Now(), 0)
 	}
 	if n := len(s.tokens); n > maxCachedTokens {
 		t.Fatalf("the cache holds %d tokens, want at most %d", n, maxCachedTokens)
+	}
+}
+
+func TestDisableAndEnable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	here, there, clk, token := annWithToken(t)
+	var told []string
+	there.Observe(func(_ context.Context, name string) { told = append(told, name) })
+	ann, err := here.Get(ctx, "ann")
+	if err != nil || ann.Disabled || !ann.SessionValid(ann.Epoch) {
+		t.Fatalf("a new user: %+v, %v; want enabled, with a valid session", ann, err)
+	}
+	if _, err := here.ByToken(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := there.Disable(ctx, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := here.Get(ctx, "ann")
+	if err != nil || !got.Disabled || got.SessionValid(ann.Epoch) || got.SessionValid(got.Epoch) {
+		t.Fatalf("after Disable: %+v, %v; want disabled, no session valid", got, err)
+	}
+	if _, err := here.Login(ctx, "ann", "password-ann", "10.0.0.1"); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("Login of a disabled user: %v, want ErrDisabled", err)
+	}
+	if _, err := here.Login(ctx, "ann", "wrong-password", "10.0.0.1"); !errors.Is(err, ErrBadCredentials) {
+		t.Fatalf("Login of a disabled user with a wrong password: %v, want ErrBadCredentials", err)
+	}
+	// The process that disabled refuses the token at once; another one
+	// once its cached answer is too old.
+	if _, err := there.ByToken(ctx, token); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("ByToken of a disabled user's token where it was disabled: %v, want ErrDisabled", err)
+	}
+	clk.advance(TokenCacheTTL)
+	if _, err := here.ByToken(ctx, token); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("ByToken of a disabled user's token after %v: %v, want ErrDisabled", TokenCacheTTL, err)
+	}
+
+	if err := there.Enable(ctx, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := there.ByToken(ctx, token); err != nil {
+		t.Fatalf("ByToken after Enable: %v, want the token to work again", err)
+	}
+	got, err = here.Get(ctx, "ann")
+	if err != nil || got.Disabled || got.SessionValid(ann.Epoch) {
+		t.Fatalf("after Enable: %+v, %v; want enabled, and the session begun before Disable still over", got, err)
+	}
+	if u, err := here.Login(ctx, "ann", "password-ann", "10.0.0.1"); err != nil || !u.SessionValid(u.Epoch) {
+		t.Fatalf("Login after Enable: %+v, %v", u, err)
+	}
+	if !slices.Equal(told, []string{"ann", "ann"}) {
+		t.Errorf("observers were told %q, want ann twice", told)
+	}
+	if err := there.Disable(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Disable of an unknown user: %v, want ErrNotFound", err)
+	}
+}
+
+func TestNewPasswordEndsSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := New(taskstest.Redis(t).Client())
+	var told []string
+	s.Observe(func(_ context.Context, name string) { told = append(told, name) })
+	put := func(queues []string, password string) User {
+		t.Helper()
+		if err := s.Put(ctx, User{Name: "ann", Role: Operator, Queues: queues}, password); err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.Get(ctx, "ann")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	first := put([]string{"mail"}, "password-one")
+	for _, tc := range []struct {
+		name     string
+		queues   []string
+		password string
+		ends     bool
+	}{
+		{"other queues", []string{"mail", "scans"}, "", false},
+		{"the same password again", []string{"mail"}, "password-one", false},
+		{"a new password", []string{"mail"}, "password-two", true},
+	} {
+		u := put(tc.queues, tc.password)
+		if valid := u.SessionValid(first.Epoch); valid == tc.ends {
+			t.Errorf("%s: a session begun before is valid: %v, want %v", tc.name, valid, !tc.ends)
+		}
+		if !slices.Equal(u.Queues, tc.queues) {
+			t.Errorf("%s: queues %v, want %v", tc.name, u.Queues, tc.queues)
+		}
+	}
+	if len(told) != 4 {
+		t.Errorf("observers were told %q, want ann 4 times", told)
+	}
+}
+
+func TestTokensListAndRevoke(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	here, there, clk, first := annWithToken(t)
+	clk.advance(time.Minute)
+	second, err := here.NewToken(ctx, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := clk.now()
+	clk.advance(time.Minute)
+	if _, err := here.ByToken(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	used := clk.now()
+
+	list, err := there.Tokens(ctx, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(token string) string { return tokenHash(token)[:tokenIDLen] }
+	if len(list) != 2 || list[0].ID != id(first) || list[1].ID != id(second) {
+		t.Fatalf("Tokens = %+v, want %s then %s", list, id(first), id(second))
+	}
+	if !list[0].LastUsed.IsZero() || list[1].Created.UnixMilli() != made.UnixMilli() || list[1].LastUsed.UnixMilli() != used.UnixMilli() {
+		t.Errorf("Tokens = %+v, want the first never used, the second made at %v and used at %v", list, made, used)
+	}
+
+	if err := there.RevokeToken(ctx, id(second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := there.ByToken(ctx, second); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ByToken of a revoked token: %v, want ErrNotFound", err)
+	}
+	if _, err := there.ByToken(ctx, first); err != nil {
+		t.Fatalf("ByToken of the token not revoked: %v", err)
+	}
+	if list, err := there.Tokens(ctx, "ann"); err != nil || len(list) != 1 || list[0].ID != id(first) {
+		t.Fatalf("Tokens after a revoke = %+v, %v; want only %s", list, err, id(first))
+	}
+	// The revoked record goes by itself.
+	if ttl := there.rdb.PTTL(ctx, keys.Token(id(second))).Val(); ttl <= 0 || ttl > revokedKeep {
+		t.Errorf("a revoked token's record expires in %v, want within %v", ttl, revokedKeep)
+	}
+	for _, bad := range []string{id(second), "0123456789abcdef", "not-an-id", ""} {
+		if err := there.RevokeToken(ctx, bad); !errors.Is(err, ErrTokenNotFound) {
+			t.Errorf("RevokeToken(%q): %v, want ErrTokenNotFound", bad, err)
+		}
+	}
+	if _, err := there.Tokens(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Tokens of an unknown user: %v, want ErrNotFound", err)
+	}
+}
+
+// TestTokensOfEarlierVersionsKeepWorking stores users and tokens as the
+// version before disabling and token ids did.
+func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := taskstest.Redis(t).Client()
+	hash, err := bcrypt.GenerateFromPassword([]byte("password-old"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, keys.User("old"), "role", "operator", "queues", "mail", "password", string(hash)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	legacy := func(token string) {
+		t.Helper()
+		if err := rdb.Set(ctx, keys.APIToken(tokenHash(token)), "old", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := []string{"cdt_used-after-the-upgrade-0001", "cdt_listed-after-the-upgrade-02", "cdt_revoked-after-the-upgrade-3"}
+	legacy(tokens[0])
+	legacy(tokens[1])
+	s := New(rdb)
+	u, err := s.Login(ctx, "old", "password-old", "10.0.0.1")
+	if err != nil || u.Disabled || !u.SessionValid(0) {
+		t.Fatalf("Login of a user of the earlier version: %+v, %v; want it to work, a session of epoch 0 valid", u, err)
+	}
+
+	// Used: it works, and moves to its record.
+	if u, err := s.ByToken(ctx, tokens[0]); err != nil || u.Name != "old" {
+		t.Fatalf("ByToken of a token of the earlier version: %+v, %v", u, err)
+	}
+	if n := rdb.Exists(ctx, keys.APIToken(tokenHash(tokens[0]))).Val(); n != 0 {
+		t.Error("a used token of the earlier version is still kept the old way")
+	}
+	// Listed: the unused one too; when they were made is not known.
+	list, err := s.Tokens(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(token string) string { return tokenHash(token)[:tokenIDLen] }
+	var ids []string
+	for _, tok := range list {
+		ids = append(ids, tok.ID)
+		if !tok.Created.IsZero() {
+			t.Errorf("token %s of the earlier version has a creation time %v", tok.ID, tok.Created)
+		}
+	}
+	want := []string{id(tokens[0]), id(tokens[1])}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("Tokens = %v, want %v", ids, want)
+	}
+	if n := rdb.Exists(ctx, keys.APIToken(tokenHash(tokens[1]))).Val(); n != 0 {
+		t.Error("a listed token of the earlier version is still kept the old way")
+	}
+	// Revoked by an id that no list showed yet.
+	legacy(tokens[2])
+	if err := New(rdb).RevokeToken(ctx, id(tokens[2])); err != nil {
+		t.Fatalf("RevokeToken of a token of the earlier version: %v", err)
+	}
+	if _, err := New(rdb).ByToken(ctx, tokens[2]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ByToken of a revoked token of the earlier version: %v, want ErrNotFound", err)
+	}
+	if u, err := New(rdb).ByToken(ctx, tokens[1]); err != nil || u.Name != "old" {
+		t.Fatalf("ByToken of a listed token of the earlier version: %+v, %v", u, err)
 	}
 }
