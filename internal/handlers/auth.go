@@ -208,7 +208,12 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		want := s.sessions.GetString(c.Request().Context(), sessionCSRF)
 		got := c.Request().Header.Get("X-CSRF-Token")
 		if got == "" && !strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
-			got = c.FormValue("_csrf")
+			form, err := c.FormParams()
+			var tooLarge *echo.HTTPError
+			if errors.As(err, &tooLarge) && tooLarge.Code == http.StatusRequestEntityTooLarge {
+				return err // a form over maxPageBody, however it was sent
+			}
+			got = form.Get("_csrf")
 		}
 		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
 			return newError(http.StatusForbidden, "csrf_failed", "the form was stale or forged: reload the page and try again")

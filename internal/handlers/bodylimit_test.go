@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log"
 	"log/slog"
 	"net/http"
@@ -60,18 +61,27 @@ func TestOversizedPageBodyAnswers413(t *testing.T) {
 		{"the login", anonymous, "/login"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", srv.URL+tc.path, strings.NewReader(huge+"&_csrf="+tc.b.csrf+"&token="+token))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			res, err := tc.b.c.Do(req)
-			if err != nil {
-				t.Fatalf("no answer: %v\n%s", err, logs)
-			}
-			var page bytes.Buffer
-			_, _ = page.ReadFrom(res.Body)
-			res.Body.Close()
-			if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(page.String(), `data-testid="error-message"`) ||
-				!strings.Contains(page.String(), "more than claimdesk takes") {
-				t.Errorf("%d %.300s, want 413 and the error page", res.StatusCode, page.String())
+			for _, sent := range []struct {
+				how  string
+				body io.Reader
+			}{
+				{"with its length", strings.NewReader(huge + "&_csrf=" + tc.b.csrf + "&token=" + token)},
+				// A reader of no known length: sent chunked.
+				{"chunked", io.MultiReader(strings.NewReader("_csrf="+tc.b.csrf+"&token="+token+"&notes="), strings.NewReader(strings.Repeat("a", 2<<20)))},
+			} {
+				req, _ := http.NewRequest("POST", srv.URL+tc.path, sent.body)
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				res, err := tc.b.c.Do(req)
+				if err != nil {
+					t.Fatalf("%s: no answer: %v\n%s", sent.how, err, logs)
+				}
+				var page bytes.Buffer
+				_, _ = page.ReadFrom(res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(page.String(), `data-testid="error-message"`) ||
+					!strings.Contains(page.String(), "more than claimdesk takes") {
+					t.Errorf("%s: %d %.300s, want 413 and the error page", sent.how, res.StatusCode, page.String())
+				}
 			}
 		})
 	}

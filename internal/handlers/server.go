@@ -95,8 +95,15 @@ type Server struct {
 	rates   *rateLimiter
 }
 
-// maxBody bounds a request body: a batch of jobs with their payloads.
-const maxBody = "16M"
+// Bounds of a request body.
+const (
+	// maxBody bounds an API request: a batch of jobs with their payloads.
+	maxBody = "16M"
+	// maxPageBody bounds a page's form, notes and result fields included:
+	// well under net/http's own 10 MB cap on forms, so that an oversized
+	// form, with or without a stated length, answers 413 (checkCSRF).
+	maxPageBody = "1M"
+)
 
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
@@ -119,7 +126,8 @@ func New(cfg Config) http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
-	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), bodyInTime, middleware.BodyLimit(maxBody), s.secure)
+	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), bodyInTime, middleware.BodyLimit(maxBody),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxPageBody, Skipper: isAPI}), s.secure)
 	e.Use(s.loadSession, limitLoginBody, s.authenticate, s.checkCSRF)
 
 	e.GET("/ws", s.websocket, s.rates.requests, s.requireUser)
