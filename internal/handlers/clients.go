@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,37 @@ type rateLimiter struct {
 	// down is set while Redis does not answer the limiter, so that an
 	// outage is logged once.
 	down atomic.Bool
+
+	// credits are requests Redis already counted and allowed, not yet
+	// made: a busy client asks Redis once for a few (prefetch), then
+	// spends them here, for at most creditLife.
+	mu      sync.Mutex
+	credits map[string]credit
+}
+
+// credit is what one limit on one client may still spend without asking
+// Redis, until when.
+type credit struct {
+	left  int
+	until time.Time
+}
+
+// Prefetching of rate-limit credits. Every request counted in Redis stays
+// counted, so no limit is ever exceeded; credits an instance does not
+// spend within creditLife are lost to the client, which costs it at most
+// a tenth of its limit per instance. A limit so small that a tenth of a
+// second's worth is under one request is asked of Redis every time.
+const (
+	creditLife = time.Second
+	// maxCredits bounds the table: many clients at once (a flood from many
+	// addresses) make it start afresh rather than grow.
+	maxCredits = 10000
+)
+
+// prefetch is how many requests to ask Redis for at once under limit: a
+// tenth of what it allows in creditLife, at least 1.
+func prefetch(limit redis_rate.Limit) int {
+	return max(1, int(float64(limit.Rate)*float64(creditLife)/float64(limit.Period)/10))
 }
 
 func newRateLimiter(rdb redis.UniversalClient, limits RateLimits, log *slog.Logger) *rateLimiter {
@@ -75,7 +107,7 @@ func newRateLimiter(rdb redis.UniversalClient, limits RateLimits, log *slog.Logg
 	limits.User = cmp.Or(limits.User, d.User)
 	limits.Address = cmp.Or(limits.Address, d.Address)
 	limits.Login = cmp.Or(limits.Login, d.Login)
-	return &rateLimiter{limiter: redis_rate.NewLimiter(rdb), limits: limits, log: log}
+	return &rateLimiter{limiter: redis_rate.NewLimiter(rdb), limits: limits, log: log, credits: map[string]credit{}}
 }
 
 // rateLimit is one limit on one client.
@@ -115,7 +147,11 @@ func (r *rateLimiter) logins(next echo.HandlerFunc) echo.HandlerFunc {
 // trouble and answers for it.
 func (r *rateLimiter) allow(ctx context.Context, limits ...rateLimit) error {
 	for _, l := range limits {
-		res, err := r.limiter.Allow(ctx, l.key, l.limit)
+		if r.spend(l.key) {
+			continue
+		}
+		batch := prefetch(l.limit)
+		res, err := r.limiter.AllowAtMost(ctx, l.key, l.limit, batch)
 		if err != nil {
 			if ctx.Err() == nil && r.down.CompareAndSwap(false, true) {
 				r.log.Warn("rate limits not applied while the store does not answer", "err", err)
@@ -130,8 +166,42 @@ func (r *rateLimiter) allow(ctx context.Context, limits ...rateLimit) error {
 			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited",
 				Message: fmt.Sprintf("Too many requests. Try again in %d s.", wait), RetryAfter: time.Duration(wait) * time.Second}
 		}
+		if res.Allowed > 1 {
+			r.keep(l.key, res.Allowed-1)
+		}
 	}
 	return nil
+}
+
+// spend takes one of the key's credits, if it has one left.
+func (r *rateLimiter) spend(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.credits[key]
+	if !ok || c.left == 0 || !time.Now().Before(c.until) {
+		return false
+	}
+	c.left--
+	r.credits[key] = c
+	return true
+}
+
+// keep records n credits of the key, for creditLife.
+func (r *rateLimiter) keep(key string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.credits) >= maxCredits {
+		now := time.Now()
+		for k, c := range r.credits {
+			if !now.Before(c.until) {
+				delete(r.credits, k)
+			}
+		}
+		if len(r.credits) >= maxCredits {
+			clear(r.credits)
+		}
+	}
+	r.credits[key] = credit{left: n, until: time.Now().Add(creditLife)}
 }
 
 // retrySeconds is d in whole seconds, rounded up, at least 1: what a

@@ -13,13 +13,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/users"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 )
 
 // appWith is an app over a Redis of the test's own, whose server is
@@ -235,6 +238,60 @@ func TestRateLimits(t *testing.T) {
 	b.retryAfter()
 }
 
+// limiterCalls is a Redis hook that counts the rate limiter's calls.
+type limiterCalls struct{ n atomic.Int64 }
+
+func (*limiterCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (*limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *limiterCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		for _, arg := range cmd.Args() {
+			if s, ok := arg.(string); ok && strings.HasPrefix(s, "rate:") {
+				h.n.Add(1)
+				break
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// A busy client asks Redis for a few requests at a time, and still never
+// gets more than its limit.
+func TestRateLimitsPrefetchWithoutExceeding(t *testing.T) {
+	calls := &limiterCalls{}
+	a := appWith(t, func(c *handlers.Config) {
+		r := redis.NewClient(&redis.Options{Addr: c.Redis.(*redis.Client).Options().Addr})
+		t.Cleanup(func() { r.Close() })
+		r.AddHook(calls)
+		c.Redis = r
+		c.RateLimits = handlers.RateLimits{User: redis_rate.PerSecond(20), Address: redis_rate.PerSecond(1000)}
+	})
+	start := time.Now()
+	allowed := 0
+	for range 60 {
+		switch status, _ := a.call("GET", "/api/v1/queues", a.operator, ""); status {
+		case http.StatusOK:
+			allowed++
+		case http.StatusTooManyRequests:
+		default:
+			t.Fatalf("request answered %d", status)
+		}
+	}
+	elapsed := time.Since(start)
+	// 20 at once (the burst), then 20 a second.
+	if most := 20 + int(20*elapsed.Seconds()) + 1; allowed > most || allowed < 20 {
+		t.Fatalf("%d of 60 requests in %v allowed at 20/s, want 20 to %d", allowed, elapsed, most)
+	}
+	// Per request, two limits (user and address); asked 2 and 100 at a time.
+	if n := calls.n.Load(); n > 60 {
+		t.Fatalf("the limiter asked Redis %d times for 60 requests, want far fewer than 120", n)
+	}
+}
+
 // syncBuffer is a log that tests read while the server writes it.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -257,7 +314,11 @@ func (s *syncBuffer) count(sub string) int {
 // and the trouble is logged once while it lasts.
 func TestRateLimitsFailOpen(t *testing.T) {
 	var logs syncBuffer
-	a := appWith(t, func(c *handlers.Config) { c.Log = slog.New(slog.NewTextHandler(&logs, nil)) })
+	a := appWith(t, func(c *handlers.Config) {
+		c.Log = slog.New(slog.NewTextHandler(&logs, nil))
+		// Limits low enough that every request asks Redis (no credits).
+		c.RateLimits = handlers.RateLimits{User: redis_rate.PerMinute(600), Address: redis_rate.PerMinute(600)}
+	})
 	id := a.enqueue("read while the store is full")
 	ctx := context.Background()
 	// A store out of memory takes no writes, the limiter's included, and
