@@ -116,16 +116,29 @@ type rateLimit struct {
 	limit redis_rate.Limit
 }
 
-// requests limits API requests and websocket upgrades, per client address
-// and, for a known user, per user.
-func (r *rateLimiter) requests(next echo.HandlerFunc) echo.HandlerFunc {
+// byAddress limits API requests and websocket upgrades per client
+// address. It runs before credentials are looked at, so that requests with
+// made-up tokens count too.
+func (r *rateLimiter) byAddress(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		limits := []rateLimit{{keys.RateLimit("address", c.RealIP()), r.limits.Address}}
-		if u, ok := currentUser(c); ok {
-			limits = append(limits, rateLimit{keys.RateLimit("user", u.Name), r.limits.User})
+		if !isAPI(c) && c.Path() != "/ws" {
+			return next(c)
 		}
-		if err := r.allow(c.Request().Context(), limits...); err != nil {
+		if err := r.allow(c.Request().Context(), rateLimit{keys.RateLimit("address", c.RealIP()), r.limits.Address}); err != nil {
 			return err
+		}
+		return next(c)
+	}
+}
+
+// byUser limits the API requests and websocket upgrades of a known user,
+// whether by token or session: route middleware, after authentication.
+func (r *rateLimiter) byUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u, ok := currentUser(c); ok {
+			if err := r.allow(c.Request().Context(), rateLimit{keys.RateLimit("user", u.Name), r.limits.User}); err != nil {
+				return err
+			}
 		}
 		return next(c)
 	}

@@ -238,6 +238,19 @@ func TestRateLimits(t *testing.T) {
 	b.retryAfter()
 }
 
+// Requests with made-up tokens count against their address too: a flood
+// of guesses is limited like any other.
+func TestRateLimitsCountUnknownTokens(t *testing.T) {
+	a := appWith(t, func(c *handlers.Config) {
+		c.RateLimits = handlers.RateLimits{Address: redis_rate.PerMinute(3)}
+	})
+	for i := range 3 {
+		a.expect("GET", "/api/v1/queues", fmt.Sprintf("cdt_made-up-token-%d", i), "", http.StatusUnauthorized, "unauthenticated")
+	}
+	a.expect("GET", "/api/v1/queues", "cdt_made-up-token-3", "", http.StatusTooManyRequests, "rate_limited")
+	a.expect("GET", "/api/v1/queues", a.operator, "", http.StatusTooManyRequests, "rate_limited")
+}
+
 // limiterCalls is a Redis hook that counts the rate limiter's calls.
 type limiterCalls struct{ n atomic.Int64 }
 

@@ -128,15 +128,15 @@ func New(cfg Config) http.Handler {
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), bodyInTime, middleware.BodyLimit(maxBody),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxPageBody, Skipper: isAPI}), s.secure)
-	e.Use(s.loadSession, limitLoginBody, s.authenticate, s.checkCSRF)
+	e.Use(s.loadSession, limitLoginBody, s.rates.byAddress, s.authenticate, s.checkCSRF)
 
-	e.GET("/ws", s.websocket, s.rates.requests, s.requireUser)
+	e.GET("/ws", s.websocket, s.rates.byUser, s.requireUser)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
 	e.GET("/static/*", asset)
 
 	s.pageRoutes(e)
-	s.apiRoutes(e.Group("/api/v1", s.rates.requests, s.requireUser))
+	s.apiRoutes(e.Group("/api/v1", s.rates.byUser, s.requireUser))
 	s.metrics.knowRoutes(e.Routes())
 	if cfg.SeparateMetrics {
 		return e
