@@ -634,6 +634,11 @@ func TestLoginThrottle(t *testing.T) {
 	if b.login(a.opName, "password-"+a.opName); b.status != 429 {
 		t.Fatalf("login after 10 failures: %d", b.status)
 	}
+	// The page says how long, in words: the name's 10 tries come back
+	// when its 5-minute window ends.
+	if !regexp.MustCompile(`Too many failed attempts\. Try again in [1-5] minutes?\.`).MatchString(b.body) {
+		t.Fatalf("the throttled login page does not say how long to wait:\n%.2000s", b.body)
+	}
 }
 
 func TestLoginRedirectStaysOnSite(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -229,6 +230,19 @@ func (s *Server) loginPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.LoginPage(s.page(c, "Log in"), "", c.QueryParam("next"), ""))
 }
 
+// waitWords says how long to wait, as a person would: "5 seconds",
+// "1 minute", "4 minutes" (rounded up).
+func waitWords(d time.Duration) string {
+	n, unit := retrySeconds(d), "second"
+	if n > 60 {
+		n, unit = (n+59)/60, "minute"
+	}
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}
+
 func (s *Server) login(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, err := s.users.Login(ctx, c.FormValue("name"), c.FormValue("password"), c.RealIP())
@@ -238,7 +252,7 @@ func (s *Server) login(c echo.Context) error {
 		var throttled *users.ThrottledError
 		switch {
 		case errors.As(err, &throttled):
-			msg, status = "Too many failed attempts. Wait a few minutes and try again.", http.StatusTooManyRequests
+			msg, status = "Too many failed attempts. Try again in "+waitWords(throttled.RetryAfter)+".", http.StatusTooManyRequests
 			setRetryAfter(c, throttled.RetryAfter)
 		case errors.Is(err, users.ErrDisabled):
 			msg, status = "This account is disabled. Ask a supervisor to enable it.", http.StatusForbidden
