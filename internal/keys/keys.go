@@ -113,6 +113,12 @@ func LoginFailures(nameHash string) string { return Prefix + "loginfailures:" + 
 // an expiry, until the account takes its next try. Owner: internal/users.
 func LoginGate(nameHash string) string { return Prefix + "logingate:" + nameHash }
 
+// LoginKnown returns the key of the client addresses that logged in to an
+// account, given the hash of the name: a ZSET of addresses scored by the
+// time of their latest login in ms, the latest few kept, expiring a while
+// after the last. Owner: internal/users.
+func LoginKnown(nameHash string) string { return Prefix + "loginknown:" + nameHash }
+
 // RateLimit returns the name of the rate limit of one kind of request
 // (scope) from one client address or user (who). The limiter,
 // github.com/go-redis/redis_rate, keeps it under its own prefix, as the key

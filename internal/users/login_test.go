@@ -184,3 +184,29 @@ func TestLoginStoresNoNames(t *testing.T) {
 		}
 	}
 }
+
+// The account's delay holds back strangers only: an address the person
+// logged in from lately keeps its turn, whatever the guesses elsewhere.
+func TestKnownAddressSkipsTheAccountDelay(t *testing.T) {
+	t.Parallel()
+	s := New(taskstest.Redis(t).Client())
+	ctx := context.Background()
+	if err := s.Put(ctx, User{Name: "ann", Role: Operator}, "password-ann"); err != nil {
+		t.Fatal(err)
+	}
+	const home = "198.51.100.7"
+	if _, err := s.Login(ctx, "ann", "password-ann", home); err != nil {
+		t.Fatal(err)
+	}
+	for i := range accountFreeFailures + 3 {
+		if _, err := s.Login(ctx, "ann", "wrong-guess", fmt.Sprint("203.0.113.", i)); !errors.Is(err, ErrBadCredentials) && !errors.As(err, new(*ThrottledError)) {
+			t.Fatalf("guess %d: %v", i+1, err)
+		}
+	}
+	if _, err := s.Login(ctx, "ann", "password-ann", "203.0.113.200"); !errors.As(err, new(*ThrottledError)) {
+		t.Fatalf("the right password from a stranger's address during the delay: %v, want throttled", err)
+	}
+	if u, err := s.Login(ctx, "ann", "password-ann", home); err != nil || u.Name != "ann" {
+		t.Fatalf("ann from her own address during the delay: %+v, %v; want logged in", u, err)
+	}
+}

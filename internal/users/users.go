@@ -127,7 +127,9 @@ func throttled(retry time.Duration) error {
 // any address: after accountFreeFailures failures in a row, the account
 // takes one try per delay, the delay doubling with each further failure
 // from one second up to maxAccountDelay; a success, Unlock, or
-// accountWindow without attempts ends it.
+// accountWindow without attempts ends it. The delay is for strangers: an
+// address the account logged in from within knownFor skips it, so that an
+// attacker's guesses cannot keep the person out.
 const (
 	maxFailures         = 10
 	maxClientFailures   = 50
@@ -135,6 +137,9 @@ const (
 	accountFreeFailures = 5
 	maxAccountDelay     = 5 * time.Minute
 	accountWindow       = time.Hour
+	knownFor            = 30 * 24 * time.Hour
+	// maxKnown is how many addresses an account knows: the latest.
+	maxKnown = 20
 )
 
 // The longest name and password a login considers. Anything longer is a
@@ -368,8 +373,14 @@ func (s *Store) Login(ctx context.Context, name, password, client string) (User,
 		attempt{keys.LoginThrottle(client), maxClientFailures}); err != nil {
 		return User{}, err
 	}
-	if err := s.takeAccountTurn(ctx, account); err != nil {
+	known, err := s.knownClient(ctx, account, client)
+	if err != nil {
 		return User{}, err
+	}
+	if !known {
+		if err := s.takeAccountTurn(ctx, account); err != nil {
+			return User{}, err
+		}
 	}
 	u, hash, err := s.get(ctx, name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -389,6 +400,10 @@ func (s *Store) Login(ctx context.Context, name, password, client string) (User,
 	pipe.ExpireNX(ctx, keys.LoginThrottle(client), throttleWindow)
 	pipe.Del(ctx, keys.LoginFailures(account))
 	pipe.Del(ctx, keys.LoginGate(account))
+	knownKey := keys.LoginKnown(account)
+	pipe.ZAdd(ctx, knownKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: client})
+	pipe.ZRemRangeByRank(ctx, knownKey, 0, -maxKnown-1)
+	pipe.PExpire(ctx, knownKey, knownFor)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return User{}, fmt.Errorf("redis: %w", err)
 	}
@@ -427,6 +442,19 @@ func (s *Store) countAttempts(ctx context.Context, counters ...attempt) error {
 		}
 	}
 	return nil
+}
+
+// knownClient reports whether the account logged in from client within
+// knownFor.
+func (s *Store) knownClient(ctx context.Context, account, client string) (bool, error) {
+	at, err := s.rdb.ZScore(ctx, keys.LoginKnown(account), client).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("redis: %w", err)
+	}
+	return time.Since(time.UnixMilli(int64(at))) < knownFor, nil
 }
 
 // takeAccountTurn counts an attempt at the account as a failure until it
