@@ -68,8 +68,11 @@ func (r redisSessions) Delete(token string) error { return r.DeleteCtx(context.B
 func newSessions(rdb redis.UniversalClient, secure bool) *scs.SessionManager {
 	sm := scs.New()
 	sm.Store = redisSessions{rdb}
+	// A session lasts a working day from the login, with no idle timeout:
+	// scs would then save every session on every request, and a page's
+	// background refresh, saving the session as it read it, could undo
+	// what a form post saved meanwhile (the flash that says what happened).
 	sm.Lifetime = 12 * time.Hour
-	sm.IdleTimeout = 2 * time.Hour
 	sm.Cookie.Name = "claimdesk_session"
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
