@@ -260,6 +260,17 @@ type stores struct {
 	users *users.Store
 }
 
+// openForCommand opens the stores for an admin command, which logs to
+// standard error.
+func (c *config) openForCommand(ctx context.Context) (stores, func(), error) {
+	log, err := c.logger(os.Stderr)
+	if err != nil {
+		return stores{}, nil, err
+	}
+	st, _, stop, err := open(ctx, *c, log, false)
+	return st, stop, err
+}
+
 // open connects to Redis and, unless reset says the caller empties the
 // store first, makes sure the store is in this version's format.
 func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, *handlers.Config, func(), error) {
@@ -512,11 +523,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 	if name == "" {
 		return usagef("usage: claimdesk %s add NAME", what)
 	}
-	log, err := c.logger(os.Stderr)
-	if err != nil {
-		return err
-	}
-	st, _, stop, err := open(ctx, c, log, false)
+	st, stop, err := c.openForCommand(ctx)
 	if err != nil {
 		return err
 	}
@@ -581,11 +588,7 @@ func adminCmd(ctx context.Context, what string, args []string, getenv func(strin
 		}
 		return usagef("usage: claimdesk %s NAME", what)
 	}
-	log, err := c.logger(os.Stderr)
-	if err != nil {
-		return err
-	}
-	st, _, stop, err := open(ctx, c, log, false)
+	st, stop, err := c.openForCommand(ctx)
 	if err != nil {
 		return err
 	}

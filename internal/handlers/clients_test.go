@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -305,28 +304,10 @@ func TestRateLimitsPrefetchWithoutExceeding(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log that tests read while the server writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) count(sub string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Count(s.b.String(), sub)
-}
-
 // When the limiter cannot count, requests go on to their own handling,
 // and the trouble is logged once while it lasts.
 func TestRateLimitsFailOpen(t *testing.T) {
-	var logs syncBuffer
+	var logs logBuffer
 	a := appWith(t, func(c *handlers.Config) {
 		c.Log = slog.New(slog.NewTextHandler(&logs, nil))
 		// Limits low enough that every request asks Redis (no credits).
@@ -348,14 +329,14 @@ func TestRateLimitsFailOpen(t *testing.T) {
 		a.expect("GET", "/api/v1/jobs/"+id, a.producer, "", http.StatusOK, "")
 	}
 	const warning = "rate limits not applied"
-	if n := logs.count(warning); n != 1 {
+	if n := strings.Count(logs.String(), warning); n != 1 {
 		t.Fatalf("%d warnings in 3 requests, want 1", n)
 	}
 	full(false)
 	a.expect("GET", "/api/v1/jobs/"+id, a.producer, "", http.StatusOK, "")
 	full(true)
 	a.expect("GET", "/api/v1/jobs/"+id, a.producer, "", http.StatusOK, "")
-	if n := logs.count(warning); n != 2 {
+	if n := strings.Count(logs.String(), warning); n != 2 {
 		t.Fatalf("%d warnings after a second outage, want 2", n)
 	}
 }
