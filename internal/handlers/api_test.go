@@ -592,18 +592,30 @@ func TestPagesAuthAndCSRF(t *testing.T) {
 	}
 }
 
-func TestCompleteFromTheWorkPage(t *testing.T) {
-	a := newApp(t)
+// claimOnPage logs the operator in, enqueues a job, claims it from the
+// home page and opens its work page: it returns the browser, the job's id
+// and the reservation token of the page's forms.
+func (a *app) claimOnPage(title string) (*browser, string, string) {
+	a.t.Helper()
 	b := a.browser()
 	b.login(a.opName, "password-"+a.opName)
-	id := a.enqueue("form")
+	id := a.enqueue(title)
 	b.do("GET", "/", nil)
 	b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
 	if b.body != "/jobs/"+id {
-		t.Fatalf("claim any went to %s", b.body)
+		a.t.Fatalf("claim any went to %s, want /jobs/%s", b.body, id)
 	}
 	b.do("GET", "/jobs/"+id, nil)
-	token := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)[1]
+	m := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)
+	if m == nil {
+		a.t.Fatal("the work page has no reservation token")
+	}
+	return b, id, m[1]
+}
+
+func TestCompleteFromTheWorkPage(t *testing.T) {
+	a := newApp(t)
+	b, id, token := a.claimOnPage("form")
 	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "notes": {" all good "},
 		"key": {"verdict", ""}, "value": {"approved", "ignored"}})
 	if b.status != 303 || b.body != "/" {

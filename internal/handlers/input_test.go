@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -126,13 +125,7 @@ func TestSupervisorFeedStaysUTF8(t *testing.T) {
 
 func TestWorkPageFormIsUTF8(t *testing.T) {
 	a := newApp(t)
-	b := a.browser()
-	b.login(a.opName, "password-"+a.opName)
-	id := a.enqueue("form")
-	b.do("GET", "/", nil)
-	b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
-	b.do("GET", "/jobs/"+id, nil)
-	token := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)[1]
+	b, id, token := a.claimOnPage("form")
 	for _, form := range []url.Values{
 		{"notes": {"caf\xe9"}},
 		{"key": {"verdict\xff"}, "value": {"ok"}},
