@@ -109,6 +109,17 @@ func (s *Server) Restart() error {
 	return err
 }
 
+// Kill ends the server with SIGKILL, as a crash would: it writes nothing
+// more. Restart starts it again on the same port and directory.
+func (s *Server) Kill() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	<-s.done
+	s.cmd = nil
+}
+
 // Close closes the server's clients, stops the process and removes its
 // temporary directory. Calling Close more than once is harmless.
 func (s *Server) Close() error {
@@ -208,22 +219,45 @@ func (s *Server) stop() {
 	s.cmd = nil
 }
 
-// Cluster is a private Redis Cluster of masters without replicas, each a
-// separate redis-server process.
+// Cluster is a private Redis Cluster, each node a separate redis-server
+// process.
 type Cluster struct {
-	nodes   []*Server
+	nodes   []*Server // the masters first, then the replicas
 	clients closers
 }
 
-// NewCluster starts masters redis-server nodes in cluster mode, assigns each
-// an even share of the hash slots, joins them into one cluster and waits
-// until the cluster serves keys on every node.
+// ClusterConfig describes a cluster to start.
+type ClusterConfig struct {
+	// Masters share the hash slots evenly.
+	Masters int
+	// Replicas is how many replicas each master has.
+	Replicas int
+	// NodeTimeout is the cluster-node-timeout: how long a master may be
+	// unreachable before its replica takes over. Default 5 s.
+	NodeTimeout time.Duration
+	// Args are appended to every node's command line, for example
+	// "--appendonly", "yes".
+	Args []string
+}
+
+// NewCluster starts masters redis-server nodes in cluster mode without
+// replicas, assigns each an even share of the hash slots, joins them into
+// one cluster and waits until the cluster serves keys on every node.
 func NewCluster(masters int) (*Cluster, error) {
-	if masters < 1 || masters > totalSlots {
-		return nil, fmt.Errorf("invalid number of masters %d", masters)
+	return StartCluster(ClusterConfig{Masters: masters})
+}
+
+// StartCluster starts the cluster cfg describes and waits until it serves
+// keys on every master and every replica has caught up with its master.
+func StartCluster(cfg ClusterConfig) (*Cluster, error) {
+	if cfg.Masters < 1 || cfg.Masters > totalSlots || cfg.Replicas < 0 {
+		return nil, fmt.Errorf("invalid cluster of %d masters with %d replicas each", cfg.Masters, cfg.Replicas)
+	}
+	if cfg.NodeTimeout == 0 {
+		cfg.NodeTimeout = 5 * time.Second
 	}
 	c := &Cluster{}
-	err := c.start(masters)
+	err := c.start(cfg)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -240,12 +274,33 @@ func (c *Cluster) Addrs() []string {
 	return addrs
 }
 
+// Nodes returns the cluster's nodes: the masters it started with, then
+// their replicas.
+func (c *Cluster) Nodes() []*Server { return slices.Clone(c.nodes) }
+
 // Client returns a new cluster client seeded with all node addresses. The
 // caller may close it; Close closes any client that is still open.
 func (c *Cluster) Client() *redis.ClusterClient {
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	c.clients.add(cc)
 	return cc
+}
+
+// MasterOf returns the node that is now the master of key's hash slot, as
+// the cluster itself reports it.
+func (c *Cluster) MasterOf(ctx context.Context, key string) (*Server, error) {
+	client := c.Client()
+	defer client.Close()
+	m, err := client.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("master for %s: %w", key, err)
+	}
+	for _, n := range c.nodes {
+		if n.Addr() == m.Options().Addr {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("master for %s is %s, not a node of this cluster", key, m.Options().Addr)
 }
 
 // Close closes the cluster's clients and stops all of its nodes.
@@ -259,23 +314,27 @@ func (c *Cluster) Close() error {
 }
 
 // start launches the nodes, forms the cluster and waits until it works.
-func (c *Cluster) start(masters int) error {
+func (c *Cluster) start(cfg ClusterConfig) error {
 	ctx := context.Background()
-	for i := range masters {
-		n, err := NewServer("--cluster-enabled", "yes",
+	total := cfg.Masters * (1 + cfg.Replicas)
+	for i := range total {
+		args := append([]string{"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf", // relative to --dir
-			"--cluster-node-timeout", "5000")
+			"--cluster-node-timeout", strconv.FormatInt(cfg.NodeTimeout.Milliseconds(), 10)}, cfg.Args...)
+		n, err := NewServer(args...)
 		if err != nil {
 			return fmt.Errorf("start cluster node %d: %w", i, err)
 		}
 		c.nodes = append(c.nodes, n)
 	}
-	nodeClients := make([]*redis.Client, masters)
+	nodeClients := make([]*redis.Client, total)
 	for i, n := range c.nodes {
 		nodeClients[i] = n.Client()
-		first, last := i*totalSlots/masters, (i+1)*totalSlots/masters-1
+	}
+	for i := range cfg.Masters {
+		first, last := i*totalSlots/cfg.Masters, (i+1)*totalSlots/cfg.Masters-1
 		if err := nodeClients[i].Do(ctx, "cluster", "addslotsrange", first, last).Err(); err != nil {
-			return fmt.Errorf("assign slots %d-%d to %s: %w", first, last, n.Addr(), err)
+			return fmt.Errorf("assign slots %d-%d to %s: %w", first, last, c.nodes[i].Addr(), err)
 		}
 	}
 	for _, n := range c.nodes[1:] {
@@ -283,9 +342,31 @@ func (c *Cluster) start(masters int) error {
 			return fmt.Errorf("cluster meet %s: %w", n.Addr(), err)
 		}
 	}
+	if err := waitFor(clusterTimeout, func() error { return checkInfo(ctx, nodeClients) }); err != nil {
+		return fmt.Errorf("cluster of %d nodes did not form: %w", total, err)
+	}
+	// Replica r of master m is node Masters + m*Replicas + r.
+	for m := range cfg.Masters {
+		id, err := nodeClients[m].Do(ctx, "cluster", "myid").Text()
+		if err != nil {
+			return fmt.Errorf("cluster myid on %s: %w", c.nodes[m].Addr(), err)
+		}
+		for r := range cfg.Replicas {
+			i := cfg.Masters + m*cfg.Replicas + r
+			err := waitFor(clusterTimeout, func() error {
+				return nodeClients[i].Do(ctx, "cluster", "replicate", id).Err()
+			})
+			if err != nil {
+				return fmt.Errorf("make %s a replica of %s: %w", c.nodes[i].Addr(), c.nodes[m].Addr(), err)
+			}
+		}
+	}
 	client := c.Client()
 	err := waitFor(clusterTimeout, func() error {
 		if err := checkInfo(ctx, nodeClients); err != nil {
+			return err
+		}
+		if err := checkReplicas(ctx, nodeClients[:cfg.Masters], cfg.Replicas); err != nil {
 			return err
 		}
 		if err := checkKeys(ctx, client); err != nil {
@@ -295,7 +376,27 @@ func (c *Cluster) start(masters int) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("cluster of %d masters not ready: %w", masters, err)
+		return fmt.Errorf("cluster of %d masters with %d replicas each not ready: %w", cfg.Masters, cfg.Replicas, err)
+	}
+	return nil
+}
+
+// checkReplicas verifies that every master has its replicas connected and
+// caught up.
+func checkReplicas(ctx context.Context, masters []*redis.Client, replicas int) error {
+	for _, m := range masters {
+		info, err := m.Info(ctx, "replication").Result()
+		if err != nil {
+			return fmt.Errorf("info replication on %s: %w", m.Options().Addr, err)
+		}
+		if want := fmt.Sprintf("connected_slaves:%d\r\n", replicas); !strings.Contains(info, want) {
+			return fmt.Errorf("master %s: want %q in %s", m.Options().Addr, want, info)
+		}
+		if replicas > 0 {
+			if n, err := m.Wait(ctx, replicas, time.Second).Result(); err != nil || n < int64(replicas) {
+				return fmt.Errorf("master %s: %d of %d replicas caught up (%v)", m.Options().Addr, n, replicas, err)
+			}
+		}
 	}
 	return nil
 }

@@ -2,10 +2,12 @@ package taskstest
 
 import (
 	"context"
+	"errors"
 	"net"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestServer(t *testing.T) {
@@ -115,5 +117,48 @@ func TestRedis(t *testing.T) {
 	t.Parallel()
 	if err := Redis(t).Client().Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("ping: %v", err)
+	}
+}
+
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl := mustStart(t, func() (*Cluster, error) {
+		return StartCluster(ClusterConfig{Masters: 3, Replicas: 1, NodeTimeout: time.Second})
+	})
+	if n := len(cl.Nodes()); n != 6 {
+		t.Fatalf("len(Nodes()) = %d, want 6", n)
+	}
+	client := cl.Client()
+	if err := client.Set(ctx, "{q}x", "kept", 0).Err(); err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	old, err := cl.MasterOf(ctx, "{q}x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := old.Client().Wait(ctx, 1, time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("wait = %d, %v; want 1 replica", n, err)
+	}
+	old.Kill()
+	err = waitFor(clusterTimeout, func() error {
+		m, err := cl.MasterOf(ctx, "{q}x")
+		if err != nil {
+			return err
+		}
+		if m == old {
+			return errors.New("the killed master still owns the slot")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("no replica took over: %v", err)
+	}
+	client.ReloadState(ctx)
+	if got, err := client.Get(ctx, "{q}x").Result(); err != nil || got != "kept" {
+		t.Fatalf("get after failover = %q, %v; want kept", got, err)
+	}
+	if err := old.Restart(); err != nil {
+		t.Fatalf("restart the old master: %v", err)
 	}
 }
