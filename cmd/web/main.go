@@ -80,6 +80,7 @@ type config struct {
 	wsPerAddress                     string
 	trustedProxies                   string
 	rateUser, rateAddress, rateLogin string
+	minReplicas                      string
 }
 
 // flags binds the shared configuration flags, with the environment (then the
@@ -96,6 +97,7 @@ func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.wsPerUser, "ws-per-user", cmp.Or(getenv("CLAIMDESK_WS_PER_USER"), strconv.Itoa(handlers.DefaultSocketsPerUser)), "most websockets one instance keeps open for one user (CLAIMDESK_WS_PER_USER)")
 	fs.StringVar(&c.wsPerAddress, "ws-per-address", cmp.Or(getenv("CLAIMDESK_WS_PER_ADDRESS"), strconv.Itoa(handlers.DefaultSocketsPerAddress)), "most websockets one instance keeps open for one client address (CLAIMDESK_WS_PER_ADDRESS)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", getenv("CLAIMDESK_TRUSTED_PROXIES"), "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: none (CLAIMDESK_TRUSTED_PROXIES)")
+	fs.StringVar(&c.minReplicas, "min-replicas", getenv("CLAIMDESK_MIN_REPLICAS"), "replicas that must confirm a change before it is answered as done; empty: 1 where every master has a replica, else 0 (CLAIMDESK_MIN_REPLICAS)")
 	d := handlers.DefaultRateLimits
 	fs.StringVar(&c.rateUser, "rate-user", cmp.Or(getenv("CLAIMDESK_RATE_USER"), formatRate(d.User)), "API requests and websocket upgrades per user, e.g. 50/s, 600/m or 9000/h (CLAIMDESK_RATE_USER)")
 	fs.StringVar(&c.rateAddress, "rate-address", cmp.Or(getenv("CLAIMDESK_RATE_ADDRESS"), formatRate(d.Address)), "API requests and websocket upgrades per client address (CLAIMDESK_RATE_ADDRESS)")
@@ -284,7 +286,17 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 		stop()
 		return stores{}, nil, nil, fmt.Errorf("redis does not answer: %w", err)
 	}
-	s := stores{tasks: tasks.New(rdb), users: users.New(rdb)}
+	replicas, have, err := minReplicas(pingCtx, rdb, c.minReplicas)
+	if err != nil {
+		stop()
+		return stores{}, nil, nil, err
+	}
+	if replicas > have {
+		log.Warn("fewer replicas than changes wait for: changes answer 503 until they connect",
+			"min_replicas", replicas, "connected", have)
+	}
+	log.Debug("changes wait for replicas", "min_replicas", replicas, "timeout", replicaTimeout)
+	s := stores{tasks: tasks.New(rdb, tasks.WithMinReplicas(replicas, replicaTimeout)), users: users.New(rdb)}
 	if !reset {
 		if err := checkFormat(pingCtx, s.tasks); err != nil {
 			stop()

@@ -1,13 +1,15 @@
 package tasks
 
 import (
-	"claimdesk/internal/keys"
-
 	"cmp"
 	"context"
 	"slices"
 	"strconv"
 	"time"
+
+	"claimdesk/internal/keys"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // validQueueName reports whether name matches ^[a-z0-9][a-z0-9_-]{0,63}$,
@@ -122,10 +124,11 @@ func (s *Store) PutQueue(ctx context.Context, q Queue) (Queue, error) {
 		return Queue{}, err
 	}
 	// The settings first: a queue listed in the registry always has them.
-	if err := s.rdb.HSet(ctx, keysFor(q.Name).Conf(), q.fields()).Err(); err != nil {
-		return Queue{}, redisErr(err)
+	err := s.durably(ctx, keysFor(q.Name).Conf(), func(p redis.Pipeliner) { p.HSet(ctx, keysFor(q.Name).Conf(), q.fields()) })
+	if err == nil {
+		err = s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SAdd(ctx, keys.Queues, q.Name) })
 	}
-	if err := s.rdb.SAdd(ctx, keys.Queues, q.Name).Err(); err != nil {
+	if err != nil {
 		return Queue{}, redisErr(err)
 	}
 	return q, nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"claimdesk/internal/storeerr"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,7 +27,12 @@ var luaFiles embed.FS
 var library = newLibrary()
 
 // script is one Lua file of lua/, run as a function of the library.
-type script struct{ fn string }
+type script struct {
+	fn string
+	// reads is set for scripts that change nothing: they need no replica
+	// to confirm them.
+	reads bool
+}
 
 var (
 	enqueueScript     = library.script("enqueue")
@@ -39,11 +46,11 @@ var (
 	cancelScript      = library.script("cancel")
 	requeueScript     = library.script("requeue")
 	purgeScript       = library.script("purge")
-	listScript        = library.script("list")
-	statsScript       = library.script("stats")
+	listScript        = library.reader("list")
+	statsScript       = library.reader("stats")
 	batchSealScript   = library.script("batch_seal")
 	batchCancelScript = library.script("batch_cancel")
-	headScript        = library.script("head")
+	headScript        = library.reader("head")
 )
 
 // functionLibrary is the text of the library and its functions' names.
@@ -103,6 +110,13 @@ func (l functionLibrary) script(file string) script {
 	return script{fn: name}
 }
 
+// reader is script for a file that only reads.
+func (l functionLibrary) reader(file string) script {
+	sc := l.script(file)
+	sc.reads = true
+	return sc
+}
+
 // load puts the library on every server that may run it: each master of a
 // cluster, else the one server (replicas receive it from their master).
 func (l functionLibrary) load(ctx context.Context, rdb redis.UniversalClient) error {
@@ -138,12 +152,12 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 	} else {
 		keys = keysFor(queue).All()
 	}
-	res, err := s.rdb.FCall(ctx, sc.fn, keys, args...).Slice()
+	res, unconfirmed, err := s.fcall(ctx, sc, keys, args)
 	if err != nil && strings.Contains(err.Error(), "Function not found") {
 		if err := library.load(ctx, s.rdb); err != nil {
 			return nil, fmt.Errorf("load functions: %w", redisErr(err))
 		}
-		res, err = s.rdb.FCall(ctx, sc.fn, keys, args...).Slice()
+		res, unconfirmed, err = s.fcall(ctx, sc, keys, args)
 	}
 	if err != nil {
 		return nil, redisErr(err)
@@ -162,6 +176,9 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 			o(ctx, fx)
 		}
 	}
+	if unconfirmed != nil {
+		return nil, redisErr(unconfirmed)
+	}
 	code, _ := res[0].(string)
 	if code == "ok" || code == "empty" {
 		keyLists.LoadOrStore(queue, keys)
@@ -171,6 +188,23 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 		return nil, err
 	}
 	return nil, fmt.Errorf("script answered unknown status %q", code)
+}
+
+// fcall runs the script: a script that changes something durably (see
+// Store.durably), so unconfirmed tells when replicas did not confirm its
+// change; err is what kept the script from answering.
+func (s *Store) fcall(ctx context.Context, sc script, keys []string, args []any) (res []any, unconfirmed, err error) {
+	if sc.reads {
+		res, err = s.rdb.FCall(ctx, sc.fn, keys, args...).Slice()
+		return res, nil, err
+	}
+	var call *redis.Cmd
+	err = s.durably(ctx, keys[0], func(p redis.Pipeliner) { call = p.FCall(ctx, sc.fn, keys, args...) })
+	if err != nil && !errors.Is(err, storeerr.ErrNotReplicated) {
+		return nil, nil, err
+	}
+	res, cerr := call.Slice()
+	return res, err, cerr
 }
 
 // redisErr wraps an error of the Redis client.

@@ -22,6 +22,10 @@ type Store struct {
 	rdb       redis.UniversalClient
 	clock     func() time.Time
 	observers []Observer
+	// minReplicas must confirm a change within replicaTimeout before it is
+	// answered as done (WithMinReplicas).
+	minReplicas    int
+	replicaTimeout time.Duration
 }
 
 // Option configures a Store.
