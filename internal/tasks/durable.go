@@ -3,8 +3,8 @@ package tasks
 import (
 	"context"
 	"errors"
-	"net"
 	"fmt"
+	"net"
 	"time"
 
 	"claimdesk/internal/storeerr"
