@@ -132,6 +132,31 @@ func TestClientFor(t *testing.T) {
 	if _, err := clientFor("localhost"); err == nil {
 		t.Error("a bare host name was accepted")
 	}
+
+	// claimdesk's settings where the URL gives none; the URL's where it does.
+	for url, want := range map[string][2]any{
+		"redis://127.0.0.1:6379/0":                               {0, ioTimeout},
+		"redis://127.0.0.1:6379/0?max_retries=2&read_timeout=5s": {2, 5 * time.Second},
+	} {
+		c, err := clientFor(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := c.(*redis.Client).Options()
+		if opt.MaxRetries != want[0] || opt.ReadTimeout != want[1] || opt.DialTimeout != dialTimeout {
+			t.Errorf("%s: retries %d, read timeout %v, dial timeout %v; want %v, %v, %v",
+				url, opt.MaxRetries, opt.ReadTimeout, opt.DialTimeout, want[0], want[1], dialTimeout)
+		}
+		c.Close()
+	}
+	c, err := clientFor("127.0.0.1:7000,127.0.0.1:7001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if opt := c.(*redis.ClusterClient).Options(); opt.MaxRedirects != clusterRedirects || opt.MaxRetries != noRetries || opt.ReadTimeout != ioTimeout {
+		t.Errorf("cluster: redirects %d, retries %d, read timeout %v", opt.MaxRedirects, opt.MaxRetries, opt.ReadTimeout)
+	}
 }
 
 func typeName(c redis.UniversalClient) string {

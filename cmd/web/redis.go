@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"claimdesk/internal/storeerr"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -23,7 +26,7 @@ const privateRedisDir = "var/redis"
 // uses the private redis-server under ./var/redis, starting it if no other
 // claimdesk process already has; stop (never nil) stops what was started.
 func connectRedis(ctx context.Context, url string, log *slog.Logger) (rdb redis.UniversalClient, stop func(), err error) {
-	redis.SetLogger(redisLog{log})
+	redis.SetLogger(redisLog{storeerr.NewBurst(log, "redis client messages")})
 	if url != "" {
 		rdb, err := clientFor(url)
 		if err != nil {
@@ -34,6 +37,28 @@ func connectRedis(ctx context.Context, url string, log *slog.Logger) (rdb redis.
 	return startPrivateRedis(ctx, log)
 }
 
+// The Redis client's settings, where the URL sets none (docs/redis.md).
+const (
+	// dialTimeout bounds opening a connection: on a working network one
+	// opens in milliseconds, and a server that is gone should cost a
+	// request a 503 soon, not a long hang.
+	dialTimeout = 2 * time.Second
+	// ioTimeout bounds a command's send and answer. claimdesk's scripts
+	// are bounded and run in milliseconds, and a change waits at most
+	// replicaTimeout (1 s) for its replicas; blocking reads (the notice
+	// listener's BLMPOP) get their own timeout added by the client.
+	ioTimeout = 2 * time.Second
+	// noRetries: the client never sends a command again by itself. A
+	// command whose connection broke may have run; sending it again could
+	// apply it twice. The caller gets 503 and retries under claimdesk's
+	// retry contracts (idempotency keys, tokens), which make a repeat safe.
+	noRetries = -1
+	// clusterRedirects is how often a cluster call follows MOVED, ASK or
+	// waits out TRYAGAIN and CLUSTERDOWN (with a backoff growing from 8 ms
+	// to 512 ms): enough to ride out a slot's failover of a second or two.
+	clusterRedirects = 8
+)
+
 // clientFor parses CLAIMDESK_REDIS_URL: redis:// or rediss:// for one
 // server; with ?master_name=…&addr=… the addresses are Sentinels; or a
 // comma-separated host:port list for a cluster.
@@ -43,6 +68,7 @@ func clientFor(url string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %w", err)
 		}
+		settle(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.MaxRetries)
 		return redis.NewFailoverClient(opt), nil
 	}
 	if strings.HasPrefix(url, "redis://") || strings.HasPrefix(url, "rediss://") || strings.HasPrefix(url, "unix://") {
@@ -50,7 +76,7 @@ func clientFor(url string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %w", err)
 		}
-		return redis.NewClient(opt), nil
+		return redis.NewClient(tuned(opt)), nil
 	}
 	addrs := strings.Split(url, ",")
 	for _, a := range addrs {
@@ -59,9 +85,27 @@ func clientFor(url string) (redis.UniversalClient, error) {
 		}
 	}
 	if len(addrs) == 1 {
-		return redis.NewClient(&redis.Options{Addr: addrs[0]}), nil
+		return redis.NewClient(tuned(&redis.Options{Addr: addrs[0]})), nil
 	}
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), nil
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: addrs, DialTimeout: dialTimeout, ReadTimeout: ioTimeout, WriteTimeout: ioTimeout,
+		MaxRetries: noRetries, MaxRedirects: clusterRedirects,
+	}), nil
+}
+
+// tuned gives one server's options claimdesk's settings where they have
+// none.
+func tuned(opt *redis.Options) *redis.Options {
+	settle(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.MaxRetries)
+	return opt
+}
+
+// settle sets claimdesk's settings where the options have none.
+func settle(dial, read, write *time.Duration, retries *int) {
+	*dial = cmp.Or(*dial, dialTimeout)
+	*read = cmp.Or(*read, ioTimeout)
+	*write = cmp.Or(*write, ioTimeout)
+	*retries = cmp.Or(*retries, noRetries)
 }
 
 // startPrivateRedis serves Redis on a unix socket under ./var/redis (TCP
@@ -89,7 +133,7 @@ func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalCl
 	}
 	socket := filepath.Join(dir, "redis.sock")
 	if _, err := os.Stat(socket); err == nil {
-		rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket, MaxRetries: -1})
+		rdb := redis.NewClient(tuned(&redis.Options{Network: "unix", Addr: socket}))
 		if rdb.Ping(ctx).Err() == nil {
 			return rdb, func() { rdb.Close() }, nil
 		}
@@ -100,7 +144,7 @@ func startPrivateRedis(ctx context.Context, log *slog.Logger) (redis.UniversalCl
 		return nil, nil, errors.New("redis-server is not installed: install it with `apt-get install redis-server` (make run does this), or set CLAIMDESK_REDIS_URL")
 	}
 	p := &privateRedis{bin: bin, dir: dir, log: log, quit: make(chan struct{}), done: make(chan struct{})}
-	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: socket})
+	rdb := redis.NewClient(tuned(&redis.Options{Network: "unix", Addr: socket}))
 	exited, err := p.start(ctx, rdb)
 	if err != nil {
 		rdb.Close()
@@ -225,9 +269,9 @@ func socketReady(path string) bool {
 }
 
 // redisLog sends the Redis client's own messages (dial failures while Redis
-// is away) to the structured log instead of stderr.
-type redisLog struct{ log *slog.Logger }
+// is away) to the structured log instead of stderr, once per burst.
+type redisLog struct{ burst *storeerr.Burst }
 
 func (l redisLog) Printf(_ context.Context, format string, v ...any) {
-	l.log.Warn("redis client", "msg", fmt.Sprintf(format, v...))
+	l.burst.Add("redis client", fmt.Errorf(format, v...))
 }

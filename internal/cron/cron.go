@@ -16,6 +16,7 @@ import (
 
 	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
+	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,9 +46,11 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	tasks []task
-	runs  *prometheus.CounterVec
-	moved *prometheus.CounterVec
-	took  *prometheus.HistogramVec
+	// unavailable logs the store's passing troubles, once per burst.
+	unavailable *storeerr.Burst
+	runs        *prometheus.CounterVec
+	moved       *prometheus.CounterVec
+	took        *prometheus.HistogramVec
 }
 
 // task is one periodic task.
@@ -62,7 +65,8 @@ func New(cfg Config) *Runner {
 		cfg.Interval = 2 * time.Second
 	}
 	r := &Runner{
-		cfg: cfg,
+		cfg:         cfg,
+		unavailable: storeerr.NewBurst(cfg.Log, "cron runs failed"),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "claimdesk_cron_runs_total", Help: "Cron task runs by task and outcome.",
 		}, []string{"task", "outcome"}),
@@ -118,7 +122,7 @@ func (r *Runner) run(ctx context.Context, t task) {
 		outcome := "skipped"
 		if err != nil {
 			outcome = "error"
-			r.cfg.Log.Warn("cron lock", "task", t.name, "err", err)
+			r.failed(t, "cron lock not taken", err)
 		}
 		r.runs.WithLabelValues(t.name, outcome).Inc()
 		return
@@ -129,7 +133,7 @@ func (r *Runner) run(ctx context.Context, t task) {
 	r.moved.WithLabelValues(t.name).Add(float64(n))
 	if err != nil {
 		r.runs.WithLabelValues(t.name, "error").Inc()
-		r.cfg.Log.Error("cron task failed", "task", t.name, "err", err, "moved", n)
+		r.failed(t, "cron task failed", err, "moved", n)
 		return
 	}
 	r.runs.WithLabelValues(t.name, "ok").Inc()
@@ -218,4 +222,16 @@ func (r *Runner) expiringOnce(ctx context.Context) (int, error) {
 // pruneOnce forgets web instances that stopped renewing.
 func (r *Runner) pruneOnce(ctx context.Context) (int, error) {
 	return r.cfg.Bus.Prune(ctx)
+}
+
+// failed logs a task that failed: while the store is out of reach or busy
+// for a moment, as a warning once per burst (the next run tries again);
+// otherwise as an error.
+func (r *Runner) failed(t task, msg string, err error, args ...any) {
+	args = append([]any{"task", t.name}, args...)
+	if storeerr.Transient(err) {
+		r.unavailable.Add(msg, err, args...)
+		return
+	}
+	r.cfg.Log.Error(msg, append([]any{"err", err}, args...)...)
 }

@@ -463,7 +463,7 @@ func TestHealth(t *testing.T) {
 	}
 	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 503 || !strings.Contains(string(page), "unreachable") {
+	if res.StatusCode != 503 || !strings.Contains(string(page), "cannot reach its store") {
 		t.Fatalf("page without Redis: %d %s", res.StatusCode, page)
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/views"
@@ -92,17 +92,38 @@ func publicError(err error) (*apiError, bool) {
 			return newError(he.Code, strings.ReplaceAll(strings.ToLower(http.StatusText(he.Code)), " ", "_"), "%v", he.Message), false
 		}
 	}
-	if unavailable(err) {
-		return newError(http.StatusServiceUnavailable, "unavailable", "the store is unreachable; try again shortly"), true
+	if storeerr.Transient(err) {
+		pub := newError(http.StatusServiceUnavailable, "unavailable", "the store is busy or out of reach for a moment; retrying is safe")
+		pub.RetryAfter = unavailableRetry
+		return pub, true
 	}
 	return newError(http.StatusInternalServerError, "internal", "internal error"), true
 }
 
-// unavailable reports whether err means Redis could not be reached.
-func unavailable(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) ||
-		strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "CLUSTERDOWN")
+// storeTrouble logs a failed store call outside a request's answer: its
+// passing troubles once per burst, anything else as a warning.
+func (s *Server) storeTrouble(msg string, err error, args ...any) {
+	if storeerr.Transient(err) {
+		s.unavailable.Add(msg, err, args...)
+		return
+	}
+	s.log.Warn(msg, append([]any{"err", err}, args...)...)
+}
+
+// unavailableRetry is the Retry-After of a 503: a Redis restart, a
+// failover or a replica catching up takes seconds, and a client that
+// comes back after one finds most of them over.
+const unavailableRetry = time.Second
+
+// logFailure logs a request that failed inside (internal is what
+// publicError said): the store's passing troubles as a warning, once per
+// burst; anything else as an error.
+func (s *Server) logFailure(err error, pub *apiError, reqID, method, path, what string) {
+	if pub.Code == "unavailable" {
+		s.unavailable.Add("store unavailable: answering 503", err, "request_id", reqID, "method", method, "path", path)
+		return
+	}
+	s.log.Error(what, "err", err, "request_id", reqID, "method", method, "path", path)
 }
 
 // errorHandler is echo's HTTPErrorHandler: JSON for the API, a friendly
@@ -115,8 +136,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	pub, internal := publicError(err)
 	reqID := c.Response().Header().Get(echo.HeaderXRequestID)
 	if internal {
-		s.log.Error("request failed", "err", err, "request_id", reqID,
-			"method", c.Request().Method, "path", c.Request().URL.Path)
+		s.logFailure(err, pub, reqID, c.Request().Method, c.Request().URL.Path, "request failed")
 	} else {
 		s.log.Debug("request refused", "code", pub.Code, "msg", pub.Message, "request_id", reqID)
 	}
@@ -145,8 +165,10 @@ func (s *Server) sessionError(w http.ResponseWriter, r *http.Request, err error)
 	}
 	pub, internal := publicError(err)
 	if internal {
-		s.log.Error("session not loaded or saved", "err", err, "request_id", w.Header().Get(echo.HeaderXRequestID),
-			"method", r.Method, "path", r.URL.Path)
+		s.logFailure(err, pub, w.Header().Get(echo.HeaderXRequestID), r.Method, r.URL.Path, "session not loaded or saved")
+	}
+	if pub.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(pub.RetryAfter)))
 	}
 	if strings.HasPrefix(r.URL.Path, "/api/") {
 		writeError(w, pub)
@@ -173,6 +195,8 @@ func friendly(e *apiError) string {
 		return "We couldn't find that. It may have been finished and cleaned up."
 	case "internal":
 		return "Something went wrong on our side. Please try again."
+	case "unavailable":
+		return "claimdesk cannot reach its store for a moment. Wait a few seconds and try again: whatever went through before is kept."
 	case "too_large":
 		return "That was more than claimdesk takes in one request. Nothing was saved."
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"claimdesk/internal/notify"
+	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/static"
@@ -78,18 +79,20 @@ const (
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	rdb      redis.UniversalClient
-	tasks    *tasks.Store
-	users    *users.Store
-	log      *slog.Logger
-	sessions *scs.SessionManager
-	registry *prometheus.Registry
-	metrics  *metrics
-	hub      *notify.Hub
-	sockets  *socketCaps
-	announce *notify.Announcer
-	origin   string
-	instance string
+	rdb   redis.UniversalClient
+	tasks *tasks.Store
+	users *users.Store
+	log   *slog.Logger
+	// unavailable logs the store's passing troubles, once per burst.
+	unavailable *storeerr.Burst
+	sessions    *scs.SessionManager
+	registry    *prometheus.Registry
+	metrics     *metrics
+	hub         *notify.Hub
+	sockets     *socketCaps
+	announce    *notify.Announcer
+	origin      string
+	instance    string
 	// headers are the security headers of every answer (securityHeaders).
 	headers http.Header
 	rates   *rateLimiter
@@ -110,6 +113,7 @@ func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
 		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
+	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}

@@ -3,11 +3,11 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,26 +99,42 @@ type cutBatchCancel struct{}
 func (cutBatchCancel) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (cutBatchCancel) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if err := cutShort(cmd); err != nil {
+				return err
+			}
+		}
+		return next(ctx, cmds)
+	}
 }
 
 func (cutBatchCancel) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		fn, _ := args[min(1, len(args)-1)].(string)
-		if cmd.Name() != "fcall" || !strings.HasSuffix(fn, "_batch_cancel") {
-			return next(ctx, cmd)
-		}
-		// FCALL fn numkeys keys... now batch cursor limit actor
-		argv := 3 + args[2].(int)
-		if cursor, _ := args[argv+2].(string); cursor != "" {
-			err := errors.New("connection refused (the test cut the batch cancel short)")
-			cmd.SetErr(err)
+		if err := cutShort(cmd); err != nil {
 			return err
 		}
-		args[argv+3] = 1
 		return next(ctx, cmd)
 	}
+}
+
+// cutShort fails a call of batch_cancel.lua that would resume a cancel,
+// as a lost connection would, and limits the first to one job.
+func cutShort(cmd redis.Cmder) error {
+	args := cmd.Args()
+	fn, _ := args[min(1, len(args)-1)].(string)
+	if cmd.Name() != "fcall" || !strings.HasSuffix(fn, "_batch_cancel") {
+		return nil
+	}
+	// FCALL fn numkeys keys... now batch cursor limit actor
+	argv := 3 + args[2].(int)
+	if cursor, _ := args[argv+2].(string); cursor != "" {
+		err := fmt.Errorf("the test cut the batch cancel short: %w", syscall.ECONNRESET)
+		cmd.SetErr(err)
+		return err
+	}
+	args[argv+3] = 1
+	return nil
 }
 
 // cutServer is a second server of the app whose batch cancels stop after
@@ -130,7 +146,10 @@ func (a *app) cutServer() *httptest.Server {
 	case *redis.Client:
 		c = redis.NewClient(&redis.Options{Addr: r.Options().Addr})
 	case *redis.ClusterClient:
-		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: r.Options().Addrs})
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: r.Options().Addrs})
+		// The engine's changes go to the slot's master itself.
+		cc.OnNewNode(func(node *redis.Client) { node.AddHook(cutBatchCancel{}) })
+		c = cc
 	default:
 		a.t.Fatalf("no cut server over a %T", a.rdb)
 	}

@@ -102,7 +102,7 @@ func (s *Server) websocket(c echo.Context) error {
 	s.metrics.sockets.Inc()
 	snap, err := s.snapshot(c.Request().Context(), u)
 	if err != nil {
-		s.log.Warn("websocket snapshot", "err", err)
+		s.storeTrouble("websocket snapshot not made", err)
 		s.hangUp(lc)
 		return nil
 	}
@@ -204,7 +204,7 @@ func (s *Server) recheck(lc *liveConn) bool {
 		return true
 	case err != nil && !errors.Is(err, users.ErrNotFound):
 		// Not known: the page reconnects, and its session is checked then.
-		s.log.Warn("websocket user not looked up", "user", lc.user, "err", err)
+		s.storeTrouble("websocket user not looked up", err, "user", lc.user)
 		code, text = websocket.CloseTryAgainLater, "try again"
 	}
 	closeWith(lc.conn, code, text)

@@ -5,8 +5,8 @@ import (
 	"syscall"
 )
 
-// setParentDeathSignal makes the kernel kill the child if the test binary
+// DieWithParent makes the kernel kill the child if the test binary
 // dies without running its cleanups, so no redis-server outlives a crash.
-func setParentDeathSignal(cmd *exec.Cmd) {
+func DieWithParent(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

@@ -4,6 +4,6 @@ package taskstest
 
 import "os/exec"
 
-// setParentDeathSignal is a no-op where the parent-death signal is
+// DieWithParent is a no-op where the parent-death signal is
 // unavailable.
-func setParentDeathSignal(*exec.Cmd) {}
+func DieWithParent(*exec.Cmd) {}

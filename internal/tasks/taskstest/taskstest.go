@@ -148,7 +148,7 @@ func (s *Server) start() error {
 	}, s.extra...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	setParentDeathSignal(cmd)
+	DieWithParent(cmd)
 	err = cmd.Start()
 	logFile.Close()
 	if err != nil {

@@ -1,0 +1,78 @@
+package faults
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"claimdesk/internal/tasks/taskstest"
+)
+
+// Two instances on one Redis with an append-only file: each instance, and
+// then Redis, is killed mid-load and started again. Redis writes its
+// append-only file before it answers, so a kill loses nothing it answered.
+func TestKillWebAndRedisUnderLoad(t *testing.T) {
+	t.Parallel()
+	redis, err := taskstest.NewServer("--appendonly", "yes", "--appendfsync", "everysec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { redis.Close() })
+	d := deploy(t, "redis://"+redis.Addr(), 10)
+	restartWeb := func(i int) func() {
+		return func() {
+			d.webs[i].kill()
+			time.Sleep(2 * time.Second)
+			d.webs[i].start()
+		}
+	}
+	run(t, d, 30*time.Second, []fault{
+		{5 * time.Second, "kill -9 of instance 1", restartWeb(0)},
+		{12 * time.Second, "kill -9 of instance 2", restartWeb(1)},
+		{19 * time.Second, "kill -9 of Redis", func() {
+			redis.Kill()
+			time.Sleep(time.Second)
+			if err := redis.Restart(); err != nil {
+				t.Fatalf("restart Redis: %v", err)
+			}
+		}},
+	}, false)
+}
+
+// Two instances on a cluster of three masters with two replicas each,
+// waiting for one replica to confirm every change: the master of the
+// queue's slot is killed mid-load, a replica takes over, and no answered
+// claim or completion is forgotten.
+func TestClusterFailoverUnderLoad(t *testing.T) {
+	t.Parallel()
+	cl, err := taskstest.StartCluster(taskstest.ClusterConfig{Masters: 3, Replicas: 2, NodeTimeout: time.Second,
+		Args: []string{"--appendonly", "yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	d := deploy(t, strings.Join(cl.Addrs(), ","), 10, "CLAIMDESK_MIN_REPLICAS=1")
+	ctx := context.Background()
+	run(t, d, 30*time.Second, []fault{
+		{10 * time.Second, "kill -9 of the queue's master", func() {
+			old, err := cl.MasterOf(ctx, "{"+queue+"}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			old.Kill()
+			killed := time.Now()
+			for {
+				m, err := cl.MasterOf(ctx, "{"+queue+"}")
+				if err == nil && m != old {
+					t.Logf("a replica took over %v after the master died", time.Since(killed).Round(10*time.Millisecond))
+					return
+				}
+				if time.Since(killed) > 30*time.Second {
+					t.Fatalf("no replica took over within 30s: %v", err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}},
+	}, true)
+}
