@@ -20,22 +20,24 @@ func TestKillWebAndRedisUnderLoad(t *testing.T) {
 	}
 	t.Cleanup(func() { redis.Close() })
 	d := deploy(t, "redis://"+redis.Addr(), 10)
-	restartWeb := func(i int) func() {
-		return func() {
+	restartWeb := func(i int) func() time.Time {
+		return func() time.Time {
 			d.webs[i].kill()
 			time.Sleep(2 * time.Second)
 			d.webs[i].start()
+			return time.Now()
 		}
 	}
 	run(t, d, 30*time.Second, []fault{
 		{5 * time.Second, "kill -9 of instance 1", restartWeb(0)},
 		{12 * time.Second, "kill -9 of instance 2", restartWeb(1)},
-		{19 * time.Second, "kill -9 of Redis", func() {
+		{19 * time.Second, "kill -9 of Redis", func() time.Time {
 			redis.Kill()
 			time.Sleep(time.Second)
 			if err := redis.Restart(); err != nil {
 				t.Fatalf("restart Redis: %v", err)
 			}
+			return time.Now()
 		}},
 	}, false)
 }
@@ -55,7 +57,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	d := deploy(t, strings.Join(cl.Addrs(), ","), 10, "CLAIMDESK_MIN_REPLICAS=1")
 	ctx := context.Background()
 	run(t, d, 30*time.Second, []fault{
-		{10 * time.Second, "kill -9 of the queue's master", func() {
+		{10 * time.Second, "kill -9 of the queue's master", func() time.Time {
 			old, err := cl.MasterOf(ctx, "{"+queue+"}")
 			if err != nil {
 				t.Fatal(err)
@@ -66,7 +68,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 				m, err := cl.MasterOf(ctx, "{"+queue+"}")
 				if err == nil && m != old {
 					t.Logf("a replica took over %v after the master died", time.Since(killed).Round(10*time.Millisecond))
-					return
+					return time.Now()
 				}
 				if time.Since(killed) > 30*time.Second {
 					t.Fatalf("no replica took over within 30s: %v", err)

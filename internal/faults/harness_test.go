@@ -70,11 +70,11 @@ func deploy(t *testing.T, redisURL string, operators int, extraEnv ...string) *d
 	d.admin("queue", "add", queue, "--lease-seconds", "10", "--max-attempts", "20")
 	d.admin("user", "add", "pat", "--role", "producer")
 	d.producer = d.admin("token", "add", "pat")
-	d.admin("user", "add", "sam", "--role", "supervisor")
+	d.admin("user", "add", "sam", "--role", "supervisor", "--password-stdin")
 	d.super = d.admin("token", "add", "sam")
 	for i := range operators {
 		name := fmt.Sprintf("op%d", i)
-		d.admin("user", "add", name, "--role", "operator", "--queues", queue)
+		d.admin("user", "add", name, "--role", "operator", "--queues", queue, "--password-stdin")
 		d.ops = append(d.ops, operator{name, d.admin("token", "add", name)})
 	}
 	for i := range d.webs {
@@ -85,11 +85,13 @@ func deploy(t *testing.T, redisURL string, operators int, extraEnv ...string) *d
 	return d
 }
 
-// admin runs a claimdesk command and returns what it printed.
+// admin runs a claimdesk command (a password on its standard input) and
+// returns what it printed.
 func (d *deployment) admin(args ...string) string {
 	d.t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = d.env
+	cmd.Stdin = strings.NewReader("faults-password-1\n")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -187,12 +189,12 @@ type client struct {
 	http *http.Client
 	next atomic.Uint64
 
-	mu        sync.Mutex
-	statuses  map[int]int
-	failures  []string // answers no client may ever get (5xx other than 503)
-	connErrs  int
-	retries   int
-	lastClaim time.Time // when a claim last got 200
+	mu       sync.Mutex
+	statuses map[int]int
+	failures []string // answers no client may ever get (5xx other than 503)
+	connErrs int
+	retries  int
+	claimed  []time.Time // when claims got 200, in order
 }
 
 func newClient(d *deployment) *client {
@@ -286,15 +288,12 @@ func (l *load) fail(format string, args ...any) {
 }
 
 // produce enqueues jobs until ctx ends, each with its own idempotency key
-// and retried with it until acknowledged.
+// and retried with it until acknowledged: a job sent is seen through.
 func (l *load) produce(ctx context.Context, id int, pause time.Duration) {
 	for n := 0; ctx.Err() == nil; n++ {
 		key := fmt.Sprintf("p%d-%d", id, n)
-		status, out := l.c.retrying(ctx, "POST", "/api/v1/queues/"+queue+"/jobs", l.c.d.producer,
+		status, out := l.c.retrying(context.Background(), "POST", "/api/v1/queues/"+queue+"/jobs", l.c.d.producer,
 			map[string]any{"title": "Job " + key, "idempotency_key": key}, nil)
-		if status == 0 {
-			return // stopped while retrying: never acknowledged
-		}
 		var res struct{ Job struct{ ID string } }
 		if (status != 201 && status != 200) || json.Unmarshal(out, &res) != nil || res.Job.ID == "" {
 			l.fail("enqueue %s answered %d: %s", key, status, out)
@@ -344,7 +343,7 @@ func (l *load) work(ctx context.Context, op operator) {
 		}
 		r := reservation{res.Job.ID, res.Reservation.Token, op.name, res.Job.ReservedAt, res.Reservation.Deadline}
 		l.c.mu.Lock()
-		l.c.lastClaim = time.Now()
+		l.c.claimed = append(l.c.claimed, time.Now())
 		l.c.mu.Unlock()
 		l.mu.Lock()
 		l.claims = append(l.claims, r)
@@ -392,17 +391,38 @@ func (l *load) counts(ctx context.Context) (counts, error) {
 	return counts{}, errors.New("the queue is gone")
 }
 
-// faults is a timetable of what to break, run alongside the load.
+// fault is one thing to break, at a time into the load; do breaks it and
+// returns when the broken part was back (restarted, or replaced).
 type fault struct {
 	at   time.Duration
 	name string
-	do   func()
+	do   func() (back time.Time)
 }
 
-// recovery is how long claims stopped after one fault.
-type recovery struct {
-	name string
-	took time.Duration
+// outage is what one fault cost: the longest time without a claim
+// answered, from the fault to the first claim after the part was back,
+// and how long that first claim took after it was back.
+type outage struct {
+	name            string
+	stopped, resume time.Duration
+}
+
+// outageOf measures a fault from the times claims were answered.
+func outageOf(name string, claimed []time.Time, struck, back time.Time) outage {
+	o := outage{name: name, stopped: -1, resume: -1}
+	prev := struck
+	for _, at := range claimed {
+		if at.Before(struck) {
+			continue
+		}
+		o.stopped = max(o.stopped, at.Sub(prev))
+		prev = at
+		if at.After(back) {
+			o.resume = at.Sub(back)
+			return o
+		}
+	}
+	return o
 }
 
 // run runs the load for loadFor while faults strike, then drains the
@@ -424,27 +444,12 @@ func run(t *testing.T, d *deployment, loadFor time.Duration, faults []fault, che
 		ops.Go(func() { l.work(workCtx, op) })
 	}
 
-	var recoveries []recovery
+	type struck struct{ at, back time.Time }
+	var struckAt []struck
 	for _, f := range faults {
 		time.Sleep(time.Until(begin.Add(f.at)))
-		struck := time.Now()
-		f.do()
-		// Claims have resumed once one is answered after the fault's end.
-		done := time.Now()
-		for {
-			c.mu.Lock()
-			last := c.lastClaim
-			c.mu.Unlock()
-			if last.After(done) {
-				recoveries = append(recoveries, recovery{f.name, last.Sub(struck)})
-				break
-			}
-			if time.Since(done) > 30*time.Second {
-				t.Errorf("no claim answered within 30s after %s", f.name)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		at := time.Now()
+		struckAt = append(struckAt, struck{at, f.do()})
 	}
 	wg.Wait()
 
@@ -486,11 +491,16 @@ func run(t *testing.T, d *deployment, loadFor time.Duration, faults []fault, che
 		}
 	}
 	var rec []string
-	for _, r := range recoveries {
-		rec = append(rec, fmt.Sprintf("%s %v", r.name, r.took.Round(10*time.Millisecond)))
+	for i, f := range faults {
+		o := outageOf(f.name, c.claimed, struckAt[i].at, struckAt[i].back)
+		if o.resume < 0 {
+			t.Errorf("no claim was answered after %s", f.name)
+		}
+		rec = append(rec, fmt.Sprintf("%s: claims stopped for at most %v, resumed %v after it was back",
+			o.name, o.stopped.Round(10*time.Millisecond), o.resume.Round(10*time.Millisecond)))
 	}
-	t.Logf("%d jobs acknowledged and completed, %d operators, %d claims, %d faults; %d answers 503, %d connection errors, %d retries, %d completions of expired reservations refused; claims resumed after: %s",
-		len(l.acked), len(d.ops), len(l.claims), len(faults), c.statuses[503], c.connErrs, c.retries, l.lost, strings.Join(rec, ", "))
+	t.Logf("%d jobs acknowledged and completed exactly once, %d operators, %d reservations, %d faults; %d answers 503, %d connection errors, %d retries, %d completions of expired reservations refused; %s",
+		len(l.acked), len(d.ops), len(l.claims), len(faults), c.statuses[503], c.connErrs, c.retries, l.lost, strings.Join(rec, "; "))
 }
 
 // historyEntry is one entry of a job's history.
