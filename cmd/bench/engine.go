@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -141,52 +140,17 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	var mu sync.Mutex
-	held := make([]*tasks.Reservation, 0, c.jobs)
+	var held []*tasks.Reservation
 	err = phase("fcall", func() error {
-		return parallel(c.concurrency, c.jobs, func(w, _ int) error {
-			var res *tasks.Reservation
-			err := claim.time(func() error {
-				var err error
-				res, err = store.Claim(ctx, "bench", fmt.Sprint("op", w))
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if res == nil {
-				return errors.New("a claim found nothing while jobs were ready")
-			}
-			mu.Lock()
-			held = append(held, res)
-			mu.Unlock()
-			return nil
-		})
+		var err error
+		held, err = claimAll(ctx, store, "bench", c.jobs, c.concurrency, claim)
+		return err
 	})
 	if err != nil {
 		return r, err
 	}
-	// Completions as the engine reports them (its transitions), not as
-	// the callers count their answers.
-	completions := map[string]int{}
-	store.Observe(func(_ context.Context, fx tasks.Effects) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, t := range fx.Transitions {
-			if t.Action == tasks.ActionCompleted {
-				completions[t.JobID]++
-			}
-		}
-	})
-	err = phase("fcall", func() error {
-		return parallel(c.concurrency, len(held), func(_, i int) error {
-			h := held[i]
-			return complete.time(func() error {
-				_, err := store.Complete(ctx, h.Job.ID, h.Hold(), nil)
-				return err
-			})
-		})
-	})
+	counted := countCompletions(store)
+	err = phase("fcall", func() error { return completeAll(ctx, store, held, c.concurrency, complete) })
 	if err != nil {
 		return r, err
 	}
@@ -216,6 +180,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	// complete (now, id, token, result).
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	const token = "1b9c456ccab6656a00e30e2289323baa"
+	var mu sync.Mutex
 	bareHeld := make([]string, 0, c.jobs)
 	err = phase("fcall", func() error {
 		return parallel(c.concurrency, c.jobs, func(w, _ int) error {
@@ -252,16 +217,9 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	twice := 0
-	for _, n := range completions {
-		if n != 1 {
-			twice++
-		}
-	}
-	r.check("every job completed exactly once", len(completions) == c.jobs && twice == 0 && st.Completed == int64(c.jobs),
-		"%d jobs, %d completed once, %d more than once; store counts %d completed", c.jobs, len(completions)-twice, twice, st.Completed)
+	completed, twice := counted.tally()
+	r.check("every job completed exactly once", completed == c.jobs && twice == 0 && st.Completed == int64(c.jobs),
+		"%d jobs, %d completed once, %d more than once; store counts %d completed", c.jobs, completed-twice, twice, st.Completed)
 	r.check("nothing left ready or reserved", st.Ready == 0 && st.Reserved == 0, "ready %d, reserved %d", st.Ready, st.Reserved)
 	top := r.Ops[3].PerSecond
 	r.fig("concurrent callers", float64(c.concurrency), "")

@@ -76,13 +76,14 @@ var scenarios = []scenario{
 	{"http", runHTTP},
 	{"notify", runNotify},
 	{"scale", runScale},
+	{"replicas", runReplicas},
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale); default all")
+	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale, replicas); default all")
 	smoke := fs.Bool("smoke", false, "tiny sizes, to check that every scenario runs")
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine and ceiling")
 	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
+
+	"claimdesk/internal/tasks"
 )
 
 // recorder collects the latency of every call of one operation, from any
@@ -114,4 +117,41 @@ func parallel(c, n int, work func(worker, i int) error) error {
 	}
 	wg.Wait()
 	return err
+}
+
+// completions counts each job's completions as the engine reports them
+// (its transitions), not as callers count their answers.
+type completions struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// countCompletions starts counting the completions the stores make.
+func countCompletions(stores ...*tasks.Store) *completions {
+	c := &completions{n: map[string]int{}}
+	for _, s := range stores {
+		s.Observe(func(_ context.Context, fx tasks.Effects) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for _, t := range fx.Transitions {
+				if t.Action == tasks.ActionCompleted {
+					c.n[t.JobID]++
+				}
+			}
+		})
+	}
+	return c
+}
+
+// tally returns how many jobs were completed, and how many of them more
+// than once.
+func (c *completions) tally() (jobs, twice int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.n {
+		if n != 1 {
+			twice++
+		}
+	}
+	return len(c.n), twice
 }
