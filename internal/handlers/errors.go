@@ -174,7 +174,11 @@ func (s *Server) sessionError(w http.ResponseWriter, r *http.Request, err error)
 		writeError(w, pub)
 		return
 	}
-	http.Error(w, friendly(pub), pub.Status)
+	// The error page, without what the session would hold (the user, a
+	// CSRF token, a flash).
+	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	w.WriteHeader(pub.Status)
+	_ = views.ErrorPage(views.Page{Title: "Something went wrong"}, pub.Status, friendly(pub)).Render(r.Context(), w)
 }
 
 // writeError answers with the JSON error body, outside echo.
