@@ -187,6 +187,42 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 	return job, err
 }
 
+// CompleteNext completes the reserved job as Complete does and, in the
+// same atomic call, claims the next job of its queue for the holder as
+// Claim does: the loop of a person working a queue, in one call. The next
+// reservation is nil when nothing is ready. A retry after it took effect
+// answers the same completed job and, while it lasts, the same next
+// reservation; it never claims another.
+func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json.RawMessage) (*Job, *Reservation, error) {
+	body, err := jsonObject("result", result)
+	if err != nil {
+		return nil, nil, err
+	}
+	queue, ok := queueOf(id)
+	if !ok {
+		return nil, nil, ErrNotFound
+	}
+	res, err := s.holderCall(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips)
+	if err != nil {
+		return nil, nil, err
+	}
+	job, err := jobFrom(queue, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kept, _ := res[3].(string); kept != "" {
+		job.Result = json.RawMessage(kept)
+	}
+	if next, _ := res[4].(string); next == "" {
+		return job, nil, nil
+	}
+	claimed, err := jobFrom(queue, res[4:])
+	if err != nil {
+		return nil, nil, err
+	}
+	return job, &Reservation{Job: claimed, Token: claimed.token, Deadline: *claimed.Deadline}, nil
+}
+
 // Release gives the reserved job back: it returns to its place in line.
 func (s *Store) Release(ctx context.Context, id string, h Hold) (*Job, error) {
 	return s.fenced(ctx, releaseScript, id, h, "", MaxSkips)

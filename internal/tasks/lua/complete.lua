@@ -12,11 +12,6 @@
 --         sent first
 clock(ARGV[1])
 local id = ARGV[2]
-local m, done = take(id, ARGV[3], ARGV[4], 'completed')
-if not m then
-  if done[1] == 'ok' then table.insert(done, redis.call('HGET', K.result, id) or '') end
-  return done
-end
-if ARGV[5] ~= '' then redis.call('HSET', K.result, id, ARGV[5]) end
-finish(id, m, 'completed', 'completed', ARGV[4])
-return reply(id, store(id, m), ARGV[5])
+local status, raw, kept = complete_held(id, ARGV[3], ARGV[4], ARGV[5])
+if status == 'ok' or status == 'again' then return reply(id, raw, kept) end
+return raw

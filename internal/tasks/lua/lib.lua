@@ -435,3 +435,94 @@ local function promote(limit)
   end
   return #due > limit, math.min(#due, limit)
 end
+
+-- complete_held finishes the reserved job for its holder with a result
+-- (empty: none). It returns "ok" and the job's stored metadata and the
+-- result kept; "again" and the same when the holder completed it before
+-- (a retry whose answer was lost: the result sent first stays); or an
+-- error status and the answer to give.
+local function complete_held(id, token, holder, result)
+  local m, done = take(id, token, holder, 'completed')
+  if not m then
+    if done[1] == 'ok' then return 'again', done[4], redis.call('HGET', K.result, id) or '' end
+    return done[1], done
+  end
+  if result ~= '' then redis.call('HSET', K.result, id, result) end
+  finish(id, m, 'completed', 'completed', holder)
+  return 'ok', store(id, m), result
+end
+
+-- claim_for reserves for op the best-ranked ready job it has not skipped
+-- (or the job wanted, if it is in line and not skipped by op), with a
+-- fresh token. First, bounded by budget, it reclaims expired reservations
+-- and promotes due scheduled jobs, so an abandoned or due job is claimable
+-- at once, cron or no cron. With an idempotency key that names a live
+-- reservation of op it answers that reservation again; with again it
+-- answers only that, and claims nothing new. It returns "ok", the id and
+-- the stored metadata; or "queue_not_found", "empty", or "not_ready" (the
+-- job wanted is not in line for op).
+local function claim_for(op, token, budget, maxskips, key, wanted, again)
+  local now = NOW
+  local max_hold = redis.call('HGET', K.conf, 'max_hold_seconds')
+  if not max_hold then return 'queue_not_found' end
+  if key ~= '' then
+    local prior = redis.call('HGET', K.claims, op .. '\n' .. key)
+    if prior then
+      local pm = load(prior)
+      if pm and pm.state == 'reserved' and pm.reserved_by == op and pm.deadline > now then
+        return 'ok', prior, pm.raw
+      end
+    end
+  end
+  if again then return 'empty' end
+  -- Most claims find nothing expired or due: a count, answered as a bare
+  -- integer, is the cheapest way to know.
+  local until_now = int(now)
+  if redis.call('ZCOUNT', INDEX.reserved, '-inf', until_now) > 0 then reclaim(budget) end
+  if redis.call('ZCOUNT', INDEX.scheduled, '-inf', until_now) > 0 then promote(budget) end
+
+  local skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0')
+  local function skipped_by_op(candidate)
+    return skipped > 0 and redis.call('SISMEMBER', K.skips, op .. '\n' .. candidate) == 1
+  end
+  -- Only jobs this operator skipped can stand in front of the one to claim,
+  -- so the first skipped+1 ready jobs always hold it (if any does).
+  local ahead = math.min(skipped, maxskips)
+  local function best()
+    if wanted ~= '' then
+      if redis.call('ZSCORE', INDEX.ready, wanted) and not skipped_by_op(wanted) then return wanted end
+      return nil
+    end
+    for _, candidate in ipairs(redis.call('ZRANGE', INDEX.ready, '0', int(ahead))) do
+      if not skipped_by_op(candidate) then return candidate end
+    end
+  end
+
+  -- A job of a batch being canceled may still be in line (the cancel goes
+  -- in bounded steps): cancel it on the way, a bounded number per claim.
+  local id, m
+  for _ = 0, budget do
+    id = best()
+    if not id then break end
+    m = load(id)
+    local b = batch(m.batch)
+    if not (b and b.state == 'canceled') then break end
+    finish(id, m, 'canceled', 'canceled', 'system')
+    store(id, m)
+    id = nil
+  end
+  if not id then
+    if wanted ~= '' then return 'not_ready' end
+    return 'empty'
+  end
+
+  m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, token, 0
+  -- A job's own lease never outlasts the queue's cap on a reservation.
+  m.deadline = now + math.min(m.lease_seconds, tonumber(max_hold)) * 1000
+  if key ~= '' then
+    m.claim_key = key
+    redis.call('HSET', K.claims, op .. '\n' .. key, id)
+  end
+  go(id, m, 'reserved', m.deadline, 'claimed', op)
+  return 'ok', id, store(id, m)
+end

@@ -1,0 +1,28 @@
+-- complete_next.lua: the holder finishes a reserved job with a result and,
+-- in the same call, claims the next job of the queue (claim_for, lib.lua):
+-- the loop of a person working a queue, in one call. The next claim is
+-- made with the key "next:" and the completed job's id, so a retry whose
+-- answer was lost answers the same next reservation while it lasts, and
+-- claims nothing new.
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, claims (of the queue's keys, see lib.lua)
+-- ARGV[1] -> now in ms (empty: use Redis TIME)
+-- ARGV[2] -> job id
+-- ARGV[3] -> reservation token
+-- ARGV[4] -> holder: the user acting
+-- ARGV[5] -> result JSON (empty: none)
+-- ARGV[6] -> fresh reservation token for the next job
+-- ARGV[7] -> most expired reservations to reclaim and scheduled jobs to promote
+-- ARGV[8] -> most skipped jobs to look past
+-- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, or {"ok", id,
+--         metadata, payload, the result kept, next id, next metadata, next
+--         payload} (the next three empty when nothing is ready)
+clock(ARGV[1])
+local id, holder = ARGV[2], ARGV[4]
+local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5])
+if status ~= 'ok' and status ~= 'again' then return raw end
+local claimed, next_id, next_raw = claim_for(holder, ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]),
+  'next:' .. id, '', status == 'again')
+if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '') end
+return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id))
