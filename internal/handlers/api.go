@@ -412,8 +412,9 @@ type holderBody struct {
 }
 
 // holderAction decodes the body and runs one of the holder's actions, as
-// the caller: the engine refuses anyone but the holder.
-func (s *Server) holderAction(c echo.Context, action string, run func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error)) error {
+// the caller (the engine refuses anyone but the holder), answering what
+// the action returns.
+func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error)) error {
 	var b holderBody
 	if err := decode(c, &b); err != nil {
 		return err
@@ -422,42 +423,69 @@ func (s *Server) holderAction(c echo.Context, action string, run func(ctx contex
 		return newError(http.StatusBadRequest, "invalid_field", "token is required")
 	}
 	u, _ := currentUser(c)
-	j, err := run(c.Request().Context(), c.Param("id"), tasks.Hold{Holder: u.Name, Token: b.Token}, b)
+	answer, err := run(c.Request().Context(), c.Param("id"), tasks.Hold{Holder: u.Name, Token: b.Token}, b)
 	if err != nil {
 		return err
 	}
-	if action == "extend" {
-		return c.JSON(http.StatusOK, map[string]any{"deadline": j.Deadline})
-	}
-	return c.JSON(http.StatusOK, j)
+	return c.JSON(http.StatusOK, answer)
 }
 
+// apiComplete completes the job; with ?next=true it also claims the next
+// job of the queue for the holder in the same atomic call, and answers
+// both: {"job": the completed job, "next": {"job", "reservation"} or null}.
 func (s *Server) apiComplete(c echo.Context) error {
-	return s.holderAction(c, "complete", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
-		return s.tasks.Complete(ctx, id, h, b.Result)
+	next := false
+	switch c.QueryParam("next") {
+	case "", "false":
+	case "true":
+		next = true
+	default:
+		return newError(http.StatusBadRequest, "invalid_field", "next must be true or false")
+	}
+	u, _ := currentUser(c)
+	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
+		if !next {
+			return s.tasks.Complete(ctx, id, h, b.Result)
+		}
+		// A person whose grant of the queue was taken away may finish
+		// what they hold, but gets nothing more from it.
+		if q, _ := tasks.QueueOf(id); !u.CanWork(q) {
+			j, err := s.tasks.Complete(ctx, id, h, b.Result)
+			return map[string]any{"job": j, "next": nil}, err
+		}
+		j, r, err := s.tasks.CompleteNext(ctx, id, h, b.Result)
+		if err != nil || r == nil {
+			return map[string]any{"job": j, "next": nil}, err
+		}
+		return map[string]any{"job": j, "next": map[string]any{"job": r.Job,
+			"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}}}, nil
 	})
 }
 
 func (s *Server) apiRelease(c echo.Context) error {
-	return s.holderAction(c, "release", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
 		return s.tasks.Release(ctx, id, h)
 	})
 }
 
 func (s *Server) apiSkip(c echo.Context) error {
-	return s.holderAction(c, "skip", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
 		return s.tasks.Skip(ctx, id, h)
 	})
 }
 
 func (s *Server) apiExtend(c echo.Context) error {
-	return s.holderAction(c, "extend", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
-		return s.tasks.Extend(ctx, id, h, b.Seconds)
+	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
+		j, err := s.tasks.Extend(ctx, id, h, b.Seconds)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"deadline": j.Deadline}, nil
 	})
 }
 
 func (s *Server) apiFail(c echo.Context) error {
-	return s.holderAction(c, "fail", func(ctx context.Context, id string, h tasks.Hold, b holderBody) (*tasks.Job, error) {
+	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
 		return s.tasks.Fail(ctx, id, h, b.Reason)
 	})
 }

@@ -1,0 +1,55 @@
+package handlers_test
+
+import (
+	"fmt"
+	"testing"
+)
+
+// POST /api/v1/jobs/{id}/complete?next=true completes the job and claims
+// the next for the holder in one call; a retry answers the same.
+func TestCompleteAndNextAPI(t *testing.T) {
+	a := newApp(t)
+	first, second := a.enqueue("first"), a.enqueue("second")
+	id, token := a.claim()
+	if id != first {
+		t.Fatalf("claimed %s, want %s", id, first)
+	}
+	path := "/api/v1/jobs/" + first + "/complete?next=true"
+	body := fmt.Sprintf(`{"token":%q,"result":{"ok":true}}`, token)
+	out := a.expect("POST", path, a.operator, body, 200, "")
+	job, _ := out["job"].(map[string]any)
+	next, _ := out["next"].(map[string]any)
+	if job["state"] != "completed" || job["id"] != first || next == nil {
+		t.Fatalf("answer = %v", out)
+	}
+	nextJob, _ := next["job"].(map[string]any)
+	reservation, _ := next["reservation"].(map[string]any)
+	if nextJob["id"] != second || nextJob["state"] != "reserved" || nextJob["reserved_by"] != a.opName || reservation["token"] == "" || reservation["deadline"] == nil {
+		t.Fatalf("next = %v", next)
+	}
+	// A retry whose answer was lost: the same answer.
+	again := a.expect("POST", path, a.operator, body, 200, "")
+	if again["next"].(map[string]any)["reservation"].(map[string]any)["token"] != reservation["token"] {
+		t.Fatalf("retried answer = %v, want the same next reservation", again)
+	}
+	// Nothing more to claim: next is null.
+	last := a.expect("POST", "/api/v1/jobs/"+second+"/complete?next=true", a.operator,
+		fmt.Sprintf(`{"token":%q}`, reservation["token"]), 200, "")
+	if last["job"].(map[string]any)["state"] != "completed" || last["next"] != nil {
+		t.Fatalf("the last = %v, want completed and no next", last)
+	}
+	// Bad values and tokens are refused and change nothing.
+	third := a.enqueue("third")
+	_, token = a.claim()
+	a.expect("POST", "/api/v1/jobs/"+third+"/complete?next=maybe", a.operator, fmt.Sprintf(`{"token":%q}`, token), 400, "invalid_field")
+	a.expect("POST", "/api/v1/jobs/"+third+"/complete?next=true", a.operator, `{"token":"0123456789abcdef0123456789abcdef"}`, 409, "reservation_lost")
+	a.expect("POST", "/api/v1/jobs/"+third+"/complete?next=true", a.other, fmt.Sprintf(`{"token":%q}`, token), 403, "forbidden")
+	if j := a.expect("GET", "/api/v1/jobs/"+third, a.super, "", 200, ""); j["state"] != "reserved" {
+		t.Fatalf("after refused calls the job is %v", j["state"])
+	}
+	// Without next, complete answers the job as before.
+	plain := a.expect("POST", "/api/v1/jobs/"+third+"/complete", a.operator, fmt.Sprintf(`{"token":%q}`, token), 200, "")
+	if plain["state"] != "completed" || plain["id"] != third {
+		t.Fatalf("plain complete = %v", plain)
+	}
+}
