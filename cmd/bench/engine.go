@@ -212,15 +212,42 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 
-	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bareClaim.summary(), bareComplete.summary()}
-	st, err := store.Stats(ctx, "bench")
+	// The loop of a person working a queue, one call per job: each caller
+	// claims once, then completes and claims the next until none is left.
+	cycle := newRecorder("cycle: complete and claim next")
+	if err := fill(ctx, store, "cycle", c.jobs); err != nil {
+		return r, err
+	}
+	err = phase("fcall", func() error {
+		return parallel(c.concurrency, c.concurrency, func(w, _ int) error {
+			held, err := store.Claim(ctx, "cycle", fmt.Sprint("op", w))
+			for err == nil && held != nil {
+				err = cycle.time(func() error {
+					var err error
+					_, held, err = store.CompleteNext(ctx, held.Job.ID, held.Hold(), nil)
+					return err
+				})
+			}
+			return err
+		})
+	})
 	if err != nil {
 		return r, err
 	}
+
+	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bareClaim.summary(), bareComplete.summary(), cycle.summary()}
 	completed, twice := counted.tally()
-	r.check("every job completed exactly once", completed == c.jobs && twice == 0 && st.Completed == int64(c.jobs),
-		"%d jobs, %d completed once, %d more than once; store counts %d completed", c.jobs, completed-twice, twice, st.Completed)
-	r.check("nothing left ready or reserved", st.Ready == 0 && st.Reserved == 0, "ready %d, reserved %d", st.Ready, st.Reserved)
+	var inStore int64
+	for _, q := range []string{"bench", "cycle"} {
+		st, err := store.Stats(ctx, q)
+		if err != nil {
+			return r, err
+		}
+		inStore += st.Completed
+		r.check("nothing left ready or reserved in "+q, st.Ready == 0 && st.Reserved == 0, "ready %d, reserved %d", st.Ready, st.Reserved)
+	}
+	r.check("every job completed exactly once", completed == 2*c.jobs && twice == 0 && inStore == int64(2*c.jobs),
+		"%d jobs, %d completed once, %d more than once; store counts %d completed", 2*c.jobs, completed-twice, twice, inStore)
 	top := r.Ops[3].PerSecond
 	r.fig("concurrent callers", float64(c.concurrency), "")
 	for i, op := range r.Ops {
@@ -230,7 +257,8 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	}
 	r.fig("bare claim calls/s as a fraction of the ceiling", r.Ops[4].PerSecond/top, "")
 	r.fig("bare complete calls/s as a fraction of the ceiling", r.Ops[5].PerSecond/top, "")
-	r.atLeast("claim calls/s as a fraction of the ceiling", r.Ops[1].PerSecond/top, 0.6, "")
-	r.atLeast("complete calls/s as a fraction of the ceiling", r.Ops[2].PerSecond/top, 0.6, "")
+	r.fig("claim calls/s as a fraction of the ceiling", r.Ops[1].PerSecond/top, "")
+	r.fig("complete calls/s as a fraction of the ceiling", r.Ops[2].PerSecond/top, "")
+	r.atLeast("cycle calls/s as a fraction of the ceiling", r.Ops[6].PerSecond/top, 0.4, "")
 	return r, nil
 }

@@ -91,17 +91,8 @@ func runReplicas(ctx context.Context, c config) (result, error) {
 // claimAndComplete fills a fresh queue with n jobs, then claims them all
 // and completes them all, with c concurrent callers, timing each call.
 func claimAndComplete(ctx context.Context, store *tasks.Store, queue string, n, c int, claim, complete *recorder) error {
-	if _, err := store.PutQueue(ctx, tasks.Queue{Name: queue}); err != nil {
+	if err := fill(ctx, store, queue, n); err != nil {
 		return err
-	}
-	for done := 0; done < n; done += tasks.MaxBatch {
-		batch := make([]tasks.NewJob, min(tasks.MaxBatch, n-done))
-		for i := range batch {
-			batch[i] = tasks.NewJob{Title: fmt.Sprint("job ", done+i)}
-		}
-		if _, err := store.Enqueue(ctx, queue, "bench", batch); err != nil {
-			return err
-		}
 	}
 	held, err := claimAll(ctx, store, queue, n, c, claim)
 	if err != nil {
