@@ -12,6 +12,7 @@ export interface Job {
   attempts: number;
   max_attempts: number;
   reserved_by?: string | null;
+  completed_by?: string | null;
   deadline?: string | null;
   result?: Record<string, unknown> | null;
   last_error?: string | null;

@@ -109,3 +109,30 @@ test('when the deadline passes, the work page says so and disables its buttons',
     await expect(button).toBeDisabled();
   }
 });
+
+test('complete & next, the default button, completes the job and opens the next one in one step', async ({ openAs, jobs, api }) => {
+  const first = await jobs.create('content-moderation', 'First of two in a row');
+  const second = await jobs.create('content-moderation', 'Second of two in a row');
+
+  const bob = await openAs('bob');
+  const home = new OperatorHomePage(bob);
+  const work = new WorkPage(bob);
+  await home.goto();
+  await home.claimNextIn('content-moderation');
+  expect(await work.waitForJob()).toBe(first.id);
+  await expect(work.completeNextButton).toHaveText('Complete & next');
+
+  await work.completeAndNext('Looked fine');
+  await expect(bob).toHaveURL(`/jobs/${second.id}`);
+  await expect(home.flash).toHaveText(`Completed (${first.title}). Here is the next one.`);
+  await expect(work.title).toHaveText(second.title);
+  await expect(work.countdown).toBeVisible();
+  const done = await api.get(first);
+  expect(done.state).toBe('completed');
+  expect(done.completed_by).toBe('bob');
+  expect((await api.get(second)).reserved_by).toBe('bob');
+
+  await work.complete('Also fine');
+  await expect(home.flash).toContainText('Completed. Nice work.');
+  expect((await api.get(second)).state).toBe('completed');
+});

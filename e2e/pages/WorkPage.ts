@@ -21,6 +21,8 @@ export class WorkPage {
   readonly live: LiveUpdates;
   readonly notes: Locator;
   readonly completeButton: Locator;
+  /** "Complete & next", the form's default button. */
+  readonly completeNextButton: Locator;
   readonly releaseButton: Locator;
   readonly skipButton: Locator;
   readonly extendButton: Locator;
@@ -52,6 +54,7 @@ export class WorkPage {
     this.live = new LiveUpdates(page);
     this.notes = page.getByLabel('Notes');
     this.completeButton = page.getByTestId('complete');
+    this.completeNextButton = page.getByTestId('complete-next');
     this.releaseButton = page.getByTestId('release');
     this.skipButton = page.getByTestId('skip');
     this.extendButton = page.getByTestId('extend');
@@ -103,6 +106,12 @@ export class WorkPage {
    * page disabled when the reservation ended (a user with devtools, or a
    * page whose notice never came) and completes. The server has to refuse.
    */
+  /** Completes with notes by pressing Enter in a result field: the form's default button, Complete & next. */
+  async completeAndNext(notes: string) {
+    await this.notes.fill(notes);
+    await this.page.getByLabel('Field name 1', { exact: true }).press('Enter');
+  }
+
   async completeDespiteLostReservation(notes: string, fields: Record<string, string> = {}) {
     await this.completeButton.evaluate((b) => {
       (b as HTMLButtonElement).disabled = false;

@@ -2,6 +2,9 @@ package handlers_test
 
 import (
 	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +54,36 @@ func TestCompleteAndNextAPI(t *testing.T) {
 	plain := a.expect("POST", "/api/v1/jobs/"+third+"/complete", a.operator, fmt.Sprintf(`{"token":%q}`, token), 200, "")
 	if plain["state"] != "completed" || plain["id"] != third {
 		t.Fatalf("plain complete = %v", plain)
+	}
+}
+
+// The work page's Complete & next opens the next job, or goes home saying
+// that nothing else is waiting.
+func TestCompleteAndNextFromTheWorkPage(t *testing.T) {
+	a := newApp(t)
+	b, id, token := a.claimOnPage("first")
+	second := a.enqueue("second")
+	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "notes": {"fine"}, "next": {"1"}})
+	if b.status != 303 || b.body != "/jobs/"+second {
+		t.Fatalf("complete & next: %d %s, want the next job's page", b.status, b.body)
+	}
+	b.do("GET", b.body, nil)
+	if !strings.Contains(b.body, "Completed (first). Here is the next one.") {
+		t.Fatal("the next job's page does not say the first was completed")
+	}
+	m := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)
+	if m == nil {
+		t.Fatal("the next job's page has no reservation token")
+	}
+	if j := a.expect("GET", "/api/v1/jobs/"+id, a.super, "", 200, ""); j["state"] != "completed" || j["result"].(map[string]any)["notes"] != "fine" {
+		t.Fatalf("the first job: %v", j)
+	}
+	b.do("POST", "/jobs/"+second+"/complete", url.Values{"_csrf": {b.csrf}, "token": {m[1]}, "next": {"1"}})
+	if b.status != 303 || b.body != "/" {
+		t.Fatalf("complete & next with nothing waiting: %d %s, want home", b.status, b.body)
+	}
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "Completed (second). Nothing else is waiting in "+a.queue+" for you.") {
+		t.Fatal("home does not say that nothing else is waiting")
 	}
 }

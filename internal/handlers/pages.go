@@ -232,8 +232,12 @@ func (s *Server) workAction(c echo.Context) error {
 		if result, err = resultFromForm(c); err != nil {
 			return err
 		}
-		j, err = s.tasks.Complete(ctx, id, h, result)
-		msg = "Completed. Nice work."
+		if c.FormValue("next") == "" {
+			j, err = s.tasks.Complete(ctx, id, h, result)
+			msg = "Completed. Nice work."
+			break
+		}
+		return s.completeNext(c, id, h, result)
 	case "release":
 		j, err = s.tasks.Release(ctx, id, h)
 		msg = "Given back: it keeps its place in line."
@@ -261,6 +265,34 @@ func (s *Server) workAction(c echo.Context) error {
 	// the announcer writes after the change: have it written first.
 	s.published(ctx)
 	return redirect(c, "/")
+}
+
+// completeNext completes the job and claims the next of its queue in one
+// call, and opens the next job's work page; or, when nothing else is
+// waiting (or the queue is no longer the operator's), goes home.
+func (s *Server) completeNext(c echo.Context, id string, h tasks.Hold, result json.RawMessage) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	var (
+		j    *tasks.Job
+		next *tasks.Reservation
+		err  error
+	)
+	if q, _ := tasks.QueueOf(id); u.CanWork(q) {
+		j, next, err = s.tasks.CompleteNext(ctx, id, h, result)
+	} else {
+		j, err = s.tasks.Complete(ctx, id, h, result)
+	}
+	if err != nil {
+		return err
+	}
+	s.published(ctx)
+	if next == nil {
+		s.flash(c, "Completed "+quote(j.Title)+". Nothing else is waiting in "+j.Queue+" for you.")
+		return redirect(c, "/")
+	}
+	s.flash(c, "Completed "+quote(j.Title)+". Here is the next one.")
+	return redirect(c, "/jobs/"+next.Job.ID)
 }
 
 // published waits until the notices and recent work of the changes made
