@@ -16,6 +16,8 @@
 -- Output: {"queue_not_found"}, {"empty"}, {"not_ready"} (the job asked for
 --         is not in line for this operator), or {"ok", id, metadata, payload}
 clock(ARGV[1])
-local status, id, raw = claim_for(ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8] == '1')
+local mode = ''
+if ARGV[8] == '1' then mode = 'again' end
+local status, id, raw = claim_for(ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], mode)
 if status ~= 'ok' then return answer(status) end
 return reply(id, raw)

@@ -22,7 +22,11 @@ clock(ARGV[1])
 local id, holder = ARGV[2], ARGV[4]
 local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5])
 if status ~= 'ok' and status ~= 'again' then return raw end
+-- A first completion cannot have claimed before; a retry only answers
+-- what the first one claimed.
+local mode = 'new'
+if status == 'again' then mode = 'again' end
 local claimed, next_id, next_raw = claim_for(holder, ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]),
-  'next:' .. id, '', status == 'again')
+  'next:' .. id, '', mode)
 if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '') end
 return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id))

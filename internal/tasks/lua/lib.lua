@@ -457,15 +457,16 @@ end
 -- fresh token. First, bounded by budget, it reclaims expired reservations
 -- and promotes due scheduled jobs, so an abandoned or due job is claimable
 -- at once, cron or no cron. With an idempotency key that names a live
--- reservation of op it answers that reservation again; with again it
--- answers only that, and claims nothing new. It returns "ok", the id and
--- the stored metadata; or "queue_not_found", "empty", or "not_ready" (the
--- job wanted is not in line for op).
-local function claim_for(op, token, budget, maxskips, key, wanted, again)
+-- reservation of op it answers that reservation again. mode "again"
+-- answers only that, and claims nothing new; mode "new" says that no
+-- reservation can have been made with the key yet, so none is looked for.
+-- It returns "ok", the id and the stored metadata; or "queue_not_found",
+-- "empty", or "not_ready" (the job wanted is not in line for op).
+local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local max_hold = redis.call('HGET', K.conf, 'max_hold_seconds')
   if not max_hold then return 'queue_not_found' end
-  if key ~= '' then
+  if key ~= '' and mode ~= 'new' then
     local prior = redis.call('HGET', K.claims, op .. '\n' .. key)
     if prior then
       local pm = load(prior)
@@ -474,7 +475,7 @@ local function claim_for(op, token, budget, maxskips, key, wanted, again)
       end
     end
   end
-  if again then return 'empty' end
+  if mode == 'again' then return 'empty' end
   -- Most claims find nothing expired or due: a count, answered as a bare
   -- integer, is the cheapest way to know.
   local until_now = int(now)
