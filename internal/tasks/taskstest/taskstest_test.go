@@ -154,8 +154,15 @@ func TestClusterFailover(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no replica took over: %v", err)
 	}
-	client.ReloadState(ctx)
-	if got, err := client.Get(ctx, "{q}x").Result(); err != nil || got != "kept" {
+	// The client learns of the new master when it reads the slot map again
+	// (in the background).
+	var got string
+	err = waitFor(clusterTimeout, func() error {
+		client.ReloadState(ctx)
+		got, err = client.Get(ctx, "{q}x").Result()
+		return err
+	})
+	if err != nil || got != "kept" {
 		t.Fatalf("get after failover = %q, %v; want kept", got, err)
 	}
 	if err := old.Restart(); err != nil {
