@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -17,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 
@@ -326,8 +326,7 @@ type arrival struct {
 
 // message is what the bench reads of a notice.
 type message struct {
-	Type  string `json:"type"`
-	JobID string `json:"job_id"`
+	Type string `json:"type"`
 }
 
 // dial opens a websocket with the session's cookie and the public origin,
@@ -366,10 +365,12 @@ func (cl *wsClient) read(available *atomic.Int64, closing *atomic.Bool) {
 			cl.droppedEarly = !normal && !closing.Load()
 			return
 		}
-		var m message
-		if json.Unmarshal(b, &m) == nil && m.Type == "job.available" {
-			cl.got = append(cl.got, arrival{m.JobID, at})
-			available.Add(1)
+		ns, _ := notify.Unframe(b)
+		for _, n := range ns {
+			if n.Type == notify.JobAvailable {
+				cl.got = append(cl.got, arrival{n.JobID, at})
+				available.Add(1)
+			}
 		}
 	}
 }

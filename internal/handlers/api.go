@@ -92,44 +92,32 @@ type queueSummary struct {
 	MaxAttempts  int    `json:"max_attempts"`
 }
 
-// visibleQueues returns the queues the user may see, with settings and counts.
-func (s *Server) visibleQueues(ctx context.Context, u users.User) ([]tasks.Queue, []tasks.Stats, error) {
-	names, err := s.tasks.QueueNames(ctx)
+// visibleQueues returns the queues the user may see, with settings and
+// counts, from the instance's board.
+func (s *Server) visibleQueues(ctx context.Context, u users.User) ([]tasks.QueueStats, error) {
+	all, err := s.board.queues.get(ctx, s.tasks.Queues)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var qs []tasks.Queue
-	var stats []tasks.Stats
-	for _, n := range names {
-		if !u.CanSee(n) {
-			continue
+	qs := make([]tasks.QueueStats, 0, len(all))
+	for _, q := range all {
+		if u.CanSee(q.Queue.Name) {
+			qs = append(qs, q)
 		}
-		q, err := s.tasks.Queue(ctx, n)
-		if errors.Is(err, tasks.ErrQueueNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		st, err := s.tasks.Stats(ctx, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		qs, stats = append(qs, q), append(stats, st)
 	}
-	return qs, stats, nil
+	return qs, nil
 }
 
 func (s *Server) apiQueues(c echo.Context) error {
 	u, _ := currentUser(c)
-	qs, stats, err := s.visibleQueues(c.Request().Context(), u)
+	qs, err := s.visibleQueues(c.Request().Context(), u)
 	if err != nil {
 		return err
 	}
 	out := make([]queueSummary, len(qs))
 	for i, q := range qs {
-		st := stats[i]
-		out[i] = queueSummary{q.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead, q.LeaseSeconds, q.MaxAttempts}
+		st := q.Stats
+		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead, q.Queue.LeaseSeconds, q.Queue.MaxAttempts}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"queues": out})
 }
@@ -146,6 +134,7 @@ func (s *Server) apiPutQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.board.queues.drop()
 	if existed {
 		return c.JSON(http.StatusOK, q)
 	}

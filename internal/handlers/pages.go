@@ -79,36 +79,28 @@ func (s *Server) homeFragment(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.HomeLive(s.fragment(c), h))
 }
 
-// operatorHome gathers an operator's queues and what they hold.
+// operatorHome gathers an operator's queues, what they hold and what
+// they did lately: the queues from the instance's board, the rest in one
+// round trip.
 func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
-	qs, stats, err := s.visibleQueues(ctx, u)
+	qs, err := s.visibleQueues(ctx, u)
 	if err != nil {
 		return views.Home{}, err
 	}
-	recent, err := notify.RecentWork(ctx, s.rdb, u.Name)
-	if err != nil {
-		return views.Home{}, err
-	}
-	h := views.Home{Now: time.Now(), Recent: recent}
+	h := views.Home{Now: time.Now(), Queues: qs}
+	names := make([]string, len(qs))
 	for i, q := range qs {
-		h.Queues = append(h.Queues, views.QueueCard{Queue: q, Stats: stats[i]})
-		if stats[i].Reserved == 0 {
-			continue
-		}
-		// Reservations of the queue, soonest first; a queue has at most a
-		// few hundred people holding jobs at once.
-		p, err := s.tasks.ListJobs(ctx, q.Name, tasks.StateReserved, tasks.MaxPageSize, "")
-		if err != nil {
-			return views.Home{}, err
-		}
-		for _, j := range p.Jobs {
-			if j.ReservedBy == u.Name {
-				h.Reservations = append(h.Reservations, j)
-			}
-		}
+		names[i] = q.Queue.Name
 	}
-	slices.SortFunc(h.Reservations, func(a, b *tasks.Job) int { return a.Deadline.Compare(*b.Deadline) })
-	return h, nil
+	recent := make(chan error, 1)
+	go func() {
+		var err error
+		h.Recent, err = notify.RecentWork(ctx, s.rdb, u.Name)
+		recent <- err
+	}()
+	h.Reservations, err = s.tasks.Holding(ctx, u.Name, names)
+	err = cmp.Or(<-recent, err)
+	return h, err
 }
 
 // claimFrom claims the next job of one queue and opens its work page.
@@ -339,27 +331,44 @@ func resultFromForm(c echo.Context) (json.RawMessage, error) {
 	return json.Marshal(result)
 }
 
-func (s *Server) overview(c echo.Context) (views.Overview, error) {
+// overview gathers what the supervisor's page shows: the queues' counts
+// (withQueues) and a page of live reservations (withReservations), the
+// first page from the instance's board.
+func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (views.Overview, error) {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	qs, stats, err := s.visibleQueues(ctx, u)
-	if err != nil {
-		return views.Overview{}, err
+	o := views.Overview{Now: time.Now(), Cursor: c.QueryParam("cursor")}
+	var err error
+	if withQueues {
+		if o.Queues, err = s.visibleQueues(ctx, u); err != nil {
+			return o, err
+		}
 	}
-	o := views.Overview{Now: time.Now()}
-	for i, q := range qs {
-		o.Queues = append(o.Queues, views.QueueCard{Queue: q, Stats: stats[i]})
+	if !withReservations {
+		return o, nil
 	}
-	p, err := s.tasks.ListReservations(ctx, "", 50, c.QueryParam("cursor"))
-	if err != nil {
-		return views.Overview{}, err
+	var p tasks.Page
+	if o.Cursor == "" {
+		p, err = s.board.reservations.get(ctx, s.firstReservations)
+	} else {
+		p, err = s.tasks.ListReservations(ctx, "", reservationsPage, o.Cursor)
 	}
-	o.Reservations, o.NextCursor, o.Cursor = p.Jobs, p.NextCursor, c.QueryParam("cursor")
-	return o, nil
+	o.Reservations, o.NextCursor = p.Jobs, p.NextCursor
+	return o, err
+}
+
+// reservationsPage is how many live reservations the supervisor's page
+// lists at a time.
+const reservationsPage = 50
+
+// firstReservations reads the first page of live reservations, every
+// queue's, soonest deadline first.
+func (s *Server) firstReservations(ctx context.Context) (tasks.Page, error) {
+	return s.tasks.ListReservations(ctx, "", reservationsPage, "")
 }
 
 func (s *Server) supervisorHome(c echo.Context) error {
-	o, err := s.overview(c)
+	o, err := s.overview(c, true, true)
 	if err != nil {
 		return err
 	}
@@ -367,7 +376,7 @@ func (s *Server) supervisorHome(c echo.Context) error {
 }
 
 func (s *Server) statsFragment(c echo.Context) error {
-	o, err := s.overview(c)
+	o, err := s.overview(c, true, false)
 	if err != nil {
 		return err
 	}
@@ -375,7 +384,7 @@ func (s *Server) statsFragment(c echo.Context) error {
 }
 
 func (s *Server) reservationsFragment(c echo.Context) error {
-	o, err := s.overview(c)
+	o, err := s.overview(c, false, true)
 	if err != nil {
 		return err
 	}
@@ -417,7 +426,9 @@ func (s *Server) saveQueue(c echo.Context) error {
 	}
 	q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions = num("lease_seconds"), num("max_attempts"), num("max_extensions")
 	q.MaxHoldSeconds, q.AgingSeconds = num("max_hold_seconds"), num("aging_seconds")
-	if _, err := s.tasks.PutQueue(ctx, q); err != nil {
+	_, err := s.tasks.PutQueue(ctx, q)
+	s.board.queues.drop()
+	if err != nil {
 		var v *tasks.ValidationError
 		if !errors.As(err, &v) {
 			return err

@@ -29,8 +29,8 @@ const closeSessionEnded = 4001
 const atOnce = 2 * time.Second
 
 // withinCache bounds how long a change takes to reach requests with an
-// API token, which a server trusts for users.TokenCacheTTL.
-const withinCache = users.TokenCacheTTL + 500*time.Millisecond
+// API token, which a server trusts for users.CacheTTL.
+const withinCache = users.CacheTTL + 500*time.Millisecond
 
 // eventually polls cond every 20 ms until it holds, failing the test after
 // the time given.

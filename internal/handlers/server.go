@@ -96,6 +96,8 @@ type Server struct {
 	// headers are the security headers of every answer (securityHeaders).
 	headers http.Header
 	rates   *rateLimiter
+	// board is what every page shows alike, read once for all of them.
+	board *board
 }
 
 // Bounds of a request body.
@@ -119,6 +121,9 @@ func New(cfg Config) http.Handler {
 	}
 	s.metrics = newMetrics(s.registry)
 	cfg.Tasks.Observe(s.metrics.observe)
+	s.board = newBoard()
+	cfg.Tasks.Observe(s.board.observe)
+	cfg.Hub.Tap(s.heard)
 	public, _ := url.Parse(s.origin)
 	https := public != nil && public.Scheme == "https"
 	s.headers = securityHeaders(public)
@@ -155,6 +160,15 @@ func New(cfg Config) http.Handler {
 		}
 		e.ServeHTTP(w, r)
 	})
+}
+
+// heard drops what this instance kept of what a notice says changed: the
+// board, and a user another instance changed.
+func (s *Server) heard(n *notify.Notice) {
+	s.board.heard(n)
+	if n.Type == notify.UserChanged {
+		s.users.Forget(n.User)
+	}
 }
 
 func (s *Server) readyz(c echo.Context) error {

@@ -26,6 +26,16 @@ const (
 	// socketRetryAfter is the Retry-After of an upgrade refused for the
 	// caps on websockets.
 	socketRetryAfter = 10 * time.Second
+	// frameInterval is the least time between two frames of notices to one
+	// socket: what comes meanwhile goes out together in the next, each
+	// queue's counts only as they are last. A notice after a quiet spell
+	// goes out frameGather later, with those of the same change (a new
+	// job's counts and its job.available, say).
+	frameInterval = 200 * time.Millisecond
+	frameGather   = 10 * time.Millisecond
+	// maxPendingNotices bounds what waits for the next frame; a socket
+	// that would have more is too slow, and is closed to resync.
+	maxPendingNotices = 256
 )
 
 // closeSessionEnded closes a websocket whose session ended (the user was
@@ -154,6 +164,31 @@ func (s *Server) feed(lc *liveConn) {
 	if !s.recheck(lc) {
 		return
 	}
+	var (
+		pending []*notify.Notice
+		// next is when the next frame may go; wait fires then while
+		// notices are pending.
+		next time.Time
+		wait *time.Timer
+		due  <-chan time.Time
+	)
+	flush := func() bool {
+		due = nil
+		b, err := notify.Frame(pending)
+		pending = pending[:0]
+		next = time.Now().Add(frameInterval)
+		if err != nil {
+			s.log.Warn("websocket notice", "err", err)
+			return true
+		}
+		_ = lc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+		return lc.conn.WriteMessage(websocket.TextMessage, b) == nil
+	}
+	defer func() {
+		if wait != nil {
+			wait.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-gone:
@@ -172,13 +207,22 @@ func (s *Server) feed(lc *liveConn) {
 				return
 			}
 		case n := <-lc.client.Notices():
-			b, err := n.Encoded()
-			if err != nil {
-				s.log.Warn("websocket notice", "err", err)
+			if pending = notify.Coalesce(pending, n); len(pending) > maxPendingNotices {
+				closeWith(lc.conn, websocket.CloseTryAgainLater, "too slow")
+				return
+			}
+			if due != nil {
 				continue
 			}
-			_ = lc.conn.SetWriteDeadline(time.Now().Add(writeWait))
-			if lc.conn.WriteMessage(websocket.TextMessage, b) != nil {
+			d := max(time.Until(next), frameGather)
+			if wait == nil {
+				wait = time.NewTimer(d)
+			} else {
+				wait.Reset(d)
+			}
+			due = wait.C
+		case <-due:
+			if !flush() {
 				return
 			}
 		case <-ping.C:
@@ -196,7 +240,7 @@ func (s *Server) feed(lc *liveConn) {
 func (s *Server) recheck(lc *liveConn) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), writeWait)
 	defer cancel()
-	u, err := s.users.Get(ctx, lc.user)
+	u, err := s.users.Reload(ctx, lc.user)
 	code, text := closeSessionEnded, "session ended"
 	switch {
 	case err == nil && u.SessionValid(lc.epoch):
@@ -288,12 +332,14 @@ func (s *Server) snapshot(ctx context.Context, u users.User) (snapshot, error) {
 		snap.Reservations = append(snap.Reservations, h.Reservations...)
 		return snap, err
 	}
-	_, stats, err := s.visibleQueues(ctx, u)
+	qs, err := s.visibleQueues(ctx, u)
 	if err != nil {
 		return snap, err
 	}
-	snap.Queues = append(snap.Queues, stats...)
-	p, err := s.tasks.ListReservations(ctx, "", 100, "")
+	for _, q := range qs {
+		snap.Queues = append(snap.Queues, q.Stats)
+	}
+	p, err := s.board.reservations.get(ctx, s.firstReservations)
 	snap.Reservations = append(snap.Reservations, p.Jobs...)
 	return snap, err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,8 @@ type socket struct {
 	t    *testing.T
 	who  string
 	conn *websocket.Conn
+	// queued are notices read, in a message of several, and not yet seen.
+	queued []notify.Notice
 }
 
 // wsSnapshot is the first message of the feed.
@@ -117,11 +120,16 @@ func (s *socket) until(match, keep func(notify.Notice) bool) []string {
 	s.t.Helper()
 	var got []string
 	for {
-		var n notify.Notice
-		raw := s.read()
-		if err := json.Unmarshal(raw, &n); err != nil {
-			s.t.Fatalf("%s: message is not a notice: %s", s.who, raw)
+		if len(s.queued) == 0 {
+			raw := s.read()
+			ns, err := notify.Unframe(raw)
+			if err != nil {
+				s.t.Fatalf("%s: message is not a notice: %s", s.who, raw)
+			}
+			s.queued = ns
 		}
+		n := s.queued[0]
+		s.queued = s.queued[1:]
 		if keep(n) {
 			got = append(got, line(n))
 		}
@@ -345,44 +353,53 @@ func TestWebsocketNoticesAreFiltered(t *testing.T) {
 	}
 	all := func(notify.Notice) bool { return true }
 	ours := func(n notify.Notice) bool { return n.Queue == q1 || n.Queue == q2 || n.Queue == q3 }
+	// Changes close together may share a message, in which each queue's
+	// counts come only as they are last (TestWebsocketCoalescesNotices):
+	// the other notices come in order, and counts only of queues the
+	// viewer may see.
 	for _, tc := range []struct {
 		s      *socket
 		upTo   string
 		filter func(notify.Notice) bool
 		want   []string
+		counts []string
 	}{
 		{op, last, all, []string{
 			"job.available " + q1 + " " + mine,
-			"queue.changed " + q1 + " ready=1 reserved=0",
 			"reservation.created " + q1 + " " + mine + " " + a.opName,
-			"queue.changed " + q1 + " ready=0 reserved=1",
 			"reservation.completed " + q1 + " " + mine + " " + a.opName + " completed",
-			"queue.changed " + q1 + " ready=0 reserved=0",
 			"job.available " + q1 + " " + last,
-		}},
+		}, []string{q1}},
 		{other, others, all, []string{
 			"job.available " + q3 + " " + others,
-		}},
+		}, []string{q3}},
 		// A supervisor sees every notice of every test sharing the Redis:
 		// keep this test's.
 		{boss, last, ours, []string{
 			"job.available " + q2 + " " + elsewhere,
-			"queue.changed " + q2 + " ready=1 reserved=0",
 			"job.available " + q1 + " " + mine,
-			"queue.changed " + q1 + " ready=1 reserved=0",
 			"reservation.created " + q1 + " " + mine + " " + a.opName,
-			"queue.changed " + q1 + " ready=0 reserved=1",
 			"reservation.completed " + q1 + " " + mine + " " + a.opName + " completed",
 			"job.finished " + q1 + " " + mine + " completed",
-			"queue.changed " + q1 + " ready=0 reserved=0",
 			"job.available " + q3 + " " + others,
-			"queue.changed " + q3 + " ready=1 reserved=0",
 			"job.available " + q1 + " " + last,
-		}},
+		}, []string{q1, q2, q3}},
 	} {
-		got := tc.s.until(available(tc.upTo), tc.filter)
+		var counted []string
+		got := tc.s.until(available(tc.upTo), func(n notify.Notice) bool {
+			if n.Type == notify.QueueChanged && tc.filter(n) {
+				counted = append(counted, n.Queue)
+				return false
+			}
+			return tc.filter(n)
+		})
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%s got\n  %s\nwant\n  %s", tc.s.who, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+		}
+		for _, q := range counted {
+			if !slices.Contains(tc.counts, q) {
+				t.Errorf("%s got the counts of %s", tc.s.who, q)
+			}
 		}
 	}
 }
@@ -439,4 +456,62 @@ func TestWebsocketsCloseAtShutdown(t *testing.T) {
 		t.Errorf("late page closed with %d, want %d (going away)", code, websocket.CloseGoingAway)
 	}
 	a.drained()
+}
+
+// Changes close together reach a page in few messages: what comes within
+// one frame interval goes out as one message, each queue's counts only as
+// they are last; a change after a quiet spell comes at once.
+func TestWebsocketCoalescesNotices(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	b := a.browser()
+	b.login(a.opName, "password-"+a.opName)
+	op, raw := a.live("operator", b)
+	var snap wsSnapshot
+	if err := json.Unmarshal(raw, &snap); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(wsTimeout); rdb.ZScore(ctx, keys.Instances, snap.Instance).Err() != nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("instance %s not registered within %v", snap.Instance, wsTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	const jobs = 20
+	for i := range jobs {
+		a.enqueue(fmt.Sprintf("job %d", i))
+		a.published()
+	}
+	messages, available := 0, 0
+	var last *notify.Notice
+	for last == nil || *last.Ready != jobs {
+		_ = op.conn.SetReadDeadline(time.Now().Add(wsTimeout))
+		_, raw, err := op.conn.ReadMessage()
+		if err != nil {
+			t.Fatalf("reading the feed: %v (%d messages, last counts %v)", err, messages, last)
+		}
+		messages++
+		ns, err := notify.Unframe(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := 0
+		for _, n := range ns {
+			switch n.Type {
+			case notify.QueueChanged:
+				if counts++; counts > 1 {
+					t.Fatalf("a message carries the queue's counts twice: %s", raw)
+				}
+				last = &n
+			case notify.JobAvailable:
+				available++
+			}
+		}
+	}
+	if available != jobs {
+		t.Fatalf("%d job.available notices, want %d", available, jobs)
+	}
+	if messages >= jobs {
+		t.Fatalf("%d changes came in %d messages: not coalesced", jobs, messages)
+	}
 }

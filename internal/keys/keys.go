@@ -243,15 +243,21 @@ func (q Queue) Members() string { return q.key("members") }
 // its reservation ends.
 func (q Queue) Claims() string { return q.key("claims") }
 
+// Holding returns the queue's ZSET, all scores 0, of "operator\njob id": the
+// queue's live reservations by holder, so one person's are read without
+// walking everyone's. The engine keeps it with Reserved.
+func (q Queue) Holding() string { return q.key("holding") }
+
 // All returns the queue's keys in the order every queue script expects them
 // as KEYS (internal/tasks/lua/lib.lua names them): Conf, Ready, Scheduled,
 // Reserved, Completed, Dead, Canceled, Meta, Payload, Result, Idem, Skips,
-// SkipCount, Batches, BatchIndex, BatchDone, Parked, Members, Claims.
+// SkipCount, Batches, BatchIndex, BatchDone, Parked, Members, Claims,
+// Holding.
 func (q Queue) All() []string {
 	return []string{
 		q.Conf(), q.Ready(), q.Scheduled(), q.Reserved(), q.Completed(),
 		q.Dead(), q.Canceled(), q.Meta(), q.Payload(), q.Result(), q.Idem(),
 		q.Skips(), q.SkipCount(), q.Batches(), q.BatchIndex(), q.BatchDone(),
-		q.Parked(), q.Members(), q.Claims(),
+		q.Parked(), q.Members(), q.Claims(), q.Holding(),
 	}
 }

@@ -43,7 +43,7 @@ func TestAll(t *testing.T) {
 	want := []string{
 		"conf", "ready", "scheduled", "reserved", "completed", "dead", "canceled",
 		"meta", "payload", "result", "idem", "skips", "skipcount", "batches",
-		"batchindex", "batchdone", "parked", "members", "claims",
+		"batchindex", "batchdone", "parked", "members", "claims", "holding",
 	}
 	var got []string
 	for _, k := range q.All() {

@@ -33,6 +33,8 @@ type Hub struct {
 	gone    chan struct{}
 	// closed is set by Close: whoever joins is dropped at once.
 	closed bool
+	// taps hear every notice delivered (Tap).
+	taps []func(*Notice)
 }
 
 // NewHub returns an empty hub.
@@ -186,12 +188,27 @@ func (h *Hub) send(c *Client, n *Notice) {
 	}
 }
 
+// Tap adds fn to what hears every notice the hub delivers, user.changed
+// included, before any client does: caches of what notices change drop
+// what they kept. fn must not block.
+func (h *Hub) Tap(fn func(*Notice)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.taps = append(h.taps, fn)
+}
+
 // Deliver hands a notice to every client that may see it, without ever
 // blocking: a client whose buffer is full is dropped. It also wakes the
 // waiters of a finished job or batch. A user.changed notice goes to no
 // browser: it marks the user's clients Stale; so does a resync, every
 // client's, since a user.changed may have been lost with other notices.
 func (h *Hub) Deliver(n Notice) {
+	h.mu.Lock()
+	taps := h.taps
+	h.mu.Unlock()
+	for _, tap := range taps {
+		tap(&n)
+	}
 	if n.Type == UserChanged {
 		h.mu.Lock()
 		defer h.mu.Unlock()

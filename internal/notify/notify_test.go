@@ -797,3 +797,45 @@ func TestHubUpdateChangesWhatAClientSees(t *testing.T) {
 		t.Errorf("hub has %d clients after an update of one that left", n)
 	}
 }
+
+// Several notices make one message; a queue's later counts replace its
+// earlier ones still waiting; Unframe reads either kind of message.
+func TestFrames(t *testing.T) {
+	ready := func(n int64) *int64 { return &n }
+	var pending []*Notice
+	for _, n := range []*Notice{
+		{Type: QueueChanged, Queue: "a", Ready: ready(1)},
+		{Type: JobAvailable, Queue: "a", JobID: "j1"},
+		{Type: QueueChanged, Queue: "b", Ready: ready(7)},
+		{Type: QueueChanged, Queue: "a", Ready: ready(2)},
+	} {
+		pending = Coalesce(pending, n)
+	}
+	raw, err := Frame(pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unframe(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, n := range got {
+		line := n.Type + " " + n.Queue + " " + n.JobID
+		if n.Ready != nil {
+			line += fmt.Sprint(" ", *n.Ready)
+		}
+		lines = append(lines, line)
+	}
+	want := []string{"job.available a j1", "queue.changed b  7", "queue.changed a  2"}
+	if !slices.Equal(lines, want) {
+		t.Fatalf("frame %s carries %q, want %q", raw, lines, want)
+	}
+	one, err := Frame(pending[:1])
+	if err != nil || string(one) != `{"type":"job.available","queue":"a","job_id":"j1"}` {
+		t.Fatalf("a frame of one notice is %s, %v; want the notice itself", one, err)
+	}
+	if got, err := Unframe(one); err != nil || len(got) != 1 || got[0].JobID != "j1" {
+		t.Fatalf("Unframe of one notice: %+v, %v", got, err)
+	}
+}

@@ -170,3 +170,45 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 	}
 	return jobs, nil
 }
+
+// MaxHolding bounds how many of one person's reservations Holding returns
+// per queue.
+const MaxHolding = MaxPageSize
+
+// Holding returns what the operator holds in the given queues, without
+// payloads, soonest deadline first: each queue's engine keeps its
+// reservations by holder (keys.Queue.Holding), so this reads only the
+// operator's, in one round trip for all the queues.
+func (s *Store) Holding(ctx context.Context, operator string, queues []string) ([]*Job, error) {
+	queues = slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return !validQueueName(q) })
+	if len(queues) == 0 {
+		return nil, nil
+	}
+	values, errs, err := s.readEach(ctx, holdingScript, queues, operator, MaxHolding)
+	if err != nil {
+		return nil, err
+	}
+	var held []*Job
+	for i, res := range values {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for j := 0; j+1 < len(res); j += 2 {
+			raw, _ := res[j+1].(string)
+			if raw == "" {
+				continue
+			}
+			job, err := jobFrom(queues[i], []any{res[j], raw, "{}"})
+			if err != nil {
+				return nil, err
+			}
+			if job.Deadline != nil {
+				held = append(held, job)
+			}
+		}
+	}
+	slices.SortFunc(held, func(a, b *Job) int {
+		return cmp.Or(a.Deadline.Compare(*b.Deadline), strings.Compare(a.ID, b.ID))
+	})
+	return held, nil
+}

@@ -791,6 +791,23 @@ func (m *model) check(step int, op string) {
 			fail("stray skip record %q", s)
 		}
 	}
+	// The holding index names every live reservation by its holder, and
+	// nothing else.
+	holding := map[string]bool{}
+	for id, mj := range m.jobs {
+		if mj.state == StateReserved {
+			holding[mj.holder+"\n"+localID(id)] = true
+		}
+	}
+	filed, _ := e.rdb.ZRange(e.ctx, k.Holding(), 0, -1).Result()
+	if len(filed) != len(holding) {
+		fail("%d reservations filed by holder, model has %d", len(filed), len(holding))
+	}
+	for _, f := range filed {
+		if !holding[f] {
+			fail("stray reservation filed by holder: %q", f)
+		}
+	}
 	m.checkBatches(fail, parked)
 }
 

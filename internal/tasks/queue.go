@@ -3,6 +3,7 @@ package tasks
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"time"
@@ -146,13 +147,19 @@ func (s *Store) Queue(ctx context.Context, name string) (Queue, error) {
 	if len(raw) == 0 {
 		return Queue{}, ErrQueueNotFound
 	}
+	return queueFrom(name, raw), nil
+}
+
+// queueFrom reads the settings of the named queue out of the fields of
+// its settings hash (keys.Queue.Conf).
+func queueFrom(name string, raw map[string]string) Queue {
 	n := func(f string) int { v, _ := strconv.Atoi(raw[f]); return v }
 	return Queue{
 		Name: name, LeaseSeconds: n("lease_seconds"), MaxAttempts: n("max_attempts"),
 		MaxExtensions: n("max_extensions"), MaxHoldSeconds: n("max_hold_seconds"),
 		AgingSeconds: n("aging_ms") / 1000, RetentionSeconds: n("retention_seconds"),
 		DeadRetentionSeconds: n("dead_retention_seconds"),
-	}, nil
+	}
 }
 
 // QueueNames returns the names of all queues, sorted.
@@ -197,10 +204,56 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	n := make([]int64, len(res))
-	for i, v := range res {
-		n[i], _ = v.(int64)
+	st, _ := statsFrom(queue, res)
+	return st, nil
+}
+
+// QueueStats is a queue's settings and counts, read at one instant.
+type QueueStats struct {
+	Queue Queue
+	Stats Stats
+}
+
+// Queues returns every queue's settings and counts, sorted by name, in two
+// round trips however many queues there are.
+func (s *Store) Queues(ctx context.Context) ([]QueueStats, error) {
+	names, err := s.QueueNames(ctx)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	values, errs, err := s.readEach(ctx, statsScript, names, s.nowArg(), time.Hour.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueueStats, 0, len(names))
+	for i, res := range values {
+		if errors.Is(errs[i], ErrQueueNotFound) {
+			continue // listed, but its settings are not written yet, or gone
+		}
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		st, q := statsFrom(names[i], res)
+		out = append(out, QueueStats{Queue: q, Stats: st})
+	}
+	return out, nil
+}
+
+// statsFrom reads the answer of stats.lua on the queue: its counts and its
+// settings.
+func statsFrom(queue string, res []any) (Stats, Queue) {
+	const counts = 10
+	n := make([]int64, counts)
+	for i := range min(counts, len(res)) {
+		n[i], _ = res[i].(int64)
+	}
+	conf := map[string]string{}
+	for i := counts; i+1 < len(res); i += 2 {
+		k, _ := res[i].(string)
+		v, _ := res[i+1].(string)
+		conf[k] = v
 	}
 	return Stats{Queue: queue, Ready: n[0], Scheduled: n[1], Reserved: n[2], Completed: n[3],
-		Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8]), Held: n[9]}, nil
+			Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8]), Held: n[9]},
+		queueFrom(queue, conf)
 }

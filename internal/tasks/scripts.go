@@ -52,6 +52,7 @@ var (
 	batchSealScript    = library.script("batch_seal")
 	batchCancelScript  = library.script("batch_cancel")
 	headScript         = library.reader("head")
+	holdingScript      = library.reader("holding")
 )
 
 // functionLibrary is the text of the library and its functions' names.
@@ -154,15 +155,71 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 		keys = keysFor(queue).All()
 	}
 	res, unconfirmed, err := s.fcall(ctx, sc, keys, args)
-	if err != nil && strings.Contains(err.Error(), "Function not found") {
-		if err := library.load(ctx, s.rdb); err != nil {
-			return nil, fmt.Errorf("load functions: %w", redisErr(err))
+	if err != nil && functionMissing(err) {
+		if err := s.loadLibrary(ctx); err != nil {
+			return nil, err
 		}
 		res, unconfirmed, err = s.fcall(ctx, sc, keys, args)
 	}
 	if err != nil {
 		return nil, redisErr(err)
 	}
+	return s.outcome(ctx, queue, keys, res, unconfirmed)
+}
+
+// readEach calls a script that only reads once per queue, all in one
+// round trip, and returns each call's values after the status and the
+// effects; a queue whose call failed has no values and its error.
+func (s *Store) readEach(ctx context.Context, sc script, queues []string, args ...any) ([][]any, []error, error) {
+	cmds := make([]*redis.Cmd, len(queues))
+	call := func() error {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, q := range queues {
+				cmds[i] = p.FCall(ctx, sc.fn, keysFor(q).All(), args...)
+			}
+			return nil
+		})
+		return err
+	}
+	err := call()
+	if err != nil && functionMissing(err) {
+		if err := s.loadLibrary(ctx); err != nil {
+			return nil, nil, err
+		}
+		err = call()
+	}
+	if err != nil && !isReply(err) {
+		return nil, nil, redisErr(err)
+	}
+	values, errs := make([][]any, len(queues)), make([]error, len(queues))
+	for i, cmd := range cmds {
+		res, err := cmd.Slice()
+		if err != nil {
+			errs[i] = redisErr(err)
+			continue
+		}
+		values[i], errs[i] = s.outcome(ctx, queues[i], keysFor(queues[i]).All(), res, nil)
+	}
+	return values, errs, nil
+}
+
+// functionMissing reports whether a server answered that it lacks the
+// library's function: it restarted empty, or is new to the cluster.
+func functionMissing(err error) bool { return strings.Contains(err.Error(), "Function not found") }
+
+// loadLibrary puts the library on every server that may run it.
+func (s *Store) loadLibrary(ctx context.Context) error {
+	if err := library.load(ctx, s.rdb); err != nil {
+		return fmt.Errorf("load functions: %w", redisErr(err))
+	}
+	return nil
+}
+
+// outcome reads a script's answer on the queue: it tells the Store's
+// observers what the call changed, and turns its status code into an
+// error (unconfirmed, when replicas did not confirm the change). It
+// returns the values after the status and the effects.
+func (s *Store) outcome(ctx context.Context, queue string, keys []string, res []any, unconfirmed error) ([]any, error) {
 	if len(res) < 2 {
 		return nil, errors.New("script answered no status and effects")
 	}
@@ -172,8 +229,8 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 	if err != nil {
 		return nil, err
 	}
-	if changed {
-		for _, o := range s.observers {
+	if os := s.observers.Load(); changed && os != nil {
+		for _, o := range *os {
 			o(ctx, fx)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -19,9 +21,12 @@ import (
 // Store is the dispatch engine over one Redis (standalone, Sentinel or
 // Cluster). It is safe for concurrent use.
 type Store struct {
-	rdb       redis.UniversalClient
-	clock     func() time.Time
-	observers []Observer
+	rdb   redis.UniversalClient
+	clock func() time.Time
+	// observers are told of every change (Observe); copied on write,
+	// under observeMu.
+	observers atomic.Pointer[[]Observer]
+	observeMu sync.Mutex
 	// minReplicas must confirm a change within replicaTimeout before it is
 	// answered as done (WithMinReplicas).
 	minReplicas    int

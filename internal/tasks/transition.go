@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -96,9 +97,18 @@ type Effects struct {
 // path (a request, a cron run).
 type Observer func(ctx context.Context, fx Effects)
 
-// Observe adds fn to the observers of every change the Store makes. Call it
-// before the Store is used.
-func (s *Store) Observe(fn Observer) { s.observers = append(s.observers, fn) }
+// Observe adds fn to the observers of every change the Store makes, from
+// its next change on.
+func (s *Store) Observe(fn Observer) {
+	s.observeMu.Lock()
+	defer s.observeMu.Unlock()
+	var os []Observer
+	if old := s.observers.Load(); old != nil {
+		os = slices.Clone(*old)
+	}
+	os = append(os, fn)
+	s.observers.Store(&os)
+}
 
 // transitionValues is how many values a script answers per transition
 // (answer in lua/lib.lua).

@@ -150,16 +150,17 @@ const (
 	MaxPasswordLen = 1024
 )
 
-// TokenCacheTTL is how long a Store trusts what it looked up for an API
-// token, so that a request with a token known a moment ago costs no Redis
-// round trip. It is how long a change to a user (role, queues, disabling,
-// enabling, removal) or a revoked token takes to apply to requests with the
-// user's tokens in other processes; in the process that made the change
+// CacheTTL is how long a Store trusts what it looked up for an API token
+// or a user's name, so that a request with a token or session known a
+// moment ago costs no Redis round trip. It is the longest a change to a
+// user (role, queues, disabling, enabling, removal) or a revoked token
+// takes to apply to requests in other processes, should the notice that
+// makes them Forget the user be lost; in the process that made the change
 // (Put, Disable, Enable, PutToken, RevokeToken) it applies at once. A token
 // in use is looked up again in the background once three quarters of that
 // have passed, so its requests never wait for the lookup; each lookup
 // records when the token was used (Token.LastUsed).
-const TokenCacheTTL = 2 * time.Second
+const CacheTTL = 2 * time.Second
 
 // tokenIDLen is how many hex digits of a token's SHA-256 make its id: 64
 // bits. Two tokens sharing an id is too unlikely to plan for; should it
@@ -176,18 +177,20 @@ const revokedKeep = time.Hour
 // refreshTimeout bounds a background lookup of a token.
 const refreshTimeout = 5 * time.Second
 
-// maxCachedTokens bounds the token cache. Only tokens that exist are
-// cached, so it fills only with as many tokens as were used within
-// TokenCacheTTL.
-const maxCachedTokens = 10000
+// maxCached bounds each cache, of tokens and of names. Only tokens and
+// users that exist are cached, so each fills only with as many as were
+// used within CacheTTL.
+const maxCached = 10000
 
 // Store keeps users in Redis.
 type Store struct {
 	rdb redis.UniversalClient
 
 	mu sync.Mutex
-	// tokens caches ByToken's answers by the token's hash (hex SHA-256).
+	// tokens caches ByToken's answers by the token's hash (hex SHA-256),
+	// and names Get's by the user's name.
 	tokens map[string]cachedUser
+	names  map[string]cachedUser
 	// changes counts the changes to users and tokens made here: a lookup
 	// that a change overtook is not cached.
 	changes uint64
@@ -222,7 +225,7 @@ type cachedUser struct {
 
 // New returns a Store over rdb.
 func New(rdb redis.UniversalClient) *Store {
-	return &Store{rdb: rdb, tokens: map[string]cachedUser{}, now: time.Now}
+	return &Store{rdb: rdb, tokens: map[string]cachedUser{}, names: map[string]cachedUser{}, now: time.Now}
 }
 
 // Put creates or updates a user's role and queues; whether the user is
@@ -315,10 +318,47 @@ func (s *Store) setDisabled(ctx context.Context, name string, disabled bool) err
 	return nil
 }
 
-// Get returns the named user.
+// Get returns the named user. What it found is trusted for CacheTTL, or
+// until the user is changed here or Forgotten.
 func (s *Store) Get(ctx context.Context, name string) (User, error) {
+	s.mu.Lock()
+	c, ok := s.names[name]
+	s.mu.Unlock()
+	if ok && s.now().Before(c.until) {
+		u := c.user
+		u.Queues = slices.Clone(u.Queues) // the caller's to keep
+		return u, nil
+	}
+	return s.Reload(ctx, name)
+}
+
+// Reload returns the named user as stored now, and trusts that for Get.
+func (s *Store) Reload(ctx context.Context, name string) (User, error) {
+	now := s.now()
+	s.mu.Lock()
+	changes := s.changes
+	s.mu.Unlock()
 	u, _, err := s.get(ctx, name)
-	return u, err
+	if err != nil {
+		return User{}, err
+	}
+	kept := u
+	kept.Queues = slices.Clone(u.Queues)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changes == changes {
+		if len(s.names) >= maxCached {
+			clear(s.names)
+		}
+		s.names[name] = cachedUser{user: kept, until: now.Add(CacheTTL)}
+	}
+	return u, nil
+}
+
+// Forget drops what the Store trusted of the named user and their tokens:
+// another process changed the user.
+func (s *Store) Forget(name string) {
+	s.forget(func(_ string, c cachedUser) bool { return c.user.Name == name })
 }
 
 func (s *Store) get(ctx context.Context, name string) (User, string, error) {
@@ -538,7 +578,7 @@ type Token struct {
 	// version before token ids.
 	Created time.Time
 	// LastUsed is when the token was last presented, to within
-	// TokenCacheTTL (a server looks a token up again only that often); zero
+	// CacheTTL (a server looks a token up again only that often); zero
 	// if never since it was made.
 	LastUsed time.Time
 }
@@ -630,7 +670,7 @@ func (s *Store) Tokens(ctx context.Context, name string) ([]Token, error) {
 }
 
 // RevokeToken ends the API token with the id given: it stops working here
-// at once, and in other processes within TokenCacheTTL.
+// at once, and in other processes within CacheTTL.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {
 	rec, err := s.tokenRecord(ctx, id)
 	if err == nil && rec["user"] == "" {
@@ -680,7 +720,7 @@ func (s *Store) tokenRecord(ctx context.Context, id string) (map[string]string, 
 
 // ByToken returns the user an API token belongs to; ErrNotFound for a
 // token that does not exist or was revoked, ErrDisabled for one whose user
-// is disabled. What it found is trusted for TokenCacheTTL; unknown tokens
+// is disabled. What it found is trusted for CacheTTL; unknown tokens
 // are looked up every time.
 func (s *Store) ByToken(ctx context.Context, token string) (User, error) {
 	if !strings.HasPrefix(token, "cdt_") || len(token) > 100 {
@@ -694,7 +734,7 @@ func (s *Store) ByToken(ctx context.Context, token string) (User, error) {
 	// In the last quarter of its life, a token in use is renewed in the
 	// background: requests keep being served from the cache meanwhile, and
 	// the tokens of a busy client never expire under it.
-	renew := fresh && !c.refreshing && c.until.Sub(now) <= TokenCacheTTL/4
+	renew := fresh && !c.refreshing && c.until.Sub(now) <= CacheTTL/4
 	if renew {
 		c.refreshing = true
 		s.tokens[hash] = c
@@ -835,7 +875,7 @@ func (s *Store) refresh(hash string, changes uint64) {
 	}
 }
 
-// remember caches the user of a token for TokenCacheTTL from when the
+// remember caches the user of a token for CacheTTL from when the
 // lookup began, unless users or tokens changed here since then (changes is
 // the count then). It reports whether it did.
 func (s *Store) remember(hash string, u User, began time.Time, changes uint64) bool {
@@ -846,17 +886,17 @@ func (s *Store) remember(hash string, u User, began time.Time, changes uint64) b
 	if s.changes != changes {
 		return false
 	}
-	if len(s.tokens) >= maxCachedTokens {
+	if len(s.tokens) >= maxCached {
 		for k, c := range s.tokens {
 			if !now.Before(c.until) {
 				delete(s.tokens, k)
 			}
 		}
-		if len(s.tokens) >= maxCachedTokens {
+		if len(s.tokens) >= maxCached {
 			clear(s.tokens)
 		}
 	}
-	s.tokens[hash] = cachedUser{user: u, until: began.Add(TokenCacheTTL)}
+	s.tokens[hash] = cachedUser{user: u, until: began.Add(CacheTTL)}
 	return true
 }
 
@@ -866,6 +906,8 @@ func (s *Store) forget(match func(hash string, c cachedUser) bool) {
 	defer s.mu.Unlock()
 	s.changes++
 	maps.DeleteFunc(s.tokens, match)
+	// Users change seldom: forget every name, rather than ask match.
+	clear(s.names)
 }
 
 // tokenHash is a token's hex SHA-256: all that is stored of it.

@@ -87,11 +87,11 @@ func TestByTokenCachesBriefly(t *testing.T) {
 	byToken("mail")
 
 	// A change made elsewhere applies once the cached answer is older than
-	// TokenCacheTTL, and not before.
+	// CacheTTL, and not before.
 	if err := there.Put(ctx, User{Name: "ann", Role: Operator, Queues: []string{"scans"}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(TokenCacheTTL - time.Millisecond)
+	clk.advance(CacheTTL - time.Millisecond)
 	byToken("mail")
 	clk.advance(time.Millisecond)
 	byToken("scans")
@@ -120,9 +120,9 @@ func TestByTokenCachesBriefly(t *testing.T) {
 	if _, err := here.ByToken(ctx, token); err != nil {
 		t.Fatalf("ByToken right after the token was revoked elsewhere: %v, want the cached bob", err)
 	}
-	clk.advance(TokenCacheTTL)
+	clk.advance(CacheTTL)
 	if _, err := here.ByToken(ctx, token); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("ByToken of a revoked token after %v: %v, want ErrNotFound", TokenCacheTTL, err)
+		t.Fatalf("ByToken of a revoked token after %v: %v, want ErrNotFound", CacheTTL, err)
 	}
 }
 
@@ -146,7 +146,7 @@ func TestByTokenRenewsInTheBackground(t *testing.T) {
 	// Three quarters of its life on, the cached answer still serves, and
 	// is renewed meanwhile: the change applies before the old answer
 	// expires.
-	clk.advance(TokenCacheTTL * 3 / 4)
+	clk.advance(CacheTTL * 3 / 4)
 	if got := queues(); !slices.Equal(got, []string{"mail"}) {
 		t.Fatalf("ByToken 3/4 of a TTL on gave queues %v, want the cached [mail]", got)
 	}
@@ -156,7 +156,7 @@ func TestByTokenRenewsInTheBackground(t *testing.T) {
 	if err := there.RevokeToken(ctx, tokenHash(token)[:tokenIDLen]); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(TokenCacheTTL * 3 / 4)
+	clk.advance(CacheTTL * 3 / 4)
 	queues()
 	eventually(t, "the revoked token to be refused", func() bool {
 		_, err := here.ByToken(ctx, token)
@@ -187,11 +187,11 @@ func TestByTokenDoesNotCacheUnknownTokens(t *testing.T) {
 func TestTokenCacheIsBounded(t *testing.T) {
 	t.Parallel()
 	s := &Store{tokens: map[string]cachedUser{}, now: time.Now}
-	for i := range maxCachedTokens + 10 {
+	for i := range maxCached + 10 {
 		s.remember(tokenHash("cdt_token-number-"+strconv.Itoa(i)), User{Name: "x"}, time.Now(), 0)
 	}
-	if n := len(s.tokens); n > maxCachedTokens {
-		t.Fatalf("the cache holds %d tokens, want at most %d", n, maxCachedTokens)
+	if n := len(s.tokens); n > maxCached {
+		t.Fatalf("the cache holds %d tokens, want at most %d", n, maxCached)
 	}
 }
 
@@ -212,6 +212,8 @@ func TestDisableAndEnable(t *testing.T) {
 	if err := there.Disable(ctx, "ann"); err != nil {
 		t.Fatal(err)
 	}
+	// The notice of the change makes every other process forget ann.
+	here.Forget("ann")
 	got, err := here.Get(ctx, "ann")
 	if err != nil || !got.Disabled || got.SessionValid(ann.Epoch) || got.SessionValid(got.Epoch) {
 		t.Fatalf("after Disable: %+v, %v; want disabled, no session valid", got, err)
@@ -227,9 +229,9 @@ func TestDisableAndEnable(t *testing.T) {
 	if _, err := there.ByToken(ctx, token); !errors.Is(err, ErrDisabled) {
 		t.Fatalf("ByToken of a disabled user's token where it was disabled: %v, want ErrDisabled", err)
 	}
-	clk.advance(TokenCacheTTL)
+	clk.advance(CacheTTL)
 	if _, err := here.ByToken(ctx, token); !errors.Is(err, ErrDisabled) {
-		t.Fatalf("ByToken of a disabled user's token after %v: %v, want ErrDisabled", TokenCacheTTL, err)
+		t.Fatalf("ByToken of a disabled user's token after %v: %v, want ErrDisabled", CacheTTL, err)
 	}
 
 	if err := there.Enable(ctx, "ann"); err != nil {
@@ -414,5 +416,60 @@ func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
 	}
 	if u, err := New(rdb).ByToken(ctx, tokens[1]); err != nil || u.Name != "old" {
 		t.Fatalf("ByToken of a listed token of the earlier version: %+v, %v", u, err)
+	}
+}
+
+// Get trusts what it found for CacheTTL, unless the user changed here, was
+// Forgotten (another process said it changed it), or is Reloaded.
+func TestGetCachesBriefly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	here, there, clk, _ := annWithToken(t)
+	get := func(want ...string) {
+		t.Helper()
+		u, err := here.Get(ctx, "ann")
+		if err != nil || u.Name != "ann" || !slices.Equal(u.Queues, want) {
+			t.Fatalf("Get = %+v, %v; want ann with queues %v", u, err, want)
+		}
+	}
+	get("mail")
+	u, _ := here.Get(ctx, "ann")
+	u.Queues[0] = "changed" // the caller's to keep
+	get("mail")
+
+	put := func(s *Store, queues ...string) {
+		t.Helper()
+		if err := s.Put(ctx, User{Name: "ann", Role: Operator, Queues: queues}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(there, "scans")
+	clk.advance(CacheTTL - time.Millisecond)
+	get("mail")
+	clk.advance(time.Millisecond)
+	get("scans")
+
+	put(there, "mail")
+	get("scans")
+	here.Forget("ann")
+	get("mail")
+
+	put(there, "scans")
+	if u, err := here.Reload(ctx, "ann"); err != nil || !slices.Equal(u.Queues, []string{"scans"}) {
+		t.Fatalf("Reload = %+v, %v", u, err)
+	}
+	get("scans")
+
+	put(here, "mail", "scans")
+	get("mail", "scans")
+	if err := there.Disable(ctx, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	here.Forget("ann")
+	if u, err := here.Get(ctx, "ann"); err != nil || !u.Disabled {
+		t.Fatalf("after Disable elsewhere and Forget: %+v, %v", u, err)
+	}
+	if _, err := here.Get(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get of nobody: %v", err)
 	}
 }

@@ -1,7 +1,7 @@
 -- cancel.lua: cancels a ready or scheduled job; with force, also a reserved
 -- one (its holder's token dies).
 -- KEYS    -> ready, scheduled, reserved, canceled, meta, payload, skips,
---            skipcount, batches, batchdone, parked, claims (of the queue's
+--            skipcount, batches, batchdone, parked, claims, holding (of the queue's
 --            keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id

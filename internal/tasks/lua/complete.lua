@@ -1,6 +1,6 @@
 -- complete.lua: the holder finishes a reserved job with a result.
 -- KEYS    -> conf, ready, reserved, completed, meta, payload, result,
---            skips, skipcount, batches, batchdone, parked, claims (of the
+--            skips, skipcount, batches, batchdone, parked, claims, holding (of the
 --            queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id

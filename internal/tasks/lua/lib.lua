@@ -27,6 +27,8 @@
 --                                           of every batch
 -- KEYS[19] -> cd:{<queue>}:claims     HASH  "operator\nidempotency key" -> id
 --                                           of the live claim made with it
+-- KEYS[20] -> cd:{<queue>}:holding    ZSET  "operator\nid", score 0: the live
+--                                           reservations by holder
 -- Each script's header names the keys it actually touches.
 --
 -- Scripts answer {status, effects, values...} (answer, below): a status
@@ -45,7 +47,7 @@ local function begin(keys)
   K.conf, K.meta, K.payload, K.result = keys[1], keys[8], keys[9], keys[10]
   K.idem, K.skips, K.skipcount = keys[11], keys[12], keys[13]
   K.batches, K.batchindex, K.batchdone = keys[14], keys[15], keys[16]
-  K.parked, K.members, K.claims = keys[17], keys[18], keys[19]
+  K.parked, K.members, K.claims, K.holding = keys[17], keys[18], keys[19], keys[20]
   INDEX.ready, INDEX.scheduled, INDEX.reserved = keys[2], keys[3], keys[4]
   INDEX.completed, INDEX.dead, INDEX.canceled = keys[5], keys[6], keys[7]
   BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}
@@ -282,10 +284,12 @@ local function file(id, m, score, b)
   end
 end
 
--- end_reservation forgets the reservation's deadline and claim key. The
--- holder and token stay: a retry of the holder's last action is known by
--- them (take, below), until the next claim replaces them.
-local function end_reservation(m)
+-- end_reservation forgets the reservation's deadline and claim key, and
+-- takes it out of its holder's. The holder and token stay: a retry of the
+-- holder's last action is known by them (take, below), until the next
+-- claim replaces them.
+local function end_reservation(id, m)
+  redis.call('ZREM', K.holding, m.reserved_by .. '\n' .. id)
   if m.claim_key then
     redis.call('HDEL', K.claims, m.reserved_by .. '\n' .. m.claim_key)
   end
@@ -295,13 +299,17 @@ end
 -- go is every change of a job's state: it records the transition (action
 -- of actor, with reason), takes the job out of the index of its state and
 -- files it under the new one at score, keeping its batch's counters and
--- slots, and ends a reservation the change ends.
+-- slots, and files a reservation the change begins under its holder's, or
+-- ends one the change ends.
 local function go(id, m, state, score, action, actor, reason)
   local from = m.state
   local holder = nil
   if from == 'reserved' then holder = m.reserved_by end
   record(id, m, action, from, state, actor, holder, reason)
-  if from == 'reserved' and state ~= 'reserved' then end_reservation(m) end
+  if from == 'reserved' and state ~= 'reserved' then end_reservation(id, m) end
+  if state == 'reserved' and from ~= 'reserved' then
+    redis.call('ZADD', K.holding, '0', m.reserved_by .. '\n' .. id)
+  end
   local b = batch(m.batch)
   unfile(id, m, b)
   if b then b[BUCKET[m.state]] = b[BUCKET[m.state]] - 1 end
@@ -421,6 +429,24 @@ local function reclaim(limit)
     store(id, m)
   end
   return #expired > limit, math.min(#expired, limit)
+end
+
+-- index_holding files at most limit live reservations under their holders
+-- (K.holding) when the index does not have every one: those made by a
+-- version that did not keep it. Each reservation since is filed as it
+-- begins, so once filed the index stays whole.
+local function index_holding(limit)
+  if redis.call('ZCARD', K.holding) == redis.call('ZCARD', INDEX.reserved) then return end
+  local ids = redis.call('ZRANGE', INDEX.reserved, '0', '-1')
+  local filed = 0
+  for _, id in ipairs(ids) do
+    local member = load(id).reserved_by .. '\n' .. id
+    if redis.call('ZSCORE', K.holding, member) == false then
+      redis.call('ZADD', K.holding, '0', member)
+      filed = filed + 1
+      if filed >= limit then return end
+    end
+  end
 end
 
 -- promote moves at most limit due scheduled jobs to ready. It returns

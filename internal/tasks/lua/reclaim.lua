@@ -1,12 +1,15 @@
 -- reclaim.lua: ends at most limit reservations whose deadline has passed;
--- each job goes back in line with one attempt spent, or dead.
+-- each job goes back in line with one attempt spent, or dead. First it
+-- files under their holders the reservations made before the holding index
+-- was kept (index_holding).
 -- KEYS    -> conf, ready, reserved, dead, canceled, meta, skips, skipcount,
---            batches, batchdone, parked, claims (of the queue's keys, see
+--            batches, batchdone, parked, claims, holding (of the queue's keys, see
 --            lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), jobs moved}
 clock(ARGV[1])
 if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
+index_holding(tonumber(ARGV[2]))
 local more, n = reclaim(tonumber(ARGV[2]))
 return answer('ok', more and 1 or 0, n)

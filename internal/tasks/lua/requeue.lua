@@ -3,7 +3,7 @@
 -- dies). A job of a canceled batch is not requeued from dead, and a force
 -- release cancels it.
 -- KEYS    -> ready, reserved, dead, canceled, meta, payload, skips,
---            skipcount, batches, batchdone, parked, claims (of the queue's
+--            skipcount, batches, batchdone, parked, claims, holding (of the queue's
 --            keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id

@@ -5,7 +5,8 @@
 -- ARGV[2] -> window in ms for "completed recently"
 -- Output: {"queue_not_found"}, or {"ok", ready, scheduled, reserved, completed, dead, canceled,
 --         completed within the window, due scheduled, ready time of the next job in ms or 0,
---         ready jobs held back by their batch's max_concurrent}
+--         ready jobs held back by their batch's max_concurrent, then the
+--         queue's settings as field, value, ...}
 -- Ready counts every ready job: those in the claim line and those held back.
 local now = clock(ARGV[1])
 if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
@@ -17,4 +18,5 @@ return answer('ok',
   redis.call('ZCARD', INDEX.reserved), redis.call('ZCARD', INDEX.completed),
   redis.call('ZCARD', INDEX.dead), redis.call('ZCARD', INDEX.canceled),
   redis.call('ZCOUNT', INDEX.completed, now - tonumber(ARGV[2]), '+inf'),
-  redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked))
+  redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked),
+  unpack(redis.call('HGETALL', K.conf)))

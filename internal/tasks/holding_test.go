@@ -1,0 +1,144 @@
+package tasks
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+// Holding reads one person's reservations across queues, soonest deadline
+// first, and follows every way a reservation ends.
+func TestHolding(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		other := e.newQueue(Queue{LeaseSeconds: 60})
+		for i := range 4 {
+			e.add("job", i)
+		}
+		e.addJob(other, NewJob{Title: "elsewhere"})
+		a1 := e.claim("alice")
+		e.clock.Advance(time.Second)
+		a2 := e.claim("alice")
+		b1 := e.claim("bob")
+		a3, err := e.store.Claim(e.ctx, other, "alice")
+		if err != nil || a3 == nil {
+			e.t.Fatalf("claim from %s: %v, %v", other, a3, err)
+		}
+		ids := func(op string) []string {
+			e.t.Helper()
+			held, err := e.store.Holding(e.ctx, op, []string{e.queue, other, "no-such-queue", "Not A Name"})
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			var out []string
+			for _, j := range held {
+				if j.ReservedBy != op || j.State != StateReserved || string(j.Payload) != "{}" {
+					e.t.Fatalf("%s holds %+v", op, j)
+				}
+				out = append(out, j.ID)
+			}
+			return out
+		}
+		// other's lease (60 s) ends before the first queue's (300 s).
+		if got, want := ids("alice"), []string{a3.Job.ID, a1.Job.ID, a2.Job.ID}; !slices.Equal(got, want) {
+			e.t.Fatalf("alice holds %v, want %v (soonest deadline first)", got, want)
+		}
+		if got := ids("bob"); !slices.Equal(got, []string{b1.Job.ID}) {
+			e.t.Fatalf("bob holds %v", got)
+		}
+		if got := ids("al"); len(got) != 0 {
+			e.t.Fatalf("a prefix of a name holds %v", got)
+		}
+
+		// Completed, completed-and-next, given back, force-released: gone
+		// from the holder's, and the next claim filed.
+		if _, err := e.store.Complete(e.ctx, a1.Job.ID, a1.Hold(), nil); err != nil {
+			e.t.Fatal(err)
+		}
+		_, next, err := e.store.CompleteNext(e.ctx, a2.Job.ID, a2.Hold(), nil)
+		if err != nil || next == nil {
+			e.t.Fatalf("complete and next: %v, %v", next, err)
+		}
+		if got := ids("alice"); !slices.Equal(got, []string{a3.Job.ID, next.Job.ID}) {
+			e.t.Fatalf("after completing two, alice holds %v", got)
+		}
+		if _, err := e.store.Release(e.ctx, next.Job.ID, next.Hold()); err != nil {
+			e.t.Fatal(err)
+		}
+		if _, _, err := e.store.Requeue(e.ctx, b1.Job.ID, "sam"); err != nil {
+			e.t.Fatal(err)
+		}
+		if got := ids("bob"); len(got) != 0 {
+			e.t.Fatalf("bob still holds %v after a force release", got)
+		}
+		// Time runs out: the reclaim takes it from alice's.
+		e.clock.Advance(2 * time.Minute)
+		if _, _, err := e.store.ReclaimExpired(e.ctx, other, 10); err != nil {
+			e.t.Fatal(err)
+		}
+		if got := ids("alice"); len(got) != 0 {
+			e.t.Fatalf("alice still holds %v", got)
+		}
+	})
+}
+
+// Reservations made before the holding index was kept are filed under
+// their holders by the next reclaim.
+func TestHoldingIndexedByReclaim(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.add("one", 0)
+		e.add("two", 0)
+		r1, r2 := e.claim("alice"), e.claim("bob")
+		if err := e.rdb.Del(e.ctx, keysFor(e.queue).Holding()).Err(); err != nil {
+			e.t.Fatal(err)
+		}
+		if held, err := e.store.Holding(e.ctx, "alice", []string{e.queue}); err != nil || len(held) != 0 {
+			e.t.Fatalf("without the index: %v, %v", held, err)
+		}
+		if _, _, err := e.store.ReclaimExpired(e.ctx, e.queue, 1); err != nil {
+			e.t.Fatal(err)
+		}
+		if _, _, err := e.store.ReclaimExpired(e.ctx, e.queue, 1); err != nil {
+			e.t.Fatal(err)
+		}
+		for op, want := range map[string]string{"alice": r1.Job.ID, "bob": r2.Job.ID} {
+			held, err := e.store.Holding(e.ctx, op, []string{e.queue})
+			if err != nil || len(held) != 1 || held[0].ID != want {
+				e.t.Fatalf("%s holds %v (%v), want %s", op, held, err, want)
+			}
+		}
+	})
+}
+
+// Queues reads every queue's settings and counts at once.
+func TestQueues(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		other := e.newQueue(Queue{LeaseSeconds: 60, MaxAttempts: 2})
+		e.add("one", 0)
+		e.add("two", 0)
+		e.claim("alice")
+		all, err := e.store.Queues(e.ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		found := 0
+		for _, q := range all {
+			switch q.Queue.Name {
+			case e.queue:
+				found++
+				if !reflect.DeepEqual(q.Stats, e.stats()) || q.Stats.Ready != 1 || q.Stats.Reserved != 1 {
+					e.t.Fatalf("%s: %+v, Stats says %+v", e.queue, q.Stats, e.stats())
+				}
+			case other:
+				found++
+				want, err := e.store.Queue(e.ctx, other)
+				if err != nil || q.Queue != want || q.Queue.LeaseSeconds != 60 || q.Stats.Ready != 0 {
+					e.t.Fatalf("%s: %+v %+v, want settings %+v (%v)", other, q.Queue, q.Stats, want, err)
+				}
+			}
+		}
+		if found != 2 {
+			e.t.Fatalf("Queues listed %d of the test's 2 queues", found)
+		}
+	})
+}
