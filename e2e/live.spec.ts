@@ -352,3 +352,69 @@ async function holdWebSockets(page: Page) {
     },
   };
 }
+
+// What an open page asks the server for, as cmd/bench's floor scenario
+// models it: counts come in notices and cost no request; a page fetches
+// its fragments after (re)connecting, when its own reservations change,
+// and, for a supervisor, at most about once a second while others' do.
+test.describe('what an open page fetches', () => {
+  /** Counts the page's fragment requests by path. */
+  function fragmentRequests(page: Page): string[] {
+    const paths: string[] = [];
+    page.on('request', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path.includes('/fragments/')) paths.push(path);
+    });
+    return paths;
+  }
+
+  test("an operator's home patches counts without a request, and fetches once when their own reservations change", async ({
+    openAs,
+    jobs,
+  }) => {
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    const fetched = fragmentRequests(alice);
+    await home.goto();
+    await home.live.waitUntilLive();
+    // The catch-up after connecting, within a random moment of 2 s.
+    await expect.poll(() => fetched.length, { timeout: 3_000 }).toBe(1);
+    const before = await home.readyCountNow('invoice-review');
+
+    // New jobs, and another operator's claim: counts and toasts, no request.
+    const first = await jobs.create('invoice-review', 'Check invoice INV-E2E-FETCH-1');
+    await jobs.create('invoice-review', 'Check invoice INV-E2E-FETCH-2');
+    await expect(home.readyCount('invoice-review')).toHaveText(String(before + 2), { timeout: AT_ONCE });
+    await expect(home.toastFor(first.title)).toBeVisible();
+    const carol = new OperatorApi((await openAs('carol')).request);
+    expect(await carol.claim('invoice-review')).not.toBeNull();
+    await expect(home.readyCount('invoice-review')).toHaveText(String(before + 1), { timeout: AT_ONCE });
+    await alice.waitForTimeout(700);
+    expect(fetched, 'counts and new jobs cost no request').toHaveLength(1);
+
+    // alice claims in another tab: her home fetches once, and lists it.
+    const mine = await new OperatorApi(alice.request).claim('invoice-review');
+    await expect(home.myReservations).toContainText(mine!.job.title, { timeout: AT_ONCE });
+    await alice.waitForTimeout(700);
+    expect(fetched).toEqual(['/fragments/home', '/fragments/home']);
+  });
+
+  test("a supervisor's tables fetch at most about once a second while jobs come and go", async ({ openAs, jobs }) => {
+    const sam = new SupervisorPage(await openAs('sam'));
+    const fetched = fragmentRequests(sam.page);
+    await sam.goto();
+    await sam.live.waitUntilLive();
+    await expect.poll(() => fetched.length, { timeout: 3_000 }).toBeGreaterThan(0);
+    await sam.page.waitForTimeout(1_500);
+    fetched.length = 0;
+
+    const started = Date.now();
+    for (let i = 0; i < 8; i++) await jobs.create('invoice-review', `Check invoice INV-E2E-FETCH-SUP-${i}`);
+    await sam.page.waitForTimeout(1_500);
+    const seconds = (Date.now() - started) / 1000;
+    const stats = fetched.filter((p) => p.endsWith('/stats')).length;
+    expect(stats, `stats fetched ${stats} times in ${seconds.toFixed(1)} s of changes`).toBeGreaterThan(0);
+    expect(stats).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    expect(fetched.filter((p) => p.endsWith('/reservations')).length).toBe(stats);
+  });
+});

@@ -91,24 +91,92 @@
     acting = true;
   }, true);
 
-  // Live updates: a websocket brings notices; the page patches what it can
-  // at once and asks the server for fresh fragments (htmx, "refresh" event).
-  var refreshTimer = null;
-  function refresh() {
-    clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(function () {
-      document.body.dispatchEvent(new Event("refresh"));
-    }, 150);
+  // Live updates: a websocket brings notices, and the page patches what
+  // they carry (counts) at once, with no request. Fragments are fetched
+  // afresh (htmx, on the body's "refresh" and "refresh-slow" events) only
+  // for what notices do not carry: "refresh" when the viewer's own
+  // reservations changed, after a resync or a reconnect; "refresh-slow",
+  // at most about once a second, when others' reservations or a batch
+  // changed (the supervisor's tables). Each waits a random moment, so
+  // that a floor of open pages does not fetch all at once; one that comes
+  // while a fetch is under way is kept until it ends. Every fragment also
+  // polls every 15 s, which heals what a lost notice left behind.
+  // internal/handlers/ws.go sends the notices; cmd/bench's floor scenario
+  // models these requests (keep the two in step).
+  function refresher(event, gap, jitter) {
+    var timer = null, last = 0, waiting = false;
+    function fire() {
+      timer = null;
+      if (document.querySelector(".htmx-request")) { waiting = true; return; }
+      last = Date.now();
+      document.body.dispatchEvent(new Event(event));
+    }
+    return {
+      // soon asks for a refresh within a random moment up to spread ms
+      // (jitter by default), at least gap ms after the last.
+      soon: function (spread) {
+        if (timer) return;
+        var wait = Math.max(0, last + gap - Date.now()) + 50 + Math.random() * (spread || jitter);
+        timer = setTimeout(fire, wait);
+      },
+      // settled is told when a fetch ended: a refresh kept meanwhile goes.
+      settled: function () {
+        if (waiting && !document.querySelector(".htmx-request")) { waiting = false; this.soon(); }
+      },
+    };
   }
+  var mine = refresher("refresh", 0, 200), others = refresher("refresh-slow", 1000, 400);
+  // After a reconnect or a resync every page fetches: spread them wide.
+  var RESYNC_SPREAD = 2000;
+  ["htmx:afterSettle", "htmx:afterRequest"].forEach(function (type) {
+    document.addEventListener(type, function () {
+      setTimeout(function () { mine.settled(); others.settled(); }, 0);
+    });
+  });
 
-  // setCount shows how many jobs of the queue can be claimed now.
-  function setCount(queue, ready) {
-    document.querySelectorAll('[data-queue="' + CSS.escape(queue) + '"]').forEach(function (card) {
-      var n = card.querySelector("[data-testid=ready-count]");
-      if (n) n.textContent = ready;
+  // setCounts shows a queue's counts (a queue.changed notice, or the
+  // snapshot's) wherever the page shows them: the operator's queue cards
+  // and the supervisor's table.
+  function setCounts(n) {
+    var held = n.held || 0, ready = n.ready - held;
+    document.querySelectorAll('[data-queue="' + CSS.escape(n.queue) + '"]').forEach(function (card) {
+      var count = card.querySelector("[data-testid=ready-count]");
+      if (count) count.textContent = ready;
       var b = card.querySelector("button[data-claim]");
       if (b) b.disabled = ready === 0;
+      var waiting = card.querySelector("[data-waiting]");
+      // How long the next job has waited is not in a notice: say only
+      // whether one does, until the next fetch says since when.
+      if (waiting && ready === 0) waiting.textContent = "Nothing waiting";
+      if (waiting && ready > 0 && waiting.dataset.waiting === "none") waiting.textContent = "A job is waiting";
+      if (waiting) waiting.dataset.waiting = ready > 0 ? "some" : "none";
+      showCount(card.querySelector("[data-in-progress]"), n.reserved);
+      showCount(card.querySelector("[data-batch-wait]"), held);
     });
+    document.querySelectorAll('[data-stats-queue="' + CSS.escape(n.queue) + '"]').forEach(function (row) {
+      ["ready", "scheduled", "reserved", "dead"].forEach(function (k) {
+        var cell = row.querySelector('[data-count="' + k + '"]');
+        if (!cell || n[k] === undefined) return;
+        var link = cell.querySelector("a");
+        if (k === "dead" && n.dead > 0 && !link) {
+          link = document.createElement("a");
+          link.className = "bad";
+          link.href = "/supervisor/queues/" + encodeURIComponent(n.queue) + "?state=dead";
+          cell.textContent = "";
+          cell.append(link);
+        }
+        if (link && !(n[k] > 0)) { cell.textContent = "0"; return; }
+        (link || cell).textContent = n[k];
+      });
+    });
+  }
+
+  // showCount sets the number in a "· N in progress"-like note, hidden at 0.
+  function showCount(el, n) {
+    if (!el || n === undefined) return;
+    el.hidden = !(n > 0);
+    var num = el.querySelector("[data-n]");
+    if (num) num.textContent = n;
   }
 
   // toast announces a new job; its Claim button claims that very job (the
@@ -152,11 +220,12 @@
     var work = document.querySelector("[data-job-id][data-held]");
     switch (n.type) {
       case "queue.changed":
-        setCount(n.queue, n.ready - (n.held || 0));
-        break;
+        setCounts(n);
+        others.soon(); // the supervisor's "done last hour" and "next waiting"
+        return;
       case "job.available":
         toast(n.queue, n.title, n.job_id);
-        break;
+        return;
       case "reservation.extended":
         if (work && work.dataset.jobId === n.job_id && n.deadline) {
           document.querySelectorAll("[data-deadline]").forEach(function (el) { el.dataset.deadline = n.deadline; });
@@ -167,7 +236,7 @@
           var soon = document.getElementById("soon");
           if (soon) soon.hidden = false;
         }
-        break;
+        return;
       case "reservation.expired":
       case "reservation.released":
       case "reservation.completed":
@@ -175,8 +244,19 @@
         // can do no more, and says why.
         if (work && work.dataset.jobId === n.job_id) lose(n.action, n.actor);
         break;
+      case "reservation.created":
+        break;
+      case "resync":
+        jobChanged();
+        mine.soon(RESYNC_SPREAD);
+        return;
+      default: // job.finished, batch.changed, batch.finished
+        others.soon();
+        return;
     }
-    refresh();
+    // A reservation changed: the viewer's own (the home lists them), or,
+    // for a supervisor, anyone's.
+    if (n.operator === document.body.dataset.user) mine.soon(); else others.soon();
   }
 
   function connect() {
@@ -191,13 +271,14 @@
         if (n.type === "snapshot") {
           live.dataset.state = "live";
           live.textContent = "live";
-          n.queues.forEach(function (q) { setCount(q.queue, q.ready - q.held); });
-          refresh(); // resync after a (re)connect: notices may have been missed
+          n.queues.forEach(setCounts);
+          // After a (re)connect: notices may have been missed.
+          mine.soon(RESYNC_SPREAD);
           jobChanged();
           return;
         }
-        if (n.type === "resync") jobChanged();
-        onNotice(n);
+        // Notices close together come as one message.
+        (n.type === "notices" ? n.notices : [n]).forEach(onNotice);
       };
       ws.onclose = function (e) {
         // The session ended (the account was disabled, or its password
@@ -205,7 +286,8 @@
         if (e.code === 4001) { location.reload(); return; }
         live.dataset.state = "reconnecting";
         live.textContent = "reconnecting…";
-        setTimeout(open, delay);
+        // A restarted server meets its pages one by one, not all at once.
+        setTimeout(open, delay * (0.5 + Math.random()));
         delay = Math.min(delay * 2, 10000);
       };
     }

@@ -93,7 +93,7 @@ func BatchList(p Page, v BatchesView) templ.Component {
 			templ_7745c5c3_Var3 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<section id=\"batches\" class=\"panel\" aria-labelledby=\"batches-h\" hx-get=\"/supervisor/fragments/batches\" hx-trigger=\"every 15s, refresh from:body\" hx-swap=\"outerHTML\"><h2 id=\"batches-h\">Newest batches</h2>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<section id=\"batches\" class=\"panel\" aria-labelledby=\"batches-h\" hx-get=\"/supervisor/fragments/batches\" hx-trigger=\"every 15s, refresh from:body, refresh-slow from:body\" hx-swap=\"outerHTML\"><h2 id=\"batches-h\">Newest batches</h2>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
