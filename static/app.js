@@ -134,6 +134,22 @@
     });
   });
 
+  // A fragment fetched before a notice arrived may show counts older than
+  // the notice's: after each swap, the counts of every notice that came
+  // since its request went out are shown again. (A fragment newer than
+  // such a notice is followed by the notices of what it shows.)
+  var heard = {}; // queue -> {n: latest counts, at: when they came}
+  document.addEventListener("htmx:beforeSend", function (e) {
+    if (e.detail.xhr) e.detail.xhr.sentAt = Date.now();
+  });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    var sent = e.detail.xhr && e.detail.xhr.sentAt;
+    if (!sent) return;
+    Object.keys(heard).forEach(function (q) {
+      if (heard[q].at >= sent) setCounts(heard[q].n);
+    });
+  });
+
   // setCounts shows a queue's counts (a queue.changed notice, or the
   // snapshot's) wherever the page shows them: the operator's queue cards
   // and the supervisor's table.
@@ -220,6 +236,7 @@
     var work = document.querySelector("[data-job-id][data-held]");
     switch (n.type) {
       case "queue.changed":
+        heard[n.queue] = { n: n, at: Date.now() };
         setCounts(n);
         others.soon(); // the supervisor's "done last hour" and "next waiting"
         return;

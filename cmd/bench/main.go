@@ -59,6 +59,10 @@ type config struct {
 	sizes       []int
 	reclaim     int // scale: expired reservations to reclaim
 	memJobs     int // scale: jobs for the memory figure
+	// floor: open pages of operators and supervisors, jobs/s, and how
+	// long each of its two phases lasts.
+	floorPages, floorSupervisors, floorRate int
+	floorPhase                              time.Duration
 	claimdesk   string
 	jsonPath    string
 }
@@ -77,13 +81,14 @@ var scenarios = []scenario{
 	{"notify", runNotify},
 	{"scale", runScale},
 	{"replicas", runReplicas},
+	{"floor", runFloor},
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale, replicas); default all")
+	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale, replicas, floor); default all")
 	smoke := fs.Bool("smoke", false, "tiny sizes, to check that every scenario runs")
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine and ceiling")
 	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")
@@ -97,6 +102,10 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	sizes := fs.String("sizes", "1000,100000,1000000", "scale: ready jobs at which to time claims")
 	fs.IntVar(&c.reclaim, "reclaim", 100000, "scale: expired reservations to reclaim")
 	fs.IntVar(&c.memJobs, "mem-jobs", 100000, "scale: jobs enqueued for the memory figure")
+	fs.IntVar(&c.floorPages, "floor-pages", 2000, "floor: open operator pages (a fifth of them working)")
+	fs.IntVar(&c.floorSupervisors, "floor-supervisors", 40, "floor: open supervisor pages")
+	fs.IntVar(&c.floorRate, "floor-rate", 10, "floor: jobs enqueued per second")
+	fs.DurationVar(&c.floorPhase, "floor-phase", 20*time.Second, "floor: how long each phase is measured")
 	fs.StringVar(&c.claimdesk, "claimdesk", "bin/claimdesk", "the claimdesk binary that http and notify start")
 	fs.StringVar(&c.jsonPath, "json", "var/bench.json", "where to write the results as JSON (empty: nowhere)")
 	if err := fs.Parse(args); err != nil {
@@ -124,8 +133,10 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		c.concurrency, c.jobs, c.producers, c.messages = 4, 200, 8, 200
 		c.operators, c.cycles, c.think, c.sockets, c.notices = 5, 3, 0, 20, 3
 		c.sizes, c.reclaim, c.memJobs = []int{100, 1000}, 500, 1000
+		c.floorPages, c.floorSupervisors, c.floorRate, c.floorPhase = 30, 2, 5, 2*time.Second
 	}
-	for _, v := range []int{c.concurrency, c.jobs, c.producers, c.messages, c.operators, c.cycles, c.sockets, c.notices, c.reclaim, c.memJobs} {
+	for _, v := range []int{c.concurrency, c.jobs, c.producers, c.messages, c.operators, c.cycles, c.sockets, c.notices, c.reclaim, c.memJobs,
+		c.floorPages, c.floorSupervisors, c.floorRate, int(c.floorPhase / time.Second)} {
 		if v < 1 {
 			return c, usageError{errors.New("counts and sizes must be at least 1")}
 		}

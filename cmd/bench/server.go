@@ -111,6 +111,7 @@ func (a *app) start(ctx context.Context, bin string) error {
 		"CLAIMDESK_WS_PER_ADDRESS=1000000",
 		"CLAIMDESK_RATE_USER=100000/s",
 		"CLAIMDESK_RATE_ADDRESS=100000/s",
+		"CLAIMDESK_RATE_LOGIN=100000/s",
 	)
 	a.out = &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = a.out, a.out

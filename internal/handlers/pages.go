@@ -351,7 +351,7 @@ func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (vi
 	if o.Cursor == "" {
 		p, err = s.board.reservations.get(ctx, s.firstReservations)
 	} else {
-		p, err = s.tasks.ListReservations(ctx, "", reservationsPage, o.Cursor)
+		p, err = s.tasks.ListReservations(ctx, "", reservationsPage, o.Cursor, tasks.WithoutPayloads)
 	}
 	o.Reservations, o.NextCursor = p.Jobs, p.NextCursor
 	return o, err
@@ -364,7 +364,7 @@ const reservationsPage = 50
 // firstReservations reads the first page of live reservations, every
 // queue's, soonest deadline first.
 func (s *Server) firstReservations(ctx context.Context) (tasks.Page, error) {
-	return s.tasks.ListReservations(ctx, "", reservationsPage, "")
+	return s.tasks.ListReservations(ctx, "", reservationsPage, "", tasks.WithoutPayloads)
 }
 
 func (s *Server) supervisorHome(c echo.Context) error {

@@ -29,7 +29,7 @@ const (
 // that state's index: ready by rank (next to be claimed first), scheduled by
 // due time, reserved by deadline, finished states by finish time. Pass the
 // previous page's NextCursor to continue.
-func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit int, cursor string) (Page, error) {
+func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit int, cursor string, opts ...ListOption) (Page, error) {
 	if !validQueueName(queue) {
 		return Page{}, ErrQueueNotFound
 	}
@@ -44,7 +44,13 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	if err != nil {
 		return Page{}, err
 	}
-	res, err := s.run(ctx, listScript, queue, string(state), limit, score, after)
+	withPayloads := "payloads"
+	for _, o := range opts {
+		if o == WithoutPayloads {
+			withPayloads = ""
+		}
+	}
+	res, err := s.run(ctx, listScript, queue, string(state), limit, score, after, withPayloads)
 	if err != nil {
 		return Page{}, err
 	}
@@ -63,11 +69,18 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	return page, nil
 }
 
+// ListOption changes what a listing returns.
+type ListOption int
+
+// WithoutPayloads leaves the jobs' payloads out of a listing (each job's
+// Payload is empty): for a table that shows none.
+const WithoutPayloads ListOption = 1
+
 // ListReservations returns one page of live reservations ordered by
 // deadline, soonest first, of one queue or (queue "") of all queues.
-func (s *Store) ListReservations(ctx context.Context, queue string, limit int, cursor string) (Page, error) {
+func (s *Store) ListReservations(ctx context.Context, queue string, limit int, cursor string, opts ...ListOption) (Page, error) {
 	if queue != "" {
-		return s.ListJobs(ctx, queue, StateReserved, limit, cursor)
+		return s.ListJobs(ctx, queue, StateReserved, limit, cursor, opts...)
 	}
 	names, err := s.QueueNames(ctx)
 	if err != nil {
@@ -82,7 +95,7 @@ func (s *Store) ListReservations(ctx context.Context, queue string, limit int, c
 	var all []*Job
 	more := false
 	for _, q := range names {
-		p, err := s.ListJobs(ctx, q, StateReserved, limit, cursor)
+		p, err := s.ListJobs(ctx, q, StateReserved, limit, cursor, opts...)
 		if err != nil {
 			return Page{}, err
 		}

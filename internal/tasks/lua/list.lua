@@ -6,7 +6,9 @@
 -- ARGV[2] -> page size
 -- ARGV[3] -> cursor score (empty: from the start)
 -- ARGV[4] -> cursor id: the page starts after (score, id)
--- Output: {"queue_not_found"}, or {"ok", more (0|1), then per job: id, score, metadata, payload}
+-- ARGV[5] -> "payloads" to answer each job's payload, else none
+-- Output: {"queue_not_found"}, or {"ok", more (0|1), then per job: id, score, metadata,
+--         payload (or false)}
 if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
 local index = INDEX[ARGV[1]]
 local limit = tonumber(ARGV[2])
@@ -49,7 +51,11 @@ for i = 1, math.min(#page, 2 * limit), 2 do
   table.insert(out, id)
   table.insert(out, page[i + 1])
   table.insert(out, redis.call('HGET', K.meta, id))
-  table.insert(out, redis.call('HGET', K.payload, id))
+  if ARGV[5] == 'payloads' then
+    table.insert(out, redis.call('HGET', K.payload, id))
+  else
+    table.insert(out, false)
+  end
 end
 if #page > 2 * limit then out[1] = 1 end
 return answer('ok', unpack(out))
