@@ -63,8 +63,8 @@ type config struct {
 	// long each of its two phases lasts.
 	floorPages, floorSupervisors, floorRate int
 	floorPhase                              time.Duration
-	claimdesk   string
-	jsonPath    string
+	claimdesk                               string
+	jsonPath                                string
 }
 
 // scenario is one part of the bench.
