@@ -148,7 +148,7 @@ func TestSupervisorFragmentsAreCheap(t *testing.T) {
 	if !strings.Contains(strings.Join(cmds, "\n"), "stats") || strings.Contains(strings.Join(cmds, "\n"), " list") {
 		t.Fatalf("stats fragment after a change sent %v", cmds)
 	}
-	ready := regexp.MustCompile(`data-testid="stats-` + a.queue + `"><td>.*?</td><td class="num">(\d+)</td>`)
+	ready := regexp.MustCompile(`data-stats-queue="` + a.queue + `">.*?data-count="ready">(\d+)</td>`)
 	if m := ready.FindStringSubmatch(b.body); m == nil || m[1] != "1" {
 		t.Fatalf("stats fragment after a change does not show 1 ready (%v):\n%s", m, b.body)
 	}
