@@ -75,6 +75,11 @@ type rateLimiter struct {
 	// spends them here, for at most creditLife.
 	mu      sync.Mutex
 	credits map[string]credit
+	// asking holds, per key, a channel closed when the request under way
+	// for its credits has its answer: requests that find no credit wait
+	// for it rather than each ask for a batch, which together could use
+	// up the whole limit.
+	asking map[string]*asking
 }
 
 // credit is what one limit on one client may still spend without asking
@@ -88,7 +93,10 @@ type credit struct {
 // counted, so no limit is ever exceeded; credits an instance does not
 // spend within creditLife are lost to the client, which costs it at most
 // a tenth of its limit per instance. A limit so small that a tenth of a
-// second's worth is under one request is asked of Redis every time.
+// second's worth is under one request is asked of Redis every time. One
+// request per key asks at a time; the others that find no credit wait
+// for its answer, so that a crowd arriving at once does not each take a
+// batch and use up the limit between them.
 const (
 	creditLife = time.Second
 	// maxCredits bounds the table: many clients at once (a flood from many
@@ -107,7 +115,8 @@ func newRateLimiter(rdb redis.UniversalClient, limits RateLimits, log *slog.Logg
 	limits.User = cmp.Or(limits.User, d.User)
 	limits.Address = cmp.Or(limits.Address, d.Address)
 	limits.Login = cmp.Or(limits.Login, d.Login)
-	return &rateLimiter{limiter: redis_rate.NewLimiter(rdb), limits: limits, log: log, credits: map[string]credit{}}
+	return &rateLimiter{limiter: redis_rate.NewLimiter(rdb), limits: limits, log: log,
+		credits: map[string]credit{}, asking: map[string]*asking{}}
 }
 
 // rateLimit is one limit on one client.
@@ -160,43 +169,99 @@ func (r *rateLimiter) logins(next echo.HandlerFunc) echo.HandlerFunc {
 // trouble and answers for it.
 func (r *rateLimiter) allow(ctx context.Context, limits ...rateLimit) error {
 	for _, l := range limits {
-		if r.spend(l.key) {
-			continue
-		}
-		batch := prefetch(l.limit)
-		res, err := r.limiter.AllowAtMost(ctx, l.key, l.limit, batch)
-		if err != nil {
-			if ctx.Err() == nil && r.down.CompareAndSwap(false, true) {
-				r.log.Warn("rate limits not applied while the store does not answer", "err", err)
-			}
-			return nil
-		}
-		if r.down.Load() {
-			r.down.Store(false)
-		}
-		if res.Allowed == 0 {
-			wait := retrySeconds(res.RetryAfter)
-			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited",
-				Message: fmt.Sprintf("Too many requests. Try again in %d s.", wait), RetryAfter: time.Duration(wait) * time.Second}
-		}
-		if res.Allowed > 1 {
-			r.keep(l.key, res.Allowed-1)
+		if err := r.allowOne(ctx, l); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// spend takes one of the key's credits, if it has one left.
-func (r *rateLimiter) spend(key string) bool {
+// allowOne applies one limit: a credit, or else the answer of Redis,
+// asked for a batch of credits by one request of the key at a time.
+func (r *rateLimiter) allowOne(ctx context.Context, l rateLimit) error {
+	for {
+		spent, a, mine := r.spendOrAsk(l.key)
+		switch {
+		case spent:
+			return nil
+		case mine:
+			a.refused, a.failed = r.ask(ctx, l)
+			r.answered(l.key, a)
+			return a.refused
+		}
+		select {
+		case <-a.done:
+			// Refused, or Redis not answering: the same for the waiters.
+			// Otherwise it left credits, or none to spare: look again.
+			if a.refused != nil || a.failed {
+				return a.refused
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// asking is one request to Redis for a key's credits; done is closed once
+// it has its answer: refused (429), failed (Redis did not answer: the
+// limits are not applied), or else credits kept.
+type asking struct {
+	done    chan struct{}
+	refused error
+	failed  bool
+}
+
+// ask asks Redis for a batch of credits under the limit, keeps what is
+// left after this request, and returns the refusal if there is none, or
+// failed if Redis did not answer.
+func (r *rateLimiter) ask(ctx context.Context, l rateLimit) (refused error, failed bool) {
+	res, err := r.limiter.AllowAtMost(ctx, l.key, l.limit, prefetch(l.limit))
+	if err != nil {
+		if ctx.Err() == nil && r.down.CompareAndSwap(false, true) {
+			r.log.Warn("rate limits not applied while the store does not answer", "err", err)
+		}
+		return nil, true
+	}
+	if r.down.Load() {
+		r.down.Store(false)
+	}
+	if res.Allowed == 0 {
+		wait := retrySeconds(res.RetryAfter)
+		return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited",
+			Message: fmt.Sprintf("Too many requests. Try again in %d s.", wait), RetryAfter: time.Duration(wait) * time.Second}, false
+	}
+	if res.Allowed > 1 {
+		r.keep(l.key, res.Allowed-1)
+	}
+	return nil, false
+}
+
+// spendOrAsk takes one of the key's credits, if it has one left (spent).
+// Otherwise it returns the request for credits under way, or a new one
+// that is the caller's to make (mine) and to end with answered.
+func (r *rateLimiter) spendOrAsk(key string) (spent bool, a *asking, mine bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, ok := r.credits[key]
-	if !ok || c.left == 0 || !time.Now().Before(c.until) {
-		return false
+	if c, ok := r.credits[key]; ok && c.left > 0 && time.Now().Before(c.until) {
+		c.left--
+		r.credits[key] = c
+		return true, nil, false
 	}
-	c.left--
-	r.credits[key] = c
-	return true
+	if a, ok := r.asking[key]; ok {
+		return false, a, false
+	}
+	a = &asking{done: make(chan struct{})}
+	r.asking[key] = a
+	return false, a, true
+}
+
+// answered ends the request for the key's credits, and wakes whoever
+// waits on it.
+func (r *rateLimiter) answered(key string, a *asking) {
+	r.mu.Lock()
+	delete(r.asking, key)
+	r.mu.Unlock()
+	close(a.done)
 }
 
 // keep records n credits of the key, for creditLife.

@@ -304,6 +304,38 @@ func TestRateLimitsPrefetchWithoutExceeding(t *testing.T) {
 	}
 }
 
+// Requests that come at once, well under the limit, are all allowed: they
+// do not each ask Redis for a batch of credits, which together would use
+// up the limit.
+func TestRateLimitsConcurrentRequestsUnderTheLimit(t *testing.T) {
+	a := appWith(t, func(c *handlers.Config) {
+		// Each asks for 100 credits at a time: 64 asking at once would
+		// take 6,400 of the 1,000.
+		c.RateLimits = handlers.RateLimits{User: redis_rate.PerSecond(1000), Address: redis_rate.PerSecond(1000)}
+	})
+	const n = 64
+	statuses := make(chan int, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			status, _ := a.call("GET", "/api/v1/queues", a.operator, "")
+			statuses <- status
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(statuses)
+	for status := range statuses {
+		if status != http.StatusOK {
+			t.Fatalf("a request of %d at once, at a limit of 1000/s, answered %d", n, status)
+		}
+	}
+}
+
 // When the limiter cannot count, requests go on to their own handling,
 // and the trouble is logged once while it lasts.
 func TestRateLimitsFailOpen(t *testing.T) {
