@@ -350,12 +350,8 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		default:
 			who = people[workers+i%floorIdleSessions]
 		}
-		d := &websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 1024, WriteBufferSize: 256, Jar: who.jar}
-		conn, resp, err := d.DialContext(ctx, wsURL, http.Header{"Origin": {a.url}})
+		conn, err := openSocket(ctx, socketDialer(who.jar), wsURL, a.url)
 		if err != nil {
-			if resp != nil {
-				err = fmt.Errorf("%w (%s)", err, resp.Status)
-			}
 			return fmt.Errorf("page %d: %w", i, err)
 		}
 		p := &floorPage{user: who.name, supervisor: supervisor, conn: conn, fetchOn: &fetchOn, fetches: &fetches,

@@ -94,12 +94,7 @@ func runNotify(ctx context.Context, c config) (result, error) {
 	wsURL := "ws" + strings.TrimPrefix(a.url, "http") + "/ws"
 	dialersBySession := make([]*websocket.Dialer, len(sessions))
 	for i, jar := range sessions {
-		dialersBySession[i] = &websocket.Dialer{
-			HandshakeTimeout: 10 * time.Second,
-			ReadBufferSize:   1024,
-			WriteBufferSize:  256,
-			Jar:              jar,
-		}
+		dialersBySession[i] = socketDialer(jar)
 	}
 	defer func() {
 		closing.Store(true)
@@ -324,19 +319,30 @@ type arrival struct {
 	at    time.Time
 }
 
-// message is what the bench reads of a notice.
+// message is what the bench reads of the first message, the snapshot.
 type message struct {
 	Type string `json:"type"`
 }
 
-// dial opens a websocket with the session's cookie and the public origin,
-// and reads the first message.
-func dial(ctx context.Context, d *websocket.Dialer, wsURL, origin string) (*wsClient, error) {
+// socketDialer opens websockets as a browser of the session in jar does.
+func socketDialer(jar http.CookieJar) *websocket.Dialer {
+	return &websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 1024, WriteBufferSize: 256, Jar: jar}
+}
+
+// openSocket opens a websocket with the dialer's session cookie and the
+// public origin.
+func openSocket(ctx context.Context, d *websocket.Dialer, wsURL, origin string) (*websocket.Conn, error) {
 	conn, resp, err := d.DialContext(ctx, wsURL, http.Header{"Origin": {origin}})
+	if err != nil && resp != nil {
+		err = fmt.Errorf("%w (%s)", err, resp.Status)
+	}
+	return conn, err
+}
+
+// dial opens a websocket (openSocket) and reads the first message.
+func dial(ctx context.Context, d *websocket.Dialer, wsURL, origin string) (*wsClient, error) {
+	conn, err := openSocket(ctx, d, wsURL, origin)
 	if err != nil {
-		if resp != nil {
-			return nil, fmt.Errorf("%w (%s)", err, resp.Status)
-		}
 		return nil, err
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))

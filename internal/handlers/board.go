@@ -49,7 +49,8 @@ func (b *board) heard(n *notify.Notice) {
 	switch n.Type {
 	case notify.QueueChanged:
 		b.queues.drop()
-	case notify.ReservationCreated, notify.ReservationReleased, notify.ReservationCompleted, notify.ReservationExpired:
+	case notify.ReservationCreated, notify.ReservationExtended, notify.ReservationReleased,
+		notify.ReservationCompleted, notify.ReservationExpired:
 		b.reservations.drop()
 	case notify.Resync:
 		b.queues.drop()

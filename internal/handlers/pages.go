@@ -351,7 +351,7 @@ func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (vi
 	if o.Cursor == "" {
 		p, err = s.board.reservations.get(ctx, s.firstReservations)
 	} else {
-		p, err = s.tasks.ListReservations(ctx, "", reservationsPage, o.Cursor, tasks.WithoutPayloads)
+		p, err = s.reservationsAfter(ctx, o.Cursor)
 	}
 	o.Reservations, o.NextCursor = p.Jobs, p.NextCursor
 	return o, err
@@ -361,10 +361,17 @@ func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (vi
 // lists at a time.
 const reservationsPage = 50
 
-// firstReservations reads the first page of live reservations, every
-// queue's, soonest deadline first.
+// reservationsAfter reads a page of live reservations, every queue's,
+// soonest deadline first, after the cursor; without payloads, which the
+// table does not show.
+func (s *Server) reservationsAfter(ctx context.Context, cursor string) (tasks.Page, error) {
+	return s.tasks.ListReservations(ctx, "", reservationsPage, cursor, tasks.WithoutPayloads)
+}
+
+// firstReservations reads the first page of live reservations (the
+// board's).
 func (s *Server) firstReservations(ctx context.Context) (tasks.Page, error) {
-	return s.tasks.ListReservations(ctx, "", reservationsPage, "", tasks.WithoutPayloads)
+	return s.reservationsAfter(ctx, "")
 }
 
 func (s *Server) supervisorHome(c echo.Context) error {

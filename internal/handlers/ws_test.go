@@ -460,35 +460,27 @@ func TestWebsocketsCloseAtShutdown(t *testing.T) {
 
 // Changes close together reach a page in few messages: what comes within
 // one frame interval goes out as one message, each queue's counts only as
-// they are last; a change after a quiet spell comes at once.
+// they are last.
 func TestWebsocketCoalescesNotices(t *testing.T) {
 	a := newApp(t)
-	ctx := context.Background()
 	b := a.browser()
 	b.login(a.opName, "password-"+a.opName)
-	op, raw := a.live("operator", b)
-	var snap wsSnapshot
-	if err := json.Unmarshal(raw, &snap); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(wsTimeout); rdb.ZScore(ctx, keys.Instances, snap.Instance).Err() != nil; {
-		if time.Now().After(deadline) {
-			t.Fatalf("instance %s not registered within %v", snap.Instance, wsTimeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	op, _ := a.live("operator", b)
+	// Twenty changes, each a new job and the queue's counts after it,
+	// handed to the hub at once: well within one frame interval.
 	const jobs = 20
-	for i := range jobs {
-		a.enqueue(fmt.Sprintf("job %d", i))
-		a.published()
+	for i := range int64(jobs) {
+		ready := i + 1
+		a.hub.Deliver(notify.Notice{Type: notify.JobAvailable, Queue: a.queue, JobID: fmt.Sprintf("job-%d", i)})
+		a.hub.Deliver(notify.Notice{Type: notify.QueueChanged, Queue: a.queue, Ready: &ready})
 	}
 	messages, available := 0, 0
-	var last *notify.Notice
-	for last == nil || *last.Ready != jobs {
+	var last int64
+	for last != jobs {
 		_ = op.conn.SetReadDeadline(time.Now().Add(wsTimeout))
 		_, raw, err := op.conn.ReadMessage()
 		if err != nil {
-			t.Fatalf("reading the feed: %v (%d messages, last counts %v)", err, messages, last)
+			t.Fatalf("reading the feed: %v (%d messages, last count %d)", err, messages, last)
 		}
 		messages++
 		ns, err := notify.Unframe(raw)
@@ -502,7 +494,7 @@ func TestWebsocketCoalescesNotices(t *testing.T) {
 				if counts++; counts > 1 {
 					t.Fatalf("a message carries the queue's counts twice: %s", raw)
 				}
-				last = &n
+				last = *n.Ready
 			case notify.JobAvailable:
 				available++
 			}
@@ -511,7 +503,8 @@ func TestWebsocketCoalescesNotices(t *testing.T) {
 	if available != jobs {
 		t.Fatalf("%d job.available notices, want %d", available, jobs)
 	}
-	if messages >= jobs {
+	// Sent one by one they would be 40 messages.
+	if messages > 3 {
 		t.Fatalf("%d changes came in %d messages: not coalesced", jobs, messages)
 	}
 }
