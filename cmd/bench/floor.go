@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -196,6 +197,16 @@ func (p *floorPage) show(n int64) {
 	p.mu.Unlock()
 }
 
+// pageNotice is what a page reads of a notice. Decoding only this, not
+// every field of a notify.Notice, keeps the load generator light: it runs
+// on the same cores as the server it measures.
+type pageNotice struct {
+	Type     string `json:"type"`
+	Operator string `json:"operator"`
+	Ready    *int64 `json:"ready"`
+	Held     *int64 `json:"held"`
+}
+
 // read handles the page's notices until the socket ends, as onNotice does.
 func (p *floorPage) read(ctx context.Context, base string, closing *atomic.Bool) {
 	defer close(p.done)
@@ -215,10 +226,17 @@ func (p *floorPage) read(ctx context.Context, base string, closing *atomic.Bool)
 			}
 			return
 		}
-		ns, err := notify.Unframe(b)
-		if err != nil {
+		var frame struct {
+			pageNotice
+			Notices []pageNotice `json:"notices"`
+		}
+		if err := json.Unmarshal(b, &frame); err != nil {
 			p.err = err
 			return
+		}
+		ns := frame.Notices
+		if frame.Type != notify.Frames {
+			ns = []pageNotice{frame.pageNotice}
 		}
 		for _, n := range ns {
 			switch n.Type {
@@ -382,6 +400,15 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		p.mine.soon(p, 2*time.Second, fetch)
 		go p.read(pctx, a.url, &closing)
 		go func() {
+			// People open their pages at different moments, so their polls
+			// are spread over the interval, not all in step with the
+			// bench's opening of the pages.
+			select {
+			case <-time.After(rand.N(floorPoll)):
+				p.poll.Reset(floorPoll)
+			case <-p.done:
+				return
+			}
 			for {
 				select {
 				case <-p.poll.C:

@@ -259,11 +259,13 @@ func (e *env) received(clients ...*notify.Client) [][]notify.Notice {
 	read:
 		for {
 			select {
-			case n := <-c.Notices():
-				if n.Type == notify.Resync {
-					break read
+			case <-c.Ready():
+				for _, n := range c.Take() {
+					if n.Type == notify.Resync {
+						break read
+					}
+					out[i] = append(out[i], *n)
 				}
-				out[i] = append(out[i], *n)
 			case <-c.Dropped():
 				e.t.Fatalf("client %d dropped; got %v", i, summary(out[i]))
 			case <-timeout:

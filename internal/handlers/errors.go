@@ -126,6 +126,10 @@ func (s *Server) logFailure(err error, pub *apiError, reqID, method, path, what 
 	s.log.Error(what, "err", err, "request_id", reqID, "method", method, "path", path)
 }
 
+// statusClientLeft is the status the access log gives a request whose
+// client went away before it was answered (nginx's 499).
+const statusClientLeft = 499
+
 // errorHandler is echo's HTTPErrorHandler: JSON for the API, a friendly
 // page for browsers; internal errors are logged with the request id and
 // shown only as "internal error".
@@ -135,6 +139,13 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	pub, internal := publicError(err)
 	reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+	if internal && c.Request().Context().Err() != nil {
+		// The client left while the request waited: nobody to answer,
+		// and nothing went wrong here. 499 is what the access log says.
+		c.Response().Status = statusClientLeft
+		s.log.Debug("request abandoned by the client", "err", err, "request_id", reqID)
+		return
+	}
 	if internal {
 		s.logFailure(err, pub, reqID, c.Request().Method, c.Request().URL.Path, "request failed")
 	} else {

@@ -1,14 +1,18 @@
 package handlers_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/tasks/taskstest"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // While the store cannot be reached, every request answers 503 with
@@ -52,5 +56,41 @@ func TestStoreTroubleAnswers503(t *testing.T) {
 	log := logs.String()
 	if n := strings.Count(log, "store unavailable"); n != 1 || strings.Contains(log, "level=ERROR") {
 		t.Fatalf("51 requests answered 503 logged %d warnings about it; the log:\n%s", n, log)
+	}
+}
+
+// A request whose client went away while it waited for the store is not a
+// failure of the server: it is logged at debug, never as an error.
+func TestAbandonedRequestIsNoError(t *testing.T) {
+	a := newApp(t)
+	// A store client with one connection, held by a blocking read: the
+	// server's next command waits for it until the request ends.
+	one := redis.NewClient(&redis.Options{Addr: rdb.(*redis.Client).Options().Addr, PoolSize: 1, PoolTimeout: 5 * time.Second})
+	t.Cleanup(func() { _ = one.Close() })
+	logs := &logBuffer{}
+	srv := a.serverWith(one, func(cfg *handlers.Config, _ *http.Server) {
+		cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	held := make(chan struct{})
+	go func() {
+		close(held)
+		one.BLPop(context.Background(), 2*time.Second, "claimdesk-test-nothing")
+	}()
+	<-held
+	time.Sleep(100 * time.Millisecond) // the blocking read has the connection
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/v1/queues/"+a.queue+"/claim", nil)
+	req.Header.Set("Authorization", "Bearer "+a.operator)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the claim was answered %d while the store's one connection was held", res.StatusCode)
+	}
+	eventually(t, 5*time.Second, "the server to give up on the abandoned request", func() bool {
+
+		return strings.Contains(logs.String(), "abandoned")
+	})
+	if log := logs.String(); strings.Contains(log, "level=ERROR") || strings.Contains(log, "level=WARN") {
+		t.Fatalf("an abandoned request was logged as a failure:\n%s", log)
 	}
 }

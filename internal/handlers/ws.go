@@ -26,19 +26,6 @@ const (
 	// socketRetryAfter is the Retry-After of an upgrade refused for the
 	// caps on websockets.
 	socketRetryAfter = 10 * time.Second
-	// frameInterval is the least time between two frames of notices to one
-	// socket: what comes meanwhile goes out together in the next, each
-	// queue's counts only as they are last. A frame with news the viewer
-	// waits for (a new job, a change to their own reservation) may follow
-	// the last after urgentInterval. The first notice after a quiet spell
-	// goes out frameGather later, with those of the same change (a new
-	// job's counts and its job.available, say).
-	frameInterval  = 200 * time.Millisecond
-	urgentInterval = 50 * time.Millisecond
-	frameGather    = 10 * time.Millisecond
-	// maxPendingNotices bounds what waits for the next frame; a socket
-	// that would have more is too slow, and is closed to resync.
-	maxPendingNotices = 256
 )
 
 // closeSessionEnded closes a websocket whose session ended (the user was
@@ -167,28 +154,6 @@ func (s *Server) feed(lc *liveConn) {
 	if !s.recheck(lc) {
 		return
 	}
-	var (
-		pace pacer
-		// wait fires at armed, when the pending notices go.
-		wait  *time.Timer
-		armed time.Time
-		due   <-chan time.Time
-	)
-	flush := func() bool {
-		due = nil
-		b, err := notify.Frame(pace.take(time.Now()))
-		if err != nil {
-			s.log.Warn("websocket notice", "err", err)
-			return true
-		}
-		_ = lc.conn.SetWriteDeadline(time.Now().Add(writeWait))
-		return lc.conn.WriteMessage(websocket.TextMessage, b) == nil
-	}
-	defer func() {
-		if wait != nil {
-			wait.Stop()
-		}
-	}()
 	for {
 		select {
 		case <-gone:
@@ -206,23 +171,18 @@ func (s *Server) feed(lc *liveConn) {
 			if !s.recheck(lc) {
 				return
 			}
-		case n := <-lc.client.Notices():
-			when := pace.add(n, time.Now(), urgent(n, lc.user))
-			if len(pace.pending) > maxPendingNotices {
-				closeWith(lc.conn, websocket.CloseTryAgainLater, "too slow")
-				return
-			}
-			if due != nil && !when.Before(armed) {
+		case <-lc.client.Ready():
+			ns := lc.client.Take()
+			if len(ns) == 0 {
 				continue
 			}
-			if wait == nil {
-				wait = time.NewTimer(time.Until(when))
-			} else {
-				wait.Reset(time.Until(when))
+			b, err := notify.Frame(ns)
+			if err != nil {
+				s.log.Warn("websocket notice", "err", err)
+				continue
 			}
-			armed, due = when, wait.C
-		case <-due:
-			if !flush() {
+			_ = lc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if lc.conn.WriteMessage(websocket.TextMessage, b) != nil {
 				return
 			}
 		case <-ping.C:
@@ -231,49 +191,6 @@ func (s *Server) feed(lc *liveConn) {
 			}
 		}
 	}
-}
-
-// pacer decides when a socket's notices go out, and gathers them
-// meanwhile (notify.Coalesce).
-type pacer struct {
-	pending []*notify.Notice
-	// first is when the oldest pending notice came; urgent says whether
-	// one of them is news the viewer waits for; last is when the last
-	// frame went.
-	first, last time.Time
-	urgent      bool
-}
-
-// add gathers the notice that came at now, and returns when the pending
-// notices may go.
-func (p *pacer) add(n *notify.Notice, now time.Time, urgent bool) time.Time {
-	if len(p.pending) == 0 {
-		p.first = now
-	}
-	p.pending = notify.Coalesce(p.pending, n)
-	p.urgent = p.urgent || urgent
-	gap := frameInterval
-	if p.urgent {
-		gap = urgentInterval
-	}
-	when := p.last.Add(gap)
-	if gathered := p.first.Add(frameGather); when.Before(gathered) {
-		when = gathered
-	}
-	return when
-}
-
-// take returns the pending notices, sent at now, and forgets them.
-func (p *pacer) take(now time.Time) []*notify.Notice {
-	ns := p.pending
-	p.pending, p.urgent, p.last = nil, false, now
-	return ns
-}
-
-// urgent says whether a notice is news a viewer waits for: a new job, or
-// a change to their own reservation.
-func urgent(n *notify.Notice, viewer string) bool {
-	return n.Type == notify.JobAvailable || n.Operator == viewer && strings.HasPrefix(n.Type, "reservation.")
 }
 
 // recheck looks the socket's user up again: while the session is valid,

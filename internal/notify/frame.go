@@ -11,22 +11,12 @@ import (
 // type is one notice (or the snapshot).
 const Frames = "notices"
 
-// Coalesce adds n to the notices waiting for the next message to a
-// browser: a queue's counts replace the counts of the same queue still
-// waiting, which are out of date.
-func Coalesce(pending []*Notice, n *Notice) []*Notice {
-	if n.Type == QueueChanged {
-		pending = slices.DeleteFunc(pending, func(p *Notice) bool {
-			return p.Type == QueueChanged && p.Queue == n.Queue
-		})
-	}
-	return append(pending, n)
-}
-
-// Frame is one websocket message of the notices: a single notice as
-// itself, several as a Frames message. Each notice is encoded once (by the
-// hub) for every socket it goes to.
+// Frame is one websocket message of the notices that waited for a
+// browser: a single notice as itself, several as a Frames message. A
+// queue's counts go only as they are last: earlier ones are out of date.
+// Each notice is encoded once (by the hub) for every socket it goes to.
 func Frame(ns []*Notice) ([]byte, error) {
+	ns = latestCounts(ns)
 	if len(ns) == 1 {
 		return ns[0].Encoded()
 	}
@@ -42,6 +32,29 @@ func Frame(ns []*Notice) ([]byte, error) {
 		b = append(b, enc...)
 	}
 	return append(b, "]}"...), nil
+}
+
+// latestCounts leaves out each queue.changed followed by a later one of the
+// same queue; the rest keep their order.
+func latestCounts(ns []*Notice) []*Notice {
+	var out []*Notice
+	for i, n := range ns {
+		if n.Type == QueueChanged && slices.ContainsFunc(ns[i+1:], func(m *Notice) bool {
+			return m.Type == QueueChanged && m.Queue == n.Queue
+		}) {
+			if out == nil {
+				out = slices.Clone(ns[:i])
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, n)
+		}
+	}
+	if out == nil {
+		return ns
+	}
+	return out
 }
 
 // Unframe reads the notices of one websocket message (Frame).

@@ -4,16 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"sync"
+	"time"
 )
-
-// clientBuffer is how many notices may wait for one slow browser before it
-// is dropped (it reconnects and gets a fresh snapshot).
-const clientBuffer = 64
 
 // Why a client was dropped: Client.Err.
 var (
-	// ErrTooSlow says the client let clientBuffer notices pile up.
+	// ErrTooSlow says the client let maxPending notices pile up.
 	ErrTooSlow = errors.New("notify: client too slow")
 	// ErrClosed says the hub was closed: the server is shutting down.
 	ErrClosed = errors.New("notify: hub closed")
@@ -35,6 +33,10 @@ type Hub struct {
 	closed bool
 	// taps hear every notice delivered (Tap).
 	taps []func(*Notice)
+	// timer fires at armed, when the first client's frame is due (pace.go);
+	// armed is zero while nothing is due.
+	timer *time.Timer
+	armed time.Time
 }
 
 // NewHub returns an empty hub.
@@ -44,10 +46,15 @@ func NewHub() *Hub {
 
 // Client is one browser connection's share of the hub.
 type Client struct {
+	hub    *Hub
 	viewer Viewer // guarded by the hub's mu
-	// send holds pointers: a notice is shared by every client that sees it,
-	// and a buffer of values would cost every idle connection kilobytes.
-	send chan *Notice
+	// pace holds the notices for the next frame: pointers, since a notice
+	// is shared by every client that sees it. Guarded by the hub's mu.
+	pace pacer
+	// ready holds a token once the next frame is due; signaled says it was
+	// given since the last Take. Guarded by the hub's mu.
+	ready    chan struct{}
+	signaled bool
 	// stale holds a token while the client's user may have changed.
 	stale chan struct{}
 	// Dropped is closed when the hub gave up on the client (too slow, or
@@ -58,9 +65,22 @@ type Client struct {
 	left    bool // guarded by the hub's mu
 }
 
-// Notices are the notices for the client, in order. They are shared with
+// Ready receives when the client's next frame is due: Take its notices.
+func (c *Client) Ready() <-chan struct{} { return c.ready }
+
+// Take returns the notices that waited for the client, in order, and
+// forgets them; the next frame is paced from now. They are shared with
 // other clients: read them, never change them.
-func (c *Client) Notices() <-chan *Notice { return c.send }
+func (c *Client) Take() []*Notice {
+	h := c.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c.signaled = false
+	if len(c.pace.pending) == 0 {
+		return nil
+	}
+	return c.pace.take(time.Now())
+}
 
 // Dropped is closed when the client must go: it was too slow, the hub was
 // closed, or it left.
@@ -96,7 +116,7 @@ func (c *Client) drop(err error) {
 // Join adds a browser connection for the viewer. Once the hub is closed,
 // the client comes back already dropped; it must Leave all the same.
 func (h *Hub) Join(v Viewer) *Client {
-	c := &Client{viewer: v, send: make(chan *Notice, clientBuffer), stale: make(chan struct{}, 1), dropped: make(chan struct{})}
+	c := &Client{hub: h, viewer: v, ready: make(chan struct{}, 1), stale: make(chan struct{}, 1), dropped: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.members == 0 {
@@ -140,6 +160,9 @@ func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+	if h.timer != nil {
+		h.timer.Stop()
+	}
 	for c := range h.clients {
 		delete(h.clients, c)
 		c.drop(ErrClosed)
@@ -174,17 +197,69 @@ func (h *Hub) Update(c *Client, v Viewer) {
 		return
 	}
 	c.viewer = v
-	h.send(c, &Notice{Type: Resync})
+	h.send(c, &Notice{Type: Resync}, time.Now())
 }
 
-// send hands a notice to a client, or drops the client if its buffer is
-// full. The caller holds h.mu.
-func (h *Hub) send(c *Client, n *Notice) {
-	select {
-	case c.send <- n:
-	default:
+// send gives a notice that came at now to a client, for its next frame, or
+// drops the client if too many wait already. The caller holds h.mu.
+func (h *Hub) send(c *Client, n *Notice, now time.Time) {
+	if len(c.pace.pending) >= maxPending {
 		delete(h.clients, c)
 		c.drop(ErrTooSlow)
+		return
+	}
+	when := c.pace.add(n, now, urgent(n, c.viewer.Name))
+	if !c.signaled && (h.armed.IsZero() || when.Before(h.armed)) {
+		h.arm(when, now)
+	}
+}
+
+// arm sets the hub's timer to fire at when. The caller holds h.mu.
+func (h *Hub) arm(when, now time.Time) {
+	h.armed = when
+	if h.timer == nil {
+		h.timer = time.AfterFunc(when.Sub(now), h.signalDue)
+		return
+	}
+	h.timer.Reset(when.Sub(now))
+}
+
+// signalDue tells each client whose frame is due, and arms the timer for
+// the next one. It tells them a few at a time: each wakes a goroutine that
+// writes a frame, and thousands woken at once would queue every request
+// behind them for the CPU. Between two groups the signaller yields, and
+// comes back once the group it woke has had its turn.
+func (h *Hub) signalDue() {
+	h.mu.Lock()
+	now := time.Now()
+	var next time.Time
+	var due []*Client
+	for c := range h.clients {
+		if c.signaled || len(c.pace.pending) == 0 {
+			continue
+		}
+		if when := c.pace.due(); when.After(now) {
+			if next.IsZero() || when.Before(next) {
+				next = when
+			}
+			continue
+		}
+		c.signaled = true
+		due = append(due, c)
+	}
+	h.armed = time.Time{}
+	if !next.IsZero() && !h.closed {
+		h.arm(next, now)
+	}
+	h.mu.Unlock()
+	for i, c := range due {
+		if i > 0 && i%signalGroup == 0 {
+			runtime.Gosched()
+		}
+		select {
+		case c.ready <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -197,8 +272,8 @@ func (h *Hub) Tap(fn func(*Notice)) {
 	h.taps = append(h.taps, fn)
 }
 
-// Deliver hands a notice to every client that may see it, without ever
-// blocking: a client whose buffer is full is dropped. It also wakes the
+// Deliver gives a notice to every client that may see it, for its next
+// frame, without ever blocking: a client with too many waiting is dropped. It also wakes the
 // waiters of a finished job or batch. A user.changed notice goes to no
 // browser: it marks the user's clients Stale; so does a resync, every
 // client's, since a user.changed may have been lost with other notices.
@@ -225,12 +300,13 @@ func (h *Hub) Deliver(n Notice) {
 	shared.encoded, _ = json.Marshal(n)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	now := time.Now()
 	for c := range h.clients {
 		if n.Type == Resync {
 			c.markStale()
 		}
 		if c.viewer.Sees(n) {
-			h.send(c, shared)
+			h.send(c, shared, now)
 		}
 	}
 	switch n.Type {

@@ -67,6 +67,25 @@ func registered(rdb redis.UniversalClient, ids ...string) bool {
 	return true
 }
 
+// unread holds what until took from a client and has not returned yet.
+var unread = struct {
+	sync.Mutex
+	m map[*Client][]*Notice
+}{m: map[*Client][]*Notice{}}
+
+// nextUnread returns the first notice until took from c and has not
+// returned yet, if any.
+func nextUnread(c *Client) (*Notice, bool) {
+	unread.Lock()
+	defer unread.Unlock()
+	ns := unread.m[c]
+	if len(ns) == 0 {
+		return nil, false
+	}
+	unread.m[c] = ns[1:]
+	return ns[0], true
+}
+
 // until reads the client's notices up to and including the first that
 // matches, and returns them all. It fails the test if the client is dropped
 // or nothing matches within waitTimeout.
@@ -76,12 +95,18 @@ func until(t *testing.T, c *Client, what string, match func(Notice) bool) []Noti
 	defer timeout.Stop()
 	var got []Notice
 	for {
-		select {
-		case n := <-c.Notices():
+		for n, ok := nextUnread(c); ok; n, ok = nextUnread(c) {
 			got = append(got, *n)
 			if match(*n) {
 				return got
 			}
+		}
+		select {
+		case <-c.Ready():
+			ns := c.Take()
+			unread.Lock()
+			unread.m[c] = ns
+			unread.Unlock()
 		case <-c.Dropped():
 			t.Fatalf("client dropped while waiting for %s; got %s", what, describe(got))
 		case <-timeout.C:
@@ -269,39 +294,47 @@ func TestSlowClientIsDropped(t *testing.T) {
 	// An operator who sees none of the notices is never behind.
 	unconcerned := hub.Join(carl)
 	notice := func(i int) Notice { return Notice{Type: JobAvailable, Queue: "mail", JobID: strconv.Itoa(i)} }
-	for i := range clientBuffer {
-		hub.Deliver(notice(i))
-		if n := <-fast.Notices(); n.JobID != strconv.Itoa(i) {
-			t.Fatalf("fast client got job %s, want %d", n.JobID, i)
+	took := func(c *Client, want ...int) {
+		t.Helper()
+		ns := c.Take()
+		var got, wantIDs []string
+		for _, n := range ns {
+			got = append(got, n.JobID)
+		}
+		for _, w := range want {
+			wantIDs = append(wantIDs, strconv.Itoa(w))
+		}
+		if !slices.Equal(got, wantIDs) {
+			t.Fatalf("took jobs %v, want %v", got, wantIDs)
 		}
 	}
-	if closed(slow.Dropped()) || hub.Clients() != 3 {
-		t.Fatalf("a client was dropped with its buffer of %d just full (clients %d)", clientBuffer, hub.Clients())
+	for i := range maxPending {
+		hub.Deliver(notice(i))
+		took(fast, i)
 	}
-	hub.Deliver(notice(clientBuffer))
+	if closed(slow.Dropped()) || hub.Clients() != 3 {
+		t.Fatalf("a client was dropped with %d notices waiting (clients %d)", maxPending, hub.Clients())
+	}
+	hub.Deliver(notice(maxPending))
 	if !closed(slow.Dropped()) {
-		t.Fatalf("client not dropped after %d unread notices", clientBuffer+1)
+		t.Fatalf("client not dropped with %d notices waiting", maxPending+1)
 	}
 	if closed(fast.Dropped()) || closed(unconcerned.Dropped()) || hub.Clients() != 2 {
 		t.Fatalf("dropping the slow client dropped others too (clients %d, want 2)", hub.Clients())
 	}
-	hub.Deliver(notice(clientBuffer + 1))
-	for _, want := range []int{clientBuffer, clientBuffer + 1} {
-		if n := <-fast.Notices(); n.JobID != strconv.Itoa(want) {
-			t.Fatalf("fast client got job %s, want %d", n.JobID, want)
-		}
-	}
-	// The dropped client got what fit in its buffer, and nothing after.
-	if n := len(slow.Notices()); n != clientBuffer {
-		t.Errorf("dropped client holds %d notices, want %d", n, clientBuffer)
+	hub.Deliver(notice(maxPending + 1))
+	took(fast, maxPending, maxPending+1)
+	// The dropped client kept what it had, and got nothing after.
+	if n := len(slow.Take()); n != maxPending {
+		t.Errorf("dropped client holds %d notices, want %d", n, maxPending)
 	}
 	hub.Leave(slow) // the websocket handler leaves once it saw Dropped: harmless
 	hub.Leave(fast)
 	if !closed(fast.Dropped()) || hub.Clients() != 1 {
 		t.Errorf("after Leave: Dropped closed %v, clients %d; want true, 1", closed(fast.Dropped()), hub.Clients())
 	}
-	if closed(unconcerned.Dropped()) {
-		t.Error("a client that sees none of the notices was dropped")
+	if closed(unconcerned.Dropped()) || len(unconcerned.Take()) != 0 {
+		t.Error("a client that sees none of the notices was dropped or given some")
 	}
 	if !errors.Is(slow.Err(), ErrTooSlow) || !errors.Is(fast.Err(), ErrLeft) || unconcerned.Err() != nil {
 		t.Errorf("Err: slow %v, fast %v, unconcerned %v; want too slow, left, nil", slow.Err(), fast.Err(), unconcerned.Err())
@@ -313,7 +346,11 @@ func TestClientsShareANotice(t *testing.T) {
 	hub := NewHub()
 	a, b := hub.Join(boss), hub.Join(boss)
 	hub.Deliver(Notice{Type: JobAvailable, Queue: "mail", JobID: "j1"})
-	na, nb := <-a.Notices(), <-b.Notices()
+	ta, tb := a.Take(), b.Take()
+	if len(ta) != 1 || len(tb) != 1 {
+		t.Fatalf("clients took %d and %d notices, want 1 each", len(ta), len(tb))
+	}
+	na, nb := ta[0], tb[0]
 	if na != nb || na.JobID != "j1" {
 		t.Fatalf("clients got %p (%s) and %p (%s), want one shared j1", na, na.JobID, nb, nb.JobID)
 	}
@@ -523,14 +560,16 @@ func TestListenerSurvivesRedisRestart(t *testing.T) {
 			t.Logf("publish after the restart: %v", err)
 		}
 		select {
-		case n := <-c.Notices():
-			if n.Type == Resync {
-				continue
+		case <-c.Ready():
+			for _, n := range c.Take() {
+				if n.Type == Resync {
+					continue
+				}
+				if !strings.HasPrefix(n.JobID, "after-") {
+					t.Fatalf("after the restart got %s, want only the published notices", describe([]Notice{*n}))
+				}
+				return
 			}
-			if !strings.HasPrefix(n.JobID, "after-") {
-				t.Fatalf("after the restart got %s, want only the published notices", describe([]Notice{*n}))
-			}
-			return
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -802,14 +841,11 @@ func TestHubUpdateChangesWhatAClientSees(t *testing.T) {
 // earlier ones still waiting; Unframe reads either kind of message.
 func TestFrames(t *testing.T) {
 	ready := func(n int64) *int64 { return &n }
-	var pending []*Notice
-	for _, n := range []*Notice{
+	pending := []*Notice{
 		{Type: QueueChanged, Queue: "a", Ready: ready(1)},
 		{Type: JobAvailable, Queue: "a", JobID: "j1"},
 		{Type: QueueChanged, Queue: "b", Ready: ready(7)},
 		{Type: QueueChanged, Queue: "a", Ready: ready(2)},
-	} {
-		pending = Coalesce(pending, n)
 	}
 	raw, err := Frame(pending)
 	if err != nil {
@@ -831,7 +867,7 @@ func TestFrames(t *testing.T) {
 	if !slices.Equal(lines, want) {
 		t.Fatalf("frame %s carries %q, want %q", raw, lines, want)
 	}
-	one, err := Frame(pending[:1])
+	one, err := Frame(pending[1:2])
 	if err != nil || string(one) != `{"type":"job.available","queue":"a","job_id":"j1"}` {
 		t.Fatalf("a frame of one notice is %s, %v; want the notice itself", one, err)
 	}
