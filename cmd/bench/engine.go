@@ -21,38 +21,71 @@ import (
 var ceilingScript = redis.NewScript("return 1")
 
 // bareLibrary is a reference for the engine's ratios: the Redis commands of
-// a claim's and a complete's common path (nothing expired, nothing due, no
-// skips, no batch), with the same keys (keys.Queue.All) and the same arguments, and
-// nothing else: no decisions, no metadata to decode or encode, no checks.
-// What they reach of the ceiling bounds what any claim or complete script
-// could on this machine, so the report tells the cost of claimdesk's own
-// logic from the cost of the commands that atomicity requires.
+// a claim's, a complete's and a Complete & next's common path (nothing
+// expired, nothing due, no skips, no batch, no idempotency key), with the
+// same keys (keys.Queue.All) and the same arguments, and nothing else: no
+// decisions, no metadata to decode or encode, no history, no checks. Each
+// ends as the engine's scripts do, with the queue's counts after the change
+// (five ZCARDs) and the payloads it answers. What they reach of the ceiling
+// bounds what any script making those commands could on this machine, so
+// the report tells the cost of claimdesk's own logic from the cost of the
+// commands that atomicity requires.
 const bareLibrary = `#!lua name=claimdesk_bench
+local function take(KEYS, now, op)
+  redis.call('HGET', KEYS[1], 'max_hold_seconds')
+  redis.call('ZCOUNT', KEYS[4], '-inf', now)
+  redis.call('ZCOUNT', KEYS[3], '-inf', now)
+  redis.call('HGET', KEYS[13], op)
+  local id = redis.call('ZRANGE', KEYS[2], '0', '0')[1]
+  if not id then return nil end
+  local raw = redis.call('HGET', KEYS[8], id)
+  redis.call('ZADD', KEYS[20], '0', op .. '\n' .. id)
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZADD', KEYS[4], now, id)
+  redis.call('HSET', KEYS[8], id, raw)
+  return id, raw
+end
+local function finish(KEYS, now, id, op)
+  local raw = redis.call('HGET', KEYS[8], id)
+  redis.call('ZREM', KEYS[20], op .. '\n' .. id)
+  redis.call('ZREM', KEYS[4], id)
+  redis.call('ZADD', KEYS[5], now, id)
+  redis.call('HSET', KEYS[8], id, raw)
+  return raw
+end
+local function counts(KEYS)
+  for _, k in ipairs({KEYS[17], KEYS[2], KEYS[3], KEYS[4], KEYS[6]}) do redis.call('ZCARD', k) end
+end
+-- (now, operator, token, budget, most skips)
 redis.register_function('bare_claim', function(KEYS, ARGV)
   redis.call('TIME')
-  redis.call('HGET', KEYS[1], 'max_hold_seconds')
-  redis.call('ZCOUNT', KEYS[4], '-inf', ARGV[1])
-  redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[1])
-  redis.call('HGET', KEYS[13], ARGV[2])
-  local id = redis.call('ZRANGE', KEYS[2], '0', '0')[1]
-  local raw = redis.call('HGET', KEYS[8], id)
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZADD', KEYS[4], ARGV[1], id)
-  redis.call('HSET', KEYS[8], id, raw)
+  local id, raw = take(KEYS, ARGV[1], ARGV[2])
+  counts(KEYS)
+  if not id then return {'ok', ''} end
   return {'ok', id, raw, redis.call('HGET', KEYS[9], id)}
 end)
+-- (now, id, token, operator, result)
 redis.register_function('bare_complete', function(KEYS, ARGV)
   redis.call('TIME')
-  local raw = redis.call('HGET', KEYS[8], ARGV[2])
-  redis.call('ZREM', KEYS[4], ARGV[2])
-  redis.call('ZADD', KEYS[5], ARGV[1], ARGV[2])
-  redis.call('HSET', KEYS[8], ARGV[2], raw)
+  local raw = finish(KEYS, ARGV[1], ARGV[2], ARGV[4])
+  counts(KEYS)
   return {'ok', ARGV[2], raw, redis.call('HGET', KEYS[9], ARGV[2])}
+end)
+-- (now, id, token, operator, result, fresh token, budget, most skips)
+redis.register_function('bare_cycle', function(KEYS, ARGV)
+  redis.call('TIME')
+  local raw = finish(KEYS, ARGV[1], ARGV[2], ARGV[4])
+  local id, next_raw = take(KEYS, ARGV[1], ARGV[4])
+  counts(KEYS)
+  local payload = redis.call('HGET', KEYS[9], ARGV[2])
+  if not id then return {'ok', ARGV[2], raw, payload, '', '', ''} end
+  return {'ok', ARGV[2], raw, payload, id, next_raw, redis.call('HGET', KEYS[9], id)}
 end)`
 
-// fillBare gives bare_claim n jobs to take, shaped like the engine's: ids,
-// metadata and payloads of the same sizes. It returns the keys.
-func fillBare(ctx context.Context, rdb *redis.Client, n int) ([]string, error) {
+// fillBare gives bare_claim n jobs to take, numbered from first, shaped
+// like the engine's: ids, metadata and payloads of the same sizes. It
+// returns the keys.
+func fillBare(ctx context.Context, rdb *redis.Client, first, n int) ([]string, error) {
 	if err := rdb.FunctionLoadReplace(ctx, bareLibrary).Err(); err != nil {
 		return nil, err
 	}
@@ -61,9 +94,9 @@ func fillBare(ctx context.Context, rdb *redis.Client, n int) ([]string, error) {
 		return nil, err
 	}
 	meta := strings.Repeat("m", 52)
-	for start := 0; start < n; start += 1000 {
+	for start := first; start < first+n; start += 1000 {
 		p := rdb.Pipeline()
-		for i := start; i < min(start+1000, n); i++ {
+		for i := start; i < min(start+1000, first+n); i++ {
 			id := fmt.Sprintf("01KAQ3Z7M8R2C4V6X9B1%06d", i)
 			p.ZAdd(ctx, q.Ready(), redis.Z{Score: float64(i), Member: id})
 			p.HSet(ctx, q.Meta(), id, meta)
@@ -171,7 +204,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	bareKeys, err := fillBare(ctx, rdb, c.jobs)
+	bareKeys, err := fillBare(ctx, rdb, 0, c.jobs)
 	if err != nil {
 		return r, err
 	}
@@ -181,7 +214,8 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	const token = "1b9c456ccab6656a00e30e2289323baa"
 	var mu sync.Mutex
-	bareHeld := make([]string, 0, c.jobs)
+	type bareHold struct{ id, op string }
+	bareHeld := make([]bareHold, 0, c.jobs)
 	err = phase("fcall", func() error {
 		return parallel(c.concurrency, c.jobs, func(w, _ int) error {
 			var id string
@@ -193,7 +227,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 				return err
 			})
 			mu.Lock()
-			bareHeld = append(bareHeld, id)
+			bareHeld = append(bareHeld, bareHold{id, "op" + strconv.Itoa(w)})
 			mu.Unlock()
 			return err
 		})
@@ -204,7 +238,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	err = phase("fcall", func() error {
 		return parallel(c.concurrency, len(bareHeld), func(_, i int) error {
 			return bareComplete.time(func() error {
-				return rdb.FCall(ctx, "bare_complete", bareKeys, now, bareHeld[i], token, "").Err()
+				return rdb.FCall(ctx, "bare_complete", bareKeys, now, bareHeld[i].id, token, bareHeld[i].op, "").Err()
 			})
 		})
 	})
@@ -235,7 +269,33 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 
-	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bareClaim.summary(), bareComplete.summary(), cycle.summary()}
+	// The same loop, bare.
+	bareCycle := newRecorder("reference: bare cycle")
+	if _, err := fillBare(ctx, rdb, c.jobs, c.jobs); err != nil {
+		return r, err
+	}
+	err = phase("fcall", func() error {
+		return parallel(c.concurrency, c.concurrency, func(w, _ int) error {
+			op := "op" + strconv.Itoa(w)
+			res, err := rdb.FCall(ctx, "bare_claim", bareKeys, now, op, token, 100, 1000).Slice()
+			for err == nil && res[1] != "" {
+				err = bareCycle.time(func() error {
+					var err error
+					res, err = rdb.FCall(ctx, "bare_cycle", bareKeys, now, res[1], token, op, "", token, 100, 1000).Slice()
+					if err == nil {
+						res = res[3:] // the next job's id at [1]
+					}
+					return err
+				})
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return r, err
+	}
+
+	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bareClaim.summary(), bareComplete.summary(), cycle.summary(), bareCycle.summary()}
 	completed, twice := counted.tally()
 	var inStore int64
 	for _, q := range []string{"bench", "cycle"} {
@@ -257,6 +317,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	}
 	r.fig("bare claim calls/s as a fraction of the ceiling", r.Ops[4].PerSecond/top, "")
 	r.fig("bare complete calls/s as a fraction of the ceiling", r.Ops[5].PerSecond/top, "")
+	r.fig("bare cycle calls/s as a fraction of the ceiling", r.Ops[7].PerSecond/top, "")
 	r.fig("claim calls/s as a fraction of the ceiling", r.Ops[1].PerSecond/top, "")
 	r.fig("complete calls/s as a fraction of the ceiling", r.Ops[2].PerSecond/top, "")
 	r.atLeast("cycle calls/s as a fraction of the ceiling", r.Ops[6].PerSecond/top, 0.4, "")

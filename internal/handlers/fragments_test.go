@@ -102,24 +102,33 @@ func TestHomeFragmentIsCheap(t *testing.T) {
 	if b.status != http.StatusSeeOther || !ok {
 		t.Fatalf("claim: %d %s", b.status, b.body)
 	}
-	b.do("GET", "/fragments/home", nil) // the board is read once
+	a.published()
 
-	cmds := log.during(func() { b.do("GET", "/fragments/home", nil) })
-	if b.status != http.StatusOK || !strings.Contains(b.body, mine) {
-		t.Fatalf("home: %d, holding %s listed: %v", b.status, mine, strings.Contains(b.body, mine))
-	}
-	if strings.Contains(b.body, big[:100]) || len(b.body) > 20_000 {
-		t.Fatalf("the home fragment is %d bytes, with payloads?", len(b.body))
-	}
-	for _, c := range cmds {
-		if strings.Contains(c, ":payload") || strings.Contains(c, "stats") || strings.Contains(c, "list") {
-			t.Errorf("home fragment sent %q", c)
+	// The board is read once, then shared: the second of two fragments in
+	// a row reads only what is the viewer's. A notice of the claims above
+	// that arrives between the two, or a slow second, drops the board
+	// (board.go), so a few tries are allowed.
+	var cmds []string
+	for try := 0; try < 5; try++ {
+		b.do("GET", "/fragments/home", nil)
+		cmds = log.during(func() { b.do("GET", "/fragments/home", nil) })
+		if b.status != http.StatusOK || !strings.Contains(b.body, mine) {
+			t.Fatalf("home: %d, holding %s listed: %v", b.status, mine, strings.Contains(b.body, mine))
+		}
+		if strings.Contains(b.body, big[:100]) || len(b.body) > 20_000 {
+			t.Fatalf("the home fragment is %d bytes, with payloads?", len(b.body))
+		}
+		for _, c := range cmds {
+			if strings.Contains(c, ":payload") || strings.Contains(c, "list") {
+				t.Fatalf("home fragment sent %q", c)
+			}
+		}
+		// The session, the operator's reservations, their recent work.
+		if len(cmds) <= 3 {
+			return
 		}
 	}
-	// The session, the operator's reservations, their recent work.
-	if len(cmds) > 3 {
-		t.Fatalf("home fragment sent %d commands, want at most 3: %v", len(cmds), cmds)
-	}
+	t.Fatalf("home fragment sent %d commands, want at most 3: %v", len(cmds), cmds)
 }
 
 // Each supervisor fragment reads only what it shows, and neither reads

@@ -3,6 +3,8 @@ package tasks
 import (
 	"encoding/json"
 	"testing"
+
+	"claimdesk/internal/keys"
 )
 
 // Complete and next: one call completes the held job and claims the next
@@ -33,7 +35,15 @@ func TestCompleteNext(t *testing.T) {
 			t.Fatalf("transitions = %+v, want a completion then a claim", ts)
 		}
 
-		// A retry whose answer was lost: the same answer, nothing new.
+		// Its claim key is the engine's own: nothing is filed for it.
+		if n, err := e.rdb.HLen(e.ctx, keys.ForQueue(e.queue).Claims()).Result(); err != nil || n != 0 {
+			t.Fatalf("claims filed: %d, %v; want none", n, err)
+		}
+
+		// A retry whose answer was lost: the same answer, nothing new,
+		// found among olga's reservations (she holds another too).
+		e.add("other", 90)
+		other := e.claim("olga")
 		e.add("third", 50)
 		again, nextAgain, err := e.store.CompleteNext(e.ctx, a.ID, r.Hold(), json.RawMessage(`{"ok":false}`))
 		if err != nil || again.State != StateCompleted || string(again.Result) != `{"ok":true}` {
@@ -42,8 +52,11 @@ func TestCompleteNext(t *testing.T) {
 		if nextAgain == nil || nextAgain.Job.ID != b.ID || nextAgain.Token != next.Token {
 			t.Fatalf("retried next = %+v, want the same reservation of %s", nextAgain, b.ID)
 		}
-		if s := e.stats(); s.Reserved != 1 || s.Ready != 1 {
-			t.Fatalf("after a retry: %d reserved, %d ready; want 1 and 1", s.Reserved, s.Ready)
+		if s := e.stats(); s.Reserved != 2 || s.Ready != 1 {
+			t.Fatalf("after a retry: %d reserved, %d ready; want 2 and 1", s.Reserved, s.Ready)
+		}
+		if _, err := e.store.Complete(e.ctx, other.Job.ID, other.Hold(), nil); err != nil {
+			t.Fatal(err)
 		}
 
 		// The next one, then the last: nothing more to claim.

@@ -1,9 +1,9 @@
 -- complete_next.lua: the holder finishes a reserved job with a result and,
 -- in the same call, claims the next job of the queue (claim_for, lib.lua):
 -- the loop of a person working a queue, in one call. The next claim is
--- made with the key "next:" and the completed job's id, so a retry whose
--- answer was lost answers the same next reservation while it lasts, and
--- claims nothing new.
+-- made with the key "next " and the completed job's id (an engine's key,
+-- see filed in lib.lua), so a retry whose answer was lost answers the same
+-- next reservation while it lasts, and claims nothing new.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding (of the queue's keys, see lib.lua)
@@ -27,6 +27,6 @@ if status ~= 'ok' and status ~= 'again' then return raw end
 local mode = 'new'
 if status == 'again' then mode = 'again' end
 local claimed, next_id, next_raw = claim_for(holder, ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]),
-  'next:' .. id, '', mode)
+  'next ' .. id, '', mode)
 if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '') end
 return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id))

@@ -284,13 +284,22 @@ local function file(id, m, score, b)
   end
 end
 
+-- Claim keys. A client's key (printable ASCII without spaces) is filed in
+-- K.claims, holder and key to the job, while its reservation lasts. A key
+-- with a space is the engine's own: Complete & next claims with
+-- "next <completed job>", found again among its holder's reservations
+-- (claimed_with), which costs a retry a little and every cycle nothing.
+local function filed(key)
+  return not string.find(key, ' ', 1, true)
+end
+
 -- end_reservation forgets the reservation's deadline and claim key, and
 -- takes it out of its holder's. The holder and token stay: a retry of the
 -- holder's last action is known by them (take, below), until the next
 -- claim replaces them.
 local function end_reservation(id, m)
   redis.call('ZREM', K.holding, m.reserved_by .. '\n' .. id)
-  if m.claim_key then
+  if m.claim_key and filed(m.claim_key) then
     redis.call('HDEL', K.claims, m.reserved_by .. '\n' .. m.claim_key)
   end
   m.reserved_at, m.deadline, m.extensions, m.claim_key = nil, nil, nil, nil
@@ -478,6 +487,26 @@ local function complete_held(id, token, holder, result)
   return 'ok', store(id, m), result
 end
 
+-- claimed_with returns the job of op's live reservation made with the claim
+-- key, if there is one.
+local function claimed_with(op, key)
+  local function live(id)
+    local m = load(id)
+    return m and m.state == 'reserved' and m.reserved_by == op and m.deadline > NOW
+  end
+  if filed(key) then
+    local id = redis.call('HGET', K.claims, op .. '\n' .. key)
+    if id and live(id) then return id end
+    return nil
+  end
+  local prefix = op .. '\n'
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', K.holding, '[' .. prefix, '(' .. op .. '\v')) do
+    local id = string.sub(member, #prefix + 1)
+    if live(id) and LOADED[id].claim_key == key then return id end
+  end
+  return nil
+end
+
 -- claim_for reserves for op the best-ranked ready job it has not skipped
 -- (or the job wanted, if it is in line and not skipped by op), with a
 -- fresh token. First, bounded by budget, it reclaims expired reservations
@@ -493,13 +522,8 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   local max_hold = redis.call('HGET', K.conf, 'max_hold_seconds')
   if not max_hold then return 'queue_not_found' end
   if key ~= '' and mode ~= 'new' then
-    local prior = redis.call('HGET', K.claims, op .. '\n' .. key)
-    if prior then
-      local pm = load(prior)
-      if pm and pm.state == 'reserved' and pm.reserved_by == op and pm.deadline > now then
-        return 'ok', prior, pm.raw
-      end
-    end
+    local prior = claimed_with(op, key)
+    if prior then return 'ok', prior, LOADED[prior].raw end
   end
   if mode == 'again' then return 'empty' end
   -- Most claims find nothing expired or due: a count, answered as a bare
@@ -548,7 +572,7 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   m.deadline = now + math.min(m.lease_seconds, tonumber(max_hold)) * 1000
   if key ~= '' then
     m.claim_key = key
-    redis.call('HSET', K.claims, op .. '\n' .. key, id)
+    if filed(key) then redis.call('HSET', K.claims, op .. '\n' .. key, id) end
   end
   go(id, m, 'reserved', m.deadline, 'claimed', op)
   return 'ok', id, store(id, m)
