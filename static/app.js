@@ -159,7 +159,7 @@
       var count = card.querySelector("[data-testid=ready-count]");
       if (count) count.textContent = ready;
       var b = card.querySelector("button[data-claim]");
-      if (b) b.disabled = ready === 0;
+      if (b) b.disabled = ready === 0 || card.hasAttribute("data-paused");
       var waiting = card.querySelector("[data-waiting]");
       // How long the next job has waited is not in a notice: say only
       // whether one does, until the next fetch says since when.
@@ -241,7 +241,18 @@
         others.soon(); // the supervisor's "done last hour" and "next waiting"
         return;
       case "job.available":
-        toast(n.queue, n.title, n.job_id);
+        var card = document.querySelector('[data-queue="' + CSS.escape(n.queue) + '"]');
+        if (!card || !card.hasAttribute("data-paused")) toast(n.queue, n.title, n.job_id);
+        return;
+      case "queue.settings":
+        // Paused or resumed: the claim buttons follow at once, and the
+        // page fetches what it says of the queue.
+        document.querySelectorAll('[data-queue="' + CSS.escape(n.queue) + '"]').forEach(function (card) {
+          card.toggleAttribute("data-paused", !!n.paused);
+          var b = card.querySelector("button[data-claim]");
+          if (b && n.paused) b.disabled = true;
+        });
+        mine.soon();
         return;
       case "reservation.extended":
         if (work && work.dataset.jobId === n.job_id && n.deadline) {

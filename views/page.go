@@ -20,8 +20,10 @@ type Page struct {
 	CSRF string
 	// Path is the request path, to mark the current navigation entry.
 	Path string
-	// Flash is a one-time message from the previous action.
+	// Flash is a one-time message that the previous action succeeded;
+	// Note, one that it did nothing, and why.
 	Flash string
+	Note  string
 }
 
 // Supervisor reports whether the page's user is a supervisor.

@@ -258,7 +258,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 			for err == nil && held != nil {
 				err = cycle.time(func() error {
 					var err error
-					_, held, err = store.CompleteNext(ctx, held.Job.ID, held.Hold(), nil)
+					_, held, _, err = store.CompleteNext(ctx, held.Job.ID, held.Hold(), nil)
 					return err
 				})
 			}

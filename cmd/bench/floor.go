@@ -251,6 +251,8 @@ func (p *floorPage) read(ctx context.Context, base string, closing *atomic.Bool)
 			case notify.JobAvailable, notify.ReservationExpiring:
 			case notify.Resync:
 				p.mine.soon(p, 2*time.Second, fetch)
+			case notify.QueueSettings:
+				p.mine.soon(p, 0, fetch)
 			case notify.ReservationCreated, notify.ReservationExtended, notify.ReservationReleased,
 				notify.ReservationCompleted, notify.ReservationExpired:
 				if n.Operator == p.user {

@@ -224,7 +224,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		switch sub := cmd + " " + args[0]; sub {
 		case "queue add", "user add", "token add":
 			return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
-		case "user disable", "user enable", "user unlock", "token list", "token revoke":
+		case "user disable", "user enable", "user unlock", "token list", "token revoke", "queue pause", "queue resume":
 			return adminCmd(ctx, sub, args[1:], getenv, stdout)
 		}
 		return usagef("unknown command %q (%s)", cmd+" "+args[0], commands)
@@ -236,7 +236,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 }
 
 // commands are the commands claimdesk knows.
-const commands = "serve, seed, queue add, user add, user disable, user enable, user unlock, token add, token list, token revoke"
+const commands = "serve, seed, queue add, queue pause, queue resume, user add, user disable, user enable, user unlock, token add, token list, token revoke"
 
 // parse parses a subcommand's flags; NAME may come before or after them.
 func parse(fs *flag.FlagSet, args []string) (name string, err error) {
@@ -260,6 +260,8 @@ func parse(fs *flag.FlagSet, args []string) (name string, err error) {
 type stores struct {
 	tasks *tasks.Store
 	users *users.Store
+	// bus tells running instances of changes made outside them.
+	bus *notify.Bus
 }
 
 // openForCommand opens the stores for an admin command, which logs to
@@ -305,10 +307,10 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 	}
 	// Every change to a user, from a command or a server, reaches the
 	// websockets of every running instance.
-	bus := notify.NewBus(rdb, log)
-	s.users.Observe(bus.TellUserChanged)
+	s.bus = notify.NewBus(rdb, log)
+	s.users.Observe(s.bus.TellUserChanged)
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
-		Bus: bus, Hub: notify.NewHub()}, stop, nil
+		Bus: s.bus, Hub: notify.NewHub()}, stop, nil
 }
 
 // checkFormat refuses a store of another storage format, saying how to
@@ -523,6 +525,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.IntVar(&q.MaxAttempts, "max-attempts", 0, "attempts before a job is dead (default 5)")
 		fs.IntVar(&q.MaxExtensions, "max-extensions", 0, "extensions per reservation (default 10)")
 		fs.IntVar(&q.AgingSeconds, "aging-seconds", 0, "seconds of waiting worth one priority point (0: strict)")
+		fs.IntVar(&q.MaxHeld, "max-held", 0, "jobs of the queue one person may hold at once (0: no cap)")
 	case "user":
 		fs.StringVar(&role, "role", "", "operator, supervisor or producer")
 		fs.StringVar(&queues, "queues", "", "comma-separated granted queues")
@@ -555,8 +558,8 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role,
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "queue %s: lease %ds, %d attempts, %d extensions, ageing %ds\n",
-			q.Name, q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.AgingSeconds)
+		fmt.Fprintf(stdout, "queue %s: lease %ds, %d attempts, %d extensions, ageing %ds, max held %d\n",
+			q.Name, q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.AgingSeconds, q.MaxHeld)
 	case "user":
 		password := ""
 		if passwordStdin {
@@ -584,8 +587,8 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role,
 	return nil
 }
 
-// adminCmd runs `user disable NAME`, `user enable NAME`, `token list NAME`
-// and `token revoke ID`.
+// adminCmd runs `user disable NAME`, `user enable NAME`, `token list NAME`,
+// `token revoke ID`, `queue pause NAME` and `queue resume NAME`.
 func adminCmd(ctx context.Context, what string, args []string, getenv func(string) string, stdout io.Writer) error {
 	var c config
 	fs := flag.NewFlagSet(what, flag.ContinueOnError)
@@ -634,6 +637,17 @@ func adminCmd(ctx context.Context, what string, args []string, getenv func(strin
 			return err
 		}
 		fmt.Fprintf(stdout, "token %s revoked\n", arg)
+	case "queue pause", "queue resume":
+		paused := what == "queue pause"
+		if _, err := st.tasks.SetPaused(ctx, arg, paused); err != nil {
+			return fmt.Errorf("queue %s: %w", arg, err)
+		}
+		st.bus.TellQueueSettings(ctx, arg, paused)
+		if paused {
+			fmt.Fprintf(stdout, "queue %s paused: it takes enqueues, claims answer queue_paused\n", arg)
+		} else {
+			fmt.Fprintf(stdout, "queue %s resumed\n", arg)
+		}
 	}
 	return nil
 }

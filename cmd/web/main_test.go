@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"claimdesk/internal/keys"
+	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/users"
 
@@ -66,6 +67,32 @@ func TestCommands(t *testing.T) {
 	if _, err := cmd("s3cret-password\n", "user", "add", "dora", "--role", "operator", "--queues", "triage", "--password-stdin"); err != nil {
 		t.Fatal(err)
 	}
+	// Pause, resume and the hold cap.
+	st := tasks.New(srv.Client())
+	if out, err := cmd("", "queue", "add", "triage", "--lease-seconds", "60", "--max-held", "2"); err != nil || !strings.Contains(out, "max held 2") {
+		t.Fatalf("queue add --max-held: %v\n%s", err, out)
+	}
+	if out, err := cmd("", "queue", "pause", "triage"); err != nil || !strings.Contains(out, "paused") {
+		t.Fatalf("queue pause: %v\n%s", err, out)
+	}
+	if _, err := st.Claim(ctx, "triage", "dora"); !errors.Is(err, tasks.ErrQueuePaused) {
+		t.Fatalf("claim from a queue paused by the command: %v", err)
+	}
+	if _, err := cmd("", "queue", "add", "triage", "--lease-seconds", "90", "--max-held", "2"); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := st.Queue(ctx, "triage"); !q.Paused || q.MaxHeld != 2 || q.LeaseSeconds != 90 {
+		t.Fatalf("after queue add on a paused queue: %+v, want still paused", q)
+	}
+	if out, err := cmd("", "queue", "resume", "triage"); err != nil || !strings.Contains(out, "resumed") {
+		t.Fatalf("queue resume: %v\n%s", err, out)
+	}
+	if q, _ := st.Queue(ctx, "triage"); q.Paused {
+		t.Fatal("still paused after queue resume")
+	}
+	if _, err := cmd("", "queue", "pause", "no-such-queue"); !errors.Is(err, tasks.ErrQueueNotFound) {
+		t.Fatalf("queue pause of a missing queue: %v", err)
+	}
 	token, err := cmd("", "token", "add", "dora")
 	if err != nil || !strings.HasPrefix(token, "cdt_") || strings.Count(token, "\n") != 1 {
 		t.Fatalf("token add printed %q, %v", token, err)
@@ -94,7 +121,7 @@ func TestCommands(t *testing.T) {
 
 	for _, args := range [][]string{
 		{"bogus"}, {"queue"}, {"queue", "add"}, {"user", "list"}, {"serve", "--nope"},
-		{"queue", "add", "a", "b"}, {"serve", "--log-level", "loud"},
+		{"queue", "add", "a", "b"}, {"serve", "--log-level", "loud"}, {"queue", "pause"},
 	} {
 		_, err := cmd("", args...)
 		var u usageError

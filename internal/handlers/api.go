@@ -23,7 +23,11 @@ func (s *Server) apiRoutes(g *echo.Group) {
 	super := requireRole(users.Supervisor)
 	producers := requireRole(users.Producer, users.Supervisor)
 	g.GET("/queues", s.apiQueues)
-	g.POST("/queues", s.apiPutQueue, super)
+	g.POST("/queues", s.apiCreateQueue, super)
+	g.PATCH("/queues/:queue", s.apiPatchQueue, super)
+	g.DELETE("/queues/:queue", s.apiDeleteQueue, super)
+	g.POST("/queues/:queue/pause", s.apiPause(true), super)
+	g.POST("/queues/:queue/resume", s.apiPause(false), super)
 	g.POST("/queues/:queue/jobs", s.apiEnqueue, producers)
 	g.POST("/queues/:queue/claim", s.apiClaim, requireRole(users.Operator))
 	g.POST("/claim", s.apiClaimAny, requireRole(users.Operator))
@@ -90,6 +94,8 @@ type queueSummary struct {
 	Dead         int64  `json:"dead"`
 	LeaseSeconds int    `json:"lease_seconds"`
 	MaxAttempts  int    `json:"max_attempts"`
+	MaxHeld      int    `json:"max_held"`
+	Paused       bool   `json:"paused"`
 }
 
 // visibleQueues returns the queues the user may see, with settings and
@@ -117,28 +123,66 @@ func (s *Server) apiQueues(c echo.Context) error {
 	out := make([]queueSummary, len(qs))
 	for i, q := range qs {
 		st := q.Stats
-		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead, q.Queue.LeaseSeconds, q.Queue.MaxAttempts}
+		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead,
+			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"queues": out})
 }
 
-func (s *Server) apiPutQueue(c echo.Context) error {
+func (s *Server) apiCreateQueue(c echo.Context) error {
 	var q tasks.Queue
 	if err := decode(c, &q); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	_, err := s.tasks.Queue(ctx, q.Name)
-	existed := err == nil
-	q, err = s.tasks.PutQueue(ctx, q)
+	q, err := s.tasks.CreateQueue(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
 	s.board.queues.drop()
-	if existed {
+	return c.JSON(http.StatusCreated, q)
+}
+
+func (s *Server) apiPatchQueue(c echo.Context) error {
+	var p tasks.QueuePatch
+	if err := decode(c, &p); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	q, err := s.tasks.PatchQueue(ctx, c.Param("queue"), p)
+	if err != nil {
+		return err
+	}
+	s.queueSettingsChanged(ctx, q.Name, q.Paused)
+	return c.JSON(http.StatusOK, q)
+}
+
+func (s *Server) apiPause(paused bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		q, err := s.tasks.SetPaused(ctx, c.Param("queue"), paused)
+		if err != nil {
+			return err
+		}
+		s.queueSettingsChanged(ctx, q.Name, q.Paused)
 		return c.JSON(http.StatusOK, q)
 	}
-	return c.JSON(http.StatusCreated, q)
+}
+
+func (s *Server) apiDeleteQueue(c echo.Context) error {
+	ctx := c.Request().Context()
+	name := c.Param("queue")
+	if err := s.tasks.DeleteQueue(ctx, name); err != nil {
+		return err
+	}
+	s.queueSettingsChanged(ctx, name, false)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// queueSettingsChanged tells this instance's board and every page showing
+// the queue that its settings changed (notify.QueueSettings).
+func (s *Server) queueSettingsChanged(ctx context.Context, queue string, paused bool) {
+	s.board.queues.drop()
+	s.bus.TellQueueSettings(ctx, queue, paused)
 }
 
 // enqueueBody is one job, or a batch in "jobs".
@@ -442,9 +486,16 @@ func (s *Server) apiComplete(c echo.Context) error {
 			j, err := s.tasks.Complete(ctx, id, h, b.Result)
 			return map[string]any{"job": j, "next": nil}, err
 		}
-		j, r, err := s.tasks.CompleteNext(ctx, id, h, b.Result)
+		j, r, why, err := s.tasks.CompleteNext(ctx, id, h, b.Result)
 		if err != nil || r == nil {
-			return map[string]any{"job": j, "next": nil}, err
+			out := map[string]any{"job": j, "next": nil}
+			if why != nil {
+				// Why nothing was claimed: the queue is paused, or the
+				// holder is at its max_held.
+				pub, _ := publicError(why)
+				out["next_error"] = map[string]string{"code": pub.Code, "message": pub.Message}
+			}
+			return out, err
 		}
 		return map[string]any{"job": j, "next": map[string]any{"job": r.Job,
 			"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}}}, nil

@@ -397,7 +397,10 @@ func TestSupervisorAPI(t *testing.T) {
 	if got["lease_seconds"] != 60.0 || got["max_attempts"] != 5.0 {
 		t.Fatalf("new queue = %v", got)
 	}
-	a.expect("POST", "/api/v1/queues", a.super, `{"name":"`+name+`","lease_seconds":90}`, 200, "")
+	a.expect("POST", "/api/v1/queues", a.super, `{"name":"`+name+`","lease_seconds":90}`, 409, "queue_exists")
+	if got := a.expect("PATCH", "/api/v1/queues/"+name, a.super, `{}`, 200, ""); got["lease_seconds"] != 60.0 {
+		t.Fatalf("after a refused create the queue is %v, want lease 60 kept", got)
+	}
 	a.expect("POST", "/api/v1/queues", a.super, `{"name":"Bad Name"}`, 400, "invalid_field")
 	list := a.expect("GET", "/api/v1/queues", a.operator, "", 200, "")
 	qs := list["queues"].([]any)

@@ -26,6 +26,7 @@ const (
 	sessionUser = "user"
 	sessionCSRF = "csrf"
 	flashKey    = "flash"
+	noteKey     = "note"
 	userKey     = "user"
 	viaToken    = "via_token"
 	// withSession marks a request whose session is loaded (loadSession).

@@ -47,7 +47,7 @@ func (b *board) observe(_ context.Context, fx tasks.Effects) {
 // a queue, the reservations, or everything after a resync.
 func (b *board) heard(n *notify.Notice) {
 	switch n.Type {
-	case notify.QueueChanged:
+	case notify.QueueChanged, notify.QueueSettings:
 		b.queues.drop()
 	case notify.ReservationCreated, notify.ReservationExtended, notify.ReservationReleased,
 		notify.ReservationCompleted, notify.ReservationExpired:

@@ -42,6 +42,10 @@ var errorCodes = []struct {
 }{
 	{tasks.ErrNotFound, http.StatusNotFound, "job_not_found"},
 	{tasks.ErrQueueNotFound, http.StatusNotFound, "queue_not_found"},
+	{tasks.ErrQueueExists, http.StatusConflict, "queue_exists"},
+	{tasks.ErrQueueNotEmpty, http.StatusConflict, "queue_not_empty"},
+	{tasks.ErrQueuePaused, http.StatusConflict, "queue_paused"},
+	{tasks.ErrHoldLimit, http.StatusConflict, "hold_limit"},
 	{tasks.ErrBatchNotFound, http.StatusNotFound, "batch_not_found"},
 	{tasks.ErrReservationLost, http.StatusConflict, "reservation_lost"},
 	{tasks.ErrInvalidState, http.StatusConflict, "invalid_state"},

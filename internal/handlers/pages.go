@@ -43,7 +43,11 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	e.GET("/supervisor/fragments/reservations", s.reservationsFragment, user, sup)
 	e.GET("/supervisor/fragments/stats", s.statsFragment, user, sup)
 	e.GET("/supervisor/queues/new", s.newQueuePage, user, sup)
-	e.POST("/supervisor/queues", s.saveQueue, user, sup)
+	e.POST("/supervisor/queues", s.createQueueForm, user, sup)
+	e.POST("/supervisor/queues/:queue/settings", s.queueSettingsForm, user, sup)
+	e.POST("/supervisor/queues/:queue/pause", s.pauseForm(true), user, sup)
+	e.POST("/supervisor/queues/:queue/resume", s.pauseForm(false), user, sup)
+	e.POST("/supervisor/queues/:queue/delete", s.deleteQueueForm, user, sup)
 	e.GET("/supervisor/queues/:queue", s.queuePage, user, sup)
 	e.POST("/supervisor/jobs/:id/:action", s.superviseJob, user, sup)
 	e.GET("/supervisor/batches", s.batchesPage, user, sup)
@@ -51,8 +55,15 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	e.POST("/supervisor/batches/:id/cancel", s.cancelBatchForm, user, sup)
 }
 
+// flash tells the next whole page that an action succeeded.
 func (s *Server) flash(c echo.Context, msg string) {
 	s.sessions.Put(c.Request().Context(), flashKey, msg)
+}
+
+// note tells the next whole page why an action did nothing (not a
+// failure of claimdesk's, nor a success).
+func (s *Server) note(c echo.Context, msg string) {
+	s.sessions.Put(c.Request().Context(), noteKey, msg)
 }
 
 func (s *Server) home(c echo.Context) error {
@@ -142,6 +153,10 @@ func (s *Server) claimJob(c echo.Context) error {
 // openClaimed opens the work page of a job just claimed, or says on the
 // home page that nothing is waiting.
 func (s *Server) openClaimed(c echo.Context, r *tasks.Reservation, err error) error {
+	if words := noClaimWords(err, c.Param("queue")); words != "" {
+		s.note(c, words)
+		return redirect(c, "/")
+	}
 	if err != nil {
 		return err
 	}
@@ -150,6 +165,22 @@ func (s *Server) openClaimed(c echo.Context, r *tasks.Reservation, err error) er
 		return redirect(c, "/")
 	}
 	return redirect(c, "/jobs/"+r.Job.ID)
+}
+
+// noClaimWords says why a claim in queue took nothing, when a queue's
+// rule refused it (paused, or the hold limit reached); empty otherwise.
+func noClaimWords(err error, queue string) string {
+	in := " in " + queue
+	if queue == "" {
+		in = ""
+	}
+	switch {
+	case errors.Is(err, tasks.ErrQueuePaused):
+		return "The queue" + strings.TrimPrefix(in, " in") + " is paused: no new jobs can be claimed from it until a supervisor resumes it."
+	case errors.Is(err, tasks.ErrHoldLimit):
+		return "You hold as many jobs" + in + " as one person may at once. Finish or give one back to claim another."
+	}
+	return ""
 }
 
 // jobPage is the work page for the job's holder, and a read-only view for
@@ -268,10 +299,11 @@ func (s *Server) completeNext(c echo.Context, id string, h tasks.Hold, result js
 	var (
 		j    *tasks.Job
 		next *tasks.Reservation
+		why  error
 		err  error
 	)
 	if q, _ := tasks.QueueOf(id); u.CanWork(q) {
-		j, next, err = s.tasks.CompleteNext(ctx, id, h, result)
+		j, next, why, err = s.tasks.CompleteNext(ctx, id, h, result)
 	} else {
 		j, err = s.tasks.Complete(ctx, id, h, result)
 	}
@@ -280,7 +312,12 @@ func (s *Server) completeNext(c echo.Context, id string, h tasks.Hold, result js
 	}
 	s.published(ctx)
 	if next == nil {
-		s.flash(c, "Completed "+quote(j.Title)+". Nothing else is waiting in "+j.Queue+" for you.")
+		if why != nil {
+			s.flash(c, "Completed "+quote(j.Title)+".")
+			s.note(c, noClaimWords(why, j.Queue))
+		} else {
+			s.flash(c, "Completed "+quote(j.Title)+". Nothing else is waiting in "+j.Queue+" for you.")
+		}
 		return redirect(c, "/")
 	}
 	s.flash(c, "Completed "+quote(j.Title)+". Here is the next one.")
@@ -399,11 +436,18 @@ func (s *Server) reservationsFragment(c echo.Context) error {
 }
 
 func (s *Server) queuePage(c echo.Context) error {
-	ctx := c.Request().Context()
-	q, err := s.tasks.Queue(ctx, c.Param("queue"))
+	q, err := s.tasks.Queue(c.Request().Context(), c.Param("queue"))
 	if err != nil {
 		return err
 	}
+	return s.renderQueuePage(c, http.StatusOK, q, "")
+}
+
+// renderQueuePage draws a queue's page with the jobs of the state asked
+// for, and its settings form showing q (as typed, when problem says what
+// is wrong with it).
+func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem string) error {
+	ctx := c.Request().Context()
 	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
 	p, err := s.tasks.ListJobs(ctx, q.Name, state, 50, c.QueryParam("cursor"))
 	if err != nil {
@@ -413,8 +457,8 @@ func (s *Server) queuePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: time.Now()}
-	return s.render(c, http.StatusOK, views.QueuePage(s.page(c, q.Name), v))
+	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: time.Now(), Problem: problem}
+	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
 
 func (s *Server) newQueuePage(c echo.Context) error {
@@ -422,33 +466,125 @@ func (s *Server) newQueuePage(c echo.Context) error {
 		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, ""))
 }
 
-// saveQueue creates a queue or saves its settings from the form.
-func (s *Server) saveQueue(c echo.Context) error {
-	num := func(name string) int { n, _ := strconv.Atoi(c.FormValue(name)); return n }
-	ctx := c.Request().Context()
-	q := tasks.Queue{Name: c.FormValue("name")}
-	isNew := true
-	if old, err := s.tasks.Queue(ctx, q.Name); err == nil {
-		q, isNew = old, false
+// settingsForm reads the settings form: every setting it shows, as a
+// patch, and the same written over q, to show again as typed. A field
+// that is not a whole number is a problem, in words.
+func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
+	var p tasks.QueuePatch
+	for _, f := range []struct {
+		name string
+		to   *int
+		set  **int
+	}{
+		{"lease_seconds", &q.LeaseSeconds, &p.LeaseSeconds}, {"max_attempts", &q.MaxAttempts, &p.MaxAttempts},
+		{"max_extensions", &q.MaxExtensions, &p.MaxExtensions}, {"max_hold_seconds", &q.MaxHoldSeconds, &p.MaxHoldSeconds},
+		{"aging_seconds", &q.AgingSeconds, &p.AgingSeconds}, {"max_held", &q.MaxHeld, &p.MaxHeld},
+	} {
+		n, err := strconv.Atoi(strings.TrimSpace(c.FormValue(f.name)))
+		if err != nil {
+			return p, views.SettingLabel(f.name) + " must be a whole number."
+		}
+		*f.to, *f.set = n, &n
 	}
-	q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions = num("lease_seconds"), num("max_attempts"), num("max_extensions")
-	q.MaxHoldSeconds, q.AgingSeconds = num("max_hold_seconds"), num("aging_seconds")
-	_, err := s.tasks.PutQueue(ctx, q)
-	s.board.queues.drop()
+	return p, ""
+}
+
+// settingProblem says in words what the store refused of a queue's
+// settings, or returns "" and err when it was no such refusal.
+func settingProblem(err error) (string, error) {
+	var v *tasks.ValidationError
+	if errors.As(err, &v) {
+		return views.SettingProblem(v), nil
+	}
+	return "", err
+}
+
+// createQueueForm creates a queue from the new queue form. A taken name
+// or a bad setting shows the form again, as typed, saying what is wrong.
+func (s *Server) createQueueForm(c echo.Context) error {
+	q := tasks.Queue{Name: strings.TrimSpace(c.FormValue("name"))}.WithDefaults()
+	_, problem := settingsForm(c, &q)
+	status := http.StatusBadRequest
+	if problem == "" {
+		// Every setting was typed: a zero is no call for the default.
+		err := q.Validate()
+		if err == nil {
+			_, err = s.tasks.CreateQueue(c.Request().Context(), q)
+		}
+		switch {
+		case err == nil:
+			s.board.queues.drop()
+			s.flash(c, "Created queue "+q.Name+". Grant it to the people who will work it.")
+			return redirect(c, "/supervisor/queues/"+q.Name)
+		case errors.Is(err, tasks.ErrQueueExists):
+			status, problem = http.StatusConflict, "A queue named "+q.Name+" already exists. Choose another name, or open that queue to change its settings."
+		default:
+			if problem, err = settingProblem(err); err != nil {
+				return err
+			}
+		}
+	}
+	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, problem))
+}
+
+// queueSettingsForm saves the settings form of a queue's page. A bad
+// setting shows the page again with the form as typed, saying what is
+// wrong; nothing is saved then.
+func (s *Server) queueSettingsForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	q, err := s.tasks.Queue(ctx, c.Param("queue"))
 	if err != nil {
-		var v *tasks.ValidationError
-		if !errors.As(err, &v) {
+		return err
+	}
+	patch, problem := settingsForm(c, &q)
+	if problem == "" {
+		var saved tasks.Queue
+		if saved, err = s.tasks.PatchQueue(ctx, q.Name, patch); err == nil {
+			s.queueSettingsChanged(ctx, q.Name, saved.Paused)
+			s.flash(c, "Saved the settings of "+q.Name+".")
+			return redirect(c, "/supervisor/queues/"+q.Name)
+		}
+		if problem, err = settingProblem(err); err != nil {
 			return err
 		}
-		problem := v.Field + " " + v.Message
-		if isNew {
-			return s.render(c, http.StatusBadRequest, views.NewQueuePage(s.page(c, "New queue"), q, problem))
+	}
+	return s.renderQueuePage(c, http.StatusBadRequest, q, problem)
+}
+
+// pauseForm pauses or resumes a queue from its page.
+func (s *Server) pauseForm(paused bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		q, err := s.tasks.SetPaused(ctx, c.Param("queue"), paused)
+		if err != nil {
+			return err
 		}
-		s.flash(c, "Not saved: "+problem)
+		s.queueSettingsChanged(ctx, q.Name, paused)
+		if paused {
+			s.flash(c, "Paused "+q.Name+": nobody can claim its jobs until you resume it. Jobs can still be added.")
+		} else {
+			s.flash(c, "Resumed "+q.Name+": its jobs can be claimed again.")
+		}
 		return redirect(c, "/supervisor/queues/"+q.Name)
 	}
-	s.flash(c, "Saved queue "+q.Name+".")
-	return redirect(c, "/supervisor/queues/"+q.Name)
+}
+
+// deleteQueueForm deletes an empty queue from its page.
+func (s *Server) deleteQueueForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	name := c.Param("queue")
+	err := s.tasks.DeleteQueue(ctx, name)
+	if errors.Is(err, tasks.ErrQueueNotEmpty) {
+		s.note(c, "Not deleted: only an empty queue can be deleted, and "+name+
+			" still has jobs ready, scheduled, in progress or dead, or a batch that has not finished.")
+		return redirect(c, "/supervisor/queues/"+name)
+	}
+	if err != nil {
+		return err
+	}
+	s.queueSettingsChanged(ctx, name, false)
+	s.flash(c, "Deleted queue "+name+".")
+	return redirect(c, "/supervisor")
 }
 
 // superviseJob runs a supervisor's action on a job: requeue (from dead, or

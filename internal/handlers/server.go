@@ -89,6 +89,7 @@ type Server struct {
 	registry    *prometheus.Registry
 	metrics     *metrics
 	hub         *notify.Hub
+	bus         *notify.Bus
 	sockets     *socketCaps
 	announce    *notify.Announcer
 	origin      string
@@ -113,7 +114,7 @@ const (
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		hub: cfg.Hub, bus: cfg.Bus, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
 	if s.registry == nil {
@@ -193,6 +194,7 @@ func (s *Server) page(c echo.Context, title string) views.Page {
 	p := s.fragment(c)
 	p.Title = title
 	p.Flash = s.sessions.PopString(c.Request().Context(), flashKey)
+	p.Note = s.sessions.PopString(c.Request().Context(), noteKey)
 	return p
 }
 

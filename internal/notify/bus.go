@@ -114,6 +114,17 @@ func (b *Bus) TellUserChanged(ctx context.Context, name string) {
 	}
 }
 
+// TellQueueSettings tells every live instance, and the pages showing the
+// queue, that its settings changed (paused says whether it is now paused).
+// A failure is logged: the change is made all the same, and pages show it
+// at their next fetch (every 15 s at the latest).
+func (b *Bus) TellQueueSettings(ctx context.Context, queue string, paused bool) {
+	if err := b.Publish(ctx, Notice{Type: QueueSettings, Queue: queue, Paused: &paused}); err != nil {
+		b.log.Warn("queue settings change not told to the running instances: pages show it at their next fetch",
+			"queue", queue, "err", err)
+	}
+}
+
 // publish pushes notices to every live instance's list, in one pipeline
 // with what also adds.
 func (b *Bus) publish(ctx context.Context, notices []Notice, also func(redis.Pipeliner)) error {

@@ -47,6 +47,10 @@ const (
 	// BatchFinished says a batch ended: every job of it ended, and it was
 	// sealed or canceled. Producers waiting on it wake up.
 	BatchFinished = "batch.finished"
+	// QueueSettings says a queue's settings changed: paused or resumed, a
+	// limit changed, or the queue deleted. Pages showing the queue fetch
+	// afresh; Paused says whether it now claims.
+	QueueSettings = "queue.settings"
 	// Resync tells browsers that notices may have been lost: fetch afresh.
 	Resync = "resync"
 	// UserChanged says a user changed (role, queues, password, disabled):
@@ -78,6 +82,8 @@ type Notice struct {
 	// Ready, but not claimable.
 	Held *int64 `json:"held,omitempty"`
 	Dead *int64 `json:"dead,omitempty"`
+	// Paused says whether the queue of a queue.settings notice is paused.
+	Paused *bool `json:"paused,omitempty"`
 	// Batch is the batch of a batch.changed or batch.finished notice.
 	Batch *tasks.Batch `json:"batch,omitempty"`
 	// User is the user a user.changed notice is about.
@@ -119,7 +125,7 @@ func (v Viewer) Sees(n Notice) bool {
 		return true
 	}
 	switch n.Type {
-	case QueueChanged, JobAvailable:
+	case QueueChanged, JobAvailable, QueueSettings:
 		for _, q := range v.Queues {
 			if q == n.Queue {
 				return true

@@ -64,9 +64,9 @@ func (p *pacer) take(now time.Time) []*Notice {
 }
 
 // urgent says whether a notice is news the viewer waits for: a new job, a
-// change to their own reservation, or a resync.
+// change to their own reservation, a queue paused or resumed, or a resync.
 func urgent(n *Notice, viewer string) bool {
-	return n.Type == JobAvailable || n.Type == Resync ||
+	return n.Type == JobAvailable || n.Type == Resync || n.Type == QueueSettings ||
 		n.Operator == viewer && strings.HasPrefix(n.Type, "reservation.")
 }
 

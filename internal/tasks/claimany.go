@@ -21,7 +21,9 @@ import (
 // with every queue's own line. Queues are looked at one by one: if the
 // operator skipped a queue's next job, or someone claims it first, the
 // claim goes to that queue's next job for them, and then on to the next
-// queue. It returns nil when nothing is ready in any of them. With
+// queue. Paused queues and those whose max_held the operator reached are
+// passed by. It returns nil when nothing is ready in any of them, or, if
+// every one was passed by, ErrQueuePaused or ErrHoldLimit. With
 // WithClaimKey, a live reservation made with the key in any of the queues
 // is answered again.
 func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, opts ...ClaimOption) (*Reservation, error) {
@@ -72,16 +74,27 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 			order = append(order, q)
 		}
 	}
+	// A paused queue, or one whose max_held the operator reached, is passed
+	// by; if every queue was, the claim says why.
+	var refused error
+	open := false
 	for _, q := range order {
 		r, err := s.Claim(ctx, q, operator, opts...)
-		if errors.Is(err, ErrQueueNotFound) {
+		switch {
+		case errors.Is(err, ErrQueueNotFound):
 			continue
-		}
-		if err != nil || r != nil {
+		case errors.Is(err, ErrQueuePaused) || errors.Is(err, ErrHoldLimit):
+			refused = cmp.Or(refused, err)
+			continue
+		case err != nil || r != nil:
 			return r, err
 		}
+		open = true
 	}
-	return nil, nil
+	if open {
+		return nil, nil
+	}
+	return nil, refused
 }
 
 // claimedAgain answers again the operator's live reservation made with

@@ -20,7 +20,7 @@ func TestCompleteNext(t *testing.T) {
 		var next *Reservation
 		ts := e.did(func(Transition) bool { return true }, func() {
 			var err error
-			done, next, err = e.store.CompleteNext(e.ctx, a.ID, r.Hold(), json.RawMessage(`{"ok":true}`))
+			done, next, _, err = e.store.CompleteNext(e.ctx, a.ID, r.Hold(), json.RawMessage(`{"ok":true}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestCompleteNext(t *testing.T) {
 		e.add("other", 90)
 		other := e.claim("olga")
 		e.add("third", 50)
-		again, nextAgain, err := e.store.CompleteNext(e.ctx, a.ID, r.Hold(), json.RawMessage(`{"ok":false}`))
+		again, nextAgain, _, err := e.store.CompleteNext(e.ctx, a.ID, r.Hold(), json.RawMessage(`{"ok":false}`))
 		if err != nil || again.State != StateCompleted || string(again.Result) != `{"ok":true}` {
 			t.Fatalf("retried: %+v, %v", again, err)
 		}
@@ -60,25 +60,25 @@ func TestCompleteNext(t *testing.T) {
 		}
 
 		// The next one, then the last: nothing more to claim.
-		_, third, err := e.store.CompleteNext(e.ctx, b.ID, next.Hold(), nil)
+		_, third, _, err := e.store.CompleteNext(e.ctx, b.ID, next.Hold(), nil)
 		if err != nil || third == nil {
 			t.Fatalf("complete and next = %v, %v", third, err)
 		}
-		last, none, err := e.store.CompleteNext(e.ctx, third.Job.ID, third.Hold(), nil)
+		last, none, _, err := e.store.CompleteNext(e.ctx, third.Job.ID, third.Hold(), nil)
 		if err != nil || last.State != StateCompleted || none != nil {
 			t.Fatalf("the last: %+v, next %+v, %v; want completed and nothing next", last, none, err)
 		}
 		// Its retry claims nothing, even with a job now waiting.
 		e.add("fourth", 50)
-		if _, none, err = e.store.CompleteNext(e.ctx, third.Job.ID, third.Hold(), nil); err != nil || none != nil {
+		if _, none, _, err = e.store.CompleteNext(e.ctx, third.Job.ID, third.Hold(), nil); err != nil || none != nil {
 			t.Fatalf("the last retried: next %+v, %v; want nothing", none, err)
 		}
 
 		// Only the live reservation's token works, as for Complete.
 		r = e.claim("olga")
-		_, _, err = e.store.CompleteNext(e.ctx, r.Job.ID, Hold{Holder: "olga", Token: "0123456789abcdef0123456789abcdef"}, nil)
+		_, _, _, err = e.store.CompleteNext(e.ctx, r.Job.ID, Hold{Holder: "olga", Token: "0123456789abcdef0123456789abcdef"}, nil)
 		wantErr(t, "stale token", err, ErrReservationLost)
-		_, _, err = e.store.CompleteNext(e.ctx, r.Job.ID, Hold{Holder: "petra", Token: r.Token}, nil)
+		_, _, _, err = e.store.CompleteNext(e.ctx, r.Job.ID, Hold{Holder: "petra", Token: r.Token}, nil)
 		wantErr(t, "someone else's token", err, ErrForbidden)
 	})
 }

@@ -14,6 +14,16 @@ var (
 	ErrBatchNotFound = errors.New("batch not found")
 	// ErrQueueNotFound means no queue has the given name.
 	ErrQueueNotFound = errors.New("queue not found")
+	// ErrQueueExists means a queue of that name exists already.
+	ErrQueueExists = errors.New("a queue of that name exists")
+	// ErrQueueNotEmpty means the queue still has jobs ready, scheduled,
+	// reserved or dead, or a batch unfinished: it cannot be deleted.
+	ErrQueueNotEmpty = errors.New("queue is not empty")
+	// ErrQueuePaused means the queue is paused: it claims nothing new.
+	ErrQueuePaused = errors.New("queue is paused")
+	// ErrHoldLimit means the operator holds as many of the queue's jobs as
+	// its max_held allows.
+	ErrHoldLimit = errors.New("hold limit reached")
 	// ErrReservationLost means the token is not the live reservation of the
 	// job: it was completed, given back, reclaimed after its deadline, or
 	// taken away by a supervisor. Nothing the caller sent was stored.
@@ -42,7 +52,11 @@ var (
 type ValidationError struct {
 	Field   string
 	Message string
-	tooBig  bool
+	// Min and Max bound the field when it is a number out of its range
+	// (Ranged): a page can say so in its own words.
+	Min, Max int
+	Ranged   bool
+	tooBig   bool
 }
 
 func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
@@ -59,6 +73,11 @@ func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// outOfRange says that field must be between lo and hi.
+func outOfRange(field string, lo, hi int) error {
+	return &ValidationError{Field: field, Message: fmt.Sprintf("must be between %d and %d", lo, hi), Min: lo, Max: hi, Ranged: true}
+}
+
 func tooLarge(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...), tooBig: true}
 }
@@ -67,6 +86,10 @@ func tooLarge(field, format string, args ...any) error {
 var statusErrors = map[string]error{
 	"not_found":        ErrNotFound,
 	"queue_not_found":  ErrQueueNotFound,
+	"queue_exists":     ErrQueueExists,
+	"queue_not_empty":  ErrQueueNotEmpty,
+	"queue_paused":     ErrQueuePaused,
+	"hold_limit":       ErrHoldLimit,
 	"batch_not_found":  ErrBatchNotFound,
 	"reservation_lost": ErrReservationLost,
 	"invalid_state":    ErrInvalidState,

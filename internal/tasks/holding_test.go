@@ -55,7 +55,7 @@ func TestHolding(t *testing.T) {
 		if _, err := e.store.Complete(e.ctx, a1.Job.ID, a1.Hold(), nil); err != nil {
 			e.t.Fatal(err)
 		}
-		_, next, err := e.store.CompleteNext(e.ctx, a2.Job.ID, a2.Hold(), nil)
+		_, next, _, err := e.store.CompleteNext(e.ctx, a2.Job.ID, a2.Hold(), nil)
 		if err != nil || next == nil {
 			e.t.Fatalf("complete and next: %v, %v", next, err)
 		}

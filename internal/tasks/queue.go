@@ -57,6 +57,42 @@ type Queue struct {
 	// DeadRetentionSeconds is how long dead jobs are kept for a requeue.
 	// Default 30 days; 60 to 10 years.
 	DeadRetentionSeconds int `json:"dead_retention_seconds"`
+	// MaxHeld is how many of the queue's jobs one person may hold at once;
+	// a claim beyond it fails with ErrHoldLimit. Default 0: no cap; at
+	// most 1000.
+	MaxHeld int `json:"max_held"`
+	// Paused is set while the queue takes enqueues but no claims
+	// (ErrQueuePaused). Only SetPaused changes it; PutQueue keeps it.
+	Paused bool `json:"paused"`
+}
+
+// QueuePatch is a change to some settings of a queue (PatchQueue): the
+// fields given (not nil) change, the others stay.
+type QueuePatch struct {
+	LeaseSeconds         *int `json:"lease_seconds"`
+	MaxAttempts          *int `json:"max_attempts"`
+	MaxExtensions        *int `json:"max_extensions"`
+	MaxHoldSeconds       *int `json:"max_hold_seconds"`
+	AgingSeconds         *int `json:"aging_seconds"`
+	RetentionSeconds     *int `json:"retention_seconds"`
+	DeadRetentionSeconds *int `json:"dead_retention_seconds"`
+	MaxHeld              *int `json:"max_held"`
+}
+
+// settings pairs each setting of q with its field of the patch.
+func (p QueuePatch) settings(q *Queue) []struct {
+	to  *int
+	set *int
+} {
+	return []struct {
+		to  *int
+		set *int
+	}{
+		{&q.LeaseSeconds, p.LeaseSeconds}, {&q.MaxAttempts, p.MaxAttempts},
+		{&q.MaxExtensions, p.MaxExtensions}, {&q.MaxHoldSeconds, p.MaxHoldSeconds},
+		{&q.AgingSeconds, p.AgingSeconds}, {&q.RetentionSeconds, p.RetentionSeconds},
+		{&q.DeadRetentionSeconds, p.DeadRetentionSeconds}, {&q.MaxHeld, p.MaxHeld},
+	}
 }
 
 const (
@@ -69,8 +105,8 @@ const (
 	strictStepMs = 100_000_000_000
 )
 
-// withDefaults fills unset (zero) settings with their defaults.
-func (q Queue) withDefaults() Queue {
+// WithDefaults fills unset (zero) settings with their defaults.
+func (q Queue) WithDefaults() Queue {
 	q.LeaseSeconds = cmp.Or(q.LeaseSeconds, 300)
 	q.MaxAttempts = cmp.Or(q.MaxAttempts, 5)
 	q.MaxExtensions = cmp.Or(q.MaxExtensions, 10)
@@ -80,7 +116,8 @@ func (q Queue) withDefaults() Queue {
 	return q
 }
 
-func (q Queue) validate() error {
+// Validate checks the settings as they are (zero is no default here).
+func (q Queue) Validate() error {
 	checks := []struct {
 		field  string
 		value  int
@@ -93,46 +130,157 @@ func (q Queue) validate() error {
 		{"aging_seconds", q.AgingSeconds, 0, 100_000_000},
 		{"retention_seconds", q.RetentionSeconds, 60, years},
 		{"dead_retention_seconds", q.DeadRetentionSeconds, 60, years},
+		{"max_held", q.MaxHeld, 0, 1000},
 	}
 	if !validQueueName(q.Name) {
 		return invalid("name", "must match ^[a-z0-9][a-z0-9_-]{0,63}$")
 	}
 	for _, c := range checks {
 		if c.value < c.lo || c.value > c.hi {
-			return invalid(c.field, "must be between %d and %d", c.lo, c.hi)
+			return outOfRange(c.field, c.lo, c.hi)
 		}
 	}
 	return nil
 }
 
-func (q Queue) fields() map[string]any {
-	return map[string]any{
-		"lease_seconds":          q.LeaseSeconds,
-		"max_attempts":           q.MaxAttempts,
-		"max_extensions":         q.MaxExtensions,
-		"max_hold_seconds":       q.MaxHoldSeconds,
-		"aging_ms":               int64(q.AgingSeconds) * 1000,
-		"retention_seconds":      q.RetentionSeconds,
-		"dead_retention_seconds": q.DeadRetentionSeconds,
+// fields are the queue's settings as stored (keys.Queue.Conf): setting,
+// value, … in the order of QueuePatch.settings; Paused is not among them.
+func (q Queue) fields() []any {
+	return []any{
+		"lease_seconds", q.LeaseSeconds,
+		"max_attempts", q.MaxAttempts,
+		"max_extensions", q.MaxExtensions,
+		"max_hold_seconds", q.MaxHoldSeconds,
+		"aging_ms", int64(q.AgingSeconds) * 1000,
+		"retention_seconds", q.RetentionSeconds,
+		"dead_retention_seconds", q.DeadRetentionSeconds,
+		"max_held", q.MaxHeld,
 	}
 }
 
+// CreateQueue creates a queue; zero settings take their defaults. It fails
+// with ErrQueueExists if the name is taken, and returns the settings as
+// stored.
+func (s *Store) CreateQueue(ctx context.Context, q Queue) (Queue, error) {
+	q = q.WithDefaults()
+	if err := q.Validate(); err != nil {
+		return Queue{}, err
+	}
+	return s.writeQueue(ctx, "create", q.Name, append(q.fields(), "paused", flag(q.Paused))...)
+}
+
 // PutQueue creates the queue or replaces its settings; zero settings take
-// their defaults. It returns the settings as stored.
+// their defaults. Whether it is paused stays as it was. It returns the
+// settings as stored.
 func (s *Store) PutQueue(ctx context.Context, q Queue) (Queue, error) {
-	q = q.withDefaults()
-	if err := q.validate(); err != nil {
+	q = q.WithDefaults()
+	if err := q.Validate(); err != nil {
+		return Queue{}, err
+	}
+	return s.writeQueue(ctx, "put", q.Name, q.fields()...)
+}
+
+// PatchQueue changes the settings the patch gives, and only those. The
+// queue's settings after the change must be valid together (a lease no
+// longer than the max hold, say).
+func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (Queue, error) {
+	q, err := s.Queue(ctx, name)
+	if err != nil {
+		return Queue{}, err
+	}
+	var changed []any
+	all := q.fields()
+	for i, f := range p.settings(&q) {
+		if f.set != nil {
+			*f.to = *f.set
+			changed = append(changed, all[2*i])
+		}
+	}
+	if err := q.Validate(); err != nil {
+		return Queue{}, err
+	}
+	if len(changed) == 0 {
+		return q, nil
+	}
+	// The new values of just the settings given.
+	all = q.fields()
+	var write []any
+	for i := 0; i < len(all); i += 2 {
+		for _, c := range changed {
+			if all[i] == c {
+				write = append(write, all[i], all[i+1])
+			}
+		}
+	}
+	return s.writeQueue(ctx, "update", name, write...)
+}
+
+// SetPaused pauses the queue (it takes enqueues, but claims fail with
+// ErrQueuePaused) or resumes it.
+func (s *Store) SetPaused(ctx context.Context, name string, paused bool) (Queue, error) {
+	if !validQueueName(name) {
+		return Queue{}, ErrQueueNotFound
+	}
+	return s.writeQueue(ctx, "update", name, "paused", flag(paused))
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// writeQueue writes settings of the named queue (queue_put.lua says how,
+// by mode) and lists it among the queues. It returns the settings as
+// stored.
+func (s *Store) writeQueue(ctx context.Context, mode, name string, settings ...any) (Queue, error) {
+	res, err := s.run(ctx, queuePutScript, name, append([]any{mode}, settings...)...)
+	if err != nil {
 		return Queue{}, err
 	}
 	// The settings first: a queue listed in the registry always has them.
-	err := s.durably(ctx, keysFor(q.Name).Conf(), func(p redis.Pipeliner) { p.HSet(ctx, keysFor(q.Name).Conf(), q.fields()) })
-	if err == nil {
-		err = s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SAdd(ctx, keys.Queues, q.Name) })
-	}
-	if err != nil {
+	if err := s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SAdd(ctx, keys.Queues, name) }); err != nil {
 		return Queue{}, redisErr(err)
 	}
-	return q, nil
+	return queueFrom(name, pairs(res)), nil
+}
+
+// DeleteQueue deletes an empty queue (no job ready, scheduled, reserved or
+// dead, no batch unfinished: else ErrQueueNotEmpty), with what is kept of
+// its finished jobs and batches.
+func (s *Store) DeleteQueue(ctx context.Context, name string) error {
+	if !validQueueName(name) {
+		return ErrQueueNotFound
+	}
+	if _, err := s.run(ctx, queueDeleteScript, name); err != nil {
+		return err
+	}
+	keyLists.Delete(name)
+	err := s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SRem(ctx, keys.Queues, name) })
+	if err != nil {
+		return redisErr(err)
+	}
+	// Made again meanwhile (its settings first, then the registry): list
+	// it again.
+	if n, err := s.rdb.Exists(ctx, keysFor(name).Conf()).Result(); err == nil && n == 1 {
+		err = s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SAdd(ctx, keys.Queues, name) })
+		if err != nil {
+			return redisErr(err)
+		}
+	}
+	return nil
+}
+
+// pairs reads field, value, … answered by a script into a map.
+func pairs(res []any) map[string]string {
+	m := make(map[string]string, len(res)/2)
+	for i := 0; i+1 < len(res); i += 2 {
+		k, _ := res[i].(string)
+		v, _ := res[i+1].(string)
+		m[k] = v
+	}
+	return m
 }
 
 // Queue returns the settings of the named queue.
@@ -158,7 +306,8 @@ func queueFrom(name string, raw map[string]string) Queue {
 		Name: name, LeaseSeconds: n("lease_seconds"), MaxAttempts: n("max_attempts"),
 		MaxExtensions: n("max_extensions"), MaxHoldSeconds: n("max_hold_seconds"),
 		AgingSeconds: n("aging_ms") / 1000, RetentionSeconds: n("retention_seconds"),
-		DeadRetentionSeconds: n("dead_retention_seconds"),
+		DeadRetentionSeconds: n("dead_retention_seconds"), MaxHeld: n("max_held"),
+		Paused: raw["paused"] == "1",
 	}
 }
 
@@ -247,12 +396,7 @@ func statsFrom(queue string, res []any) (Stats, Queue) {
 	for i := range min(counts, len(res)) {
 		n[i], _ = res[i].(int64)
 	}
-	conf := map[string]string{}
-	for i := counts; i+1 < len(res); i += 2 {
-		k, _ := res[i].(string)
-		v, _ := res[i+1].(string)
-		conf[k] = v
-	}
+	conf := pairs(res[min(counts, len(res)):])
 	return Stats{Queue: queue, Ready: n[0], Scheduled: n[1], Reserved: n[2], Completed: n[3],
 			Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8]), Held: n[9]},
 		queueFrom(queue, conf)

@@ -53,6 +53,8 @@ var (
 	batchCancelScript  = library.script("batch_cancel")
 	headScript         = library.reader("head")
 	holdingScript      = library.reader("holding")
+	queuePutScript     = library.script("queue_put")
+	queueDeleteScript  = library.script("queue_delete")
 )
 
 // functionLibrary is the text of the library and its functions' names.

@@ -195,37 +195,42 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 // CompleteNext completes the reserved job as Complete does and, in the
 // same atomic call, claims the next job of its queue for the holder as
 // Claim does: the loop of a person working a queue, in one call. The next
-// reservation is nil when nothing is ready. A retry after it took effect
-// answers the same completed job and, while it lasts, the same next
-// reservation; it never claims another.
-func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json.RawMessage) (*Job, *Reservation, error) {
+// reservation is nil when none was claimed, and why is then ErrQueuePaused
+// or ErrHoldLimit if that is why, nil if nothing is ready. A retry after
+// it took effect answers the same completed job and, while it lasts, the
+// same next reservation; it never claims another.
+func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json.RawMessage) (done *Job, next *Reservation, why, err error) {
 	body, err := jsonObject("result", result)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	queue, ok := queueOf(id)
 	if !ok {
-		return nil, nil, ErrNotFound
+		return nil, nil, nil, ErrNotFound
 	}
 	res, err := s.holderCall(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	job, err := jobFrom(queue, res)
+	done, err = jobFrom(queue, res)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if kept, _ := res[3].(string); kept != "" {
-		job.Result = json.RawMessage(kept)
+		done.Result = json.RawMessage(kept)
 	}
 	if next, _ := res[4].(string); next == "" {
-		return job, nil, nil
+		if len(res) > 7 {
+			code, _ := res[7].(string)
+			why = statusErrors[code] // none for "empty"
+		}
+		return done, nil, why, nil
 	}
 	claimed, err := jobFrom(queue, res[4:])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return job, &Reservation{Job: claimed, Token: claimed.token, Deadline: *claimed.Deadline}, nil
+	return done, &Reservation{Job: claimed, Token: claimed.token, Deadline: *claimed.Deadline}, nil, nil
 }
 
 // Release gives the reserved job back: it returns to its place in line.

@@ -13,7 +13,8 @@
 -- ARGV[7] -> job id to claim (empty: the best-ranked)
 -- ARGV[8] -> "1": only answer the live reservation named by the key again,
 --            claim nothing new (empty: claim)
--- Output: {"queue_not_found"}, {"empty"}, {"not_ready"} (the job asked for
+-- Output: {"queue_not_found"}, {"queue_paused"}, {"hold_limit"}, {"empty"},
+--         {"not_ready"} (the job asked for
 --         is not in line for this operator), or {"ok", id, metadata, payload}
 clock(ARGV[1])
 local mode = ''

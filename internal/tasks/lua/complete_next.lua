@@ -17,7 +17,8 @@
 -- ARGV[8] -> most skipped jobs to look past
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, or {"ok", id,
 --         metadata, payload, the result kept, next id, next metadata, next
---         payload} (the next three empty when nothing is ready)
+--         payload, why there is no next} (the next three empty when no
+--         job was claimed, and why: "empty", "queue_paused" or "hold_limit")
 clock(ARGV[1])
 local id, holder = ARGV[2], ARGV[4]
 local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5])
@@ -28,5 +29,5 @@ local mode = 'new'
 if status == 'again' then mode = 'again' end
 local claimed, next_id, next_raw = claim_for(holder, ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]),
   'next ' .. id, '', mode)
-if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '') end
-return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id))
+if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '', claimed) end
+return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id), '')

@@ -515,17 +515,25 @@ end
 -- reservation of op it answers that reservation again. mode "again"
 -- answers only that, and claims nothing new; mode "new" says that no
 -- reservation can have been made with the key yet, so none is looked for.
--- It returns "ok", the id and the stored metadata; or "queue_not_found",
--- "empty", or "not_ready" (the job wanted is not in line for op).
+-- A paused queue claims nothing new ("queue_paused"), nor does one whose
+-- max_held op's reservations reach ("hold_limit"). It returns "ok", the id
+-- and the stored metadata; or "queue_not_found", "queue_paused",
+-- "hold_limit", "empty", or "not_ready" (the job wanted is not in line for
+-- op).
 local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   local now = NOW
-  local max_hold = redis.call('HGET', K.conf, 'max_hold_seconds')
+  local conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held')
+  local max_hold, max_held = conf[1], tonumber(conf[3] or '0')
   if not max_hold then return 'queue_not_found' end
   if key ~= '' and mode ~= 'new' then
     local prior = claimed_with(op, key)
     if prior then return 'ok', prior, LOADED[prior].raw end
   end
   if mode == 'again' then return 'empty' end
+  if conf[2] == '1' then return 'queue_paused' end
+  if max_held > 0 and redis.call('ZLEXCOUNT', K.holding, '[' .. op .. '\n', '(' .. op .. '\v') >= max_held then
+    return 'hold_limit'
+  end
   -- Most claims find nothing expired or due: a count, answered as a bare
   -- integer, is the cheapest way to know.
   local until_now = int(now)

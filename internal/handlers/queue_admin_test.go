@@ -1,0 +1,222 @@
+package handlers_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"claimdesk/internal/notify"
+	"claimdesk/internal/users"
+)
+
+// Only supervisors change queues, through PATCH, pause, resume and delete.
+func TestQueueAdminIsForSupervisors(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue
+	for _, token := range []string{a.operator, a.producer} {
+		a.expect("PATCH", q, token, `{"max_held":1}`, 403, "forbidden")
+		a.expect("POST", q+"/pause", token, "", 403, "forbidden")
+		a.expect("POST", q+"/resume", token, "", 403, "forbidden")
+		a.expect("DELETE", q, token, "", 403, "forbidden")
+	}
+	a.expect("PATCH", q, "", `{"max_held":1}`, 401, "unauthenticated")
+	got := a.expect("PATCH", q, a.super, `{}`, 200, "")
+	if got["max_held"] != 0.0 || got["paused"] != false {
+		t.Fatalf("queue = %v, want no hold cap, not paused", got)
+	}
+}
+
+// PATCH changes only the fields given, refuses bad values in words and
+// unknown fields, and changes nothing then.
+func TestPatchQueueAPI(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue
+	before := a.expect("PATCH", q, a.super, `{}`, 200, "")
+	got := a.expect("PATCH", q, a.super, `{"lease_seconds":120,"max_held":2}`, 200, "")
+	if got["lease_seconds"] != 120.0 || got["max_held"] != 2.0 || got["max_attempts"] != before["max_attempts"] {
+		t.Fatalf("patched = %v (before %v)", got, before)
+	}
+	a.expect("PATCH", q, a.super, `{"lease_seconds":0}`, 400, "invalid_field")
+	a.expect("PATCH", q, a.super, `{"max_held":-1}`, 400, "invalid_field")
+	a.expect("PATCH", q, a.super, `{"name":"other"}`, 400, "invalid_json")
+	a.expect("PATCH", q, a.super, `{"paused":true}`, 400, "invalid_json")
+	a.expect("PATCH", q+"-none", a.super, `{"max_held":1}`, 404, "queue_not_found")
+	if after := a.expect("PATCH", q, a.super, `{}`, 200, ""); after["lease_seconds"] != 120.0 || after["max_held"] != 2.0 {
+		t.Fatalf("after refused patches = %v", after)
+	}
+	list := a.expect("GET", "/api/v1/queues", a.operator, "", 200, "")
+	if mine := list["queues"].([]any)[0].(map[string]any); mine["max_held"] != 2.0 || mine["paused"] != false {
+		t.Fatalf("listed = %v", mine)
+	}
+}
+
+// A paused queue takes enqueues and answers claims 409 queue_paused;
+// Complete & next completes and says why nothing came next; the pages of
+// those who work the queue hear of it at once; resumed, claims work.
+func TestPauseAPI(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue
+	first := a.enqueue("first")
+	_, token := a.claim()
+	_, b := a.person(users.Operator, a.queue)
+	feed, _ := a.live("operator", b)
+
+	if got := a.expect("POST", q+"/pause", a.super, "", 200, ""); got["paused"] != true {
+		t.Fatalf("pause answered %v", got)
+	}
+	feed.until(func(n notify.Notice) bool {
+		return n.Type == notify.QueueSettings && n.Queue == a.queue && n.Paused != nil && *n.Paused
+	}, func(notify.Notice) bool { return true })
+	a.enqueue("second")
+	a.expect("POST", q+"/claim", a.operator, "", 409, "queue_paused")
+	a.expect("POST", "/api/v1/claim", a.operator, "", 409, "queue_paused")
+	out := a.expect("POST", "/api/v1/jobs/"+first+"/complete?next=true", a.operator, `{"token":"`+token+`"}`, 200, "")
+	why, _ := out["next_error"].(map[string]any)
+	if out["next"] != nil || why == nil || why["code"] != "queue_paused" {
+		t.Fatalf("complete and next in a paused queue = %v", out)
+	}
+	if list := a.expect("GET", "/api/v1/queues", a.operator, "", 200, ""); list["queues"].([]any)[0].(map[string]any)["paused"] != true {
+		t.Fatalf("listed = %v, want paused", list)
+	}
+	// The operator's page says so, and claiming from it explains.
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "Paused") {
+		t.Fatal("the home page does not say the queue is paused")
+	}
+	b.do("POST", "/queues/"+a.queue+"/claim", url.Values{"_csrf": {b.csrf}})
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "is paused") {
+		t.Fatal("a claim from a paused queue's card does not say why nothing came")
+	}
+
+	if got := a.expect("POST", q+"/resume", a.super, "", 200, ""); got["paused"] != false {
+		t.Fatalf("resume answered %v", got)
+	}
+	a.expect("POST", q+"/claim", a.operator, "", 200, "")
+}
+
+// max_held caps what one person holds of a queue: the claim beyond it
+// answers 409 hold_limit, and the page says why.
+func TestHoldLimitAPI(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue
+	a.expect("PATCH", q, a.super, `{"max_held":1}`, 200, "")
+	a.enqueue("one")
+	a.enqueue("two")
+	a.claim()
+	a.expect("POST", q+"/claim", a.operator, "", 409, "hold_limit")
+	a.expect("POST", "/api/v1/claim", a.operator, "", 409, "hold_limit")
+
+	_, b := a.person(users.Operator, a.queue)
+	b.do("GET", "/", nil)
+	b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
+	if !strings.HasPrefix(b.body, "/jobs/") {
+		t.Fatalf("another operator's claim went to %s, want a job", b.body)
+	}
+	b.do("GET", "/", nil)
+	b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "as one person may at once") {
+		t.Fatal("a claim at the hold limit does not say why nothing came")
+	}
+}
+
+// Only an empty queue is deleted.
+func TestDeleteQueueAPI(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue
+	id := a.enqueue("left")
+	a.expect("DELETE", q, a.super, "", 409, "queue_not_empty")
+	a.expect("DELETE", "/api/v1/jobs/"+id, a.producer, "", 200, "")
+	if code, _ := a.call("DELETE", q, a.super, ""); code != 204 {
+		t.Fatalf("delete of an emptied queue: %d, want 204", code)
+	}
+	a.expect("PATCH", q, a.super, `{}`, 404, "queue_not_found")
+	a.expect("DELETE", q, a.super, "", 404, "queue_not_found")
+	a.expect("POST", q+"/jobs", a.producer, `{"title":"late"}`, 404, "queue_not_found")
+}
+
+// The supervisor's forms: a taken name or a bad setting is refused in
+// words, as a problem (never in the success style), with what was typed
+// kept and nothing saved; pause, resume and delete say what they did.
+func TestQueueForms(t *testing.T) {
+	a := newApp(t)
+	_, b := a.person(users.Supervisor)
+	b.do("GET", "/supervisor/queues/new", nil)
+	form := func(name string, lease, hold string) url.Values {
+		return url.Values{"_csrf": {b.csrf}, "name": {name}, "lease_seconds": {lease}, "max_attempts": {"3"},
+			"max_extensions": {"10"}, "max_hold_seconds": {hold}, "aging_seconds": {"0"}, "max_held": {"2"}}
+	}
+	b.do("POST", "/supervisor/queues", form(a.queue, "600", "14400"))
+	if b.status != 409 || !strings.Contains(b.body, "A queue named "+a.queue+" already exists") ||
+		!strings.Contains(b.body, `class="problem"`) || strings.Contains(b.body, `class="flash"`) || !strings.Contains(b.body, `value="600"`) {
+		t.Fatalf("create with a taken name: %d, want 409 saying so as a problem, with the typed lease kept:\n%s", b.status, b.body)
+	}
+	if q, _ := a.tasks.Queue(context.Background(), a.queue); q.LeaseSeconds != 300 || q.MaxHeld != 0 {
+		t.Fatalf("the existing queue changed: %+v", q)
+	}
+	name := a.queue + "-made"
+	b.do("POST", "/supervisor/queues", form(name, "0", "14400"))
+	if b.status != 400 || !strings.Contains(b.body, "Lease must be between 1 second and 1 day.") {
+		t.Fatalf("create with lease 0: %d\n%s", b.status, b.body)
+	}
+	b.do("POST", "/supervisor/queues", form(name, "600", "14400"))
+	if b.status != 303 || b.body != "/supervisor/queues/"+name {
+		t.Fatalf("create: %d %s", b.status, b.body)
+	}
+	if q, _ := a.tasks.Queue(context.Background(), name); q.LeaseSeconds != 600 || q.MaxAttempts != 3 || q.MaxHeld != 2 {
+		t.Fatalf("created %+v", q)
+	}
+
+	// The settings form of the queue's page.
+	b.do("GET", "/supervisor/queues/"+name, nil)
+	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "700000", "14400"))
+	if b.status != 400 || !strings.Contains(b.body, "Lease must be between 1 second and 1 day.") || !strings.Contains(b.body, `value="700000"`) ||
+		strings.Contains(b.body, `class="flash"`) {
+		t.Fatalf("settings with a lease of 700000 s: %d\n%s", b.status, b.body)
+	}
+	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "20000", "14400"))
+	if b.status != 400 || !strings.Contains(b.body, "Max hold must be between 20000 seconds and 7 days.") {
+		t.Fatalf("settings with a lease past the max hold: %d\n%s", b.status, b.body)
+	}
+	if q, _ := a.tasks.Queue(context.Background(), name); q.LeaseSeconds != 600 {
+		t.Fatalf("a refused form saved: %+v", q)
+	}
+	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "900", "14400"))
+	if b.status != 303 {
+		t.Fatalf("settings: %d %s", b.status, b.body)
+	}
+	b.do("GET", "/supervisor/queues/"+name, nil)
+	if !strings.Contains(b.body, "Saved the settings of "+name) || !strings.Contains(b.body, `value="900"`) {
+		t.Fatal("the saved settings are not shown with the success message")
+	}
+
+	b.do("POST", "/supervisor/queues/"+name+"/pause", url.Values{"_csrf": {b.csrf}})
+	b.do("GET", "/supervisor/queues/"+name, nil)
+	if !strings.Contains(b.body, "Paused "+name) || !strings.Contains(b.body, `data-testid="queue-resume"`) {
+		t.Fatal("the page after pausing does not say so, or offers no resume")
+	}
+	b.do("POST", "/supervisor/queues/"+name+"/resume", url.Values{"_csrf": {b.csrf}})
+	if q, _ := a.tasks.Queue(context.Background(), name); q.Paused {
+		t.Fatal("still paused after resuming")
+	}
+
+	// Delete: refused while a job waits, done once empty.
+	id := a.enqueue("kept")
+	b.do("POST", "/supervisor/queues/"+a.queue+"/delete", url.Values{"_csrf": {b.csrf}})
+	b.do("GET", "/supervisor/queues/"+a.queue, nil)
+	if b.status != 200 || !strings.Contains(b.body, "only an empty queue can be deleted") || !strings.Contains(b.body, `class="flash note"`) {
+		t.Fatalf("delete of a queue with a job: %d\n%s", b.status, b.body)
+	}
+	if _, err := a.tasks.Get(context.Background(), id); err != nil {
+		t.Fatalf("the job of a queue not deleted: %v", err)
+	}
+	b.do("POST", "/supervisor/queues/"+name+"/delete", url.Values{"_csrf": {b.csrf}})
+	if b.status != 303 || b.body != "/supervisor" {
+		t.Fatalf("delete: %d %s", b.status, b.body)
+	}
+	if _, err := a.tasks.Queue(context.Background(), name); err == nil {
+		t.Fatal("the queue is still there")
+	}
+}

@@ -1,0 +1,29 @@
+package views
+
+import (
+	"testing"
+
+	"claimdesk/internal/tasks"
+)
+
+func TestSettingProblem(t *testing.T) {
+	for _, c := range []struct {
+		v    tasks.ValidationError
+		want string
+	}{
+		{tasks.ValidationError{Field: "lease_seconds", Min: 1, Max: 86400, Ranged: true}, "Lease must be between 1 second and 1 day."},
+		{tasks.ValidationError{Field: "max_hold_seconds", Min: 600, Max: 604800, Ranged: true}, "Max hold must be between 10 minutes and 7 days."},
+		{tasks.ValidationError{Field: "max_held", Min: 0, Max: 1000, Ranged: true}, "Max held per person must be between 0 and 1000."},
+		{tasks.ValidationError{Field: "retention_seconds", Min: 60, Max: 315360000, Ranged: true}, "Completed jobs kept must be between 1 minute and 10 years."},
+		{tasks.ValidationError{Field: "aging_seconds", Min: 0, Max: 100000000, Ranged: true}, "Ageing must be between 0 seconds and 100000000 seconds."},
+		{tasks.ValidationError{Field: "name", Message: "must match"}, "Name must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit."},
+		{tasks.ValidationError{Field: "title", Message: "must not be empty"}, "title must not be empty"},
+	} {
+		if got := SettingProblem(&c.v); got != c.want {
+			t.Errorf("SettingProblem(%+v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	if got := Seconds(5400); got != "90 minutes" {
+		t.Errorf("Seconds(5400) = %q", got)
+	}
+}
