@@ -1,6 +1,9 @@
 import type { Page } from '@playwright/test';
-import { expect, test } from './fixtures';
+import { BASE_URL } from './constants';
+import { expect, test, uniqueTitle } from './fixtures';
+import { LoginPage } from './pages/LoginPage';
 import { OperatorHomePage } from './pages/OperatorHomePage';
+import { WorkPage } from './pages/WorkPage';
 
 // A supervisor runs queues from the browser: pausing one stops claims on
 // every operator page that shows it, at once and without a reload.
@@ -51,5 +54,65 @@ test.describe('queues', () => {
     await expect(home.queueCard(QUEUE).getByTestId('paused')).toHaveCount(0);
     await expect(home.claimNextButton(QUEUE)).toBeEnabled();
     expect(await home.claimNextIn(QUEUE)).toBe(`/jobs/${job.id}`);
+  });
+
+  test('a supervisor makes a queue and an operator in the browser; the operator logs in and claims there', async ({
+    openAs,
+    browser,
+    playwright,
+  }, testInfo) => {
+    const salt = uniqueTitle('', testInfo).replace(/[^a-z0-9]/g, '').slice(-10);
+    const queue = `e2e-q${salt}`;
+    const operator = `e2e-op${salt}`;
+    const bot = `e2e-bot${salt}`;
+    const sam = await openAs('sam');
+
+    await sam.goto('/supervisor/queues/new');
+    await sam.getByLabel('Name').fill(queue);
+    await sam.getByLabel('Lease (seconds)').fill('900');
+    await sam.getByRole('button', { name: 'Create queue' }).click();
+    await expect(sam.getByTestId('flash')).toContainText(`Created queue ${queue}`);
+
+    // The same name again is refused, in words, and nothing is lost.
+    await sam.goto('/supervisor/queues/new');
+    await sam.getByLabel('Name').fill(queue);
+    await sam.getByRole('button', { name: 'Create queue' }).click();
+    await expect(sam.getByRole('alert')).toContainText(`A queue named ${queue} already exists`);
+
+    const addPerson = async (name: string, role: string, password: string, queues: string[]) => {
+      await sam.goto('/supervisor/people');
+      const form = sam.getByTestId('add-person');
+      await form.getByLabel('Name').fill(name);
+      await form.getByLabel('Role').selectOption(role);
+      for (const q of queues) await form.getByLabel(q, { exact: true }).check();
+      if (password) await form.getByLabel(/^Password/).fill(password);
+      await form.getByRole('button', { name: 'Add person' }).click();
+      await expect(sam.getByTestId('flash')).toContainText(`Added ${name}`);
+    };
+    await addPerson(operator, 'operator', 'e2e-operator-pass', [queue]);
+    await addPerson(bot, 'producer', '', []);
+    await sam.getByRole('button', { name: 'New API token' }).click();
+    const token = (await sam.getByTestId('new-token').locator('code').textContent())?.trim() ?? '';
+    expect(token).toMatch(/^cdt_/);
+
+    const api = await playwright.request.newContext({ baseURL: BASE_URL, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
+    const title = `First job of ${queue}`;
+    const res = await api.post(`/api/v1/queues/${queue}/jobs`, { data: { title, payload: { n: 1 } } });
+    expect(res.status()).toBe(201);
+    await api.dispose();
+
+    const context = await browser.newContext({ baseURL: BASE_URL });
+    const page = await context.newPage();
+    const login = new LoginPage(page);
+    await login.goto();
+    await login.logIn(operator, 'e2e-operator-pass');
+    const home = new OperatorHomePage(page);
+    await expect(home.heading).toBeVisible();
+    await expect(page.getByTestId(`queue-${queue}`)).toBeVisible();
+    await page.getByTestId(`queue-${queue}`).getByRole('button', { name: 'Claim next', exact: true }).click();
+    const work = new WorkPage(page);
+    await work.waitForJob();
+    await expect(work.title).toHaveText(title);
+    await context.close();
   });
 });

@@ -56,6 +56,8 @@ var errorCodes = []struct {
 	{tasks.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
 	{tasks.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrNotFound, http.StatusNotFound, "user_not_found"},
+	{users.ErrTokenNotFound, http.StatusNotFound, "token_not_found"},
+	{users.ErrExists, http.StatusConflict, "user_exists"},
 	{users.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrThrottled, http.StatusTooManyRequests, "rate_limited"},
 }

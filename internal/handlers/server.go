@@ -146,7 +146,9 @@ func New(cfg Config) http.Handler {
 	e.GET("/static/*", asset)
 
 	s.pageRoutes(e)
-	s.apiRoutes(e.Group("/api/v1", s.rates.byUser, s.requireUser))
+	api := e.Group("/api/v1", s.rates.byUser, s.requireUser)
+	s.apiRoutes(api)
+	s.peopleRoutes(e, api)
 	s.metrics.knowRoutes(e.Routes())
 	if cfg.SeparateMetrics {
 		return e

@@ -96,11 +96,16 @@ var (
 	ErrBadCredentials = errors.New("wrong name or password")
 	// ErrInvalid means a user's fields are not valid.
 	ErrInvalid = errors.New("invalid user")
+	// ErrExists means a user of that name exists already (Create).
+	ErrExists = errors.New("a user of that name exists")
 	// ErrThrottled means too many failed logins; try again later.
 	ErrThrottled = errors.New("too many failed logins")
 )
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var (
+	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	queueRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+)
 
 // ThrottledError is the error of a login that the throttle refused; it
 // matches ErrThrottled and says when a try may be made again.
@@ -233,11 +238,26 @@ func New(rdb redis.UniversalClient) *Store {
 // ends the user's sessions (the same password again changes nothing); a new
 // operator or supervisor needs one.
 func (s *Store) Put(ctx context.Context, u User, password string) error {
+	return s.put(ctx, u, password, false)
+}
+
+// Create adds a new user as Put does, but fails with ErrExists, changing
+// nothing, if the name is taken.
+func (s *Store) Create(ctx context.Context, u User, password string) error {
+	return s.put(ctx, u, password, true)
+}
+
+func (s *Store) put(ctx context.Context, u User, password string, create bool) error {
 	if !nameRE.MatchString(u.Name) {
-		return fmt.Errorf("%w: name must match %s", ErrInvalid, nameRE)
+		return fmt.Errorf("%w: name must be 1 to 64 lower-case letters, digits, '.', '-' or '_', starting with a letter or digit", ErrInvalid)
 	}
 	if !u.Role.Valid() {
 		return fmt.Errorf("%w: role must be operator, supervisor or producer", ErrInvalid)
+	}
+	for i, q := range u.Queues {
+		if !queueRE.MatchString(q) || slices.Contains(u.Queues[:i], q) {
+			return fmt.Errorf("%w: queues must be queue names, each once (%q is not)", ErrInvalid, q)
+		}
 	}
 	key := keys.User(u.Name)
 	fields := map[string]any{"role": string(u.Role), "queues": strings.Join(u.Queues, ",")}
@@ -265,13 +285,35 @@ func (s *Store) Put(ctx context.Context, u User, password string) error {
 			return fmt.Errorf("%w: a new %s needs a password", ErrInvalid, u.Role)
 		}
 	}
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, fields)
-		if _, newPassword := fields["password"]; newPassword {
-			p.HIncrBy(ctx, key, "epoch", 1)
+	write := func(tx redis.Cmdable) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, fields)
+			if _, newPassword := fields["password"]; newPassword {
+				p.HIncrBy(ctx, key, "epoch", 1)
+			}
+			return nil
+		})
+		return err
+	}
+	var err error
+	if create {
+		// Only if nobody made the user meanwhile (optimistic: WATCH).
+		err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			n, err := tx.Exists(ctx, key).Result()
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				return ErrExists
+			}
+			return write(tx)
+		}, key)
+		if errors.Is(err, ErrExists) || errors.Is(err, redis.TxFailedErr) {
+			return fmt.Errorf("%w: %s", ErrExists, u.Name)
 		}
-		return nil
-	})
+	} else {
+		err = write(s.rdb)
+	}
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
@@ -281,6 +323,32 @@ func (s *Store) Put(ctx context.Context, u User, password string) error {
 	}
 	s.changed(ctx, u.Name)
 	return nil
+}
+
+// List returns every user, sorted by name.
+func (s *Store) List(ctx context.Context) ([]User, error) {
+	names, err := s.rdb.SMembers(ctx, keys.Users).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	slices.Sort(names)
+	cmds := make([]*redis.MapStringStringCmd, len(names))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, name := range names {
+			cmds[i] = p.HGetAll(ctx, keys.User(name))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	out := make([]User, 0, len(names))
+	for i, name := range names {
+		if u, err := parseUser(name, cmds[i].Val()); err == nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 // Disable stops the named user: their sessions end (at their next request,
@@ -915,6 +983,9 @@ func tokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
+
+// TokenID is the id of a token, as Tokens lists it.
+func TokenID(token string) string { return tokenHash(token)[:tokenIDLen] }
 
 // msTime reads a time stored as Unix ms; zero if there is none.
 func msTime(ms string) time.Time {

@@ -473,3 +473,37 @@ func TestGetCachesBriefly(t *testing.T) {
 		t.Fatalf("Get of nobody: %v", err)
 	}
 }
+
+// Create refuses a taken name and changes nothing; List shows everyone.
+func TestCreateAndList(t *testing.T) {
+	server := taskstest.Redis(t)
+	s := New(server.Client())
+	ctx := context.Background()
+	if err := s.Create(ctx, User{Name: "dora", Role: Operator, Queues: []string{"mail"}}, "first-password"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Create(ctx, User{Name: "dora", Role: Supervisor}, "second-password")
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("Create of a taken name: %v, want ErrExists", err)
+	}
+	u, err := s.Reload(ctx, "dora")
+	if err != nil || u.Role != Operator || !slices.Equal(u.Queues, []string{"mail"}) {
+		t.Fatalf("after a refused create: %+v, %v", u, err)
+	}
+	if _, err := s.Login(ctx, "dora", "first-password", "127.0.0.1"); err != nil {
+		t.Fatalf("the first password no longer works: %v", err)
+	}
+	if err := s.Create(ctx, User{Name: "eve", Role: Operator}, ""); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Create of an operator without a password: %v, want ErrInvalid", err)
+	}
+	if err := s.Create(ctx, User{Name: "bots", Role: Producer}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Disable(ctx, "bots"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "bots" || !list[0].Disabled || list[1].Name != "dora" || list[1].Disabled {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+}

@@ -1,0 +1,361 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"claimdesk/internal/users"
+	"claimdesk/views"
+
+	"github.com/labstack/echo/v4"
+)
+
+// People: supervisors add people, grant them queues, set their passwords,
+// disable and enable them, and make and revoke their API tokens, in the
+// browser (/supervisor/people) and through the API (/api/v1/users). A
+// supervisor may not disable themselves nor change their own role, so the
+// last supervisor cannot lock everyone out by a slip.
+
+func (s *Server) peopleRoutes(e *echo.Echo, g *echo.Group) {
+	user, sup := s.requireUser, requireRole(users.Supervisor)
+	e.GET("/supervisor/people", s.peoplePage, user, sup)
+	e.POST("/supervisor/people", s.addPersonForm, user, sup)
+	e.GET("/supervisor/people/:name", s.personPage, user, sup)
+	e.POST("/supervisor/people/:name", s.editPersonForm, user, sup)
+	e.POST("/supervisor/people/:name/disable", s.disableForm(true), user, sup)
+	e.POST("/supervisor/people/:name/enable", s.disableForm(false), user, sup)
+	e.POST("/supervisor/people/:name/tokens", s.newTokenForm, user, sup)
+	e.POST("/supervisor/people/:name/tokens/:id/revoke", s.revokeTokenForm, user, sup)
+
+	g.GET("/users", s.apiUsers, sup)
+	g.POST("/users", s.apiCreateUser, sup)
+	g.GET("/users/:name", s.apiUser, sup)
+	g.PATCH("/users/:name", s.apiPatchUser, sup)
+	g.POST("/users/:name/disable", s.apiDisable(true), sup)
+	g.POST("/users/:name/enable", s.apiDisable(false), sup)
+	g.GET("/users/:name/tokens", s.apiTokens, sup)
+	g.POST("/users/:name/tokens", s.apiNewToken, sup)
+	g.DELETE("/users/:name/tokens/:id", s.apiRevokeToken, sup)
+}
+
+// userJSON is a user as the API shows it (never a password).
+type userJSON struct {
+	Name     string     `json:"name"`
+	Role     users.Role `json:"role"`
+	Queues   []string   `json:"queues"`
+	Disabled bool       `json:"disabled"`
+}
+
+func userOut(u users.User) userJSON {
+	return userJSON{Name: u.Name, Role: u.Role, Queues: append([]string{}, u.Queues...), Disabled: u.Disabled}
+}
+
+// tokenJSON is an API token as the API lists it (never the token).
+type tokenJSON struct {
+	ID       string     `json:"id"`
+	Created  *time.Time `json:"created_at"`
+	LastUsed *time.Time `json:"last_used_at"`
+}
+
+func optional(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// notSelf refuses a change a supervisor may not make to themselves.
+func notSelf(c echo.Context, name, what string) error {
+	if u, _ := currentUser(c); u.Name == name {
+		return newError(http.StatusForbidden, "forbidden", "you cannot %s yourself: ask another supervisor", what)
+	}
+	return nil
+}
+
+// changePerson applies a change of role, queues and password to the
+// named user: a supervisor's own role stays.
+func (s *Server) changePerson(c echo.Context, u users.User, role *users.Role, queues *[]string, password string) (users.User, error) {
+	if role != nil && *role != u.Role {
+		if err := notSelf(c, u.Name, "change the role of"); err != nil {
+			return u, err
+		}
+		u.Role = *role
+	}
+	if queues != nil {
+		u.Queues = *queues
+	}
+	if err := s.users.Put(c.Request().Context(), u, password); err != nil {
+		return u, err
+	}
+	return u, nil
+}
+
+func (s *Server) apiUsers(c echo.Context) error {
+	list, err := s.users.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := make([]userJSON, len(list))
+	for i, u := range list {
+		out[i] = userOut(u)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"users": out})
+}
+
+func (s *Server) apiUser(c echo.Context) error {
+	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, userOut(u))
+}
+
+func (s *Server) apiCreateUser(c echo.Context) error {
+	var b struct {
+		Name     string     `json:"name"`
+		Role     users.Role `json:"role"`
+		Queues   []string   `json:"queues"`
+		Password string     `json:"password"`
+	}
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues}
+	if err := s.users.Create(c.Request().Context(), u, b.Password); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, userOut(u))
+}
+
+func (s *Server) apiPatchUser(c echo.Context) error {
+	var b struct {
+		Role     *users.Role `json:"role"`
+		Queues   *[]string   `json:"queues"`
+		Password string      `json:"password"`
+	}
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	if u, err = s.changePerson(c, u, b.Role, b.Queues, b.Password); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, userOut(u))
+}
+
+// setDisabled disables or enables the named user, and returns them.
+func (s *Server) setDisabled(c echo.Context, name string, disabled bool) (users.User, error) {
+	ctx := c.Request().Context()
+	if _, err := s.users.Reload(ctx, name); err != nil {
+		return users.User{}, err
+	}
+	if disabled {
+		if err := notSelf(c, name, "disable"); err != nil {
+			return users.User{}, err
+		}
+		if err := s.users.Disable(ctx, name); err != nil {
+			return users.User{}, err
+		}
+	} else if err := s.users.Enable(ctx, name); err != nil {
+		return users.User{}, err
+	}
+	return s.users.Reload(ctx, name)
+}
+
+func (s *Server) apiDisable(disabled bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u, err := s.setDisabled(c, c.Param("name"), disabled)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, userOut(u))
+	}
+}
+
+func (s *Server) apiTokens(c echo.Context) error {
+	ts, err := s.users.Tokens(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	out := make([]tokenJSON, len(ts))
+	for i, t := range ts {
+		out[i] = tokenJSON{t.ID, optional(t.Created), optional(t.LastUsed)}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tokens": out})
+}
+
+func (s *Server) apiNewToken(c echo.Context) error {
+	token, err := s.users.NewToken(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]string{"token": token, "id": users.TokenID(token)})
+}
+
+func (s *Server) apiRevokeToken(c echo.Context) error {
+	if err := s.revokeToken(c.Request().Context(), c.Param("name"), c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// revokeToken revokes the named user's token with the id given: a token
+// of someone else is not found here.
+func (s *Server) revokeToken(ctx context.Context, name, id string) error {
+	ts, err := s.users.Tokens(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(ts, func(t users.Token) bool { return t.ID == id }) {
+		return fmt.Errorf("%w: %s has no token with the id %q", users.ErrTokenNotFound, name, id)
+	}
+	return s.users.RevokeToken(ctx, id)
+}
+
+// The pages.
+
+func (s *Server) renderPeople(c echo.Context, status int, v views.PeopleView) error {
+	ctx := c.Request().Context()
+	var err error
+	if v.People, err = s.users.List(ctx); err != nil {
+		return err
+	}
+	if v.Queues, err = s.tasks.QueueNames(ctx); err != nil {
+		return err
+	}
+	return s.render(c, status, views.PeoplePage(s.page(c, "People"), v))
+}
+
+func (s *Server) peoplePage(c echo.Context) error {
+	return s.renderPeople(c, http.StatusOK, views.PeopleView{New: users.User{Role: users.Operator}})
+}
+
+// personProblem says in words what the user store refused, or returns ""
+// and err when it was no such refusal.
+func personProblem(err error) (string, error) {
+	var ae *apiError
+	switch {
+	case errors.Is(err, users.ErrInvalid), errors.Is(err, users.ErrExists):
+		msg := err.Error()
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		if errors.Is(err, users.ErrExists) {
+			msg = "Someone is already named " + msg + ". Choose another name, or open theirs to change it"
+		}
+		return strings.ToUpper(msg[:1]) + msg[1:] + ".", nil
+	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
+		return strings.ToUpper(ae.Message[:1]) + ae.Message[1:] + ".", nil
+	}
+	return "", err
+}
+
+func (s *Server) addPersonForm(c echo.Context) error {
+	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role"))}
+	form, _ := c.FormParams()
+	u.Queues = form["queues"]
+	err := s.users.Create(c.Request().Context(), u, c.FormValue("password"))
+	if err == nil {
+		s.flash(c, "Added "+u.Name+" ("+string(u.Role)+").")
+		return redirect(c, "/supervisor/people/"+u.Name)
+	}
+	problem, err := personProblem(err)
+	if err != nil {
+		return err
+	}
+	status := http.StatusBadRequest
+	if strings.HasPrefix(problem, "Someone is already") {
+		status = http.StatusConflict
+	}
+	return s.renderPeople(c, status, views.PeopleView{New: u, Problem: problem})
+}
+
+func (s *Server) renderPerson(c echo.Context, status int, v views.PersonView) error {
+	ctx := c.Request().Context()
+	var err error
+	if v.Tokens, err = s.users.Tokens(ctx, v.Person.Name); err != nil {
+		return err
+	}
+	if v.Queues, err = s.tasks.QueueNames(ctx); err != nil {
+		return err
+	}
+	me, _ := currentUser(c)
+	v.Self, v.Now = me.Name == v.Person.Name, time.Now()
+	return s.render(c, status, views.PersonPage(s.page(c, v.Person.Name), v))
+}
+
+func (s *Server) personPage(c echo.Context) error {
+	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return s.renderPerson(c, http.StatusOK, views.PersonView{Person: u})
+}
+
+func (s *Server) editPersonForm(c echo.Context) error {
+	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	role := users.Role(c.FormValue("role"))
+	form, _ := c.FormParams()
+	queues := form["queues"]
+	changed, err := s.changePerson(c, u, &role, &queues, c.FormValue("password"))
+	if err == nil {
+		s.flash(c, "Saved "+u.Name+".")
+		return redirect(c, "/supervisor/people/"+u.Name)
+	}
+	problem, err := personProblem(err)
+	if err != nil {
+		return err
+	}
+	return s.renderPerson(c, http.StatusBadRequest, views.PersonView{Person: changed, Problem: problem})
+}
+
+func (s *Server) disableForm(disabled bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		name := c.Param("name")
+		if _, err := s.setDisabled(c, name, disabled); err != nil {
+			return err
+		}
+		if disabled {
+			s.flash(c, "Disabled "+name+": their sessions ended and their API tokens stopped working.")
+		} else {
+			s.flash(c, "Enabled "+name+": they can log in again, and their API tokens work again.")
+		}
+		return redirect(c, "/supervisor/people/"+name)
+	}
+}
+
+// newTokenForm makes an API token and shows it this once, on the page
+// itself (never in a redirect or a session).
+func (s *Server) newTokenForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, err := s.users.Reload(ctx, c.Param("name"))
+	if err != nil {
+		return err
+	}
+	token, err := s.users.NewToken(ctx, u.Name)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return s.renderPerson(c, http.StatusCreated, views.PersonView{Person: u, NewToken: token})
+}
+
+func (s *Server) revokeTokenForm(c echo.Context) error {
+	name, id := c.Param("name"), c.Param("id")
+	if err := s.revokeToken(c.Request().Context(), name, id); err != nil {
+		return err
+	}
+	s.flash(c, "Revoked the token "+id+": whatever used it stops working within 2 seconds.")
+	return redirect(c, "/supervisor/people/"+name)
+}
