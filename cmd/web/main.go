@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"claimdesk/internal/audit"
 	"claimdesk/internal/cron"
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/notify"
@@ -262,6 +263,16 @@ type stores struct {
 	users *users.Store
 	// bus tells running instances of changes made outside them.
 	bus *notify.Bus
+	// audit records what the administrative commands did.
+	audit *audit.Log
+}
+
+// record adds what a command did to the audit log; a failure is told on
+// standard error, the change itself stands.
+func (st stores) record(ctx context.Context, action, target, detail string) {
+	if err := st.audit.Record(ctx, audit.CommandLine, action, target, detail); err != nil {
+		fmt.Fprintf(os.Stderr, "claimdesk: %s of %s not recorded in the audit log: %v\n", action, target, err)
+	}
 }
 
 // openForCommand opens the stores for an admin command, which logs to
@@ -307,7 +318,7 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 	}
 	// Every change to a user, from a command or a server, reaches the
 	// websockets of every running instance.
-	s.bus = notify.NewBus(rdb, log)
+	s.bus, s.audit = notify.NewBus(rdb, log), audit.New(rdb)
 	s.users.Observe(s.bus.TellUserChanged)
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
 		Bus: s.bus, Hub: notify.NewHub()}, stop, nil
@@ -558,6 +569,7 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role,
 		if err != nil {
 			return err
 		}
+		st.record(ctx, audit.QueueChanged, q.Name, audit.SettingsDetail(q))
 		fmt.Fprintf(stdout, "queue %s: lease %ds, %d attempts, %d extensions, ageing %ds, max held %d\n",
 			q.Name, q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.AgingSeconds, q.MaxHeld)
 	case "user":
@@ -576,12 +588,14 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role,
 		if err := st.users.Put(ctx, u, password); err != nil {
 			return err
 		}
+		st.record(ctx, audit.UserChanged, u.Name, audit.PersonDetail(u, password != ""))
 		fmt.Fprintf(stdout, "user %s: %s %s\n", u.Name, u.Role, strings.Join(u.Queues, ","))
 	case "token":
 		token, err := st.users.NewToken(ctx, name)
 		if err != nil {
 			return err
 		}
+		st.record(ctx, audit.TokenAdded, name, "token "+users.TokenID(token))
 		fmt.Fprintln(stdout, token)
 	}
 	return nil
@@ -613,16 +627,19 @@ func adminCmd(ctx context.Context, what string, args []string, getenv func(strin
 		if err := st.users.Disable(ctx, arg); err != nil {
 			return fmt.Errorf("user %s: %w", arg, err)
 		}
+		st.record(ctx, audit.UserDisabled, arg, "")
 		fmt.Fprintf(stdout, "user %s disabled: sessions ended, websockets closed, tokens refused\n", arg)
 	case "user enable":
 		if err := st.users.Enable(ctx, arg); err != nil {
 			return fmt.Errorf("user %s: %w", arg, err)
 		}
+		st.record(ctx, audit.UserEnabled, arg, "")
 		fmt.Fprintf(stdout, "user %s enabled: tokens work again; sessions ended by the disable stay ended\n", arg)
 	case "user unlock":
 		if err := st.users.Unlock(ctx, arg); err != nil {
 			return fmt.Errorf("user %s: %w", arg, err)
 		}
+		st.record(ctx, audit.UserUnlocked, arg, "")
 		fmt.Fprintf(stdout, "user %s: logins are no longer delayed\n", arg)
 	case "token list":
 		tokens, err := st.users.Tokens(ctx, arg)
@@ -636,12 +653,18 @@ func adminCmd(ctx context.Context, what string, args []string, getenv func(strin
 		if err := st.users.RevokeToken(ctx, arg); err != nil {
 			return err
 		}
+		st.record(ctx, audit.TokenRevoked, arg, "token "+arg)
 		fmt.Fprintf(stdout, "token %s revoked\n", arg)
 	case "queue pause", "queue resume":
 		paused := what == "queue pause"
 		if _, err := st.tasks.SetPaused(ctx, arg, paused); err != nil {
 			return fmt.Errorf("queue %s: %w", arg, err)
 		}
+		action := audit.QueueResumed
+		if paused {
+			action = audit.QueuePaused
+		}
+		st.record(ctx, action, arg, "")
 		st.bus.TellQueueSettings(ctx, arg, paused)
 		if paused {
 			fmt.Fprintf(stdout, "queue %s paused: it takes enqueues, claims answer queue_paused\n", arg)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/audit"
 	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
@@ -89,6 +90,12 @@ func TestCommands(t *testing.T) {
 	}
 	if q, _ := st.Queue(ctx, "triage"); q.Paused {
 		t.Fatal("still paused after queue resume")
+	}
+	// What the commands did is in the audit log, as the command line's.
+	entries, _, err := audit.New(srv.Client()).List(ctx, "", 3)
+	if err != nil || len(entries) != 3 || entries[0].Action != audit.QueueResumed || entries[1].Action != audit.QueueChanged ||
+		entries[2].Action != audit.QueuePaused || entries[0].Actor != audit.CommandLine || entries[0].Target != "triage" {
+		t.Fatalf("audit log = %+v, %v", entries, err)
 	}
 	if _, err := cmd("", "queue", "pause", "no-such-queue"); !errors.Is(err, tasks.ErrQueueNotFound) {
 		t.Fatalf("queue pause of a missing queue: %v", err)

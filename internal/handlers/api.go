@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"claimdesk/internal/audit"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/strictjson"
 	"claimdesk/internal/tasks"
@@ -134,11 +135,10 @@ func (s *Server) apiCreateQueue(c echo.Context) error {
 	if err := decode(c, &q); err != nil {
 		return err
 	}
-	q, err := s.tasks.CreateQueue(c.Request().Context(), q)
+	q, err := s.createQueue(c, q)
 	if err != nil {
 		return err
 	}
-	s.board.queues.drop()
 	return c.JSON(http.StatusCreated, q)
 }
 
@@ -147,35 +147,77 @@ func (s *Server) apiPatchQueue(c echo.Context) error {
 	if err := decode(c, &p); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	q, err := s.tasks.PatchQueue(ctx, c.Param("queue"), p)
+	q, err := s.patchQueue(c, c.Param("queue"), p)
 	if err != nil {
 		return err
 	}
-	s.queueSettingsChanged(ctx, q.Name, q.Paused)
 	return c.JSON(http.StatusOK, q)
 }
 
 func (s *Server) apiPause(paused bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		q, err := s.tasks.SetPaused(ctx, c.Param("queue"), paused)
+		q, err := s.pauseQueue(c, c.Param("queue"), paused)
 		if err != nil {
 			return err
 		}
-		s.queueSettingsChanged(ctx, q.Name, q.Paused)
 		return c.JSON(http.StatusOK, q)
 	}
 }
 
 func (s *Server) apiDeleteQueue(c echo.Context) error {
+	if err := s.deleteQueue(c, c.Param("queue")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// The queue actions the API and the pages share: each tells the board
+// and the pages what changed, and records itself in the audit log.
+
+func (s *Server) createQueue(c echo.Context, q tasks.Queue) (tasks.Queue, error) {
+	q, err := s.tasks.CreateQueue(c.Request().Context(), q)
+	if err != nil {
+		return q, err
+	}
+	s.board.queues.drop()
+	s.record(c, audit.QueueCreated, q.Name, audit.SettingsDetail(q))
+	return q, nil
+}
+
+func (s *Server) patchQueue(c echo.Context, name string, p tasks.QueuePatch) (tasks.Queue, error) {
 	ctx := c.Request().Context()
-	name := c.Param("queue")
+	q, err := s.tasks.PatchQueue(ctx, name, p)
+	if err != nil {
+		return q, err
+	}
+	s.queueSettingsChanged(ctx, q.Name, q.Paused)
+	s.record(c, audit.QueueChanged, q.Name, audit.SettingsDetail(q))
+	return q, nil
+}
+
+func (s *Server) pauseQueue(c echo.Context, name string, paused bool) (tasks.Queue, error) {
+	ctx := c.Request().Context()
+	q, err := s.tasks.SetPaused(ctx, name, paused)
+	if err != nil {
+		return q, err
+	}
+	s.queueSettingsChanged(ctx, q.Name, q.Paused)
+	action := audit.QueueResumed
+	if paused {
+		action = audit.QueuePaused
+	}
+	s.record(c, action, q.Name, "")
+	return q, nil
+}
+
+func (s *Server) deleteQueue(c echo.Context, name string) error {
+	ctx := c.Request().Context()
 	if err := s.tasks.DeleteQueue(ctx, name); err != nil {
 		return err
 	}
 	s.queueSettingsChanged(ctx, name, false)
-	return c.NoContent(http.StatusNoContent)
+	s.record(c, audit.QueueDeleted, name, "")
+	return nil
 }
 
 // queueSettingsChanged tells this instance's board and every page showing
@@ -420,7 +462,7 @@ func (s *Server) apiCancel(c echo.Context) error {
 	if !u.CanSee(j.Queue) {
 		return tasks.ErrNotFound
 	}
-	j, _, err = s.tasks.Cancel(ctx, j.ID, u.Name, force)
+	j, _, err = s.superviseAction(c, "cancel", j.ID, force)
 	if err != nil {
 		return err
 	}
@@ -428,12 +470,43 @@ func (s *Server) apiCancel(c echo.Context) error {
 }
 
 func (s *Server) apiRequeue(c echo.Context) error {
-	u, _ := currentUser(c)
-	j, _, err := s.tasks.Requeue(c.Request().Context(), c.Param("id"), u.Name)
+	j, _, err := s.superviseAction(c, "requeue", c.Param("id"), false)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, j)
+}
+
+// superviseAction requeues (from dead, or a force release) or cancels a
+// job (force: a reserved one too) for the API and the pages alike, and
+// records it in the audit log, saying whose reservation it ended.
+func (s *Server) superviseAction(c echo.Context, action, id string, force bool) (*tasks.Job, string, error) {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	var (
+		j      *tasks.Job
+		holder string
+		err    error
+		done   = audit.JobCanceled
+	)
+	if action == "requeue" {
+		j, holder, err = s.tasks.Requeue(ctx, id, u.Name)
+		done = audit.JobRequeued
+		if holder != "" {
+			done = audit.JobReleased
+		}
+	} else {
+		j, holder, err = s.tasks.Cancel(ctx, id, u.Name, force)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	detail := quote(j.Title) + " in " + j.Queue
+	if holder != "" {
+		detail += ", held by " + holder
+	}
+	s.record(c, done, j.ID, detail)
+	return j, holder, nil
 }
 
 // holderBody is the body of the holder's actions.

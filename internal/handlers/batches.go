@@ -4,8 +4,10 @@ import (
 	"net/http"
 	"slices"
 
+	"claimdesk/internal/audit"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
+	"claimdesk/views"
 
 	"github.com/labstack/echo/v4"
 )
@@ -83,12 +85,23 @@ func (s *Server) apiCancelBatch(c echo.Context) error {
 	if _, err := s.visibleBatch(c); err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
-	b, err := s.tasks.CancelBatch(c.Request().Context(), c.Param("id"), u.Name)
+	b, err := s.cancelBatch(c, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, b)
+}
+
+// cancelBatch cancels a batch for the API and the pages alike, and records
+// it in the audit log.
+func (s *Server) cancelBatch(c echo.Context, id string) (*tasks.Batch, error) {
+	u, _ := currentUser(c)
+	b, err := s.tasks.CancelBatch(c.Request().Context(), id, u.Name)
+	if err != nil {
+		return nil, err
+	}
+	s.record(c, audit.BatchCanceled, b.ID, quote(b.Title)+" in "+b.Queue+", "+views.Plural(b.Total, "job"))
+	return b, nil
 }
 
 func (s *Server) apiGetBatch(c echo.Context) error {

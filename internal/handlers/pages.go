@@ -509,11 +509,10 @@ func (s *Server) createQueueForm(c echo.Context) error {
 		// Every setting was typed: a zero is no call for the default.
 		err := q.Validate()
 		if err == nil {
-			_, err = s.tasks.CreateQueue(c.Request().Context(), q)
+			_, err = s.createQueue(c, q)
 		}
 		switch {
 		case err == nil:
-			s.board.queues.drop()
 			s.flash(c, "Created queue "+q.Name+". Grant it to the people who will work it.")
 			return redirect(c, "/supervisor/queues/"+q.Name)
 		case errors.Is(err, tasks.ErrQueueExists):
@@ -531,16 +530,13 @@ func (s *Server) createQueueForm(c echo.Context) error {
 // setting shows the page again with the form as typed, saying what is
 // wrong; nothing is saved then.
 func (s *Server) queueSettingsForm(c echo.Context) error {
-	ctx := c.Request().Context()
-	q, err := s.tasks.Queue(ctx, c.Param("queue"))
+	q, err := s.tasks.Queue(c.Request().Context(), c.Param("queue"))
 	if err != nil {
 		return err
 	}
 	patch, problem := settingsForm(c, &q)
 	if problem == "" {
-		var saved tasks.Queue
-		if saved, err = s.tasks.PatchQueue(ctx, q.Name, patch); err == nil {
-			s.queueSettingsChanged(ctx, q.Name, saved.Paused)
+		if _, err = s.patchQueue(c, q.Name, patch); err == nil {
 			s.flash(c, "Saved the settings of "+q.Name+".")
 			return redirect(c, "/supervisor/queues/"+q.Name)
 		}
@@ -554,12 +550,10 @@ func (s *Server) queueSettingsForm(c echo.Context) error {
 // pauseForm pauses or resumes a queue from its page.
 func (s *Server) pauseForm(paused bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		q, err := s.tasks.SetPaused(ctx, c.Param("queue"), paused)
+		q, err := s.pauseQueue(c, c.Param("queue"), paused)
 		if err != nil {
 			return err
 		}
-		s.queueSettingsChanged(ctx, q.Name, paused)
 		if paused {
 			s.flash(c, "Paused "+q.Name+": nobody can claim its jobs until you resume it. Jobs can still be added.")
 		} else {
@@ -571,9 +565,8 @@ func (s *Server) pauseForm(paused bool) echo.HandlerFunc {
 
 // deleteQueueForm deletes an empty queue from its page.
 func (s *Server) deleteQueueForm(c echo.Context) error {
-	ctx := c.Request().Context()
 	name := c.Param("queue")
-	err := s.tasks.DeleteQueue(ctx, name)
+	err := s.deleteQueue(c, name)
 	if errors.Is(err, tasks.ErrQueueNotEmpty) {
 		s.note(c, "Not deleted: only an empty queue can be deleted, and "+name+
 			" still has jobs ready, scheduled, in progress or dead, or a batch that has not finished.")
@@ -582,7 +575,6 @@ func (s *Server) deleteQueueForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.queueSettingsChanged(ctx, name, false)
 	s.flash(c, "Deleted queue "+name+".")
 	return redirect(c, "/supervisor")
 }
@@ -590,21 +582,11 @@ func (s *Server) deleteQueueForm(c echo.Context) error {
 // superviseJob runs a supervisor's action on a job: requeue (from dead, or
 // force release) or cancel (forced).
 func (s *Server) superviseJob(c echo.Context) error {
-	ctx := c.Request().Context()
-	u, _ := currentUser(c)
-	var (
-		j      *tasks.Job
-		holder string
-		err    error
-	)
-	switch c.Param("action") {
-	case "requeue":
-		j, holder, err = s.tasks.Requeue(ctx, c.Param("id"), u.Name)
-	case "cancel":
-		j, holder, err = s.tasks.Cancel(ctx, c.Param("id"), u.Name, true)
-	default:
+	action := c.Param("action")
+	if action != "requeue" && action != "cancel" {
 		return echo.ErrNotFound
 	}
+	j, holder, err := s.superviseAction(c, action, c.Param("id"), true)
 	if err != nil {
 		return err
 	}
@@ -641,8 +623,7 @@ func (s *Server) batchesFragment(c echo.Context) error {
 
 // cancelBatchForm cancels a batch from the batches page.
 func (s *Server) cancelBatchForm(c echo.Context) error {
-	u, _ := currentUser(c)
-	b, err := s.tasks.CancelBatch(c.Request().Context(), c.Param("id"), u.Name)
+	b, err := s.cancelBatch(c, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/audit"
 	"claimdesk/internal/users"
 	"claimdesk/views"
 
@@ -41,6 +41,9 @@ func (s *Server) peopleRoutes(e *echo.Echo, g *echo.Group) {
 	g.GET("/users/:name/tokens", s.apiTokens, sup)
 	g.POST("/users/:name/tokens", s.apiNewToken, sup)
 	g.DELETE("/users/:name/tokens/:id", s.apiRevokeToken, sup)
+
+	e.GET("/supervisor/audit", s.auditPage, user, sup)
+	g.GET("/audit", s.auditAPI, sup)
 }
 
 // userJSON is a user as the API shows it (never a password).
@@ -92,7 +95,28 @@ func (s *Server) changePerson(c echo.Context, u users.User, role *users.Role, qu
 	if err := s.users.Put(c.Request().Context(), u, password); err != nil {
 		return u, err
 	}
+	s.record(c, audit.UserChanged, u.Name, audit.PersonDetail(u, password != ""))
 	return u, nil
+}
+
+// createPerson adds a new user, and records it.
+func (s *Server) createPerson(c echo.Context, u users.User, password string) error {
+	if err := s.users.Create(c.Request().Context(), u, password); err != nil {
+		return err
+	}
+	s.record(c, audit.UserAdded, u.Name, audit.PersonDetail(u, password != ""))
+	return nil
+}
+
+// newToken makes an API token for the named user, and records it (its id,
+// never the token).
+func (s *Server) newToken(c echo.Context, name string) (string, error) {
+	token, err := s.users.NewToken(c.Request().Context(), name)
+	if err != nil {
+		return "", err
+	}
+	s.record(c, audit.TokenAdded, name, "token "+users.TokenID(token))
+	return token, nil
 }
 
 func (s *Server) apiUsers(c echo.Context) error {
@@ -126,7 +150,7 @@ func (s *Server) apiCreateUser(c echo.Context) error {
 		return err
 	}
 	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues}
-	if err := s.users.Create(c.Request().Context(), u, b.Password); err != nil {
+	if err := s.createPerson(c, u, b.Password); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, userOut(u))
@@ -164,8 +188,12 @@ func (s *Server) setDisabled(c echo.Context, name string, disabled bool) (users.
 		if err := s.users.Disable(ctx, name); err != nil {
 			return users.User{}, err
 		}
-	} else if err := s.users.Enable(ctx, name); err != nil {
-		return users.User{}, err
+		s.record(c, audit.UserDisabled, name, "")
+	} else {
+		if err := s.users.Enable(ctx, name); err != nil {
+			return users.User{}, err
+		}
+		s.record(c, audit.UserEnabled, name, "")
 	}
 	return s.users.Reload(ctx, name)
 }
@@ -193,7 +221,7 @@ func (s *Server) apiTokens(c echo.Context) error {
 }
 
 func (s *Server) apiNewToken(c echo.Context) error {
-	token, err := s.users.NewToken(c.Request().Context(), c.Param("name"))
+	token, err := s.newToken(c, c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -201,15 +229,16 @@ func (s *Server) apiNewToken(c echo.Context) error {
 }
 
 func (s *Server) apiRevokeToken(c echo.Context) error {
-	if err := s.revokeToken(c.Request().Context(), c.Param("name"), c.Param("id")); err != nil {
+	if err := s.revokeToken(c, c.Param("name"), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-// revokeToken revokes the named user's token with the id given: a token
-// of someone else is not found here.
-func (s *Server) revokeToken(ctx context.Context, name, id string) error {
+// revokeToken revokes the named user's token with the id given (a token
+// of someone else is not found here), and records it.
+func (s *Server) revokeToken(c echo.Context, name, id string) error {
+	ctx := c.Request().Context()
 	ts, err := s.users.Tokens(ctx, name)
 	if err != nil {
 		return err
@@ -217,7 +246,11 @@ func (s *Server) revokeToken(ctx context.Context, name, id string) error {
 	if !slices.ContainsFunc(ts, func(t users.Token) bool { return t.ID == id }) {
 		return fmt.Errorf("%w: %s has no token with the id %q", users.ErrTokenNotFound, name, id)
 	}
-	return s.users.RevokeToken(ctx, id)
+	if err := s.users.RevokeToken(ctx, id); err != nil {
+		return err
+	}
+	s.record(c, audit.TokenRevoked, name, "token "+id)
+	return nil
 }
 
 // The pages.
@@ -262,7 +295,7 @@ func (s *Server) addPersonForm(c echo.Context) error {
 	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role"))}
 	form, _ := c.FormParams()
 	u.Queues = form["queues"]
-	err := s.users.Create(c.Request().Context(), u, c.FormValue("password"))
+	err := s.createPerson(c, u, c.FormValue("password"))
 	if err == nil {
 		s.flash(c, "Added "+u.Name+" ("+string(u.Role)+").")
 		return redirect(c, "/supervisor/people/"+u.Name)
@@ -343,7 +376,7 @@ func (s *Server) newTokenForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	token, err := s.users.NewToken(ctx, u.Name)
+	token, err := s.newToken(c, u.Name)
 	if err != nil {
 		return err
 	}
@@ -353,7 +386,7 @@ func (s *Server) newTokenForm(c echo.Context) error {
 
 func (s *Server) revokeTokenForm(c echo.Context) error {
 	name, id := c.Param("name"), c.Param("id")
-	if err := s.revokeToken(c.Request().Context(), name, id); err != nil {
+	if err := s.revokeToken(c, name, id); err != nil {
 		return err
 	}
 	s.flash(c, "Revoked the token "+id+": whatever used it stops working within 2 seconds.")

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/audit"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
@@ -90,6 +91,7 @@ type Server struct {
 	metrics     *metrics
 	hub         *notify.Hub
 	bus         *notify.Bus
+	audit       *audit.Log
 	sockets     *socketCaps
 	announce    *notify.Announcer
 	origin      string
@@ -114,7 +116,7 @@ const (
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, bus: cfg.Bus, announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
 	if s.registry == nil {

@@ -66,6 +66,11 @@ const Queues = Prefix + "queues"
 // Users is a SET of every user name. Owner: internal/users.
 const Users = Prefix + "users"
 
+// Audit is a STREAM of the administrative actions, oldest first, capped at
+// about audit.Keep entries: each entry has the fields actor, action,
+// target and detail; its id says when. Owner: internal/audit.
+const Audit = Prefix + "audit"
+
 // User returns the key of the named user, a HASH of role, queues (comma
 // separated), password (a bcrypt hash; absent for producers), disabled
 // ("1" while the user is disabled; absent otherwise) and epoch (a counter

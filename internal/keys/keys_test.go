@@ -13,6 +13,7 @@ func TestNames(t *testing.T) {
 		{Format, "cd:format"},
 		{Queues, "cd:queues"},
 		{Users, "cd:users"},
+		{Audit, "cd:audit"},
 		{User("ana"), "cd:user:ana"},
 		{Token("0123456789abcdef"), "cd:token:0123456789abcdef"},
 		{UserTokens("ana"), "cd:usertokens:ana"},

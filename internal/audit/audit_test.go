@@ -1,0 +1,65 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"claimdesk/internal/keys"
+	"claimdesk/internal/tasks/taskstest"
+)
+
+func TestRecordAndList(t *testing.T) {
+	srv := taskstest.Redis(t)
+	l := New(srv.Client())
+	ctx := context.Background()
+	before := time.Now().Add(-time.Second)
+	for i := range 5 {
+		if err := l.Record(ctx, "sam", QueuePaused, fmt.Sprintf("q%d", i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Record(ctx, CommandLine, UserAdded, "dora", strings.Repeat("x", 2000)); err != nil {
+		t.Fatal(err)
+	}
+	page, next, err := l.List(ctx, "", 4)
+	if err != nil || len(page) != 4 || next == "" {
+		t.Fatalf("first page = %v, %q, %v", page, next, err)
+	}
+	if page[0].Action != UserAdded || page[0].Actor != CommandLine || len(page[0].Detail) > detailMaxBytes+3 || page[1].Target != "q4" {
+		t.Fatalf("newest first, detail bounded: %+v", page[:2])
+	}
+	if page[0].At.Before(before) || page[0].At.After(time.Now().Add(time.Second)) {
+		t.Fatalf("at = %v", page[0].At)
+	}
+	rest, next, err := l.List(ctx, next, 4)
+	if err != nil || len(rest) != 2 || next != "" || rest[0].Target != "q1" || rest[1].Target != "q0" {
+		t.Fatalf("second page = %+v, %q, %v", rest, next, err)
+	}
+	if _, _, err := l.List(ctx, "nonsense", 4); !errors.Is(err, ErrBadCursor) {
+		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+// The log keeps about Keep entries, dropping the oldest.
+func TestBounded(t *testing.T) {
+	srv := taskstest.Redis(t)
+	l := New(srv.Client())
+	ctx := context.Background()
+	for i := range Keep + 1000 {
+		if err := l.Record(ctx, "sam", JobRequeued, fmt.Sprint(i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := srv.Client().XLen(ctx, keys.Audit).Result()
+	if err != nil || n < Keep || n > Keep+200 {
+		t.Fatalf("entries kept = %d, %v; want about %d", n, err, Keep)
+	}
+	page, _, _ := l.List(ctx, "", 1)
+	if page[0].Target != fmt.Sprint(Keep+999) {
+		t.Fatalf("newest = %+v", page[0])
+	}
+}

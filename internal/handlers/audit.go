@@ -1,0 +1,59 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"claimdesk/internal/audit"
+	"claimdesk/views"
+
+	"github.com/labstack/echo/v4"
+)
+
+// The audit log: every administrative action of a request is recorded by
+// record, once it took effect; supervisors read the log on /supervisor/audit
+// and through GET /api/v1/audit.
+
+// record adds the request's user's action to the audit log. A failure to
+// record is logged: the action itself stands.
+func (s *Server) record(c echo.Context, action, target, detail string) {
+	u, _ := currentUser(c)
+	if err := s.audit.Record(c.Request().Context(), u.Name, action, target, detail); err != nil {
+		s.storeTrouble("administrative action not recorded in the audit log", err, "action", action, "target", target)
+	}
+}
+
+// auditAPI lists the audit log, newest first.
+func (s *Server) auditAPI(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > 1000 {
+		return newError(http.StatusBadRequest, "invalid_field", "limit must be between 1 and 1000")
+	}
+	entries, next, err := s.audit.List(c.Request().Context(), c.QueryParam("cursor"), limit)
+	if err != nil {
+		return auditError(err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"entries": entries, "next_cursor": nullable(next)})
+}
+
+func auditError(err error) error {
+	if errors.Is(err, audit.ErrBadCursor) {
+		return newError(http.StatusBadRequest, "invalid_field", "cursor is not one the audit log gave")
+	}
+	return err
+}
+
+// auditPage shows the audit log, newest first, 100 to a page.
+func (s *Server) auditPage(c echo.Context) error {
+	entries, next, err := s.audit.List(c.Request().Context(), c.QueryParam("cursor"), 100)
+	if err != nil {
+		return auditError(err)
+	}
+	return s.render(c, http.StatusOK, views.AuditPage(s.page(c, "Audit log"), views.AuditView{Entries: entries, Next: next}))
+}
