@@ -321,7 +321,7 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 	s.bus, s.audit = notify.NewBus(rdb, log), audit.New(rdb)
 	s.users.Observe(s.bus.TellUserChanged)
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
-		Bus: s.bus, Hub: notify.NewHub()}, stop, nil
+		Bus: s.bus, Hub: notify.NewHub(), Presence: notify.NewPresence(rdb, log)}, stop, nil
 }
 
 // checkFormat refuses a store of another storage format, saying how to
@@ -387,6 +387,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	listening := make(chan struct{})
 	go func() { defer close(listening); hc.Bus.Listen(bg, hc.Hub.Deliver) }()
+	go hc.Presence.Run(bg, hc.Hub)
 	hc.Announce = notify.NewAnnouncer(hc.Bus, log)
 	hc.Tasks.Observe(hc.Announce.Observe)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,

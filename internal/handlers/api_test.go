@@ -140,7 +140,10 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 		}
 	})
 	a.hub, a.announce = hub, announce
-	return handlers.Config{Redis: r, Tasks: ts, Users: users.New(r), Log: log,
+	// The server's changes to users reach every instance, as in claimdesk.
+	us := users.New(r)
+	us.Observe(bus.TellUserChanged)
+	return handlers.Config{Redis: r, Tasks: ts, Users: us, Log: log,
 		PublicURL: "http://example.test", Bus: bus, Hub: hub, Announce: announce}
 }
 

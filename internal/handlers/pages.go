@@ -98,7 +98,7 @@ func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, er
 	if err != nil {
 		return views.Home{}, err
 	}
-	h := views.Home{Now: time.Now(), Queues: qs}
+	h := views.Home{Now: time.Now(), Queues: qs, Away: u.Away}
 	names := make([]string, len(qs))
 	for i, q := range qs {
 		names[i] = q.Queue.Name

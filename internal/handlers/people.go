@@ -43,6 +43,9 @@ func (s *Server) peopleRoutes(e *echo.Echo, g *echo.Group) {
 	g.DELETE("/users/:name/tokens/:id", s.apiRevokeToken, sup)
 
 	e.GET("/supervisor/audit", s.auditPage, user, sup)
+	e.GET("/supervisor/team", s.teamPage, user, sup)
+	e.GET("/supervisor/fragments/team", s.teamFragment, user, sup)
+	e.POST("/away", s.setAway, user, requireRole(users.Operator))
 	g.GET("/audit", s.auditAPI, sup)
 }
 

@@ -49,6 +49,9 @@ type Config struct {
 	// Hub.Deliver.
 	Bus *notify.Bus
 	Hub *notify.Hub
+	// Presence keeps who has a page open; whoever starts the server runs
+	// Presence.Run with Hub. Nil: one over Redis, that the sockets mark.
+	Presence *notify.Presence
 	// Announce publishes the notices of the handlers' state changes. It is
 	// the process's one announcer (cron shares it), and whoever starts the
 	// server closes it once the server has stopped.
@@ -92,6 +95,7 @@ type Server struct {
 	hub         *notify.Hub
 	bus         *notify.Bus
 	audit       *audit.Log
+	presence    *notify.Presence
 	sockets     *socketCaps
 	announce    *notify.Announcer
 	origin      string
@@ -119,6 +123,7 @@ func New(cfg Config) http.Handler {
 		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
+	s.presence = cmp.Or(cfg.Presence, notify.NewPresence(cfg.Redis, cfg.Log))
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}

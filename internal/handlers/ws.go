@@ -100,6 +100,9 @@ func (s *Server) websocket(c echo.Context) error {
 	// a notice after it, never falls between the two.
 	lc.client = s.hub.Join(viewerOf(u))
 	s.metrics.sockets.Inc()
+	if err := s.presence.Mark(c.Request().Context(), u.Name); err != nil {
+		s.storeTrouble("presence not marked", err, "user", u.Name)
+	}
 	snap, err := s.snapshot(c.Request().Context(), u)
 	if err != nil {
 		s.storeTrouble("websocket snapshot not made", err)
@@ -128,7 +131,7 @@ type liveConn struct {
 
 // viewerOf is what the user's websockets may receive.
 func viewerOf(u users.User) notify.Viewer {
-	return notify.Viewer{Name: u.Name, All: u.Role == users.Supervisor, Queues: u.Queues}
+	return notify.Viewer{Name: u.Name, All: u.Role == users.Supervisor, Queues: u.Queues, Away: u.Away}
 }
 
 // hangUp ends a connection: it closes the socket, which ends the read pump

@@ -66,6 +66,16 @@ const Queues = Prefix + "queues"
 // Users is a SET of every user name. Owner: internal/users.
 const Users = Prefix + "users"
 
+// Online is a ZSET of the users who have a page open (a websocket) on some
+// instance, each scored by when an instance last said so (Unix ms).
+// Owner: internal/notify (Presence).
+const Online = Prefix + "online"
+
+// LastAction is a HASH of user name → when the user last changed a job
+// (Unix ms, from the transitions of their calls). Owner: internal/notify
+// (Announcer).
+const LastAction = Prefix + "lastaction"
+
 // Audit is a STREAM of the administrative actions, oldest first, capped at
 // about audit.Keep entries: each entry has the fields actor, action,
 // target and detail; its id says when. Owner: internal/audit.
@@ -73,7 +83,8 @@ const Audit = Prefix + "audit"
 
 // User returns the key of the named user, a HASH of role, queues (comma
 // separated), password (a bcrypt hash; absent for producers), disabled
-// ("1" while the user is disabled; absent otherwise) and epoch (a counter
+// ("1" while the user is disabled; absent otherwise), away ("1" while the
+// user says they are away; absent otherwise) and epoch (a counter
 // that a new password and disabling move on, ending every session begun
 // before; absent means 0). Owner: internal/users.
 func User(name string) string { return Prefix + "user:" + name }

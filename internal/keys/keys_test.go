@@ -14,6 +14,8 @@ func TestNames(t *testing.T) {
 		{Queues, "cd:queues"},
 		{Users, "cd:users"},
 		{Audit, "cd:audit"},
+		{Online, "cd:online"},
+		{LastAction, "cd:lastaction"},
 		{User("ana"), "cd:user:ana"},
 		{Token("0123456789abcdef"), "cd:token:0123456789abcdef"},
 		{UserTokens("ana"), "cd:usertokens:ana"},

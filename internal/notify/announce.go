@@ -3,10 +3,12 @@ package notify
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
 
 	"github.com/redis/go-redis/v9"
@@ -73,6 +75,8 @@ type announcement struct {
 	batches []*tasks.Batch
 	at      time.Time
 	recent  []Work
+	// actors are the users who made the change (keys.LastAction).
+	actors []string
 	// flushed is closed once everything queued before the marker has
 	// been published.
 	flushed chan struct{}
@@ -101,6 +105,9 @@ func (a *Announcer) Observe(ctx context.Context, fx tasks.Effects) {
 	an := announcement{at: fx.At, batches: fx.Batches}
 	available := 0
 	for _, t := range fx.Transitions {
+		if t.Actor != tasks.System && !slices.Contains(an.actors, t.Actor) {
+			an.actors = append(an.actors, t.Actor)
+		}
 		ns := noticesOf(t)
 		if len(ns) > 0 && ns[len(ns)-1].Type == JobAvailable {
 			if available++; available > availablePerCall {
@@ -251,6 +258,7 @@ func (a *Announcer) flush(group []announcement) {
 func (a *Announcer) publish(ctx context.Context, group []announcement) {
 	var ns []Notice
 	var recent []Work
+	acted := map[string]any{} // user → when they last acted (ms)
 	type latest struct {
 		at time.Time
 		i  int // index in tail
@@ -270,6 +278,9 @@ func (a *Announcer) publish(ctx context.Context, group []announcement) {
 	for _, an := range group {
 		ns = append(ns, an.notices...)
 		recent = append(recent, an.recent...)
+		for _, actor := range an.actors {
+			acted[actor] = an.at.UnixMilli()
+		}
 		for _, b := range an.batches {
 			bn := batchNotices(b)
 			last("batch "+b.ID, an.at, bn[0])
@@ -286,10 +297,16 @@ func (a *Announcer) publish(ctx context.Context, group []announcement) {
 			ns = append(ns, n)
 		}
 	}
-	if len(ns) == 0 && len(recent) == 0 {
+	if len(ns) == 0 && len(recent) == 0 && len(acted) == 0 {
 		return
 	}
-	if err := a.bus.publish(ctx, ns, func(p redis.Pipeliner) { recordWork(ctx, p, recent) }); err != nil {
+	also := func(p redis.Pipeliner) {
+		recordWork(ctx, p, recent)
+		if len(acted) > 0 {
+			p.HSet(ctx, keys.LastAction, acted)
+		}
+	}
+	if err := a.bus.publish(ctx, ns, also); err != nil {
 		a.log.Warn("notice not sent", "err", err)
 	}
 }

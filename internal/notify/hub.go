@@ -272,6 +272,22 @@ func (h *Hub) Tap(fn func(*Notice)) {
 	h.taps = append(h.taps, fn)
 }
 
+// Viewers returns the names of the users with a client in the hub, each
+// once.
+func (h *Hub) Viewers() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	seen := map[string]bool{}
+	var names []string
+	for c := range h.clients {
+		if n := c.viewer.Name; !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // Deliver gives a notice to every client that may see it, for its next
 // frame, without ever blocking: a client with too many waiting is dropped. It also wakes the
 // waiters of a finished job or batch. A user.changed notice goes to no

@@ -110,11 +110,13 @@ type Viewer struct {
 	All bool
 	// Queues are the queues an operator works.
 	Queues []string
+	// Away is set while the operator is away: no new-job notices.
+	Away bool
 }
 
 // equal reports whether v and w see the same notices.
 func (v Viewer) equal(w Viewer) bool {
-	return v.Name == w.Name && v.All == w.All && slices.Equal(v.Queues, w.Queues)
+	return v.Name == w.Name && v.All == w.All && v.Away == w.Away && slices.Equal(v.Queues, w.Queues)
 }
 
 // Sees reports whether the viewer may receive the notice: supervisors see
@@ -123,6 +125,9 @@ func (v Viewer) equal(w Viewer) bool {
 func (v Viewer) Sees(n Notice) bool {
 	if v.All || n.Type == Resync {
 		return true
+	}
+	if n.Type == JobAvailable && v.Away {
+		return false
 	}
 	switch n.Type {
 	case QueueChanged, JobAvailable, QueueSettings:

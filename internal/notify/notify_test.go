@@ -235,9 +235,25 @@ var (
 		{"someone else's reservation", Notice{Type: ReservationCreated, Queue: "mail", JobID: "8", Operator: "dora"}, false, false, false},
 		{"job finished", Notice{Type: JobFinished, Queue: "mail", JobID: "9", State: "completed"}, false, false, false},
 		{"unknown type", Notice{Type: "queue.deleted", Queue: "mail"}, false, false, false},
+		{"settings of a queue of both", Notice{Type: QueueSettings, Queue: "mail"}, true, true, false},
 		{"resync", Notice{Type: Resync}, true, true, true},
 	}
 )
+
+// An operator who is away hears of no new job, and of all else as before.
+func TestAwayViewerHearsNoNewJobs(t *testing.T) {
+	away := ann
+	away.Away = true
+	for _, tc := range flows {
+		want := tc.ann && tc.n.Type != JobAvailable
+		if got := away.Sees(tc.n); got != want {
+			t.Errorf("away ann.Sees(%s) = %v, want %v", tc.name, got, want)
+		}
+	}
+	if away.equal(ann) {
+		t.Error("an away viewer equals the same viewer not away: the hub would not update it")
+	}
+}
 
 func TestViewerSees(t *testing.T) {
 	t.Parallel()

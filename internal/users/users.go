@@ -58,6 +58,9 @@ type User struct {
 	// Epoch moves on when the user's password changes or the user is
 	// disabled: a session begun in an earlier epoch is over.
 	Epoch int64
+	// Away is set while an operator says they are away: they get no
+	// new-job notices, and the Team page shows them away.
+	Away bool
 }
 
 // SessionValid reports whether a browser session begun in epoch may go on:
@@ -386,6 +389,25 @@ func (s *Store) setDisabled(ctx context.Context, name string, disabled bool) err
 	return nil
 }
 
+// SetAway says whether the named user is away (User.Away).
+func (s *Store) SetAway(ctx context.Context, name string, away bool) error {
+	if _, err := s.Get(ctx, name); err != nil {
+		return err
+	}
+	var err error
+	if away {
+		err = s.rdb.HSet(ctx, keys.User(name), "away", "1").Err()
+	} else {
+		err = s.rdb.HDel(ctx, keys.User(name), "away").Err()
+	}
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	s.forget(func(_ string, c cachedUser) bool { return c.user.Name == name })
+	s.changed(ctx, name)
+	return nil
+}
+
 // Get returns the named user. What it found is trusted for CacheTTL, or
 // until the user is changed here or Forgotten.
 func (s *Store) Get(ctx context.Context, name string) (User, error) {
@@ -448,7 +470,7 @@ func parseUser(name string, h map[string]string) (User, error) {
 	if len(h) == 0 {
 		return User{}, ErrNotFound
 	}
-	u := User{Name: name, Role: Role(h["role"]), Disabled: h["disabled"] == "1"}
+	u := User{Name: name, Role: Role(h["role"]), Disabled: h["disabled"] == "1", Away: h["away"] == "1"}
 	if h["queues"] != "" {
 		u.Queues = strings.Split(h["queues"], ",")
 	}

@@ -1,0 +1,87 @@
+package handlers_test
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"claimdesk/internal/notify"
+	"claimdesk/internal/users"
+)
+
+// memberStatus reads a person's row of the Team page.
+func memberStatus(t *testing.T, b *browser, name string) (status, row string) {
+	t.Helper()
+	b.do("GET", "/supervisor/team", nil)
+	if b.status != 200 {
+		t.Fatalf("team page: %d", b.status)
+	}
+	m := regexp.MustCompile(`(?s)<tr data-testid="member-` + regexp.QuoteMeta(name) + `" data-status="([a-z]+)">(.*?)</tr>`).FindStringSubmatch(b.body)
+	if m == nil {
+		t.Fatalf("no row for %s on the team page", name)
+	}
+	return m[1], m[2]
+}
+
+// The Team page: offline until a page is open; then idle, online while
+// holding a job (and since when), away when they say so; away, no new-job
+// notices reach them.
+func TestTeamPage(t *testing.T) {
+	a := newApp(t)
+	_, sup := a.person(users.Supervisor)
+	name, op := a.person(users.Operator, a.queue)
+	if status, _ := memberStatus(t, sup, name); status != "offline" {
+		t.Fatalf("before any page is open: %s", status)
+	}
+	feed, _ := a.live("operator", op)
+	if status, _ := memberStatus(t, sup, name); status != "idle" {
+		t.Fatalf("with a page open, nothing done: %s", status)
+	}
+	id := a.enqueue("held for the team page")
+	op.do("GET", "/", nil)
+	op.do("POST", "/queues/"+a.queue+"/claim", url.Values{"_csrf": {op.csrf}})
+	if op.body != "/jobs/"+id {
+		t.Fatalf("claim went to %s", op.body)
+	}
+	status, row := memberStatus(t, sup, name)
+	if status != "online" || !strings.Contains(row, "held for the team page") || !strings.Contains(row, "since under a minute") {
+		t.Fatalf("holding a job: %s\n%s", status, row)
+	}
+	// The claim is their last action (from its transition).
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(row, "under a minute ago") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the last action is not shown: %s", row)
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, row = memberStatus(t, sup, name)
+	}
+
+	op.do("POST", "/away", url.Values{"_csrf": {op.csrf}, "away": {"1"}})
+	op.do("GET", "/", nil)
+	if !strings.Contains(op.body, `data-testid="away-note"`) {
+		t.Fatal("the home page does not say the operator is away")
+	}
+	if status, _ := memberStatus(t, sup, name); status != "away" {
+		t.Fatalf("away: %s", status)
+	}
+	// Away: the feed carries the counts of a new job, not the job.
+	quiet := a.enqueue("while away")
+	got := feed.until(func(n notify.Notice) bool { return n.Type == notify.QueueChanged && n.Ready != nil && *n.Ready >= 1 },
+		func(n notify.Notice) bool { return true })
+	for _, n := range got {
+		if strings.Contains(n, quiet) {
+			t.Fatalf("an away operator was told of a new job: %v", got)
+		}
+	}
+	op.do("POST", "/away", url.Values{"_csrf": {op.csrf}, "away": {""}})
+	if status, _ := memberStatus(t, sup, name); status != "online" {
+		t.Fatalf("back: %s", status)
+	}
+	// Operators may not see the Team page.
+	if op.do("GET", "/supervisor/team", nil); op.status != 403 {
+		t.Fatalf("an operator on the team page: %d", op.status)
+	}
+}
