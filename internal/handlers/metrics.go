@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"time"
 
 	"claimdesk/internal/tasks"
 
@@ -113,5 +114,69 @@ func (m *metrics) labels(method, route string) (string, string) {
 func (m *metrics) observe(_ context.Context, fx tasks.Effects) {
 	for _, t := range fx.Transitions {
 		m.transitions.WithLabelValues(string(t.Action), string(t.To)).Inc()
+	}
+}
+
+// queueCollector gives every queue's numbers when Prometheus scrapes: its
+// jobs per state, how long the job a claim would take next has waited,
+// and whether it is paused. It reads what the pages share (the board), so
+// a scrape costs at most one read of the store per boardTTL.
+type queueCollector struct {
+	s                  *Server
+	jobs, wait, paused *prometheus.Desc
+}
+
+// scrapeTimeout bounds the store read of one scrape.
+const scrapeTimeout = 5 * time.Second
+
+func newQueueCollector(s *Server) *queueCollector {
+	return &queueCollector{
+		s: s,
+		jobs: prometheus.NewDesc("claimdesk_queue_jobs",
+			"Jobs of a queue by state, read at scrape time (ready counts only the claimable; held are ready jobs waiting for a batch slot).",
+			[]string{"queue", "state"}, nil),
+		wait: prometheus.NewDesc("claimdesk_queue_next_wait_seconds",
+			"How long the job a claim of the queue would take next has waited (0 when none is ready).",
+			[]string{"queue"}, nil),
+		paused: prometheus.NewDesc("claimdesk_queue_paused", "1 while the queue is paused.", []string{"queue"}, nil),
+	}
+}
+
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- q.jobs
+	ch <- q.wait
+	ch <- q.paused
+}
+
+func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	qs, err := q.s.board.queues.get(ctx, q.s.tasks.Queues)
+	if err != nil {
+		q.s.storeTrouble("queue metrics not read: this scrape has none", err)
+		return
+	}
+	now := time.Now()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, x := range qs {
+		st, name := x.Stats, x.Queue.Name
+		for _, c := range []struct {
+			state string
+			n     int64
+		}{{"ready", st.Ready - st.Held}, {"held", st.Held}, {"scheduled", st.Scheduled}, {"reserved", st.Reserved}, {"dead", st.Dead}} {
+			gauge(q.jobs, float64(c.n), name, c.state)
+		}
+		wait := 0.0
+		if st.NextWaitingSince != nil && st.Ready > st.Held {
+			wait = max(0, now.Sub(*st.NextWaitingSince).Seconds())
+		}
+		gauge(q.wait, wait, name)
+		paused := 0.0
+		if x.Queue.Paused {
+			paused = 1
+		}
+		gauge(q.paused, paused, name)
 	}
 }

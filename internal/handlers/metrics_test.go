@@ -139,3 +139,30 @@ func TestMetricsBehindAToken(t *testing.T) {
 		t.Errorf("/metrics of an app whose metrics have their own listener: %d, want 404", res.StatusCode)
 	}
 }
+
+// Each queue's numbers are read when Prometheus scrapes.
+func TestQueueMetrics(t *testing.T) {
+	a := newApp(t)
+	a.enqueue("one")
+	a.enqueue("two")
+	a.claim()
+	a.expect("POST", "/api/v1/queues/"+a.queue+"/pause", a.super, "", 200, "")
+	res, err := http.Get(a.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	text := string(raw)
+	for _, want := range []string{
+		fmt.Sprintf(`claimdesk_queue_jobs{queue=%q,state="ready"} 1`, a.queue),
+		fmt.Sprintf(`claimdesk_queue_jobs{queue=%q,state="reserved"} 1`, a.queue),
+		fmt.Sprintf(`claimdesk_queue_jobs{queue=%q,state="dead"} 0`, a.queue),
+		fmt.Sprintf(`claimdesk_queue_paused{queue=%q} 1`, a.queue),
+		fmt.Sprintf(`claimdesk_queue_next_wait_seconds{queue=%q} `, a.queue),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

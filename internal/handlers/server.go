@@ -130,6 +130,7 @@ func New(cfg Config) http.Handler {
 	s.metrics = newMetrics(s.registry)
 	cfg.Tasks.Observe(s.metrics.observe)
 	s.board = newBoard()
+	s.registry.MustRegister(newQueueCollector(s))
 	cfg.Tasks.Observe(s.board.observe)
 	cfg.Hub.Tap(s.heard)
 	public, _ := url.Parse(s.origin)
