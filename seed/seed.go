@@ -39,6 +39,8 @@ type Job struct {
 // Summary tells what Load did.
 type Summary struct {
 	Queues, Users, JobsCreated, JobsExisting int
+	// Activity is set when the demo colleague's work was added too.
+	Activity bool
 	// Logins are the people's demo logins, to print for whoever runs it.
 	Logins []User
 }
@@ -107,7 +109,83 @@ func Load(ctx context.Context, ts *tasks.Store, us *users.Store) (Summary, error
 			sum.JobsExisting++
 		}
 	}
+	// A fresh store gets a morning's work too, once: the pages show
+	// something real the first time.
+	if sum.JobsExisting == 0 && sum.JobsCreated > 0 {
+		if err := activity(ctx, ts); err != nil {
+			return sum, fmt.Errorf("demo activity: %w", err)
+		}
+		sum.Activity = true
+	}
 	return sum, nil
+}
+
+// demoWorker is the demo colleague whose work the demo data shows.
+const demoWorker = "dana"
+
+// activity has dana work the demo queues through the engine, as a person
+// would: completed invoices (history, recent work, results), a moderation
+// job failed until dead, a reservation held (extended for hours, so it
+// outlasts a demo) and a capped batch of address checks in progress.
+func activity(ctx context.Context, ts *tasks.Store) error {
+	claim := func(queue string) (*tasks.Reservation, error) {
+		r, err := ts.Claim(ctx, queue, demoWorker)
+		if err == nil && r == nil {
+			err = fmt.Errorf("nothing to claim in %s", queue)
+		}
+		return r, err
+	}
+	hold := func(queue string) error {
+		r, err := claim(queue)
+		if err == nil {
+			_, err = ts.Extend(ctx, r.Job.ID, r.Hold(), 24*60*60) // to the queue's max hold
+		}
+		return err
+	}
+	verdicts := []string{
+		`{"verdict":"approved","notes":"PO and delivery note match; booked."}`,
+		`{"verdict":"approved","notes":"VAT id checked against VIES."}`,
+		`{"verdict":"rejected","notes":"Duplicate of an invoice paid in October."}`,
+	}
+	for _, v := range verdicts {
+		r, err := claim("invoice-review")
+		if err == nil {
+			_, err = ts.Complete(ctx, r.Job.ID, r.Hold(), json.RawMessage(v))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, reason := range []string{"Video does not load in the review tool.", "Still does not load; asked the uploader for another file.", "No usable file after three tries."} {
+		r, err := claim("content-moderation")
+		if err == nil {
+			_, err = ts.Fail(ctx, r.Job.ID, r.Hold(), reason)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := hold("support-escalations"); err != nil {
+		return err
+	}
+	two, ninety := 2, 90
+	var checks []tasks.NewJob
+	for _, street := range []string{"Lindenstraße 4, 10969 Berlin", "Kaiserstraße 12, 60311 Frankfurt", "Hohe Straße 80, 50667 Köln", "Königstraße 27, 70173 Stuttgart"} {
+		checks = append(checks, tasks.NewJob{Title: "Verify address: " + street, Payload: json.RawMessage(`{"address":"` + street + `"}`)})
+	}
+	if _, _, err := ts.CreateBatch(ctx, "address-verification", "seed", tasks.NewBatch{
+		Title: "Address checks for delivery wave 47", Priority: &ninety, MaxConcurrent: &two, Jobs: checks,
+	}); err != nil {
+		return err
+	}
+	r, err := claim("address-verification")
+	if err == nil {
+		_, err = ts.Complete(ctx, r.Job.ID, r.Hold(), json.RawMessage(`{"verdict":"valid"}`))
+	}
+	if err != nil {
+		return err
+	}
+	return hold("address-verification")
 }
 
 // Reset deletes every claimdesk key (those keys.Pattern matches) from the

@@ -503,6 +503,10 @@ func seedCmd(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintf(stdout, "Demo data: %d queues, %d users, %d jobs added (%d were there already).\n",
 		sum.Queues, sum.Users, sum.JobsCreated, sum.JobsExisting)
+	if sum.Activity {
+		fmt.Fprintln(stdout, "dana has been at work: invoices completed, a moderation job dead after three failures,")
+		fmt.Fprintln(stdout, "two jobs held, and a batch of address checks under way.")
+	}
 	return printLogins(stdout)
 }
 
