@@ -43,6 +43,8 @@ const (
 	JobReleased   = "job.force_released"
 	JobCanceled   = "job.canceled"
 	BatchCanceled = "batch.canceled"
+	DeadRequeued  = "queue.dead_requeued"
+	JobsCanceled  = "jobs.canceled"
 )
 
 // CommandLine is the actor of what the command line did.

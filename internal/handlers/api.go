@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"claimdesk/internal/audit"
@@ -16,6 +17,7 @@ import (
 	"claimdesk/internal/strictjson"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
+	"claimdesk/views"
 
 	"github.com/labstack/echo/v4"
 )
@@ -42,6 +44,8 @@ func (s *Server) apiRoutes(g *echo.Group) {
 	g.POST("/jobs/:id/extend", s.apiExtend)
 	g.POST("/jobs/:id/fail", s.apiFail)
 	g.POST("/jobs/:id/requeue", s.apiRequeue, super)
+	g.POST("/jobs/cancel", s.apiCancelMany, super)
+	g.POST("/queues/:queue/requeue-dead", s.apiRequeueDead, super)
 	g.GET("/reservations", s.apiReservations, super)
 	s.batchRoutes(g)
 }
@@ -640,7 +644,19 @@ func (s *Server) apiListJobs(c echo.Context) error {
 	if state == "" {
 		state = tasks.StateReady
 	}
-	p, err := s.tasks.ListJobs(c.Request().Context(), queue, state, limit, c.QueryParam("cursor"))
+	f, err := jobFilter(c)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{}
+	var p tasks.Page
+	if f.Empty() {
+		p, err = s.tasks.ListJobs(c.Request().Context(), queue, state, limit, c.QueryParam("cursor"))
+	} else {
+		var scanned int
+		p, scanned, err = s.tasks.FindJobs(c.Request().Context(), queue, state, f, limit, c.QueryParam("cursor"))
+		out["scanned"] = scanned
+	}
 	if err != nil {
 		return err
 	}
@@ -648,7 +664,104 @@ func (s *Server) apiListJobs(c echo.Context) error {
 	if jobs == nil {
 		jobs = []*tasks.Job{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "next_cursor": nullable(p.NextCursor)})
+	out["jobs"], out["next_cursor"] = jobs, nullable(p.NextCursor)
+	return c.JSON(http.StatusOK, out)
+}
+
+// jobFilter reads a job listing's filter from the query: person, batch,
+// priority and q (text in the title).
+func jobFilter(c echo.Context) (tasks.Filter, error) {
+	f := tasks.Filter{Person: c.QueryParam("person"), Batch: c.QueryParam("batch"), Text: c.QueryParam("q")}
+	if v := c.QueryParam("priority"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			return f, newError(http.StatusBadRequest, "invalid_field", "priority must be a number from 0 to 100")
+		}
+		f.Priority = &n
+	}
+	return f, nil
+}
+
+// maxBulk bounds the jobs of one bulk action.
+const maxBulk = tasks.MaxPageSize
+
+func (s *Server) apiRequeueDead(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > maxBulk {
+		return newError(http.StatusBadRequest, "invalid_field", "limit must be between 1 and %d", maxBulk)
+	}
+	n, left, err := s.requeueDead(c, c.Param("queue"), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"requeued": n, "dead_left": left})
+}
+
+// requeueDead is one bounded step of "requeue all dead", for the API and
+// the pages alike, recorded in the audit log.
+func (s *Server) requeueDead(c echo.Context, queue string, limit int) (int, int64, error) {
+	u, _ := currentUser(c)
+	n, left, err := s.tasks.RequeueDead(c.Request().Context(), queue, u.Name, limit)
+	if n > 0 {
+		s.record(c, audit.DeadRequeued, queue, views.Plural(n, "dead job")+" back in line")
+	}
+	return n, left, err
+}
+
+func (s *Server) apiCancelMany(c echo.Context) error {
+	var b struct {
+		IDs   []string `json:"ids"`
+		Force bool     `json:"force"`
+	}
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	canceled, failed, err := s.cancelMany(c, b.IDs, b.Force)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"canceled": canceled, "failed": failed})
+}
+
+// bulkFailure is a job a bulk action could not change, and why.
+type bulkFailure struct {
+	ID      string `json:"id"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// cancelMany cancels each of the jobs (force: reserved ones too), for the
+// API and the pages alike: each in its own atomic call, at most maxBulk,
+// and records what it canceled in the audit log. A job it could not
+// cancel is told, not an error.
+func (s *Server) cancelMany(c echo.Context, ids []string, force bool) ([]string, []bulkFailure, error) {
+	if len(ids) == 0 || len(ids) > maxBulk {
+		return nil, nil, newError(http.StatusBadRequest, "invalid_field", "ids must name 1 to %d jobs", maxBulk)
+	}
+	u, _ := currentUser(c)
+	canceled, failed := []string{}, []bulkFailure{}
+	for _, id := range ids {
+		_, _, err := s.tasks.Cancel(c.Request().Context(), id, u.Name, force)
+		if err != nil {
+			pub, internal := publicError(err)
+			if internal {
+				return canceled, failed, err
+			}
+			failed = append(failed, bulkFailure{id, pub.Code, pub.Message})
+			continue
+		}
+		canceled = append(canceled, id)
+	}
+	if len(canceled) > 0 {
+		s.record(c, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), views.Plural(len(canceled), "job")+" canceled at once")
+	}
+	return canceled, failed, nil
 }
 
 func queryInt(c echo.Context, name string) (int, error) {

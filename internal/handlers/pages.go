@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,8 @@ func (s *Server) pageRoutes(e *echo.Echo) {
 	e.POST("/supervisor/queues/:queue/pause", s.pauseForm(true), user, sup)
 	e.POST("/supervisor/queues/:queue/resume", s.pauseForm(false), user, sup)
 	e.POST("/supervisor/queues/:queue/delete", s.deleteQueueForm, user, sup)
+	e.POST("/supervisor/queues/:queue/requeue-dead", s.requeueDeadForm, user, sup)
+	e.POST("/supervisor/queues/:queue/cancel-selected", s.cancelSelectedForm, user, sup)
 	e.GET("/supervisor/queues/:queue", s.queuePage, user, sup)
 	e.POST("/supervisor/jobs/:id/:action", s.superviseJob, user, sup)
 	e.GET("/supervisor/batches", s.batchesPage, user, sup)
@@ -449,7 +452,17 @@ func (s *Server) queuePage(c echo.Context) error {
 func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem string) error {
 	ctx := c.Request().Context()
 	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
-	p, err := s.tasks.ListJobs(ctx, q.Name, state, 50, c.QueryParam("cursor"))
+	f, err := jobFilter(c)
+	if err != nil {
+		return err
+	}
+	var p tasks.Page
+	scanned := 0
+	if f.Empty() {
+		p, err = s.tasks.ListJobs(ctx, q.Name, state, 50, c.QueryParam("cursor"), tasks.WithoutPayloads)
+	} else {
+		p, scanned, err = s.tasks.FindJobs(ctx, q.Name, state, f, 50, c.QueryParam("cursor"), tasks.WithoutPayloads)
+	}
 	if err != nil {
 		return err
 	}
@@ -457,7 +470,8 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 	if err != nil {
 		return err
 	}
-	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: time.Now(), Problem: problem}
+	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: time.Now(), Problem: problem,
+		Filter: f, Scanned: scanned}
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
 
@@ -577,6 +591,44 @@ func (s *Server) deleteQueueForm(c echo.Context) error {
 	}
 	s.flash(c, "Deleted queue "+name+".")
 	return redirect(c, "/supervisor")
+}
+
+// requeueDeadForm puts the queue's dead jobs back in line, maxBulk at a
+// step; the page says how many are left, and offers the next step.
+func (s *Server) requeueDeadForm(c echo.Context) error {
+	queue := c.Param("queue")
+	n, left, err := s.requeueDead(c, queue, maxBulk)
+	if err != nil {
+		return err
+	}
+	msg := "Requeued " + views.Plural(n, "dead job") + " with fresh attempts."
+	if left > 0 {
+		msg += " " + views.Plural(int(left), "dead job") + " left: press Requeue all dead again to go on."
+	}
+	s.flash(c, msg)
+	return redirect(c, "/supervisor/queues/"+queue+"?state=dead")
+}
+
+// cancelSelectedForm cancels the jobs ticked on a queue's page.
+func (s *Server) cancelSelectedForm(c echo.Context) error {
+	queue := c.Param("queue")
+	form, _ := c.FormParams()
+	back := "/supervisor/queues/" + queue + "?state=" + url.QueryEscape(c.FormValue("state"))
+	if len(form["id"]) == 0 {
+		s.note(c, "Nothing was selected: tick the jobs to cancel first.")
+		return redirect(c, back)
+	}
+	canceled, failed, err := s.cancelMany(c, form["id"], true)
+	if err != nil {
+		return err
+	}
+	if len(canceled) > 0 {
+		s.flash(c, "Canceled "+views.Plural(len(canceled), "job")+".")
+	}
+	if len(failed) > 0 {
+		s.note(c, views.Plural(len(failed), "job")+" could not be canceled: "+failed[0].Message+".")
+	}
+	return redirect(c, back)
 }
 
 // superviseJob runs a supervisor's action on a job: requeue (from dead, or

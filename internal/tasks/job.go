@@ -71,8 +71,10 @@ type Job struct {
 	// BatchID is the batch the job belongs to, if any.
 	BatchID string `json:"batch_id,omitempty"`
 
-	rank  float64 // place in line: lower is claimed first
-	token string  // live reservation token, kept inside the engine
+	rank float64 // place in line: lower is claimed first
+	// lastHolder holds it, or held it last (Filter.Person).
+	lastHolder string
+	token      string // live reservation token, kept inside the engine
 	// history is the job's history as stored (decodeHistory), and
 	// historyDropped how many of its entries were trimmed.
 	history        string
@@ -124,7 +126,7 @@ func decodeJob(id, rawMeta, payload string) (*Job, error) {
 		ReservedAt: optTime(m.ReservedAt), Deadline: optTime(m.Deadline),
 		Extensions: m.Extensions, FinishedAt: optTime(m.FinishedAt), LastError: m.LastError,
 		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: globalID(m.Batch, q),
-		rank: m.Rank, history: m.History, historyDropped: max(0, m.HistoryCount-historyCap),
+		rank: m.Rank, lastHolder: m.ReservedBy, history: m.History, historyDropped: max(0, m.HistoryCount-historyCap),
 	}
 	if payload != "" {
 		j.Payload = json.RawMessage(payload)

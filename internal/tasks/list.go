@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -17,6 +18,8 @@ import (
 type Page struct {
 	Jobs       []*Job
 	NextCursor string
+	// cursors are the cursors after each job of the page, in order.
+	cursors []string
 }
 
 // MaxPageSize is the largest page a listing returns; 0 asks for DefaultPageSize.
@@ -61,12 +64,76 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 			return Page{}, err
 		}
 		page.Jobs = append(page.Jobs, job)
+		page.cursors = append(page.cursors, encodeCursor(res[i+1].(string), res[i].(string)))
 	}
 	if res[0] == int64(1) {
-		last := len(res) - 4
-		page.NextCursor = encodeCursor(res[last+1].(string), res[last].(string))
+		page.NextCursor = page.cursors[len(page.cursors)-1]
 	}
 	return page, nil
+}
+
+// Filter narrows a listing to the jobs that match every field set.
+type Filter struct {
+	// Person is who holds the job, or held it last (its reserved_by):
+	// who completed, gave back or failed it.
+	Person string
+	// Batch is the id of the job's batch.
+	Batch string
+	// Priority, if set, is the job's priority.
+	Priority *int
+	// Text is found in the title, in any letter case.
+	Text string
+}
+
+// Empty reports whether the filter lets every job through.
+func (f Filter) Empty() bool { return f == Filter{} }
+
+func (f Filter) matches(j *Job) bool {
+	return (f.Person == "" || j.lastHolder == f.Person) && (f.Batch == "" || j.BatchID == f.Batch) &&
+		(f.Priority == nil || j.Priority == *f.Priority) &&
+		(f.Text == "" || strings.Contains(strings.ToLower(j.Title), strings.ToLower(f.Text)))
+}
+
+// MaxScan bounds how many jobs one FindJobs looks through.
+const MaxScan = 5000
+
+// FindJobs returns up to limit jobs of the queue in the state that match
+// the filter, in the order of ListJobs, from the cursor on. It looks
+// through at most MaxScan jobs: the page's NextCursor goes on from where it
+// stopped, whether the page is full or the scan reached its bound, and
+// scanned says how many it looked through.
+func (s *Store) FindJobs(ctx context.Context, queue string, state State, f Filter, limit int, cursor string, opts ...ListOption) (page Page, scanned int, err error) {
+	if len(f.Text) > 200 {
+		return Page{}, 0, invalid("q", "must be at most 200 bytes")
+	}
+	if limit, err = pageSize(limit); err != nil {
+		return Page{}, 0, err
+	}
+	for scanned < MaxScan {
+		p, err := s.ListJobs(ctx, queue, state, min(MaxPageSize, MaxScan-scanned), cursor, opts...)
+		if err != nil {
+			return Page{}, scanned, err
+		}
+		for i, j := range p.Jobs {
+			scanned++
+			cursor = p.cursors[i]
+			if !f.matches(j) {
+				continue
+			}
+			page.Jobs = append(page.Jobs, j)
+			if len(page.Jobs) == limit {
+				if i < len(p.Jobs)-1 || p.NextCursor != "" {
+					page.NextCursor = cursor
+				}
+				return page, scanned, nil
+			}
+		}
+		if p.NextCursor == "" {
+			return page, scanned, nil
+		}
+	}
+	page.NextCursor = cursor
+	return page, scanned, nil
 }
 
 // ListOption changes what a listing returns.
@@ -224,4 +291,28 @@ func (s *Store) Holding(ctx context.Context, operator string, queues []string) (
 		return cmp.Or(a.Deadline.Compare(*b.Deadline), strings.Compare(a.ID, b.ID))
 	})
 	return held, nil
+}
+
+// RequeueDead puts at most limit (1 to MaxPageSize) of the queue's dead
+// jobs back in line with fresh attempts, oldest death first, each in its
+// own atomic call: a bounded step of "requeue all dead". It returns how
+// many it requeued and how many dead jobs are left.
+func (s *Store) RequeueDead(ctx context.Context, queue, actor string, limit int) (requeued int, left int64, err error) {
+	p, err := s.ListJobs(ctx, queue, StateDead, limit, "", WithoutPayloads)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, j := range p.Jobs {
+		_, _, err := s.Requeue(ctx, j.ID, actor)
+		switch {
+		case err == nil:
+			requeued++
+		case errors.Is(err, ErrInvalidState), errors.Is(err, ErrNotFound):
+			// Requeued or purged meanwhile.
+		default:
+			return requeued, 0, err
+		}
+	}
+	st, err := s.Stats(ctx, queue)
+	return requeued, st.Dead, err
 }

@@ -2,7 +2,9 @@ package tasks
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"claimdesk/internal/keys"
@@ -212,6 +214,71 @@ func TestDeleteQueue(t *testing.T) {
 		}
 		if _, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{{Title: "late"}}); !errors.Is(err, ErrQueueNotFound) {
 			t.Fatalf("enqueue into a deleted queue: %v, want ErrQueueNotFound", err)
+		}
+	})
+}
+
+// FindJobs filters a listing by person, batch, priority and title, looks
+// through at most MaxScan jobs, and pages on from where it stopped.
+func TestFindJobs(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		for i := range 12 {
+			e.add(fmt.Sprintf("Invoice %02d from Nordwind", i), 50+i%2)
+		}
+		e.add("Something else", 51)
+		hi := 51
+		p, scanned, err := e.store.FindJobs(e.ctx, e.queue, StateReady, Filter{Text: "nordWIND", Priority: &hi}, 4, "")
+		if err != nil || len(p.Jobs) != 4 || p.NextCursor == "" {
+			t.Fatalf("first page = %d jobs, cursor %q, %v", len(p.Jobs), p.NextCursor, err)
+		}
+		for _, j := range p.Jobs {
+			if j.Priority != 51 || !strings.Contains(j.Title, "Nordwind") {
+				t.Fatalf("found %q (priority %d)", j.Title, j.Priority)
+			}
+		}
+		rest, _, err := e.store.FindJobs(e.ctx, e.queue, StateReady, Filter{Text: "nordwind", Priority: &hi}, 4, p.NextCursor)
+		if err != nil || len(rest.Jobs) != 2 || rest.NextCursor != "" {
+			t.Fatalf("second page = %d jobs, cursor %q, %v", len(rest.Jobs), rest.NextCursor, err)
+		}
+		if scanned < 4 {
+			t.Fatalf("scanned %d", scanned)
+		}
+		r := e.claim("olga")
+		e.complete(r)
+		done, _, err := e.store.FindJobs(e.ctx, e.queue, StateCompleted, Filter{Person: "olga"}, 10, "")
+		if err != nil || len(done.Jobs) != 1 || done.Jobs[0].ID != r.Job.ID {
+			t.Fatalf("olga's completed = %v, %v", done.Jobs, err)
+		}
+		if none, _, _ := e.store.FindJobs(e.ctx, e.queue, StateCompleted, Filter{Person: "petra"}, 10, ""); len(none.Jobs) != 0 {
+			t.Fatalf("petra's completed = %v", none.Jobs)
+		}
+		if _, _, err := e.store.FindJobs(e.ctx, e.queue, StateReady, Filter{Text: strings.Repeat("x", 201)}, 10, ""); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("a long text: %v", err)
+		}
+	})
+}
+
+// Requeue all dead goes in bounded steps and says how many are left.
+func TestRequeueDead(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{MaxAttempts: 1})
+		for i := range 5 {
+			e.add(fmt.Sprint("doomed ", i), 50)
+			r := e.claim("olga")
+			if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "no"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, left, err := e.store.RequeueDead(e.ctx, e.queue, "sam", 3)
+		if err != nil || n != 3 || left != 2 {
+			t.Fatalf("first step = %d, %d left, %v", n, left, err)
+		}
+		n, left, err = e.store.RequeueDead(e.ctx, e.queue, "sam", 3)
+		if err != nil || n != 2 || left != 0 {
+			t.Fatalf("second step = %d, %d left, %v", n, left, err)
+		}
+		if st := e.stats(); st.Ready != 5 || st.Dead != 0 {
+			t.Fatalf("stats = %+v", st)
 		}
 	})
 }
