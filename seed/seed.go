@@ -8,7 +8,10 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
@@ -39,8 +42,10 @@ type Job struct {
 // Summary tells what Load did.
 type Summary struct {
 	Queues, Users, JobsCreated, JobsExisting int
-	// Activity is set when the demo colleague's work was added too.
+	// Activity is set when the demo colleague's work was added too, and
+	// DayJobs are the jobs of the day before it made.
 	Activity bool
+	DayJobs  int
 	// Logins are the people's demo logins, to print for whoever runs it.
 	Logins []User
 }
@@ -63,7 +68,7 @@ func read(name string, v any) error {
 }
 
 // Load puts the demo data into the store.
-func Load(ctx context.Context, ts *tasks.Store, us *users.Store) (Summary, error) {
+func Load(ctx context.Context, rdb redis.UniversalClient, ts *tasks.Store, us *users.Store) (Summary, error) {
 	var sum Summary
 	var queues []tasks.Queue
 	if err := read("queues.json", &queues); err != nil {
@@ -93,6 +98,34 @@ func Load(ctx context.Context, ts *tasks.Store, us *users.Store) (Summary, error
 		}
 		sum.Users++
 	}
+	// A fresh store gets the day before too: jobs that came, were worked
+	// and finished, and each queue's numbers of it.
+	fresh := true
+	for _, q := range queues {
+		st, err := ts.Stats(ctx, q.Name)
+		if err != nil {
+			return sum, err
+		}
+		if st.Ready+st.Scheduled+st.Reserved+st.Completed+st.Dead+st.Canceled > 0 {
+			fresh = false
+		}
+	}
+	if fresh {
+		now := time.Now()
+		for _, q := range queues {
+			var workers []string
+			for _, u := range people {
+				if slices.Contains(u.Queues, q.Name) && u.Role == string(users.Operator) {
+					workers = append(workers, u.Name)
+				}
+			}
+			n, err := pastDay(ctx, rdb, q, workers, now)
+			if err != nil {
+				return sum, fmt.Errorf("queue %s, the day before: %w", q.Name, err)
+			}
+			sum.DayJobs += n
+		}
+	}
 	var jobs []Job
 	if err := read("jobs.json", &jobs); err != nil {
 		return sum, err
@@ -111,7 +144,7 @@ func Load(ctx context.Context, ts *tasks.Store, us *users.Store) (Summary, error
 	}
 	// A fresh store gets a morning's work too, once: the pages show
 	// something real the first time.
-	if sum.JobsExisting == 0 && sum.JobsCreated > 0 {
+	if fresh {
 		if err := activity(ctx, ts); err != nil {
 			return sum, fmt.Errorf("demo activity: %w", err)
 		}
@@ -156,9 +189,14 @@ func activity(ctx context.Context, ts *tasks.Store) error {
 			return err
 		}
 	}
+	var failing []tasks.ClaimOption // the same job each time
 	for _, reason := range []string{"Video does not load in the review tool.", "Still does not load; asked the uploader for another file.", "No usable file after three tries."} {
-		r, err := claim("content-moderation")
+		r, err := ts.Claim(ctx, "content-moderation", demoWorker, failing...)
+		if err == nil && r == nil {
+			err = errors.New("nothing to claim in content-moderation")
+		}
 		if err == nil {
+			failing = []tasks.ClaimOption{tasks.OnlyJob(r.Job.ID)}
 			_, err = ts.Fail(ctx, r.Job.ID, r.Hold(), reason)
 		}
 		if err != nil {

@@ -497,15 +497,16 @@ func seedCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return printLogins(stdout)
 		}
 	}
-	sum, err := seed.Load(ctx, st.tasks, st.users)
+	sum, err := seed.Load(ctx, hc.Redis, st.tasks, st.users)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Demo data: %d queues, %d users, %d jobs added (%d were there already).\n",
 		sum.Queues, sum.Users, sum.JobsCreated, sum.JobsExisting)
 	if sum.Activity {
-		fmt.Fprintln(stdout, "dana has been at work: invoices completed, a moderation job dead after three failures,")
-		fmt.Fprintln(stdout, "two jobs held, and a batch of address checks under way.")
+		fmt.Fprintf(stdout, "The day before: %d jobs came and were worked. And dana has been at work this morning:\n", sum.DayJobs)
+		fmt.Fprintln(stdout, "invoices completed, a moderation job dead after three failures, two jobs held, and a batch")
+		fmt.Fprintln(stdout, "of address checks under way.")
 	}
 	return printLogins(stdout)
 }

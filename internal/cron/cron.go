@@ -1,7 +1,8 @@
 // Package cron runs claimdesk's periodic work on robfig/cron: it takes back
 // reservations whose deadline passed, promotes scheduled jobs that are due,
 // warns holders whose deadline is near, deletes finished jobs past their
-// retention, and prunes web instances that stopped. Every task is a runOnce
+// retention, prunes web instances that stopped, and samples each queue's
+// numbers of the minute. Every task is a runOnce
 // that tests call directly; each works in bounded batches until done, within
 // a per-run timeout. Several instances may run it at once: the scripts are
 // atomic, and a short Redis lock per task keeps them from duplicating work.
@@ -86,6 +87,7 @@ func New(cfg Config) *Runner {
 		{"expiring", r.expiringOnce},
 		{"retention", r.purgeOnce},
 		{"prune", r.pruneOnce},
+		{"numbers", r.numbersOnce},
 	}
 	return r
 }
@@ -174,6 +176,11 @@ func (r *Runner) promoteOnce(ctx context.Context) (int, error) {
 // purgeOnce deletes finished jobs past their retention, in batches.
 func (r *Runner) purgeOnce(ctx context.Context) (int, error) {
 	return r.inBatches(ctx, r.cfg.Tasks.Purge)
+}
+
+// numbersOnce samples every queue's numbers of the minute under way.
+func (r *Runner) numbersOnce(ctx context.Context) (int, error) {
+	return r.eachQueue(ctx, func(q string) (int, error) { return 0, r.cfg.Tasks.SampleNumbers(ctx, q) })
 }
 
 // inBatches calls step on every queue until it reports no more, and adds

@@ -427,6 +427,21 @@ func TestPromoteDueJobs(t *testing.T) {
 	})
 }
 
+// Every run samples each queue's numbers of the minute.
+func TestRunsSampleTheNumbers(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		q := e.queue(tasks.Queue{Name: "counted"})
+		e.enqueue(e.store, q, 2, tasks.NewJob{Title: "waiting"})
+		r := e.runner(2 * time.Second)
+		e.run(r)
+		wantAllOK(t, r, 1)
+		ms, err := e.store.Numbers(e.ctx, q)
+		if err != nil || len(ms) != 1 || ms[0].Ready != 2 {
+			t.Fatalf("numbers after a run = %+v, %v", ms, err)
+		}
+	})
+}
+
 func TestRetentionDeletesOldFinishedJobs(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		t := e.t

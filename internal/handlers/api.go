@@ -46,6 +46,7 @@ func (s *Server) apiRoutes(g *echo.Group) {
 	g.POST("/jobs/:id/requeue", s.apiRequeue, super)
 	g.POST("/jobs/cancel", s.apiCancelMany, super)
 	g.POST("/queues/:queue/requeue-dead", s.apiRequeueDead, super)
+	g.GET("/queues/:queue/numbers", s.apiNumbers, super)
 	g.GET("/reservations", s.apiReservations, super)
 	s.batchRoutes(g)
 }
@@ -680,6 +681,31 @@ func jobFilter(c echo.Context) (tasks.Filter, error) {
 		f.Priority = &n
 	}
 	return f, nil
+}
+
+// minuteJSON is one minute of a queue's numbers.
+type minuteJSON struct {
+	At        time.Time `json:"at"`
+	Ready     int64     `json:"ready"`
+	Claims    int64     `json:"claims"`
+	Completed int64     `json:"completed"`
+	Dead      int64     `json:"dead"`
+}
+
+func (s *Server) apiNumbers(c echo.Context) error {
+	ctx := c.Request().Context()
+	if _, err := s.tasks.Queue(ctx, c.Param("queue")); err != nil {
+		return err
+	}
+	ms, err := s.tasks.Numbers(ctx, c.Param("queue"))
+	if err != nil {
+		return err
+	}
+	out := make([]minuteJSON, len(ms))
+	for i, m := range ms {
+		out[i] = minuteJSON{m.At, m.Ready, m.Claims, m.Completed, m.Dead}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"minutes": out})
 }
 
 // maxBulk bounds the jobs of one bulk action.

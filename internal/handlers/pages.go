@@ -470,8 +470,13 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 	if err != nil {
 		return err
 	}
-	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: time.Now(), Problem: problem,
-		Filter: f, Scanned: scanned}
+	day, err := s.tasks.Numbers(ctx, q.Name)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem,
+		Filter: f, Scanned: scanned, Day: views.DaySeries(day, now)}
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
 

@@ -220,3 +220,24 @@ func TestQueueForms(t *testing.T) {
 		t.Fatal("the queue is still there")
 	}
 }
+
+// A queue's numbers of the day, as the cron job samples them.
+func TestNumbersAPI(t *testing.T) {
+	a := newApp(t)
+	a.enqueue("counted")
+	a.claim()
+	if err := a.tasks.SampleNumbers(context.Background(), a.queue); err != nil {
+		t.Fatal(err)
+	}
+	out := a.expect("GET", "/api/v1/queues/"+a.queue+"/numbers", a.super, "", 200, "")
+	ms := out["minutes"].([]any)
+	if len(ms) != 1 || ms[0].(map[string]any)["ready"] != 0.0 || ms[0].(map[string]any)["at"] == nil {
+		t.Fatalf("numbers = %v", out)
+	}
+	a.expect("GET", "/api/v1/queues/"+a.queue+"/numbers", a.operator, "", 403, "forbidden")
+	a.expect("GET", "/api/v1/queues/nope-"+a.queue+"/numbers", a.super, "", 404, "queue_not_found")
+	_, b := a.person(users.Supervisor)
+	if b.do("GET", "/supervisor/queues/"+a.queue, nil); !strings.Contains(b.body, `data-testid="spark-Claims"`) {
+		t.Fatal("the queue's page draws no day")
+	}
+}

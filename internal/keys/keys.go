@@ -185,7 +185,8 @@ func (q Queue) Name() string { return q.name }
 func (q Queue) key(suffix string) string { return Prefix + "{" + q.name + "}:" + suffix }
 
 // Conf returns the queue's HASH of settings (lease_seconds, max_attempts,
-// …). The queue exists exactly when this key does.
+// …), and of claims: how many claims the queue has answered, ever (the
+// claim script counts them). The queue exists exactly when this key does.
 func (q Queue) Conf() string { return q.key("conf") }
 
 // Ready returns the queue's ZSET of ready job id → rank; the lowest rank is
@@ -264,16 +265,23 @@ func (q Queue) Claims() string { return q.key("claims") }
 // walking everyone's. The engine keeps it with Reserved.
 func (q Queue) Holding() string { return q.key("holding") }
 
+// Numbers returns the queue's ZSET of "minute ready claims completed
+// dead", scored by minute (Unix ms / 60000): the ready jobs when the minute
+// was last sampled, the claims counter of Conf then, and the jobs completed
+// and dead within the minute. The cron job writes the minute under way and
+// drops those a day old.
+func (q Queue) Numbers() string { return q.key("numbers") }
+
 // All returns the queue's keys in the order every queue script expects them
 // as KEYS (internal/tasks/lua/lib.lua names them): Conf, Ready, Scheduled,
 // Reserved, Completed, Dead, Canceled, Meta, Payload, Result, Idem, Skips,
 // SkipCount, Batches, BatchIndex, BatchDone, Parked, Members, Claims,
-// Holding.
+// Holding, Numbers.
 func (q Queue) All() []string {
 	return []string{
 		q.Conf(), q.Ready(), q.Scheduled(), q.Reserved(), q.Completed(),
 		q.Dead(), q.Canceled(), q.Meta(), q.Payload(), q.Result(), q.Idem(),
 		q.Skips(), q.SkipCount(), q.Batches(), q.BatchIndex(), q.BatchDone(),
-		q.Parked(), q.Members(), q.Claims(), q.Holding(),
+		q.Parked(), q.Members(), q.Claims(), q.Holding(), q.Numbers(),
 	}
 }

@@ -46,7 +46,7 @@ func TestAll(t *testing.T) {
 	want := []string{
 		"conf", "ready", "scheduled", "reserved", "completed", "dead", "canceled",
 		"meta", "payload", "result", "idem", "skips", "skipcount", "batches",
-		"batchindex", "batchdone", "parked", "members", "claims", "holding",
+		"batchindex", "batchdone", "parked", "members", "claims", "holding", "numbers",
 	}
 	var got []string
 	for _, k := range q.All() {

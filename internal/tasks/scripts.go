@@ -55,6 +55,7 @@ var (
 	holdingScript      = library.reader("holding")
 	queuePutScript     = library.script("queue_put")
 	queueDeleteScript  = library.script("queue_delete")
+	numbersScript      = library.script("numbers")
 )
 
 // functionLibrary is the text of the library and its functions' names.

@@ -29,6 +29,8 @@
 --                                           of the live claim made with it
 -- KEYS[20] -> cd:{<queue>}:holding    ZSET  "operator\nid", score 0: the live
 --                                           reservations by holder
+-- KEYS[21] -> cd:{<queue>}:numbers    ZSET  "minute ready claims completed
+--                                           dead", score minute (numbers.lua)
 -- Each script's header names the keys it actually touches.
 --
 -- Scripts answer {status, effects, values...} (answer, below): a status
@@ -48,6 +50,7 @@ local function begin(keys)
   K.idem, K.skips, K.skipcount = keys[11], keys[12], keys[13]
   K.batches, K.batchindex, K.batchdone = keys[14], keys[15], keys[16]
   K.parked, K.members, K.claims, K.holding = keys[17], keys[18], keys[19], keys[20]
+  K.numbers = keys[21]
   INDEX.ready, INDEX.scheduled, INDEX.reserved = keys[2], keys[3], keys[4]
   INDEX.completed, INDEX.dead, INDEX.canceled = keys[5], keys[6], keys[7]
   BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}
@@ -583,5 +586,6 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
     if filed(key) then redis.call('HSET', K.claims, op .. '\n' .. key, id) end
   end
   go(id, m, 'reserved', m.deadline, 'claimed', op)
+  redis.call('HINCRBY', K.conf, 'claims', 1) -- the queue's numbers (numbers.lua)
   return 'ok', id, store(id, m)
 end
