@@ -30,9 +30,10 @@ test.describe('working a job', () => {
     await expect(carol).toHaveURL('/');
     await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
 
-    // The supervisor, in a browser of their own, finds it among the completed.
+    // The supervisor, in a browser of their own, finds it among the
+    // completed (a day's worth of them: by its title).
     const sam = new SupervisorPage(await openAs('sam'));
-    await sam.gotoQueue('address-verification', 'completed');
+    await sam.gotoQueue('address-verification', 'completed', job.title);
     await expect(sam.jobRow(job.id)).toBeVisible();
     await expect(sam.jobRow(job.id)).toContainText(job.title);
 

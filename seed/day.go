@@ -68,15 +68,20 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 	add := func(at time.Time, kind int, do func() error) { events = append(events, event{at, kind, do}) }
 	// work has someone take the job (its id known once it arrived) at t
 	// and end it: mostly completed, at times given back (someone takes it
-	// again later), now and then failed (dead: one attempt).
+	// again later), now and then failed (dead: one attempt). Every job of
+	// the day is finished by end: none waits on, for a waiting job of a
+	// queue that ages would outrank any job of today.
 	var work func(id *string, t time.Time, again bool)
 	work = func(id *string, t time.Time, again bool) {
 		if t.After(end) {
-			return // still waiting: it stays ready
+			t = end
 		}
 		worker := workers[r.IntN(len(workers))]
 		handle := min(time.Duration(60+r.IntN(540))*time.Second, lease*4/5)
 		roll := r.IntN(100)
+		// Given back, and taken again within 20 minutes: early enough that
+		// this too ends before now.
+		giveBack := roll < 3 && !again && t.Before(end.Add(-30*time.Minute))
 		var held *tasks.Reservation
 		add(t, 1, func() (err error) {
 			held, err = ts.Claim(ctx, q.Name, worker, tasks.OnlyJob(*id))
@@ -87,7 +92,7 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 		})
 		add(t.Add(handle), 2, func() (err error) {
 			switch {
-			case roll < 3 && !again:
+			case giveBack:
 				_, err = ts.Release(ctx, *id, held.Hold())
 			case roll < 5:
 				_, err = ts.Fail(ctx, *id, held.Hold(), "Not enough information to decide; sent back to the requester.")
@@ -96,7 +101,7 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 			}
 			return err
 		})
-		if roll < 3 && !again {
+		if giveBack {
 			work(id, t.Add(handle+time.Duration(1+r.IntN(20))*time.Minute), true)
 		}
 	}

@@ -43,6 +43,7 @@ local function take(KEYS, now, op)
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZADD', KEYS[4], now, id)
   redis.call('HSET', KEYS[8], id, raw)
+  redis.call('HINCRBY', KEYS[1], 'claims', 1)
   return id, raw
 end
 local function finish(KEYS, now, id, op)

@@ -31,8 +31,10 @@ export class SupervisorPage {
     await expect(this.heading).toBeVisible();
   }
 
-  async gotoQueue(queue: QueueName, state: State) {
-    await this.page.goto(`/supervisor/queues/${queue}?state=${state}`);
+  /** Opens a queue's jobs in a state; with find, only those whose title has it (the page's filter). */
+  async gotoQueue(queue: QueueName, state: State, find?: string) {
+    const q = find ? `&q=${encodeURIComponent(find)}` : '';
+    await this.page.goto(`/supervisor/queues/${queue}?state=${state}${q}`);
   }
 
   reservation(jobId: string): Locator {
