@@ -96,6 +96,7 @@ test.describe("a supervisor's job page stays current", () => {
     await sam.goto(job.id);
     await expect(sam.state).toHaveText('ready');
     await expect(sam.timelineEntries).toHaveCount(1);
+    await sam.live.waitUntilLive();
     // Marks this very document: a reload would lose it.
     await sam.page.evaluate(() => document.documentElement.setAttribute('data-same-document', 'yes'));
 
