@@ -711,16 +711,26 @@ func (s *Server) apiNumbers(c echo.Context) error {
 // maxBulk bounds the jobs of one bulk action.
 const maxBulk = tasks.MaxPageSize
 
-func (s *Server) apiRequeueDead(c echo.Context) error {
+// limitParam reads the limit query parameter: def when absent, else 1 to
+// most.
+func limitParam(c echo.Context, def, most int) (int, error) {
 	limit, err := queryInt(c, "limit")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if limit == 0 {
-		limit = 100
+		return def, nil
 	}
-	if limit < 1 || limit > maxBulk {
-		return newError(http.StatusBadRequest, "invalid_field", "limit must be between 1 and %d", maxBulk)
+	if limit < 1 || limit > most {
+		return 0, newError(http.StatusBadRequest, "invalid_field", "limit must be between 1 and %d", most)
+	}
+	return limit, nil
+}
+
+func (s *Server) apiRequeueDead(c echo.Context) error {
+	limit, err := limitParam(c, 100, maxBulk)
+	if err != nil {
+		return err
 	}
 	n, left, err := s.requeueDead(c, c.Param("queue"), limit)
 	if err != nil {

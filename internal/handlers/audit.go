@@ -25,15 +25,9 @@ func (s *Server) record(c echo.Context, action, target, detail string) {
 
 // auditAPI lists the audit log, newest first.
 func (s *Server) auditAPI(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
+	limit, err := limitParam(c, 100, 1000)
 	if err != nil {
 		return err
-	}
-	if limit == 0 {
-		limit = 100
-	}
-	if limit < 1 || limit > 1000 {
-		return newError(http.StatusBadRequest, "invalid_field", "limit must be between 1 and 1000")
 	}
 	entries, next, err := s.audit.List(c.Request().Context(), c.QueryParam("cursor"), limit)
 	if err != nil {

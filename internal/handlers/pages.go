@@ -173,13 +173,13 @@ func (s *Server) openClaimed(c echo.Context, r *tasks.Reservation, err error) er
 // noClaimWords says why a claim in queue took nothing, when a queue's
 // rule refused it (paused, or the hold limit reached); empty otherwise.
 func noClaimWords(err error, queue string) string {
-	in := " in " + queue
-	if queue == "" {
-		in = ""
+	name, in := "", ""
+	if queue != "" {
+		name, in = " "+queue, " in "+queue
 	}
 	switch {
 	case errors.Is(err, tasks.ErrQueuePaused):
-		return "The queue" + strings.TrimPrefix(in, " in") + " is paused: no new jobs can be claimed from it until a supervisor resumes it."
+		return "The queue" + name + " is paused: no new jobs can be claimed from it until a supervisor resumes it."
 	case errors.Is(err, tasks.ErrHoldLimit):
 		return "You hold as many jobs" + in + " as one person may at once. Finish or give one back to claim another."
 	}

@@ -274,24 +274,22 @@ func (s *Server) peoplePage(c echo.Context) error {
 	return s.renderPeople(c, http.StatusOK, views.PeopleView{New: users.User{Role: users.Operator}})
 }
 
-// personProblem says in words what the user store refused, or returns ""
-// and err when it was no such refusal.
-func personProblem(err error) (string, error) {
-	var ae *apiError
-	switch {
-	case errors.Is(err, users.ErrInvalid), errors.Is(err, users.ErrExists):
-		msg := err.Error()
-		if i := strings.Index(msg, ": "); i >= 0 {
-			msg = msg[i+2:]
-		}
-		if errors.Is(err, users.ErrExists) {
-			msg = "Someone is already named " + msg + ". Choose another name, or open theirs to change it"
-		}
-		return strings.ToUpper(msg[:1]) + msg[1:] + ".", nil
-	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
-		return strings.ToUpper(ae.Message[:1]) + ae.Message[1:] + ".", nil
+// personProblem says in words what was refused of a change to a person,
+// with the status to answer it with; it returns err when it was no such
+// refusal (the store's trouble, say).
+func personProblem(err error) (int, string, error) {
+	pub, internal := publicError(err)
+	if internal || pub.Status == http.StatusNotFound {
+		return 0, "", err
 	}
-	return "", err
+	msg := pub.Message
+	if i := strings.Index(msg, ": "); i >= 0 && errors.Is(err, users.ErrInvalid) {
+		msg = msg[i+2:]
+	}
+	if errors.Is(err, users.ErrExists) {
+		msg = "Someone is already named " + strings.TrimPrefix(msg, users.ErrExists.Error()+": ") + ". Choose another name, or open theirs to change it"
+	}
+	return pub.Status, strings.ToUpper(msg[:1]) + msg[1:] + ".", nil
 }
 
 func (s *Server) addPersonForm(c echo.Context) error {
@@ -303,13 +301,9 @@ func (s *Server) addPersonForm(c echo.Context) error {
 		s.flash(c, "Added "+u.Name+" ("+string(u.Role)+").")
 		return redirect(c, "/supervisor/people/"+u.Name)
 	}
-	problem, err := personProblem(err)
+	status, problem, err := personProblem(err)
 	if err != nil {
 		return err
-	}
-	status := http.StatusBadRequest
-	if strings.HasPrefix(problem, "Someone is already") {
-		status = http.StatusConflict
 	}
 	return s.renderPeople(c, status, views.PeopleView{New: u, Problem: problem})
 }
@@ -349,11 +343,11 @@ func (s *Server) editPersonForm(c echo.Context) error {
 		s.flash(c, "Saved "+u.Name+".")
 		return redirect(c, "/supervisor/people/"+u.Name)
 	}
-	problem, err := personProblem(err)
+	status, problem, err := personProblem(err)
 	if err != nil {
 		return err
 	}
-	return s.renderPerson(c, http.StatusBadRequest, views.PersonView{Person: changed, Problem: problem})
+	return s.renderPerson(c, status, views.PersonView{Person: changed, Problem: problem})
 }
 
 func (s *Server) disableForm(disabled bool) echo.HandlerFunc {
