@@ -50,8 +50,9 @@ type event struct {
 }
 
 // pastDay works the queue through the day before now with the people who
-// work it. It returns how many jobs arrived.
-func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, workers []string, now time.Time) (int, error) {
+// work it, and the supervisor who at times takes a job back. It returns
+// how many jobs arrived.
+func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, workers []string, supervisor string, now time.Time) (int, error) {
 	var clock time.Time
 	ts := tasks.New(rdb, tasks.WithClock(func() time.Time { return clock }))
 	seed := uint64(0)
@@ -67,10 +68,11 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 	var events []event
 	add := func(at time.Time, kind int, do func() error) { events = append(events, event{at, kind, do}) }
 	// work has someone take the job (its id known once it arrived) at t
-	// and end it: mostly completed, at times given back (someone takes it
-	// again later), now and then failed (dead: one attempt). Every job of
-	// the day is finished by end: none waits on, for a waiting job of a
-	// queue that ages would outrank any job of today.
+	// and end it: mostly completed, at times given back or taken back
+	// (someone takes it again later), now and then failed or left to run
+	// out of time (dead: one attempt). Every job of the day is finished by
+	// end: none waits on, for a waiting job of a queue that ages would
+	// outrank any job of today.
 	var work func(id *string, t time.Time, again bool)
 	work = func(id *string, t time.Time, again bool) {
 		if t.After(end) {
@@ -79,9 +81,13 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 		worker := workers[r.IntN(len(workers))]
 		handle := min(time.Duration(60+r.IntN(540))*time.Second, lease*4/5)
 		roll := r.IntN(100)
-		// Given back, and taken again within 20 minutes: early enough that
-		// this too ends before now.
-		giveBack := roll < 3 && !again && t.Before(end.Add(-30*time.Minute))
+		// Given back, or taken back by the supervisor, and taken again
+		// within 20 minutes: early enough that this too ends before now.
+		early := !again && t.Before(end.Add(-30*time.Minute))
+		giveBack := roll < 3 && early
+		takenBack := roll == 5 && early && supervisor != ""
+		// Left to run out of time (its one attempt spent: dead).
+		ranOut := roll == 6 && early && t.Before(end.Add(-lease-2*time.Minute))
 		var held *tasks.Reservation
 		add(t, 1, func() (err error) {
 			held, err = ts.Claim(ctx, q.Name, worker, tasks.OnlyJob(*id))
@@ -90,10 +96,19 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 			}
 			return err
 		})
+		if ranOut {
+			add(t.Add(lease+time.Minute), 2, func() (err error) {
+				_, _, err = ts.ReclaimExpired(ctx, q.Name, tasks.MaxMaintainBatch)
+				return err
+			})
+			return
+		}
 		add(t.Add(handle), 2, func() (err error) {
 			switch {
 			case giveBack:
 				_, err = ts.Release(ctx, *id, held.Hold())
+			case takenBack:
+				_, _, err = ts.Requeue(ctx, *id, supervisor)
 			case roll < 5:
 				_, err = ts.Fail(ctx, *id, held.Hold(), "Not enough information to decide; sent back to the requester.")
 			default:
@@ -101,7 +116,7 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 			}
 			return err
 		})
-		if giveBack {
+		if giveBack || takenBack {
 			work(id, t.Add(handle+time.Duration(1+r.IntN(20))*time.Minute), true)
 		}
 	}

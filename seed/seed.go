@@ -112,6 +112,13 @@ func Load(ctx context.Context, rdb redis.UniversalClient, ts *tasks.Store, us *u
 	}
 	if fresh {
 		now := time.Now()
+		supervisor := ""
+		for _, u := range people {
+			if u.Role == string(users.Supervisor) {
+				supervisor = u.Name
+				break
+			}
+		}
 		for _, q := range queues {
 			var workers []string
 			for _, u := range people {
@@ -119,7 +126,7 @@ func Load(ctx context.Context, rdb redis.UniversalClient, ts *tasks.Store, us *u
 					workers = append(workers, u.Name)
 				}
 			}
-			n, err := pastDay(ctx, rdb, q, workers, now)
+			n, err := pastDay(ctx, rdb, q, workers, supervisor, now)
 			if err != nil {
 				return sum, fmt.Errorf("queue %s, the day before: %w", q.Name, err)
 			}

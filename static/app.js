@@ -238,7 +238,7 @@
       case "queue.changed":
         heard[n.queue] = { n: n, at: Date.now() };
         setCounts(n);
-        others.soon(); // the supervisor's "done last hour" and "next waiting"
+        others.soon(); // the supervisor's "done last hour" and "oldest waiting"
         return;
       case "job.available":
         var card = document.querySelector('[data-queue="' + CSS.escape(n.queue) + '"]');

@@ -13,7 +13,9 @@ type Series struct {
 	Label string
 	// Total says the day in one figure: the sum of a rate, the latest of
 	// a level.
-	Total  string
+	Total string
+	// Peak says the highest value.
+	Peak   string
 	Values []int64
 }
 
@@ -21,13 +23,17 @@ type Series struct {
 const daySlots = 24 * 4
 
 // DaySeries folds a queue's minutes of the day before now into quarter
-// hours: the ready jobs as last sampled in each, and the claims,
-// completions and deaths within it.
+// hours: the ready jobs as last sampled in each, the claims, completions
+// and deaths within it, and the longest the oldest ready job had waited.
 func DaySeries(ms []tasks.Minute, now time.Time) []Series {
-	ready, claims, done, dead := make([]int64, daySlots), make([]int64, daySlots), make([]int64, daySlots), make([]int64, daySlots)
+	var v [5][]int64
+	for i := range v {
+		v[i] = make([]int64, daySlots)
+	}
+	ready, claims, done, dead, oldest := v[0], v[1], v[2], v[3], v[4]
 	start := now.Add(-24 * time.Hour)
 	var sums [3]int64
-	var latest int64
+	var latest, latestWait int64
 	for _, m := range ms {
 		slot := int(m.At.Sub(start) / (15 * time.Minute))
 		if slot < 0 || slot >= daySlots {
@@ -38,15 +44,27 @@ func DaySeries(ms []tasks.Minute, now time.Time) []Series {
 		claims[slot] += m.Claims
 		done[slot] += m.Completed
 		dead[slot] += m.Dead
+		latestWait = int64(m.OldestWait / time.Second)
+		oldest[slot] = max(oldest[slot], latestWait)
 		sums[0] += m.Claims
 		sums[1] += m.Completed
 		sums[2] += m.Dead
 	}
+	count := func(label, total string, values []int64) Series {
+		return Series{Label: label, Total: total, Peak: strconv.FormatInt(peak(values), 10), Values: values}
+	}
+	wait := func(secs int64) string {
+		if secs == 0 {
+			return "none"
+		}
+		return span(time.Duration(secs) * time.Second)
+	}
 	return []Series{
-		{Label: "Ready", Total: strconv.FormatInt(latest, 10) + " now", Values: ready},
-		{Label: "Claims", Total: strconv.FormatInt(sums[0], 10) + " in 24 h", Values: claims},
-		{Label: "Completed", Total: strconv.FormatInt(sums[1], 10) + " in 24 h", Values: done},
-		{Label: "Dead", Total: strconv.FormatInt(sums[2], 10) + " in 24 h", Values: dead},
+		count("Ready", strconv.FormatInt(latest, 10)+" now", ready),
+		count("Claims", strconv.FormatInt(sums[0], 10)+" in 24 h", claims),
+		count("Completed", strconv.FormatInt(sums[1], 10)+" in 24 h", done),
+		count("Dead", strconv.FormatInt(sums[2], 10)+" in 24 h", dead),
+		{Label: "Oldest wait", Total: wait(latestWait) + " now", Peak: wait(peak(oldest)), Values: oldest},
 	}
 }
 
@@ -68,7 +86,7 @@ func sparkPoints(values []int64) string {
 	return b.String()
 }
 
-// peak is the highest value of a series.
+// peak is the highest value of a series (0 for none).
 func peak(values []int64) int64 {
 	var top int64
 	for _, v := range values {

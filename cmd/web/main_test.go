@@ -55,6 +55,28 @@ func TestCommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "4 queues") || !strings.Contains(out, "alice-demo-pass") {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
+	// The demo's day before shows in every operator's numbers, with every
+	// way a reservation ends.
+	queues, err := tasks.New(srv.Client()).QueueNames(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tallies, err := tasks.New(srv.Client()).Tallies(ctx, queues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var given, failed, expired, taken int64
+	for _, name := range []string{"alice", "bob", "carol", "dana"} {
+		tl := tallies[name]
+		if tl == nil || tl.Window.Completed == 0 || tl.Window.MedianHandling() <= 0 {
+			t.Fatalf("the demo's numbers of %s = %+v", name, tl)
+		}
+		given, failed, expired, taken = given+tl.Window.GivenBack, failed+tl.Window.Failed, expired+tl.Window.Expired, taken+tl.Window.TakenBack
+	}
+	if given == 0 || failed == 0 || expired == 0 || taken == 0 {
+		t.Fatalf("the demo's reservations ended given back %d, failed %d, ran out %d, taken back %d times: want some of each",
+			given, failed, expired, taken)
+	}
 	out, err = cmd("", "seed")
 	if err != nil || !strings.Contains(out, "0 jobs added") {
 		t.Fatalf("second seed is not idempotent: %v\n%s", err, out)

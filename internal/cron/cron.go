@@ -1,8 +1,9 @@
 // Package cron runs claimdesk's periodic work on robfig/cron: it takes back
 // reservations whose deadline passed, promotes scheduled jobs that are due,
 // warns holders whose deadline is near, deletes finished jobs past their
-// retention, prunes web instances that stopped, and samples each queue's
-// numbers of the minute. Every task is a runOnce
+// retention, prunes web instances that stopped, samples each queue's
+// numbers of the minute, and indexes the waiting jobs of queues made by an
+// earlier version. Every task is a runOnce
 // that tests call directly; each works in bounded batches until done, within
 // a per-run timeout. Several instances may run it at once: the scripts are
 // atomic, and a short Redis lock per task keeps them from duplicating work.
@@ -88,6 +89,7 @@ func New(cfg Config) *Runner {
 		{"retention", r.purgeOnce},
 		{"prune", r.pruneOnce},
 		{"numbers", r.numbersOnce},
+		{"waiting", r.indexWaitingOnce},
 	}
 	return r
 }
@@ -181,6 +183,13 @@ func (r *Runner) purgeOnce(ctx context.Context) (int, error) {
 // numbersOnce samples every queue's numbers of the minute under way.
 func (r *Runner) numbersOnce(ctx context.Context) (int, error) {
 	return r.eachQueue(ctx, func(q string) (int, error) { return 0, r.cfg.Tasks.SampleNumbers(ctx, q) })
+}
+
+// indexWaitingOnce indexes the waiting jobs of queues made by an earlier
+// version, in batches, so their oldest waiting job is known; for every
+// other queue it is one call that does nothing.
+func (r *Runner) indexWaitingOnce(ctx context.Context) (int, error) {
+	return r.inBatches(ctx, r.cfg.Tasks.IndexWaiting)
 }
 
 // inBatches calls step on every queue until it reports no more, and adds

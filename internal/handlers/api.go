@@ -690,6 +690,8 @@ type minuteJSON struct {
 	Claims    int64     `json:"claims"`
 	Completed int64     `json:"completed"`
 	Dead      int64     `json:"dead"`
+	// OldestWaitSeconds is how long the oldest ready job had waited.
+	OldestWaitSeconds float64 `json:"oldest_wait_seconds"`
 }
 
 func (s *Server) apiNumbers(c echo.Context) error {
@@ -703,7 +705,7 @@ func (s *Server) apiNumbers(c echo.Context) error {
 	}
 	out := make([]minuteJSON, len(ms))
 	for i, m := range ms {
-		out[i] = minuteJSON{m.At, m.Ready, m.Claims, m.Completed, m.Dead}
+		out[i] = minuteJSON{m.At, m.Ready, m.Claims, m.Completed, m.Dead, m.OldestWait.Seconds()}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"minutes": out})
 }

@@ -122,8 +122,8 @@ func (m *metrics) observe(_ context.Context, fx tasks.Effects) {
 // and whether it is paused. It reads what the pages share (the board), so
 // a scrape costs at most one read of the store per boardTTL.
 type queueCollector struct {
-	s                  *Server
-	jobs, wait, paused *prometheus.Desc
+	s                          *Server
+	jobs, wait, oldest, paused *prometheus.Desc
 }
 
 // scrapeTimeout bounds the store read of one scrape.
@@ -138,6 +138,9 @@ func newQueueCollector(s *Server) *queueCollector {
 		wait: prometheus.NewDesc("claimdesk_queue_next_wait_seconds",
 			"How long the job a claim of the queue would take next has waited (0 when none is ready).",
 			[]string{"queue"}, nil),
+		oldest: prometheus.NewDesc("claimdesk_queue_oldest_wait_seconds",
+			"How long the queue's oldest ready job (held ones too) has waited (0 when none is ready).",
+			[]string{"queue"}, nil),
 		paused: prometheus.NewDesc("claimdesk_queue_paused", "1 while the queue is paused.", []string{"queue"}, nil),
 	}
 }
@@ -145,6 +148,7 @@ func newQueueCollector(s *Server) *queueCollector {
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- q.jobs
 	ch <- q.wait
+	ch <- q.oldest
 	ch <- q.paused
 }
 
@@ -173,6 +177,11 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			wait = max(0, now.Sub(*st.NextWaitingSince).Seconds())
 		}
 		gauge(q.wait, wait, name)
+		if st.OldestWaitingSince != nil {
+			gauge(q.oldest, max(0, now.Sub(*st.OldestWaitingSince).Seconds()), name)
+		} else if st.Ready == 0 {
+			gauge(q.oldest, 0, name)
+		}
 		paused := 0.0
 		if x.Queue.Paused {
 			paused = 1

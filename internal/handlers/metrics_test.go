@@ -5,6 +5,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -164,5 +166,13 @@ func TestQueueMetrics(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// The job left ready has waited since it came, a moment ago.
+	m := regexp.MustCompile(`claimdesk_queue_oldest_wait_seconds\{queue="` + a.queue + `"\} (\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("/metrics lacks the queue's oldest wait")
+	}
+	if secs, err := strconv.ParseFloat(m[1], 64); err != nil || secs <= 0 || secs > 60 {
+		t.Errorf("oldest wait = %s, want a moment", m[1])
 	}
 }

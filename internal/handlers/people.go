@@ -45,6 +45,8 @@ func (s *Server) peopleRoutes(e *echo.Echo, g *echo.Group) {
 	e.GET("/supervisor/audit", s.auditPage, user, sup)
 	e.GET("/supervisor/team", s.teamPage, user, sup)
 	e.GET("/supervisor/fragments/team", s.teamFragment, user, sup)
+	e.GET("/supervisor/fragments/team-work", s.teamWorkFragment, user, sup)
+	g.GET("/team", s.apiTeam, sup)
 	e.POST("/away", s.setAway, user, requireRole(users.Operator))
 	g.GET("/audit", s.auditAPI, sup)
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"claimdesk/internal/notify"
 	"claimdesk/internal/users"
@@ -226,13 +227,18 @@ func TestNumbersAPI(t *testing.T) {
 	a := newApp(t)
 	a.enqueue("counted")
 	a.claim()
+	a.enqueue("waiting")
+	time.Sleep(20 * time.Millisecond)
 	if err := a.tasks.SampleNumbers(context.Background(), a.queue); err != nil {
 		t.Fatal(err)
 	}
 	out := a.expect("GET", "/api/v1/queues/"+a.queue+"/numbers", a.super, "", 200, "")
 	ms := out["minutes"].([]any)
-	if len(ms) != 1 || ms[0].(map[string]any)["ready"] != 0.0 || ms[0].(map[string]any)["at"] == nil {
+	if len(ms) != 1 || ms[0].(map[string]any)["ready"] != 1.0 || ms[0].(map[string]any)["at"] == nil {
 		t.Fatalf("numbers = %v", out)
+	}
+	if wait, _ := ms[0].(map[string]any)["oldest_wait_seconds"].(float64); wait < 0.02 || wait > 60 {
+		t.Fatalf("oldest wait = %v, want the moment since the job came", ms[0])
 	}
 	a.expect("GET", "/api/v1/queues/"+a.queue+"/numbers", a.operator, "", 403, "forbidden")
 	a.expect("GET", "/api/v1/queues/nope-"+a.queue+"/numbers", a.super, "", 404, "queue_not_found")

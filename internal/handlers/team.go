@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -64,12 +65,58 @@ func (s *Server) teamView(c echo.Context) (views.TeamView, error) {
 	return v, nil
 }
 
+// teamWork gathers the Team page's numbers: what the reservations of
+// everyone who works jobs came to today and in the last week, across all
+// queues, most completed first.
+func (s *Server) teamWork(ctx context.Context) (views.TeamWork, error) {
+	people, err := s.users.List(ctx)
+	if err != nil {
+		return views.TeamWork{}, err
+	}
+	queues, err := s.tasks.QueueNames(ctx)
+	if err != nil {
+		return views.TeamWork{}, err
+	}
+	tallies, err := s.tasks.Tallies(ctx, queues)
+	if err != nil {
+		return views.TeamWork{}, err
+	}
+	var w views.TeamWork
+	for _, u := range people {
+		if u.Role == users.Producer {
+			continue
+		}
+		wk := views.Worker{User: u}
+		if t := tallies[u.Name]; t != nil {
+			wk.Tally = *t
+		}
+		w.Workers = append(w.Workers, wk)
+	}
+	slices.SortStableFunc(w.Workers, func(a, b views.Worker) int {
+		return cmp.Or(cmp.Compare(b.Tally.Window.Completed, a.Tally.Window.Completed),
+			cmp.Compare(b.Tally.Window.Ended(), a.Tally.Window.Ended()), strings.Compare(a.User.Name, b.User.Name))
+	})
+	return w, nil
+}
+
 func (s *Server) teamPage(c echo.Context) error {
 	v, err := s.teamView(c)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.TeamPage(s.page(c, "Team"), v))
+	w, err := s.teamWork(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.TeamPage(s.page(c, "Team"), v, w))
+}
+
+func (s *Server) teamWorkFragment(c echo.Context) error {
+	w, err := s.teamWork(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.TeamWorkTable(w))
 }
 
 func (s *Server) teamFragment(c echo.Context) error {
@@ -91,4 +138,71 @@ func (s *Server) setAway(c echo.Context) error {
 		s.flash(c, "Welcome back: new jobs are announced again.")
 	}
 	return redirect(c, "/")
+}
+
+// tallyJSON is a tally as the API shows it.
+type tallyJSON struct {
+	Completed int64 `json:"completed"`
+	GivenBack int64 `json:"given_back"`
+	Failed    int64 `json:"failed"`
+	Expired   int64 `json:"expired"`
+	TakenBack int64 `json:"taken_back"`
+	// MedianHandlingSeconds is null without completions.
+	MedianHandlingSeconds *float64 `json:"median_handling_seconds"`
+}
+
+func tallyOut(t tasks.Tally) tallyJSON {
+	out := tallyJSON{Completed: t.Completed, GivenBack: t.GivenBack, Failed: t.Failed, Expired: t.Expired, TakenBack: t.TakenBack}
+	if m := t.MedianHandling(); m > 0 {
+		secs := m.Seconds()
+		out.MedianHandlingSeconds = &secs
+	}
+	return out
+}
+
+// heldJSON is a job someone holds, as GET /api/v1/team lists it.
+type heldJSON struct {
+	ID         string     `json:"id"`
+	Queue      string     `json:"queue"`
+	Title      string     `json:"title"`
+	ReservedAt *time.Time `json:"reserved_at"`
+}
+
+// memberJSON is one person as GET /api/v1/team shows them.
+type memberJSON struct {
+	Name         string     `json:"name"`
+	Role         users.Role `json:"role"`
+	Status       string     `json:"status"`
+	Holding      []heldJSON `json:"holding"`
+	LastActionAt *time.Time `json:"last_action_at"`
+	Today        tallyJSON  `json:"today"`
+	Last7Days    tallyJSON  `json:"last_7_days"`
+}
+
+// apiTeam answers what the Team page shows: everyone who works jobs, where
+// they are, what they hold, and their numbers of today and the last week.
+func (s *Server) apiTeam(c echo.Context) error {
+	v, err := s.teamView(c)
+	if err != nil {
+		return err
+	}
+	w, err := s.teamWork(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	tallies := map[string]tasks.PersonTally{}
+	for _, wk := range w.Workers {
+		tallies[wk.User.Name] = wk.Tally
+	}
+	out := make([]memberJSON, 0, len(v.Members))
+	for _, m := range v.Members {
+		t := tallies[m.User.Name]
+		mj := memberJSON{Name: m.User.Name, Role: m.User.Role, Status: string(m.Status), Holding: []heldJSON{},
+			LastActionAt: optional(m.LastAction), Today: tallyOut(t.Today), Last7Days: tallyOut(t.Window)}
+		for _, j := range m.Held {
+			mj.Holding = append(mj.Holding, heldJSON{ID: j.ID, Queue: j.Queue, Title: j.Title, ReservedAt: j.ReservedAt})
+		}
+		out = append(out, mj)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"people": out, "more_held": v.More})
 }

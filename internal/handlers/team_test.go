@@ -85,3 +85,52 @@ func TestTeamPage(t *testing.T) {
 		t.Fatalf("an operator on the team page: %d", op.status)
 	}
 }
+
+// What each person's reservations came to, through the API and on the
+// Team page: counted as they end, and only to supervisors.
+func TestTeamNumbers(t *testing.T) {
+	a := newApp(t)
+	a.enqueue("done")
+	a.enqueue("given back")
+	id, token := a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+token+`"}`, 200, "")
+	id, token = a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/release", a.operator, `{"token":"`+token+`"}`, 200, "")
+
+	out := a.expect("GET", "/api/v1/team", a.super, "", 200, "")
+	var me map[string]any
+	for _, p := range out["people"].([]any) {
+		if p := p.(map[string]any); p["name"] == a.opName {
+			me = p
+		}
+	}
+	if me == nil {
+		t.Fatalf("%s is not in the team: %v", a.opName, out)
+	}
+	for _, span := range []string{"today", "last_7_days"} {
+		tl := me[span].(map[string]any)
+		if tl["completed"] != 1.0 || tl["given_back"] != 1.0 || tl["failed"] != 0.0 || tl["taken_back"] != 0.0 {
+			t.Fatalf("%s = %v", span, tl)
+		}
+		if secs, ok := tl["median_handling_seconds"].(float64); !ok || secs <= 0 || secs > 60 {
+			t.Fatalf("%s median = %v", span, tl["median_handling_seconds"])
+		}
+	}
+	if me["status"] != "offline" || len(me["holding"].([]any)) != 0 {
+		t.Fatalf("member = %v", me)
+	}
+	a.expect("GET", "/api/v1/team", a.operator, "", 403, "forbidden")
+
+	_, sup := a.person(users.Supervisor)
+	for _, path := range []string{"/supervisor/team", "/supervisor/fragments/team-work"} {
+		sup.do("GET", path, nil)
+		row := regexp.MustCompile(`(?s)<tr data-testid="work-` + regexp.QuoteMeta(a.opName) + `">(.*?)</tr>`).FindStringSubmatch(sup.body)
+		if sup.status != 200 || row == nil {
+			t.Fatalf("%s: %d, no numbers of %s", path, sup.status, a.opName)
+		}
+		if !regexp.MustCompile(`data-testid="today">1<`).MatchString(row[1]) ||
+			!regexp.MustCompile(`data-testid="given-back">\s*1 <span class="muted small">50%</span>`).MatchString(row[1]) {
+			t.Fatalf("%s: the row of %s = %s", path, a.opName, row[1])
+		}
+	}
+}

@@ -265,23 +265,43 @@ func (q Queue) Claims() string { return q.key("claims") }
 // walking everyone's. The engine keeps it with Reserved.
 func (q Queue) Holding() string { return q.key("holding") }
 
-// Numbers returns the queue's ZSET of "minute ready claims completed
-// dead", scored by minute (Unix ms / 60000): the ready jobs when the minute
-// was last sampled, the claims counter of Conf then, and the jobs completed
-// and dead within the minute. The cron job writes the minute under way and
-// drops those a day old.
+// Numbers returns the queue's ZSET of "minute ready claims completed dead
+// oldest", scored by minute (Unix ms / 60000): the ready jobs when the
+// minute was last sampled, the claims counter of Conf then, the jobs
+// completed and dead within the minute, and how long the oldest ready job
+// had waited then, in ms (0: none, or not known; samples from before it
+// was kept lack it). The cron job writes the minute under way and drops
+// those a day old.
 func (q Queue) Numbers() string { return q.key("numbers") }
+
+// Waiting returns the queue's ZSET of every ready job id (claimable or
+// held back by its batch) → since when it waits (its run_at, ms), so the
+// oldest waiting job is found at once whatever the claim order. The
+// engine keeps it with Ready and Parked; a queue made before it is
+// indexed once by the cron job (Conf's "waiting_indexed" says when done).
+func (q Queue) Waiting() string { return q.key("waiting") }
+
+// People returns the queue's HASH of what each person's reservations of
+// the queue came to, per UTC day: field "<day mod 8>\n<person>", value a
+// run of MessagePack values (internal/tasks/lua/lib.lua, tally): the day,
+// the reservations given back, failed, run out and taken back, then the
+// completions as pairs of handling-time bucket and count. A field of a day
+// more than a week old is replaced by the same weekday's next, so the hash
+// holds at most eight fields per person. The engine's scripts write it as
+// reservations end.
+func (q Queue) People() string { return q.key("people") }
 
 // All returns the queue's keys in the order every queue script expects them
 // as KEYS (internal/tasks/lua/lib.lua names them): Conf, Ready, Scheduled,
 // Reserved, Completed, Dead, Canceled, Meta, Payload, Result, Idem, Skips,
 // SkipCount, Batches, BatchIndex, BatchDone, Parked, Members, Claims,
-// Holding, Numbers.
+// Holding, Numbers, People, Waiting.
 func (q Queue) All() []string {
 	return []string{
 		q.Conf(), q.Ready(), q.Scheduled(), q.Reserved(), q.Completed(),
 		q.Dead(), q.Canceled(), q.Meta(), q.Payload(), q.Result(), q.Idem(),
 		q.Skips(), q.SkipCount(), q.Batches(), q.BatchIndex(), q.BatchDone(),
 		q.Parked(), q.Members(), q.Claims(), q.Holding(), q.Numbers(),
+		q.People(), q.Waiting(),
 	}
 }

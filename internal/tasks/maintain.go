@@ -18,7 +18,8 @@ func (s *Store) PromoteDue(ctx context.Context, queue string, limit int) (n int,
 	return s.moved(s.maintain(ctx, promoteScript, queue, limit))
 }
 
-// moved reads the answer of reclaim.lua or promote.lua: more, jobs moved.
+// moved reads the answer of a maintenance script: more, how many jobs it
+// moved (or deleted, or indexed).
 func (s *Store) moved(res []any, err error) (int, bool, error) {
 	if err != nil {
 		return 0, false, err
@@ -31,12 +32,15 @@ func (s *Store) moved(res []any, err error) (int, bool, error) {
 // retention (completed and canceled) or dead retention (dead). more reports
 // that such jobs remain.
 func (s *Store) Purge(ctx context.Context, queue string, limit int) (deleted int, more bool, err error) {
-	res, err := s.maintain(ctx, purgeScript, queue, limit)
-	if err != nil {
-		return 0, false, err
-	}
-	n, _ := res[1].(int64)
-	return int(n), res[0] == int64(1), nil
+	return s.moved(s.maintain(ctx, purgeScript, queue, limit))
+}
+
+// IndexWaiting indexes, by how long they wait, the ready jobs of a queue
+// made by an earlier version, about limit jobs' metadata at a time: once
+// whole, the queue's oldest waiting job is known (Stats). more reports
+// that the walk goes on; a queue indexed already answers at once.
+func (s *Store) IndexWaiting(ctx context.Context, queue string, limit int) (indexed int, more bool, err error) {
+	return s.moved(s.maintain(ctx, waitingIndexScript, queue, limit))
 }
 
 // maintain runs one of the bounded maintenance scripts.

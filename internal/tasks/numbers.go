@@ -2,12 +2,9 @@ package tasks
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // NumbersKept is how many minutes of a queue's numbers are kept: a day.
@@ -21,11 +18,15 @@ type Minute struct {
 	// Claims, Completed and Dead count the claims answered, the jobs
 	// completed and the jobs that died within the minute.
 	Claims, Completed, Dead int64
+	// OldestWait is how long the oldest ready job had waited when the
+	// minute was last sampled: 0 if none was ready (or it was not known).
+	OldestWait time.Duration
 }
 
 // SampleNumbers records the queue's numbers of the minute under way (the
 // cron job calls it every run): the ready jobs now, the claims counter,
-// and the jobs completed and dead within the minute. Minutes a day old go.
+// the jobs completed and dead within the minute, and how long the oldest
+// ready job has waited. Minutes a day old go.
 func (s *Store) SampleNumbers(ctx context.Context, queue string) error {
 	if !validQueueName(queue) {
 		return ErrQueueNotFound
@@ -47,12 +48,12 @@ func (s *Store) Numbers(ctx context.Context, queue string) ([]Minute, error) {
 	}
 	type sample struct {
 		minute int64
-		v      [4]int64
+		v      [5]int64
 	}
 	samples := make([]sample, 0, len(raw))
 	for _, member := range raw {
 		parts := strings.Fields(member)
-		if len(parts) != 5 {
+		if len(parts) < 5 || len(parts) > 6 {
 			continue
 		}
 		var smp sample
@@ -65,38 +66,11 @@ func (s *Store) Numbers(ctx context.Context, queue string) ([]Minute, error) {
 	// In score order already: by minute.
 	out := make([]Minute, len(samples))
 	for i, smp := range samples {
-		out[i] = Minute{At: time.UnixMilli(smp.minute * 60000).UTC(), Ready: smp.v[0], Completed: smp.v[2], Dead: smp.v[3]}
+		out[i] = Minute{At: time.UnixMilli(smp.minute * 60000).UTC(), Ready: smp.v[0], Completed: smp.v[2], Dead: smp.v[3],
+			OldestWait: time.Duration(smp.v[4]) * time.Millisecond}
 		if i > 0 {
 			out[i].Claims = max(0, smp.v[1]-samples[i-1].v[1])
 		}
 	}
 	return out, nil
-}
-
-// ImportNumbers writes minutes of a queue's numbers kept elsewhere (the
-// demo data's day), as SampleNumbers would have sampled them, and moves
-// the queue's claims counter on by their claims, so that the next sample
-// counts only the claims made since. Minutes the queue has already are
-// replaced.
-func (s *Store) ImportNumbers(ctx context.Context, queue string, ms []Minute) error {
-	if !validQueueName(queue) {
-		return ErrQueueNotFound
-	}
-	k := keysFor(queue)
-	var claims int64
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for _, m := range ms {
-			minute := m.At.UnixMilli() / 60000
-			claims += m.Claims
-			p.ZRemRangeByScore(ctx, k.Numbers(), strconv.FormatInt(minute, 10), strconv.FormatInt(minute, 10))
-			p.ZAdd(ctx, k.Numbers(), redis.Z{Score: float64(minute),
-				Member: fmt.Sprintf("%d %d %d %d %d", minute, m.Ready, claims, m.Completed, m.Dead)})
-		}
-		p.HIncrBy(ctx, k.Conf(), "claims", claims)
-		return nil
-	})
-	if err != nil {
-		return redisErr(err)
-	}
-	return nil
 }

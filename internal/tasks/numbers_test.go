@@ -53,3 +53,106 @@ func TestNumbers(t *testing.T) {
 		}
 	})
 }
+
+// The oldest waiting job is known whatever the claim order: a new urgent
+// job is claimed first, an old ordinary one waits longest. Held-back jobs
+// of a capped batch wait too; claimed, given back, they wait since they came.
+func TestOldestWaiting(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{})
+		if st := e.stats(); st.OldestWaitingSince != nil {
+			t.Fatalf("empty queue: oldest waiting since %v", st.OldestWaitingSince)
+		}
+		old := e.add("old and ordinary", 10)
+		e.clock.Advance(time.Hour)
+		e.add("new and urgent", 90)
+		st := e.stats()
+		if st.OldestWaitingSince == nil || !st.OldestWaitingSince.Equal(old.CreatedAt) || st.NextWaitingSince.Equal(old.CreatedAt) {
+			t.Fatalf("oldest since %v, next since %v; want the old job's %v and not", st.OldestWaitingSince, st.NextWaitingSince, old.CreatedAt)
+		}
+		// Claimed, it no longer waits; given back, it waits since it came.
+		e.claim("olga") // the urgent one
+		r := e.claim("olga")
+		if r.Job.ID != old.ID {
+			t.Fatalf("claimed %s, want the old job", r.Job.Title)
+		}
+		if st := e.stats(); st.OldestWaitingSince != nil {
+			t.Fatalf("nothing waits, yet oldest since %v", st.OldestWaitingSince)
+		}
+		e.clock.Advance(time.Minute)
+		if _, err := e.store.Release(e.ctx, r.Job.ID, r.Hold()); err != nil {
+			t.Fatal(err)
+		}
+		if st := e.stats(); st.OldestWaitingSince == nil || !st.OldestWaitingSince.Equal(old.CreatedAt) {
+			t.Fatalf("given back: oldest since %v, want %v", st.OldestWaitingSince, old.CreatedAt)
+		}
+		// The minute's sample says how long it has waited.
+		if err := e.store.SampleNumbers(e.ctx, e.queue); err != nil {
+			t.Fatal(err)
+		}
+		ns, _ := e.store.Numbers(e.ctx, e.queue)
+		if len(ns) != 1 || ns[0].OldestWait != time.Hour+time.Minute {
+			t.Fatalf("numbers = %+v, want the oldest wait 1h1m", ns)
+		}
+	})
+}
+
+// A queue made before the waiting index was kept is indexed by the cron
+// job, a bounded step at a time, while its jobs go on changing.
+func TestIndexWaiting(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{})
+		// More jobs than Redis keeps in a small hash (512 by default),
+		// which HSCAN returns whole.
+		e.add("first", 50)
+		e.clock.Advance(time.Second)
+		later := make([]NewJob, 699)
+		for i := range later {
+			later[i] = NewJob{Title: "job"}
+		}
+		if _, err := e.store.Enqueue(e.ctx, e.queue, "pat", later); err != nil {
+			t.Fatal(err)
+		}
+		// As an earlier version left it: no index, not marked whole.
+		k := keysFor(e.queue)
+		if err := e.rdb.Del(e.ctx, k.Waiting()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.rdb.HDel(e.ctx, k.Conf(), "waiting_indexed").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if st := e.stats(); st.OldestWaitingSince != nil {
+			t.Fatalf("not indexed: oldest since %v, want unknown", st.OldestWaitingSince)
+		}
+		steps, indexed := 0, 0
+		for {
+			n, more, err := e.store.IndexWaiting(e.ctx, e.queue, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			indexed += n
+			if steps++; steps == 1 {
+				e.claim("olga") // changes meanwhile are the scripts' to index
+			}
+			if !more {
+				break
+			}
+			if steps > 100 {
+				t.Fatal("the walk does not end")
+			}
+		}
+		if steps < 3 {
+			t.Fatalf("indexed in %d steps of 50: not bounded", steps)
+		}
+		if got := e.rdb.ZCard(e.ctx, k.Waiting()).Val(); got != 699 || indexed < 699 {
+			t.Fatalf("%d jobs waiting in the index (%d indexed), want the 699 ready", got, indexed)
+		}
+		st := e.stats()
+		if st.OldestWaitingSince == nil || !st.OldestWaitingSince.Equal(e.clock.Now()) {
+			t.Fatalf("oldest since %v, want the later jobs' %v", st.OldestWaitingSince, e.clock.Now())
+		}
+		if n, more, err := e.store.IndexWaiting(e.ctx, e.queue, 50); n != 0 || more || err != nil {
+			t.Fatalf("indexed again: %d, %v, %v", n, more, err)
+		}
+	})
+}

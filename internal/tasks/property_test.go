@@ -808,6 +808,25 @@ func (m *model) check(step int, op string) {
 			fail("stray reservation filed by holder: %q", f)
 		}
 	}
+	// The waiting index holds every ready job, parked ones too, since it
+	// came due, and nothing else.
+	waiting, _ := e.rdb.ZRangeWithScores(e.ctx, k.Waiting(), 0, -1).Result()
+	ready := 0
+	for _, s := range seen {
+		if s == StateReady {
+			ready++
+		}
+	}
+	if len(waiting) != ready {
+		fail("%d jobs in the waiting index, %d ready", len(waiting), ready)
+	}
+	for _, z := range waiting {
+		id := globalID(z.Member.(string), e.queue)
+		j, err := decodeJob(id, metas[id], "")
+		if err != nil || j.State != StateReady || float64(ms(j.RunAt)) != z.Score {
+			fail("job %s waits in the index since %v: %+v, %v", id, z.Score, j, err)
+		}
+	}
 	m.checkBatches(fail, parked)
 }
 

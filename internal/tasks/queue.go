@@ -342,6 +342,10 @@ type Stats struct {
 	// NextWaitingSince is when the job a claim would take next became
 	// ready; zero when nothing is ready.
 	NextWaitingSince *time.Time `json:"next_waiting_since,omitempty"`
+	// OldestWaitingSince is since when the queue's oldest ready job (held
+	// ones too) waits; zero when nothing is ready, or while a queue made by
+	// an earlier version is being indexed (IndexWaiting).
+	OldestWaitingSince *time.Time `json:"oldest_waiting_since,omitempty"`
 }
 
 // Stats returns the counts of a queue's jobs per state.
@@ -391,13 +395,14 @@ func (s *Store) Queues(ctx context.Context) ([]QueueStats, error) {
 // statsFrom reads the answer of stats.lua on the queue: its counts and its
 // settings.
 func statsFrom(queue string, res []any) (Stats, Queue) {
-	const counts = 10
+	const counts = 11
 	n := make([]int64, counts)
 	for i := range min(counts, len(res)) {
 		n[i], _ = res[i].(int64)
 	}
 	conf := pairs(res[min(counts, len(res)):])
 	return Stats{Queue: queue, Ready: n[0], Scheduled: n[1], Reserved: n[2], Completed: n[3],
-			Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8]), Held: n[9]},
+			Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8]), Held: n[9],
+			OldestWaitingSince: optTime(n[10])},
 		queueFrom(queue, conf)
 }

@@ -56,6 +56,8 @@ var (
 	queuePutScript     = library.script("queue_put")
 	queueDeleteScript  = library.script("queue_delete")
 	numbersScript      = library.script("numbers")
+	tallyScript        = library.reader("tally")
+	waitingIndexScript = library.script("waiting_index")
 )
 
 // functionLibrary is the text of the library and its functions' names.

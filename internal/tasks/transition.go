@@ -189,10 +189,12 @@ const (
 )
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
-// code tables, from their definitions here.
+// code tables, and the tallies' days and handling-time buckets (tally.go),
+// from their definitions in Go.
 func luaConstants() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
+	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
 	table := func(name string, words []string) {
 		fmt.Fprintf(&b, "local %s = {", name)
 		for code, w := range words[1:] {

@@ -5,7 +5,8 @@
 -- Calling again resumes; canceling a batch that ended in completion answers
 -- invalid_state.
 -- KEYS    -> ready, scheduled, canceled, meta, skips, skipcount, batches,
---            batchdone, parked, members (of the queue's keys, see lib.lua)
+--            batchdone, parked, members, waiting (of the queue's keys, see
+--            lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- ARGV[3] -> cursor: the last member a previous call looked at ("" to start)

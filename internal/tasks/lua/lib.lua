@@ -30,7 +30,13 @@
 -- KEYS[20] -> cd:{<queue>}:holding    ZSET  "operator\nid", score 0: the live
 --                                           reservations by holder
 -- KEYS[21] -> cd:{<queue>}:numbers    ZSET  "minute ready claims completed
---                                           dead", score minute (numbers.lua)
+--                                           dead oldest", score minute
+--                                           (numbers.lua)
+-- KEYS[22] -> cd:{<queue>}:people     HASH  "<day mod 8>\nperson" -> what the
+--                                           person's reservations came to
+--                                           that day (tally, below)
+-- KEYS[23] -> cd:{<queue>}:waiting    ZSET  id -> ms it waits since: every
+--                                           ready job, parked ones too
 -- Each script's header names the keys it actually touches.
 --
 -- Scripts answer {status, effects, values...} (answer, below): a status
@@ -50,7 +56,7 @@ local function begin(keys)
   K.idem, K.skips, K.skipcount = keys[11], keys[12], keys[13]
   K.batches, K.batchindex, K.batchdone = keys[14], keys[15], keys[16]
   K.parked, K.members, K.claims, K.holding = keys[17], keys[18], keys[19], keys[20]
-  K.numbers = keys[21]
+  K.numbers, K.people, K.waiting = keys[21], keys[22], keys[23]
   INDEX.ready, INDEX.scheduled, INDEX.reserved = keys[2], keys[3], keys[4]
   INDEX.completed, INDEX.dead, INDEX.canceled = keys[5], keys[6], keys[7]
   BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}
@@ -263,8 +269,10 @@ local function settle(bid, b)
   DIRTY[bid] = true
 end
 
--- unfile takes the job out of the index of its state.
+-- unfile takes the job out of the index of its state (and a ready job out
+-- of K.waiting).
 local function unfile(id, m, b)
+  if m.state == 'ready' then redis.call('ZREM', K.waiting, id) end
   if m.state == 'ready' and b then
     if redis.call('ZREM', INDEX.ready, id) == 1 then
       b.admitted = b.admitted - 1
@@ -276,9 +284,11 @@ local function unfile(id, m, b)
   end
 end
 
--- file puts the job in the index of its state, at score. A ready job of a
--- capped batch goes to parked; settle admits it when a slot is free.
+-- file puts the job in the index of its state, at score (and a ready job
+-- in K.waiting, since its run_at). A ready job of a capped batch goes to
+-- parked; settle admits it when a slot is free.
 local function file(id, m, score, b)
+  if m.state == 'ready' then redis.call('ZADD', K.waiting, int(m.run_at), id) end
   if m.state == 'ready' and b and b.max_concurrent > 0 then
     redis.call('ZADD', K.parked, '0', parked_member(id, m))
   else
@@ -308,17 +318,66 @@ local function end_reservation(id, m)
   m.reserved_at, m.deadline, m.extensions, m.claim_key = nil, nil, nil, nil
 end
 
+-- oldest_waiting returns since when (ms) the queue's oldest ready job
+-- waits: 0 if none does, or if the queue's waiting index is not yet whole
+-- (waiting_index.lua).
+local function oldest_waiting()
+  if not redis.call('HGET', K.conf, 'waiting_indexed') then return 0 end
+  local oldest = redis.call('ZRANGE', K.waiting, '0', '0', 'WITHSCORES')
+  return tonumber(oldest[2] or '0')
+end
+
+-- Work by person. Each reservation that ends counts once in its holder's
+-- tally of the UTC day it ends: K.people's field "<day mod TALLY_DAYS>
+-- \n<holder>" holds the day, then how many of the holder's reservations
+-- were given back (released or skipped), failed, ran out and were taken
+-- back (by a supervisor: force released, requeued or canceled), then the
+-- completions as pairs of handling-time bucket and count, by bucket. A
+-- handling time of t ms falls in bucket floor(HANDLING_PER_DOUBLING *
+-- log2(t / HANDLING_BASE_MS)), 0 at least. A field still holding an older
+-- day starts over. TALLY_AT says where each action counts.
+local TALLY_AT = {released = 2, skipped = 2, failed = 3, expired = 4}
+local TALLY_TAKEN = 5
+
+local function tally(m, action)
+  local day = math.floor(NOW / 86400000)
+  local field = int(day % TALLY_DAYS) .. '\n' .. m.reserved_by
+  local raw = redis.call('HGET', K.people, field)
+  local r
+  if raw then r = {cmsgpack.unpack(raw)} end
+  if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
+  if action == 'completed' then
+    local t = math.max(NOW - m.reserved_at, 1)
+    local b = math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2)))
+    local i = TALLY_TAKEN + 1
+    while r[i] and r[i] < b do i = i + 2 end
+    if r[i] == b then
+      r[i + 1] = r[i + 1] + 1
+    else
+      table.insert(r, i, 1)
+      table.insert(r, i, b)
+    end
+  else
+    local at = TALLY_AT[action] or TALLY_TAKEN
+    r[at] = r[at] + 1
+  end
+  redis.call('HSET', K.people, field, cmsgpack.pack(unpack(r)))
+end
+
 -- go is every change of a job's state: it records the transition (action
 -- of actor, with reason), takes the job out of the index of its state and
 -- files it under the new one at score, keeping its batch's counters and
 -- slots, and files a reservation the change begins under its holder's, or
--- ends one the change ends.
+-- ends one the change ends and counts it in its holder's tally.
 local function go(id, m, state, score, action, actor, reason)
   local from = m.state
   local holder = nil
   if from == 'reserved' then holder = m.reserved_by end
   record(id, m, action, from, state, actor, holder, reason)
-  if from == 'reserved' and state ~= 'reserved' then end_reservation(id, m) end
+  if from == 'reserved' and state ~= 'reserved' then
+    tally(m, action)
+    end_reservation(id, m)
+  end
   if state == 'reserved' and from ~= 'reserved' then
     redis.call('ZADD', K.holding, '0', m.reserved_by .. '\n' .. id)
   end

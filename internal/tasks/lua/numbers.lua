@@ -1,8 +1,8 @@
 -- numbers.lua: samples the queue's numbers of the minute under way into
 -- K.numbers (one member per minute, replaced by each sample of the
 -- minute), and drops the minutes more than ARGV[2] old.
--- KEYS    -> conf, ready, completed, dead, parked, numbers (of the queue's
---            keys, see lib.lua)
+-- KEYS    -> conf, ready, completed, dead, parked, numbers, waiting (of the
+--            queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> minutes to keep
 -- Output: {"queue_not_found"}, or {"ok"}
@@ -12,9 +12,11 @@ local claims = redis.call('HGET', K.conf, 'claims')
 if not redis.call('HGET', K.conf, 'max_hold_seconds') then return answer('queue_not_found') end
 local minute = math.floor(now / 60000)
 local from, to = int(minute * 60000), '(' .. int((minute + 1) * 60000)
+local oldest = oldest_waiting()
+if oldest > 0 then oldest = math.max(now - oldest, 0) end
 local sample = table.concat({int(minute),
   redis.call('ZCARD', INDEX.ready) + redis.call('ZCARD', K.parked), claims or '0',
-  redis.call('ZCOUNT', INDEX.completed, from, to), redis.call('ZCOUNT', INDEX.dead, from, to)}, ' ')
+  redis.call('ZCOUNT', INDEX.completed, from, to), redis.call('ZCOUNT', INDEX.dead, from, to), int(oldest)}, ' ')
 -- The minute's earlier sample goes, and every minute older than keep.
 redis.call('ZREMRANGEBYSCORE', K.numbers, int(minute), int(minute))
 redis.call('ZREMRANGEBYSCORE', K.numbers, '-inf', '(' .. int(minute - keep))

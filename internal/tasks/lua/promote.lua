@@ -1,6 +1,6 @@
 -- promote.lua: moves at most limit due scheduled jobs to ready.
 -- KEYS    -> conf, ready, scheduled, canceled, meta, batches, batchdone,
---            parked (of the queue's keys, see lib.lua)
+--            parked, waiting (of the queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), jobs moved}

@@ -3,8 +3,8 @@
 -- files under their holders the reservations made before the holding index
 -- was kept (index_holding).
 -- KEYS    -> conf, ready, reserved, dead, canceled, meta, skips, skipcount,
---            batches, batchdone, parked, claims, holding (of the queue's keys, see
---            lib.lua)
+--            batches, batchdone, parked, claims, holding, people, waiting (of
+--            the queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), jobs moved}

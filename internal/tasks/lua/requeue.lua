@@ -3,8 +3,8 @@
 -- dies). A job of a canceled batch is not requeued from dead, and a force
 -- release cancels it.
 -- KEYS    -> ready, reserved, dead, canceled, meta, payload, skips,
---            skipcount, batches, batchdone, parked, claims, holding (of the queue's
---            keys, see lib.lua)
+--            skipcount, batches, batchdone, parked, claims, holding, people,
+--            waiting (of the queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor

@@ -1,12 +1,13 @@
 -- stats.lua: counts of the queue's jobs per state. Reads only.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, parked (of the queue's keys, see lib.lua)
+--            meta, parked, waiting (of the queue's keys, see lib.lua)
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> window in ms for "completed recently"
 -- Output: {"queue_not_found"}, or {"ok", ready, scheduled, reserved, completed, dead, canceled,
 --         completed within the window, due scheduled, ready time of the next job in ms or 0,
---         ready jobs held back by their batch's max_concurrent, then the
---         queue's settings as field, value, ...}
+--         ready jobs held back by their batch's max_concurrent, since when
+--         the oldest ready job waits in ms or 0 (lib.lua, oldest_waiting),
+--         then the queue's settings as field, value, ...}
 -- Ready counts every ready job: those in the claim line and those held back.
 local now = clock(ARGV[1])
 if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
@@ -19,4 +20,4 @@ return answer('ok',
   redis.call('ZCARD', INDEX.dead), redis.call('ZCARD', INDEX.canceled),
   redis.call('ZCOUNT', INDEX.completed, now - tonumber(ARGV[2]), '+inf'),
   redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked),
-  unpack(redis.call('HGETALL', K.conf)))
+  oldest_waiting(), unpack(redis.call('HGETALL', K.conf)))

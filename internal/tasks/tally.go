@@ -1,0 +1,167 @@
+package tasks
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+)
+
+// Work by person: every reservation that ends counts once, in its queue,
+// in its holder's tally of the UTC day it ends (lua/lib.lua, tally): the
+// same script call that ends it counts it, so a tally can neither miss an
+// ending nor count one twice.
+
+const (
+	// tallyDays is how many days of tallies a queue keeps per person: the
+	// TallyWindow, and a day more, so a reader of the window never meets a
+	// field that today's first ending is starting over.
+	tallyDays = TallyWindow + 1
+	// handlingBase and handlingPerDoubling make the buckets of handling
+	// time: a time t falls in bucket floor(handlingPerDoubling *
+	// log2(t / handlingBase)), 0 at least. Each bucket is 2^(1/8) wide, so
+	// its middle is within 4.5% of every time in it.
+	handlingBase        = 100 * time.Millisecond
+	handlingPerDoubling = 8
+)
+
+// TallyWindow is how many days, today included, Tallies reads.
+const TallyWindow = 7
+
+// Tally is what one person's reservations came to: how each ended, and
+// how long the completed ones were held.
+type Tally struct {
+	Completed int64
+	// GivenBack counts the reservations released or skipped.
+	GivenBack int64
+	// Failed counts those ended with "can't be done".
+	Failed int64
+	// Expired counts those that ran out of time.
+	Expired int64
+	// TakenBack counts those a supervisor ended: forced released,
+	// requeued or canceled.
+	TakenBack int64
+	// handling counts the completions by bucket of handling time, from
+	// claim to completion.
+	handling map[int]int64
+}
+
+// Ended counts the reservations that ended, however.
+func (t Tally) Ended() int64 {
+	return t.Completed + t.GivenBack + t.Failed + t.Expired + t.TakenBack
+}
+
+// MedianHandling is the median time from claim to completion of the
+// completed reservations, to within 4.5% (the middle of the bucket that
+// holds it), or 0 for none.
+func (t Tally) MedianHandling() time.Duration {
+	if t.Completed == 0 {
+		return 0
+	}
+	buckets := make([]int, 0, len(t.handling))
+	for b := range t.handling {
+		buckets = append(buckets, b)
+	}
+	slices.Sort(buckets)
+	half, seen := (t.Completed+1)/2, int64(0)
+	for _, b := range buckets {
+		if seen += t.handling[b]; seen >= half {
+			return time.Duration(float64(handlingBase) * math.Exp2((float64(b)+0.5)/handlingPerDoubling)).Round(time.Millisecond)
+		}
+	}
+	return 0
+}
+
+// add counts o into t.
+func (t *Tally) add(o Tally) {
+	t.Completed += o.Completed
+	t.GivenBack += o.GivenBack
+	t.Failed += o.Failed
+	t.Expired += o.Expired
+	t.TakenBack += o.TakenBack
+	if len(o.handling) > 0 && t.handling == nil {
+		t.handling = map[int]int64{}
+	}
+	for b, n := range o.handling {
+		t.handling[b] += n
+	}
+}
+
+// decodeTally reads a tally as lib.lua stores it: the day, the given
+// back, failed, expired and taken back counts, then pairs of handling
+// bucket and completions.
+func decodeTally(raw string) (day int64, t Tally, err error) {
+	r := &msgpackReader{b: raw}
+	var v [5]int64
+	for i := range v {
+		if v[i], err = r.integer(); err != nil {
+			return 0, Tally{}, err
+		}
+	}
+	t = Tally{GivenBack: v[1], Failed: v[2], Expired: v[3], TakenBack: v[4]}
+	for r.i < len(r.b) {
+		b, err := r.integer()
+		if err != nil {
+			return 0, Tally{}, err
+		}
+		n, err := r.integer()
+		if err != nil {
+			return 0, Tally{}, err
+		}
+		if t.handling == nil {
+			t.handling = map[int]int64{}
+		}
+		t.handling[int(b)] += n
+		t.Completed += n
+	}
+	return v[0], t, nil
+}
+
+// PersonTally is one person's tallies across the queues read: of today
+// (the UTC day under way) and of the TallyWindow days ending today.
+type PersonTally struct {
+	Today, Window Tally
+}
+
+// Tallies returns the tallies of everyone who ended a reservation of the
+// given queues in the last TallyWindow days (UTC days, today included),
+// by person, read in one round trip. A queue that no longer exists counts
+// nothing.
+func (s *Store) Tallies(ctx context.Context, queues []string) (map[string]*PersonTally, error) {
+	out := map[string]*PersonTally{}
+	if len(queues) == 0 {
+		return out, nil
+	}
+	values, errs, err := s.readEach(ctx, tallyScript, queues, s.nowArg(), TallyWindow)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range values {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if len(v) < 2 {
+			return nil, errMsgpack
+		}
+		today, _ := v[0].(int64)
+		pairs, _ := v[1].([]any)
+		for j := 0; j+1 < len(pairs); j += 2 {
+			person, _ := pairs[j].(string)
+			raw, _ := pairs[j+1].(string)
+			day, t, err := decodeTally(raw)
+			if err != nil {
+				return nil, err
+			}
+			p := out[person]
+			if p == nil {
+				p = &PersonTally{}
+				out[person] = p
+			}
+			p.Window.add(t)
+			if day == today {
+				p.Today.add(t)
+			}
+		}
+	}
+	return out, nil
+}
