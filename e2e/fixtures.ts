@@ -29,6 +29,8 @@ export interface BrowserOptions {
   /** An IANA time zone, e.g. "Asia/Kolkata": the zone pages show local times in. */
   timezoneId?: string;
   locale?: string;
+  /** The window's size (default: the config's laptop size). */
+  viewport?: { width: number; height: number };
 }
 
 /** The suite's two web instances over one store (see playwright.config.ts). */

@@ -61,7 +61,7 @@
     box.hidden = false;
     var soon = document.getElementById("soon");
     if (soon) soon.hidden = true;
-    document.querySelectorAll(".actions button").forEach(function (b) { b.disabled = true; });
+    document.querySelectorAll(".work .actions button, .workbar button").forEach(function (b) { b.disabled = true; });
     var timer = document.querySelector("[data-testid=timer]");
     if (timer) timer.hidden = true;
   }

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { expect, test } from './fixtures';
+import type { Page } from '@playwright/test';
+import { OperatorHomePage } from './pages/OperatorHomePage';
+import { BASE_URL } from './constants';
+
+// Every page at a phone's width and a laptop's: nothing runs off the side,
+// every control is within the window (and big enough for a finger on the
+// phone), the work page keeps its countdown and main action in view while
+// the operator reads, and axe-core finds no serious or critical
+// accessibility violation.
+
+const SCREENS = [
+  { name: 'phone', viewport: { width: 390, height: 844 } },
+  { name: 'laptop', viewport: { width: 1366, height: 800 } },
+] as const;
+
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** Checks the page as it is now; what names it in failures. */
+async function checkScreen(page: Page, what: string, phone: boolean) {
+  const layout = await page.evaluate((phone) => {
+    const width = document.documentElement.clientWidth;
+    const controls = [...document.querySelectorAll<HTMLElement>('button, a[href], input:not([type=hidden]), select, textarea, summary')]
+      .filter((el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden');
+    const describe = (el: Element) => el.outerHTML.replace(/\s+/g, ' ').slice(0, 90);
+    return {
+      overflow: document.documentElement.scrollWidth - width,
+      offside: controls.filter((el) => { const r = el.getBoundingClientRect(); return r.left < -1 || r.right > width + 1; }).map(describe),
+      // Links inside running text are exempt (WCAG 2.5.8): only controls of their own.
+      small: phone
+        ? controls.filter((el) => !(el.tagName === 'A' && el.closest('p:not(.crumbs), li, dd, td:not(.lead), figcaption, .problem, .flash, .warning')) && el.tagName !== 'SUMMARY' && !(el instanceof HTMLInputElement && el.type === 'checkbox'))
+            .filter((el) => el.getBoundingClientRect().height < 43.5).map(describe)
+        : [],
+    };
+  }, phone);
+  expect(layout.overflow, `${what}: sideways overflow`).toBeLessThanOrEqual(0);
+  expect(layout.offside, `${what}: controls outside the window`).toEqual([]);
+  expect(layout.small, `${what}: controls under 44 px high on a phone`).toEqual([]);
+
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      .map((v: any) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(' | ')}`);
+  });
+  expect(violations, `${what}: axe-core`).toEqual([]);
+}
+
+for (const screen of SCREENS) {
+  const phone = screen.name === 'phone';
+  test.describe(`on a ${screen.name}`, () => {
+    test('the operator pages: home, work, a job done', async ({ openAs, jobs }) => {
+      const alice = await openAs('alice', 'A', { viewport: screen.viewport });
+      const home = new OperatorHomePage(alice);
+      await home.goto();
+      await checkScreen(alice, 'home', phone);
+
+      const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-SCREENS', {
+        payload: { vendor: { name: 'Alpenblick Catering AG', country: 'CH' }, lines: Array.from({ length: 12 }, (_, i) => ({ sku: `SKU-${i}`, qty: i + 1, note: 'x'.repeat(40) })) },
+      });
+      expect(await home.claimNextIn('invoice-review')).toBe(`/jobs/${job.id}`);
+      await checkScreen(alice, 'work page', phone);
+      // Halfway down the details, the time left and the main action are in view.
+      await alice.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
+      for (const id of ['countdown', 'bar-complete-next']) {
+        await expect(alice.getByTestId(id), `${id} mid-scroll`).toBeInViewport();
+      }
+      await alice.getByTestId('bar-complete-next').click();
+      await expect(alice).not.toHaveURL(new RegExp(`/jobs/${job.id}$`));
+      await alice.goto(`/jobs/${job.id}`);
+      await checkScreen(alice, 'a job done', phone);
+    });
+
+    test('the supervisor pages', async ({ openAs }) => {
+      const sam = await openAs('sam', 'A', { viewport: screen.viewport });
+      for (const path of [
+        '/supervisor', '/supervisor/queues/invoice-review', '/supervisor/queues/invoice-review?state=dead',
+        '/supervisor/queues/invoice-review?state=completed', '/supervisor/queues/new', '/supervisor/batches',
+        '/supervisor/team', '/supervisor/people', '/supervisor/people/alice', '/supervisor/audit', '/supervisor/no-such-page',
+      ]) {
+        await sam.goto(path);
+        await checkScreen(sam, path, phone);
+      }
+    });
+
+    test('the login page', async ({ browser }) => {
+      const context = await browser.newContext({ viewport: screen.viewport, baseURL: BASE_URL });
+      const page = await context.newPage();
+      await page.goto('/login');
+      await checkScreen(page, 'login', phone);
+      await context.close();
+    });
+  });
+}
