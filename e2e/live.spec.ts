@@ -148,7 +148,8 @@ test.describe('an abandoned reservation', () => {
     expect(held.reserved_by).toBe('alice');
     expect(held.attempts).toBe(0);
 
-    // alice walks away. The page warns in the last minute, then says time is up.
+    // alice walks away. The page warns in the lease's last fifth (its last 5
+    // seconds at least: here, from the start), then says time is up.
     await expect(aliceWork.expiring).toBeVisible();
     await expect(aliceWork.ended).toBeVisible({ timeout: 10_000 });
     await expect(aliceWork.ended).toContainText('This reservation ended: your time ran out.');

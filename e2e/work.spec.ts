@@ -4,6 +4,24 @@ import { SupervisorPage } from './pages/SupervisorPage';
 import { WorkPage } from './pages/WorkPage';
 
 test.describe('working a job', () => {
+  test("a short lease warns only in its last fifth; Can't be done says what it spends", async ({ openAs, jobs }) => {
+    // content-moderation's lease is 45 s: the warning waits for the last 9.
+    const job = await jobs.create('content-moderation', 'Listing with a short lease');
+    const bob = await openAs('bob');
+    const home = new OperatorHomePage(bob);
+    await home.goto();
+    await home.claimNextIn('content-moderation');
+    const work = new WorkPage(bob);
+    expect(await work.waitForJob()).toBe(job.id);
+    await expect(work.countdown).toHaveText(/^0:4\d$/);
+    await expect(work.expiring).toBeHidden();
+    await bob.getByText("Can't be done…").click();
+    await expect(bob.getByTestId('fail-words')).toHaveText(
+      'This spends attempt 1 of 3: the job goes back to its place in line to be tried again, by you or someone else.',
+    );
+    await work.release();
+  });
+
   test('claim, watch the countdown, complete with a result; supervisor and API see it completed', async ({
     openAs,
     jobs,

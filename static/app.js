@@ -23,7 +23,8 @@
     document.querySelectorAll("[data-deadline]").forEach(function (el) {
       var left = Date.parse(el.dataset.deadline) - now;
       if (isNaN(left)) return;
-      el.classList.toggle("soon", left > 0 && left <= 60000);
+      var warnAt = Number(el.dataset.warnMs) || 60000; // the lease's last fifth (views.warnWithin)
+      el.classList.toggle("soon", left > 0 && left <= warnAt);
       el.classList.toggle("expired", left <= 0);
       el.textContent = left > 0 ? format(left) : "expired";
       // Once the reservation ended (for whatever reason), the notice says
@@ -31,7 +32,7 @@
       var ended = el.dataset.expireTarget && document.querySelector(el.dataset.expireTarget);
       var over = ended && !ended.hidden;
       var warn = el.dataset.warnTarget && document.querySelector(el.dataset.warnTarget);
-      if (warn) warn.hidden = over || !(left > 0 && left <= 60000);
+      if (warn) warn.hidden = over || !(left > 0 && left <= warnAt);
       if (left <= 0 && ended && !over) lose("expired", "system");
     });
   }

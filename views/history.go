@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,4 +251,36 @@ func finishedAt(j *tasks.Job) *time.Time {
 		return j.CompletedAt
 	}
 	return j.FinishedAt
+}
+
+// warnWithin is when, before its deadline, a work page warns that time is
+// running out: in the last fifth of the lease, at least 5 seconds and at
+// most a minute before.
+func warnWithin(j *tasks.Job) time.Duration {
+	return min(max(time.Duration(j.LeaseSeconds)*time.Second/5, 5*time.Second), time.Minute)
+}
+
+// warnMs is warnWithin in ms, for the page's script.
+func warnMs(j *tasks.Job) string { return strconv.FormatInt(warnWithin(j).Milliseconds(), 10) }
+
+// warnWords is what the work page warns with, warnWithin before the end.
+func warnWords(j *tasks.Job) string {
+	left := "a minute"
+	if w := warnWithin(j); w < time.Minute {
+		left = fmt.Sprintf("%d seconds", int(w.Seconds()))
+	}
+	return "Less than " + left + " left. Ask for more time or give the job back."
+}
+
+// failWords says what "Can't be done" does to the held job: it spends the
+// attempt under way, and the job goes back in line or, on its last
+// attempt, to the dead jobs.
+func failWords(j *tasks.Job) string {
+	if j.Attempts+1 >= j.MaxAttempts {
+		if j.MaxAttempts == 1 {
+			return "This spends the job's only attempt: it goes to the dead jobs, for a supervisor to look at."
+		}
+		return fmt.Sprintf("This spends the last of its %d attempts: the job goes to the dead jobs, for a supervisor to look at.", j.MaxAttempts)
+	}
+	return fmt.Sprintf("This spends attempt %d of %d: the job goes back to its place in line to be tried again, by you or someone else.", j.Attempts+1, j.MaxAttempts)
 }

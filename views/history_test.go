@@ -151,3 +151,35 @@ func TestResultNotes(t *testing.T) {
 		t.Errorf("other fields = %+v, want approved: yes", rest)
 	}
 }
+
+// The warning comes in the lease's last fifth, said in its own words; the
+// words of "Can't be done" say what it spends and where the job goes.
+func TestLeaseAndFailWords(t *testing.T) {
+	for _, c := range []struct {
+		lease int
+		ms    string
+		words string
+	}{
+		{45, "9000", "Less than 9 seconds left."},
+		{10, "5000", "Less than 5 seconds left."},
+		{300, "60000", "Less than a minute left."},
+		{3600, "60000", "Less than a minute left."},
+	} {
+		j := &tasks.Job{LeaseSeconds: c.lease}
+		if warnMs(j) != c.ms || !strings.HasPrefix(warnWords(j), c.words) {
+			t.Errorf("lease %d s: warn at %s ms, %q", c.lease, warnMs(j), warnWords(j))
+		}
+	}
+	for _, c := range []struct {
+		attempts, max int
+		want          string
+	}{
+		{0, 3, "This spends attempt 1 of 3: the job goes back to its place in line"},
+		{2, 3, "This spends the last of its 3 attempts: the job goes to the dead jobs"},
+		{0, 1, "This spends the job's only attempt: it goes to the dead jobs"},
+	} {
+		if got := failWords(&tasks.Job{Attempts: c.attempts, MaxAttempts: c.max}); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%d of %d: %q", c.attempts, c.max, got)
+		}
+	}
+}
