@@ -225,7 +225,7 @@ test('canceling a batch from the page cancels its waiting jobs; it ends when the
   const asked = await sam.cancel(batch.id);
   expect(asked).toContain(batch.title);
   expect(asked).toContain('Its 4 waiting jobs are canceled');
-  await expect(sam.flash).toContainText(`Canceled the batch (${batch.title}).`);
+  await expect(sam.flash).toContainText(`Canceled the batch “${batch.title}”.`);
   await expect(sam.flash).toContainText('in progress may still finish');
   await expect(sam.state(batch.id)).toHaveText('canceling');
   await expect(sam.row(batch.id)).toHaveAttribute('data-state', 'canceled');

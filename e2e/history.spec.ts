@@ -25,7 +25,7 @@ test.describe("a supervisor's view of a job", () => {
     await home.claimNextIn('address-verification');
     expect(await work.waitForJob()).toBe(job.id);
     await work.complete('Matches the land register.\nPostcode was missing.', { postcode: '75001', verified: 'yes' });
-    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    await expect(home.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
 
     // sam reads it in India (UTC+5:30, no daylight saving time), in US English.
     const sam = new WorkPage(await openAs('sam', 'A', { timezoneId: 'Asia/Kolkata', locale: 'en-US' }));
@@ -132,14 +132,14 @@ test.describe('my recent work', () => {
     await home.claimNextIn('invoice-review');
     expect(await work.waitForJob()).toBe(done.id);
     await work.complete('Paid in full.');
-    await expect(home.flash).toHaveText(`Completed. Nice work. (${done.title})`);
+    await expect(home.flash).toHaveText(`Completed. Nice work. “${done.title}”`);
     await expect(home.recentItemsFor(done.title)).toContainText('Completed');
     await expect(home.recentItemsFor(done.title)).toContainText('invoice-review');
 
     await home.claimNextIn('invoice-review');
     expect(await work.waitForJob()).toBe(back.id);
     await work.release();
-    await expect(home.flash).toHaveText(`Given back: it keeps its place in line. (${back.title})`);
+    await expect(home.flash).toHaveText(`Given back: it keeps its place in line. “${back.title}”`);
 
     await expect(home.recentItems().first()).toContainText(back.title);
     await expect(home.recentItems().first()).toContainText('Gave it back');

@@ -16,7 +16,7 @@ test('skip: the job goes to someone else, never back to me', async ({ openAs, jo
   expect(await bobWork.waitForJob()).toBe(job.id);
 
   await bobWork.skip();
-  await expect(bobHome.flash).toHaveText(`Skipped: someone else will get it. (${job.title})`);
+  await expect(bobHome.flash).toHaveText(`Skipped: someone else will get it. “${job.title}”`);
   const skipped = await api.get(job);
   expect(skipped.state).toBe('ready');
   expect(skipped.attempts).toBe(0);
@@ -40,7 +40,11 @@ test('skip: the job goes to someone else, never back to me', async ({ openAs, jo
   await expect(carolWork.title).toHaveText(job.title);
 });
 
-test('more time moves the deadline, up to the queue\'s limit of extensions', async ({ openAs, jobs, api }) => {
+test("more time is answered in place: it says what it adds and how many are left, keeps the notes, and stops at the queue's limit", async ({
+  openAs,
+  jobs,
+  api,
+}) => {
   const job = await jobs.create('content-moderation', 'Long thread to read before deciding');
 
   const bob = await openAs('bob');
@@ -49,23 +53,27 @@ test('more time moves the deadline, up to the queue\'s limit of extensions', asy
   await home.goto();
   await home.claimNextIn('content-moderation');
   expect(await work.waitForJob()).toBe(job.id);
-  await expect(work.countdown).toHaveText(/^0:[0-4]\d$/);
+  const notes = bob.getByLabel('Notes');
+  await notes.fill('Read half the thread; the rest looks like spam.');
 
-  for (let i = 1; i <= 2; i++) {
+  // Right after the claim more time would add nothing: it is not offered yet.
+  await expect(work.extendButton).toBeDisabled();
+  await expect(bob.locator('#extend-hint')).toHaveText('2 extensions left · adds time once some of it has passed');
+  // content-moderation's lease is 45 s and it allows two extensions.
+  for (const left of ['1 extension left', null]) {
+    await expect(work.extendButton).toBeEnabled({ timeout: 10_000 });
+    await expect(bob.locator('#extend-hint')).toContainText(/ · adds 0:\d\d$/);
     await work.extend();
-    await expect(bob).toHaveURL(`/jobs/${job.id}`);
-    await expect(home.flash).toHaveText(/^More time: the deadline is now \d{2}:\d{2}:\d{2} UTC\.$/);
-    await expect(work.countdown).toBeVisible();
+    await expect(bob.getByTestId('extended')).toContainText('More time: the deadline is now');
+    await expect(work.countdown).toHaveText(/^0:4\d$/);
+    if (left) await expect(bob.locator('#extend-hint')).toContainText(left);
   }
+  await expect(bob.getByTestId('no-extensions')).toBeVisible();
+  await expect(work.extendButton).toHaveCount(0);
+  // The page never left: what bob typed is still there.
+  await expect(bob).toHaveURL(`/jobs/${job.id}`);
+  await expect(notes).toHaveValue('Read half the thread; the rest looks like spam.');
 
-  // content-moderation allows two extensions: the third is refused.
-  const answered = bob.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/extend`));
-  await work.extend();
-  expect((await answered).status()).toBe(409);
-  await expect(bob.getByRole('heading', { name: 'This changed in the meantime' })).toBeVisible();
-  await expect(bob.getByTestId('error-message')).toContainText('extension limit');
-
-  // The reservation itself is intact.
   const held = await api.get(job);
   expect(held.state).toBe('reserved');
   expect(held.reserved_by).toBe('bob');
@@ -83,7 +91,7 @@ test('reporting a failure spends an attempt and puts the job back in line', asyn
 
   await work.fail('The image returns 404 on the CDN.');
   await expect(bob).toHaveURL('/');
-  await expect(home.flash).toHaveText(`Reported as failed. (${job.title})`);
+  await expect(home.flash).toHaveText(`Reported as failed. “${job.title}”`);
 
   const failed = await api.get(job);
   expect(failed.state).toBe('ready');
@@ -124,7 +132,7 @@ test('complete & next, the default button, completes the job and opens the next 
 
   await work.completeAndNext('Looked fine');
   await expect(bob).toHaveURL(`/jobs/${second.id}`);
-  await expect(home.flash).toHaveText(`Completed (${first.title}). Here is the next one.`);
+  await expect(home.flash).toHaveText(`Completed “${first.title}”. Here is the next one.`);
   await expect(work.title).toHaveText(second.title);
   await expect(work.countdown).toBeVisible();
   const done = await api.get(first);

@@ -119,7 +119,7 @@ test.describe('the supervisor page', () => {
     await expect(row).toContainText(job.title);
 
     await work.complete('Amounts match the purchase order.');
-    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    await expect(home.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
 
     await expect(row).toHaveCount(0, { timeout: SOON });
     await expect(doneLastHour).toHaveText(String(completedBefore + 1), { timeout: SOON });
@@ -191,7 +191,7 @@ test.describe('an abandoned reservation', () => {
 
     // carol's reservation is intact: her result is the one stored.
     await carolWork.complete('Checked it properly.', { approved: 'no' });
-    await expect(carolHome.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    await expect(carolHome.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
     const done = await api.get(job);
     expect(done.state).toBe('completed');
     expect(done.result).toEqual({ notes: 'Checked it properly.', approved: 'no' });
@@ -249,7 +249,7 @@ test.describe('two web instances over one store', () => {
     await expect(row).toContainText(job.title);
 
     await work.complete('Spam: removed.');
-    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    await expect(home.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
     await expect(row).toHaveCount(0, { timeout: SOON });
     await stillTheSamePage();
   });

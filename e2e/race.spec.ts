@@ -53,7 +53,7 @@ test('two operators race for the same job: exactly one gets it', async ({ openAs
       }
 
       await winner.work.complete(`Won round ${round}`);
-      await expect(winner.home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+      await expect(winner.home.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
       const done = await api.get(job);
       expect(done.state).toBe('completed');
       expect(done.result).toEqual({ notes: `Won round ${round}` });

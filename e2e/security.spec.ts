@@ -42,7 +42,7 @@ test('a job with HTML in its title and payload is shown as text', async ({ openA
 
   // The flash that names the job is text too.
   await work.release();
-  await expect(home.flash).toHaveText(`Given back: it keeps its place in line. (${job.title})`);
+  await expect(home.flash).toHaveText(`Given back: it keeps its place in line. “${job.title}”`);
   expect(await carol.evaluate(() => (window as unknown as { __xss?: unknown }).__xss)).toBeUndefined();
 
   // So is the supervisor's list of the queue.

@@ -46,7 +46,7 @@ test.describe('working a job', () => {
     await work.complete('Checked against the reference data; address is fine.', { verified: 'yes' });
 
     await expect(carol).toHaveURL('/');
-    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    await expect(home.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
 
     // The supervisor, in a browser of their own, finds it among the
     // completed (a day's worth of them: by its title).
@@ -74,7 +74,7 @@ test.describe('working a job', () => {
 
     await work.release();
     await expect(bob).toHaveURL('/');
-    await expect(home.flash).toHaveText(`Given back: it keeps its place in line. (${job.title})`);
+    await expect(home.flash).toHaveText(`Given back: it keeps its place in line. “${job.title}”`);
 
     const back = await api.get(job);
     expect(back.state).toBe('ready');
@@ -153,7 +153,7 @@ test.describe('a reservation taken away', () => {
     await expect(sam.reservation(job.id)).toContainText(job.title);
     const question = await sam.forceRelease(job.id);
     expect(question).toBe('Take this job from alice and put it back in line?');
-    await expect(sam.flash).toHaveText(`(${job.title}) is ready. alice no longer holds it.`);
+    await expect(sam.flash).toHaveText(`“${job.title}” is ready. alice no longer holds it.`);
     await expect(sam.page).toHaveURL('/supervisor');
     await expect(sam.reservation(job.id)).toHaveCount(0);
 
@@ -244,7 +244,7 @@ test.describe('a reservation taken away', () => {
     await other.live.waitUntilLive();
 
     await work.complete('Done here.');
-    await expect(home.flash).toHaveText(`Completed. Nice work. (${job.title})`);
+    await expect(home.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
 
     await expect(other.ended).toContainText('This reservation ended: completed in another tab.', { timeout: 2_000 });
     await expect(other.completeButton).toBeDisabled();

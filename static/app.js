@@ -66,8 +66,26 @@
     var timer = document.querySelector("[data-testid=timer]");
     if (timer) timer.hidden = true;
   }
-  tick();
-  setInterval(tick, 1000);
+  // More time is offered only when it would add time (a press right after
+  // a claim would not), and says how much: the deadline would become now
+  // plus the lease, never past the longest hold.
+  function extendOffer() {
+    var button = document.querySelector("button[data-extend-ms]");
+    var clock = document.querySelector("[data-testid=countdown]");
+    if (!button || !clock) return;
+    var now = Date.now(), deadline = Date.parse(clock.dataset.deadline);
+    var lease = Number(button.dataset.extendMs), until = Date.parse(button.dataset.holdUntil || "");
+    var target = now + lease;
+    if (!isNaN(until)) target = Math.min(target, until);
+    var gain = target - deadline, worth = gain >= Math.max(lease / 10, 5000);
+    if (!button.closest(".work").querySelector("#ended:not([hidden])")) button.disabled = !worth;
+    var hint = document.getElementById("extend-hint");
+    if (hint) hint.textContent = hint.dataset.extendHint +
+      (worth ? " · adds " + format(gain) : " · adds time once some of it has passed");
+  }
+  function everySecond() { tick(); extendOffer(); }
+  everySecond();
+  setInterval(everySecond, 1000);
 
   // Times come in UTC from the server; show them in the viewer's own.
   var dateTime = { dateStyle: "medium", timeStyle: "medium" }, timeOnly = { timeStyle: "medium" };
@@ -89,7 +107,8 @@
   document.addEventListener("submit", function (e) {
     var msg = e.target.dataset && e.target.dataset.confirm;
     if (msg && !window.confirm(msg)) { e.preventDefault(); return; }
-    acting = true;
+    // A form answered in place (htmx) leaves the page as it is.
+    if (!e.target.hasAttribute("hx-post")) acting = true;
   }, true);
 
   // Live updates: a websocket brings notices, and the page patches what

@@ -68,7 +68,7 @@ func TestCompleteAndNextFromTheWorkPage(t *testing.T) {
 		t.Fatalf("complete & next: %d %s, want the next job's page", b.status, b.body)
 	}
 	b.do("GET", b.body, nil)
-	if !strings.Contains(b.body, "Completed (first). Here is the next one.") {
+	if !strings.Contains(b.body, "Completed “first”. Here is the next one.") {
 		t.Fatal("the next job's page does not say the first was completed")
 	}
 	m := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)
@@ -83,7 +83,7 @@ func TestCompleteAndNextFromTheWorkPage(t *testing.T) {
 		t.Fatalf("complete & next with nothing waiting: %d %s, want home", b.status, b.body)
 	}
 	b.do("GET", "/", nil)
-	if !strings.Contains(b.body, "Completed (second). Nothing else is waiting in "+a.queue+" for you.") {
+	if !strings.Contains(b.body, "Completed “second”. Nothing else is waiting in "+a.queue+" for you.") {
 		t.Fatal("home does not say that nothing else is waiting")
 	}
 }

@@ -210,6 +210,8 @@ func friendly(e *apiError) string {
 	switch e.Code {
 	case "reservation_lost":
 		return "This job is no longer yours: its reservation ended (the deadline passed, or a supervisor took it back). Nothing you sent was saved."
+	case "extension_limit":
+		return "No more time can be added: this job has had all the extensions its queue allows, or has been held as long as it may be. Finish it or give it back."
 	case "forbidden":
 		return "You don't have access to this page."
 	case "not_found", "job_not_found", "queue_not_found":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -425,4 +426,31 @@ func TestJobHistoryAPI(t *testing.T) {
 	}
 	a.t = t
 	a.expect("GET", "/api/v1/jobs/nope/history", a.super, "", 404, "job_not_found")
+}
+
+// More time from the work page's script is answered in place: the page as
+// it is now, whose More time box says what came of it (more time, or why
+// not), so the page that asked keeps what its operator typed.
+func TestExtendInPlace(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"max_extensions":1}`, 200, "")
+	b, id, token := a.claimOnPage("more time")
+	if !strings.Contains(b.body, "1 extension left") {
+		t.Fatal("the work page does not say how many extensions are left")
+	}
+	b.header = http.Header{"Hx-Request": {"true"}}
+	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"600"}})
+	if b.status != 200 || !strings.Contains(b.body, `data-testid="extended"`) || !strings.Contains(b.body, `data-testid="no-extensions"`) {
+		t.Fatalf("more time in place: %d\n%s", b.status, b.body)
+	}
+	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"600"}})
+	if b.status != 200 || !strings.Contains(b.body, `data-testid="extend-problem"`) ||
+		!strings.Contains(b.body, "No more time can be added") || !strings.Contains(b.body, `id="timer"`) {
+		t.Fatalf("more time past the limit, in place: %d\n%s", b.status, b.body)
+	}
+	// Without the script, the refusal is a page of its own, as before.
+	b.header = nil
+	if b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"600"}}); b.status != 409 {
+		t.Fatalf("more time past the limit: %d", b.status)
+	}
 }

@@ -189,6 +189,16 @@ func noClaimWords(err error, queue string) string {
 // jobPage is the work page for the job's holder, and a read-only view for
 // supervisors.
 func (s *Server) jobPage(c echo.Context) error {
+	w, err := s.workView(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.WorkPage(s.page(c, w.Job.Title), w))
+}
+
+// workView gathers the work page of the job of the request's id, as its
+// viewer may see it.
+func (s *Server) workView(c echo.Context) (views.Work, error) {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
 	id := c.Param("id")
@@ -198,39 +208,70 @@ func (s *Server) jobPage(c echo.Context) error {
 		switch {
 		case err == nil:
 			w.Job, w.Token = r.Job, r.Token
+			// The queue's limits on more time (from the shared board).
+			all, err := s.board.queues.get(ctx, s.tasks.Queues)
+			if err != nil {
+				return w, err
+			}
+			for _, q := range all {
+				if q.Queue.Name == w.Job.Queue {
+					w.Queue = q.Queue
+				}
+			}
 		case errors.Is(err, tasks.ErrReservationLost):
 			// Held before perhaps, but not now: the operator may see the
 			// job only to learn that it is gone.
 			j, err := s.tasks.Get(ctx, id)
 			if err != nil || !u.CanWork(j.Queue) {
-				return tasks.ErrNotFound
+				return w, tasks.ErrNotFound
 			}
 			h, _, err := j.History()
 			if err != nil {
-				return err
+				return w, err
 			}
 			w.Job, w.Lost, w.Ended = redacted(j), true, views.EndedBecause(h, u.Name)
 		default:
-			return err
+			return w, err
 		}
 	} else if u.Role == users.Supervisor {
 		j, err := s.tasks.Get(ctx, id)
 		if err != nil {
-			return err
+			return w, err
 		}
 		h, trimmed, err := j.History()
 		if err != nil {
-			return err
+			return w, err
 		}
 		slices.Reverse(h)
 		w.Job, w.History, w.Trimmed = j, h, trimmed
 	} else {
-		return forbidden()
+		return w, forbidden()
 	}
 	if w.Job.BatchID != "" {
 		if b, err := s.tasks.GetBatch(ctx, w.Job.BatchID); err == nil {
 			w.Batch = b.Title
 		}
+	}
+	return w, nil
+}
+
+// extendInPlace answers More time asked from the work page's script: the
+// page as it is now, from which the script takes the countdown and the
+// More time box, saying there what came of it; so nothing the operator
+// typed is lost, whatever the answer.
+func (s *Server) extendInPlace(c echo.Context, extendErr error) error {
+	w, err := s.workView(c)
+	if err != nil {
+		return err
+	}
+	if extendErr != nil {
+		pub, internal := publicError(extendErr)
+		if internal {
+			return extendErr
+		}
+		w.ExtendProblem = friendly(pub)
+	} else {
+		w.Extended = true
 	}
 	return s.render(c, http.StatusOK, views.WorkPage(s.page(c, w.Job.Title), w))
 }
@@ -276,6 +317,9 @@ func (s *Server) workAction(c echo.Context) error {
 	case "extend":
 		secs, _ := strconv.Atoi(c.FormValue("seconds"))
 		j, err = s.tasks.Extend(ctx, id, h, secs)
+		if c.Request().Header.Get("HX-Request") == "true" {
+			return s.extendInPlace(c, err)
+		}
 		if err == nil {
 			s.flash(c, "More time: the deadline is now "+j.Deadline.UTC().Format("15:04:05")+" UTC.")
 			return redirect(c, "/jobs/"+id)
@@ -336,7 +380,9 @@ func (s *Server) published(ctx context.Context) {
 	_ = s.announce.Flush(ctx)
 }
 
-func quote(title string) string { return "(" + title + ")" }
+// quote sets a title off in running text, in quotation marks: a title may
+// hold parentheses of its own.
+func quote(title string) string { return "“" + title + "”" }
 
 // resultFromForm builds the result object of the complete form: the notes
 // and the filled key/value rows, each valid UTF-8 (json.Marshal would put
