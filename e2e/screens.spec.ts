@@ -24,7 +24,16 @@ async function checkScreen(page: Page, what: string, phone: boolean) {
     const controls = [...document.querySelectorAll<HTMLElement>('button, a[href], input:not([type=hidden]), select, textarea, summary')]
       .filter((el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden');
     const describe = (el: Element) => el.outerHTML.replace(/\s+/g, ' ').slice(0, 90);
+    // On a laptop a table is a table: each body cell under its column's head.
+    const misaligned = phone ? [] : [...document.querySelectorAll('table')].filter((t) => {
+      const head = t.tHead?.rows[t.tHead.rows.length - 1], row = t.tBodies[0]?.rows[0];
+      if (!head || !row) return false;
+      const last = row.cells[row.cells.length - 1], lastHead = head.cells[head.cells.length - 1];
+      return getComputedStyle(t).display !== 'table' ||
+        Math.abs(last.getBoundingClientRect().right - lastHead.getBoundingClientRect().right) > 2;
+    }).map((t) => t.dataset.testid ?? 'a table');
     return {
+      misaligned,
       overflow: document.documentElement.scrollWidth - width,
       offside: controls.filter((el) => { const r = el.getBoundingClientRect(); return r.left < -1 || r.right > width + 1; }).map(describe),
       // Links inside running text are exempt (WCAG 2.5.8): only controls of their own.
@@ -34,6 +43,7 @@ async function checkScreen(page: Page, what: string, phone: boolean) {
         : [],
     };
   }, phone);
+  expect(layout.misaligned, `${what}: tables whose cells are not under their heads`).toEqual([]);
   expect(layout.overflow, `${what}: sideways overflow`).toBeLessThanOrEqual(0);
   expect(layout.offside, `${what}: controls outside the window`).toEqual([]);
   expect(layout.small, `${what}: controls under 44 px high on a phone`).toEqual([]);

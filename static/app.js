@@ -88,12 +88,14 @@
   setInterval(everySecond, 1000);
 
   // Times come in UTC from the server; show them in the viewer's own.
-  var dateTime = { dateStyle: "medium", timeStyle: "medium" }, timeOnly = { timeStyle: "medium" };
+  var dateTime = { dateStyle: "medium", timeStyle: "medium" }, timeOnly = { timeStyle: "medium" },
+    short = { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" };
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var iso = el.getAttribute("datetime"), d = new Date(iso);
       if (isNaN(d)) return;
-      el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly : dateTime);
+      el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly :
+        el.hasAttribute("data-short") ? short : dateTime);
       el.title = iso;
     });
   }

@@ -61,7 +61,7 @@ func AuditPage(p Page, v AuditView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\"><table class=\"cards\" data-testid=\"audit\"><thead><tr><th>When</th><th>Who</th><th>What</th><th>To</th><th>Detail</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\"><table class=\"stacked\" data-testid=\"audit\"><thead><tr><th>When</th><th>Who</th><th>What</th><th>To</th><th>Detail</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

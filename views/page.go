@@ -46,14 +46,6 @@ func span(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
-// clock formats a time for a table cell, in UTC.
-func clock(t *time.Time) string {
-	if t == nil {
-		return "–"
-	}
-	return t.UTC().Format("Jan 2 15:04:05")
-}
-
 // iso formats a time for machines (data attributes, <time datetime>).
 func iso(t *time.Time) string {
 	if t == nil {

@@ -75,7 +75,7 @@ func PeoplePage(p Page, v PeopleView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><h1>People</h1></div><section class=\"panel\" aria-labelledby=\"people-h\"><h2 id=\"people-h\">Everyone</h2><div class=\"table-wrap\"><table class=\"cards\" data-testid=\"people\"><thead><tr><th>Name</th><th>Role</th><th>Queues</th><th>Status</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><h1>People</h1></div><section class=\"panel\" aria-labelledby=\"people-h\"><h2 id=\"people-h\">Everyone</h2><div class=\"table-wrap\"><table class=\"stacked\" data-testid=\"people\"><thead><tr><th>Name</th><th>Role</th><th>Queues</th><th>Status</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -647,7 +647,7 @@ func PersonPage(p Page, v PersonView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<div class=\"table-wrap\"><table class=\"cards\" data-testid=\"tokens\"><thead><tr><th>Id</th><th>Made</th><th>Last used</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<div class=\"table-wrap\"><table class=\"stacked\" data-testid=\"tokens\"><thead><tr><th>Id</th><th>Made</th><th>Last used</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -704,7 +704,7 @@ func PersonPage(p Page, v PersonView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "</td><td class=\"actions\"><form method=\"post\" action=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "</td><td class=\"cell-actions\"><form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -152,7 +152,7 @@ func TeamTable(v TeamView) templ.Component {
 			templ_7745c5c3_Var3 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<section id=\"team\" class=\"panel\" aria-labelledby=\"team-h\" hx-get=\"/supervisor/fragments/team\" hx-trigger=\"every 15s, refresh from:body, refresh-slow from:body\" hx-swap=\"outerHTML\"><h2 id=\"team-h\" class=\"sr-only\">Everyone, online first</h2><div class=\"table-wrap\"><table class=\"cards\" data-testid=\"team\"><thead><tr><th>Person</th><th>Status</th><th>Holding</th><th>Last changed a job</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<section id=\"team\" class=\"panel\" aria-labelledby=\"team-h\" hx-get=\"/supervisor/fragments/team\" hx-trigger=\"every 15s, refresh from:body, refresh-slow from:body\" hx-swap=\"outerHTML\"><h2 id=\"team-h\" class=\"sr-only\">Everyone, online first</h2><div class=\"table-wrap\"><table class=\"stacked\" data-testid=\"team\"><thead><tr><th>Person</th><th>Status</th><th>Holding</th><th>Last changed a job</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -404,7 +404,7 @@ func TeamWorkTable(w TeamWork) templ.Component {
 			templ_7745c5c3_Var17 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<section id=\"team-work\" class=\"panel\" aria-labelledby=\"team-work-h\" hx-get=\"/supervisor/fragments/team-work\" hx-trigger=\"every 60s\" hx-swap=\"outerHTML\"><h2 id=\"team-work-h\">Work done</h2><div class=\"table-wrap\"><table class=\"cards dense\" data-testid=\"team-work\"><thead><tr><th rowspan=\"2\" scope=\"col\">Person</th><th colspan=\"3\" scope=\"colgroup\" class=\"group\">Completed</th><th colspan=\"4\" scope=\"colgroup\" class=\"group\">Otherwise ended, 7 days</th></tr><tr><th class=\"num\" scope=\"col\">Today</th><th class=\"num\" scope=\"col\">7 days</th><th class=\"num\" scope=\"col\">Median time</th><th class=\"num\" scope=\"col\">Given back</th><th class=\"num\" scope=\"col\">Can't be done</th><th class=\"num\" scope=\"col\">Ran out</th><th class=\"num\" scope=\"col\">Taken back</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<section id=\"team-work\" class=\"panel\" aria-labelledby=\"team-work-h\" hx-get=\"/supervisor/fragments/team-work\" hx-trigger=\"every 60s\" hx-swap=\"outerHTML\"><h2 id=\"team-work-h\">Work done</h2><div class=\"table-wrap\"><table class=\"stacked dense\" data-testid=\"team-work\"><thead><tr><th rowspan=\"2\" scope=\"col\">Person</th><th colspan=\"3\" scope=\"colgroup\" class=\"group\">Completed</th><th colspan=\"4\" scope=\"colgroup\" class=\"group\">Otherwise ended, 7 days</th></tr><tr><th class=\"num\" scope=\"col\">Today</th><th class=\"num\" scope=\"col\">7 days</th><th class=\"num\" scope=\"col\">Median time</th><th class=\"num\" scope=\"col\">Given back</th><th class=\"num\" scope=\"col\">Can't be done</th><th class=\"num\" scope=\"col\">Ran out</th><th class=\"num\" scope=\"col\">Taken back</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

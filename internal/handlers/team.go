@@ -19,14 +19,28 @@ import (
 // without changing a job before the Team page calls them idle.
 const idleAfter = 5 * time.Minute
 
-// teamView gathers the Team page: everyone who logs in, whether they have
-// a page open, are idle or away, what they hold and since when.
-func (s *Server) teamView(c echo.Context) (views.TeamView, error) {
-	ctx := c.Request().Context()
+// team gathers what the Team page shows of everyone: where they are
+// (presence, when set) and what their reservations came to (work, when
+// set), from one read of the people.
+func (s *Server) team(ctx context.Context, presence, work bool) (v views.TeamView, w views.TeamWork, err error) {
 	people, err := s.users.List(ctx)
 	if err != nil {
-		return views.TeamView{}, err
+		return v, w, err
 	}
+	if presence {
+		if v, err = s.teamView(ctx, people); err != nil {
+			return v, w, err
+		}
+	}
+	if work {
+		w, err = s.teamWork(ctx, people)
+	}
+	return v, w, err
+}
+
+// teamView gathers the Team page: everyone who logs in, whether they have
+// a page open, are idle or away, what they hold and since when.
+func (s *Server) teamView(ctx context.Context, people []users.User) (views.TeamView, error) {
 	seen, err := s.presence.Everyone(ctx)
 	if err != nil {
 		return views.TeamView{}, err
@@ -68,11 +82,7 @@ func (s *Server) teamView(c echo.Context) (views.TeamView, error) {
 // teamWork gathers the Team page's numbers: what the reservations of
 // everyone who works jobs came to today and in the last week, across all
 // queues, most completed first.
-func (s *Server) teamWork(ctx context.Context) (views.TeamWork, error) {
-	people, err := s.users.List(ctx)
-	if err != nil {
-		return views.TeamWork{}, err
-	}
+func (s *Server) teamWork(ctx context.Context, people []users.User) (views.TeamWork, error) {
 	queues, err := s.tasks.QueueNames(ctx)
 	if err != nil {
 		return views.TeamWork{}, err
@@ -100,11 +110,7 @@ func (s *Server) teamWork(ctx context.Context) (views.TeamWork, error) {
 }
 
 func (s *Server) teamPage(c echo.Context) error {
-	v, err := s.teamView(c)
-	if err != nil {
-		return err
-	}
-	w, err := s.teamWork(c.Request().Context())
+	v, w, err := s.team(c.Request().Context(), true, true)
 	if err != nil {
 		return err
 	}
@@ -112,7 +118,7 @@ func (s *Server) teamPage(c echo.Context) error {
 }
 
 func (s *Server) teamWorkFragment(c echo.Context) error {
-	w, err := s.teamWork(c.Request().Context())
+	_, w, err := s.team(c.Request().Context(), false, true)
 	if err != nil {
 		return err
 	}
@@ -120,7 +126,7 @@ func (s *Server) teamWorkFragment(c echo.Context) error {
 }
 
 func (s *Server) teamFragment(c echo.Context) error {
-	v, err := s.teamView(c)
+	v, _, err := s.team(c.Request().Context(), true, false)
 	if err != nil {
 		return err
 	}
@@ -182,11 +188,7 @@ type memberJSON struct {
 // apiTeam answers what the Team page shows: everyone who works jobs, where
 // they are, what they hold, and their numbers of today and the last week.
 func (s *Server) apiTeam(c echo.Context) error {
-	v, err := s.teamView(c)
-	if err != nil {
-		return err
-	}
-	w, err := s.teamWork(c.Request().Context())
+	v, w, err := s.team(c.Request().Context(), true, true)
 	if err != nil {
 		return err
 	}
