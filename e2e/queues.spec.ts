@@ -109,7 +109,7 @@ test.describe('queues', () => {
     const home = new OperatorHomePage(page);
     await expect(home.heading).toBeVisible();
     await expect(page.getByTestId(`queue-${queue}`)).toBeVisible();
-    await page.getByTestId(`queue-${queue}`).getByRole('button', { name: 'Claim next', exact: true }).click();
+    await page.getByTestId(`queue-${queue}`).getByRole('button', { name: `Claim next from ${queue}`, exact: true }).click();
     const work = new WorkPage(page);
     await work.waitForJob();
     await expect(work.title).toHaveText(title);

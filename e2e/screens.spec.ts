@@ -95,6 +95,16 @@ for (const screen of SCREENS) {
         await sam.goto(path);
         await checkScreen(sam, path, phone);
       }
+      // The page shown is marked in the navigation; the first Tab reaches
+      // a link past the header, to the page itself.
+      await sam.goto('/supervisor/team');
+      await expect(sam.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Team' })).toHaveAttribute('aria-current', 'page');
+      await sam.keyboard.press('Tab');
+      const skip = sam.getByRole('link', { name: 'Skip to the page' });
+      await expect(skip).toBeFocused();
+      await expect(skip).toBeInViewport();
+      await skip.press('Enter');
+      await expect(sam).toHaveURL(/#main$/);
     });
 
     test('the login page', async ({ browser }) => {

@@ -65,7 +65,7 @@ export class OperatorHomePage {
   }
 
   claimNextButton(queue: QueueName): Locator {
-    return this.queueCard(queue).getByRole('button', { name: 'Claim next', exact: true });
+    return this.queueCard(queue).getByRole('button', { name: `Claim next from ${queue}`, exact: true });
   }
 
   /**
