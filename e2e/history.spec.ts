@@ -35,7 +35,7 @@ test.describe("a supervisor's view of a job", () => {
     await expect(sam.attempts).toHaveText('attempt 1 of 5');
     await expect(sam.completedBy).toContainText('Completed by carol, ');
     await expect(sam.resultNotes).toHaveText('Matches the land register.\nPostcode was missing.');
-    await expect(sam.resultFields.getByRole('term')).toHaveText(['postcode', 'verified']);
+    await expect(sam.resultFields.getByRole('term')).toHaveText(['Postcode', 'Verified']);
     await expect(sam.resultFields.getByRole('definition')).toHaveText(['75001', 'yes']);
     await expect(sam.lastError).toHaveCount(0);
 

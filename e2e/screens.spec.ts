@@ -32,9 +32,21 @@ async function checkScreen(page: Page, what: string, phone: boolean) {
       return getComputedStyle(t).display !== 'table' ||
         Math.abs(last.getBoundingClientRect().right - lastHead.getBoundingClientRect().right) > 2;
     }).map((t) => t.dataset.testid ?? 'a table');
+    const overflow = document.documentElement.scrollWidth - width;
     return {
       misaligned,
-      overflow: document.documentElement.scrollWidth - width,
+      overflow,
+      // What runs past the right edge, deepest first: named when it fails.
+      wide: overflow <= 0 ? [] : (() => {
+        const found: string[] = [];
+        const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let n = walk.nextNode(); n && found.length < 3; n = walk.nextNode()) {
+          const range = document.createRange();
+          range.selectNodeContents(n);
+          if (range.getBoundingClientRect().right > width + 1) found.push(describe(n.parentElement!));
+        }
+        return found;
+      })(),
       offside: controls.filter((el) => { const r = el.getBoundingClientRect(); return r.left < -1 || r.right > width + 1; }).map(describe),
       // Links inside running text are exempt (WCAG 2.5.8): only controls of their own.
       small: phone
@@ -44,7 +56,7 @@ async function checkScreen(page: Page, what: string, phone: boolean) {
     };
   }, phone);
   expect(layout.misaligned, `${what}: tables whose cells are not under their heads`).toEqual([]);
-  expect(layout.overflow, `${what}: sideways overflow`).toBeLessThanOrEqual(0);
+  expect(layout.overflow, `${what}: sideways overflow, from ${layout.wide.join(' | ')}`).toBeLessThanOrEqual(0);
   expect(layout.offside, `${what}: controls outside the window`).toEqual([]);
   expect(layout.small, `${what}: controls under 44 px high on a phone`).toEqual([]);
 
@@ -64,16 +76,28 @@ for (const screen of SCREENS) {
   const phone = screen.name === 'phone';
   test.describe(`on a ${screen.name}`, () => {
     test('the operator pages: home, work, a job done', async ({ openAs, jobs }) => {
-      const alice = await openAs('alice', 'A', { viewport: screen.viewport });
+      const alice = await openAs('alice', 'A', { viewport: screen.viewport, locale: 'en-US' });
       const home = new OperatorHomePage(alice);
       await home.goto();
       await checkScreen(alice, 'home', phone);
 
       const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-SCREENS', {
-        payload: { vendor: { name: 'Alpenblick Catering AG', country: 'CH' }, lines: Array.from({ length: 12 }, (_, i) => ({ sku: `SKU-${i}`, qty: i + 1, note: 'x'.repeat(40) })) },
+        payload: {
+          vendor: { name: 'Alpenblick Catering AG', country: 'CH' },
+          gross_amount: 3156.5,
+          scan_url: 'https://files.example.com/scans/INV-E2E.pdf',
+          lines: Array.from({ length: 12 }, (_, i) => ({ sku: `SKU-${i}`, qty: i + 1, note: 'x'.repeat(40) })),
+        },
       });
       expect(await home.claimNextIn('invoice-review')).toBe(`/jobs/${job.id}`);
       await checkScreen(alice, 'work page', phone);
+      // The details read as words and numbers, and only the address is a link.
+      const details = alice.getByTestId('payload').first();
+      await expect(details).toContainText('Gross amount');
+      await expect(details).toContainText('3,156.5');
+      const scan = details.getByRole('link', { name: 'https://files.example.com/scans/INV-E2E.pdf' });
+      await expect(scan).toHaveAttribute('rel', 'noopener noreferrer');
+      await expect(details.getByRole('link')).toHaveCount(1);
       // Halfway down the details, the time left and the main action are in view.
       await alice.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
       for (const id of ['countdown', 'bar-complete-next']) {

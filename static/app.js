@@ -99,9 +99,21 @@
       el.title = iso;
     });
   }
+  // Numbers of a job's details in the viewer's locale's way: 3156.0 as
+  // 3,156 (the exact value on hover).
+  var number = new Intl.NumberFormat(undefined, { maximumFractionDigits: 20 });
+  function localNumbers(root) {
+    root.querySelectorAll("data[data-number]").forEach(function (el) {
+      var n = Number(el.value);
+      if (!isFinite(n) || Math.abs(n) > Number.MAX_SAFE_INTEGER) return;
+      el.textContent = number.format(n);
+      el.title = el.value;
+    });
+  }
   localTimes(document);
+  localNumbers(document);
   // Right after a swap, before the browser paints the server's UTC.
-  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });
+  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); localNumbers(e.target); });
 
   // Destructive buttons ask first. Once a form is on its way, notices
   // about what it did are no news to this page.

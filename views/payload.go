@@ -3,14 +3,57 @@ package views
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 )
+
+// stringKind tells the strings shown as more than text: "url" for an
+// absolute http(s) address (shown as a link), "time" for an RFC 3339 time
+// (shown in the viewer's zone); else "string".
+func stringKind(v string) string {
+	if u, err := url.Parse(v); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		!strings.ContainsAny(v, " \t\n") {
+		return "url"
+	}
+	if _, err := time.Parse(time.RFC3339, v); err == nil {
+		return "time"
+	}
+	return "string"
+}
+
+// Label says a payload key for people: "vat_rate" and "vatRate" as "Vat
+// rate"; a list's positions stay numbers.
+func (f Field) Label() string {
+	var b strings.Builder
+	var prev rune
+	for _, r := range f.Key {
+		if r == '_' || r == '-' {
+			r = ' '
+		}
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prev = r
+	}
+	label := strings.Join(strings.Fields(b.String()), " ")
+	if label == "" {
+		return f.Key
+	}
+	first, n := utf8.DecodeRuneInString(label)
+	return string(unicode.ToUpper(first)) + label[n:]
+}
 
 // Field is one node of a JSON payload, in the order the producer wrote it,
 // for display as text (never as HTML).
 type Field struct {
 	Key string
-	// Kind is "object", "array", "string", "number", "bool" or "null".
+	// Kind is "object", "array", "string", "url", "time", "number",
+	// "bool" or "null".
 	Kind  string
 	Value string
 	// Items are the members of an object or array.
@@ -65,8 +108,8 @@ func parseValue(dec *json.Decoder, key string) (Field, error) {
 			return Field{}, err
 		}
 	case string:
-		f.Kind, f.Value = "string", v
-		f.Long = len(v) > 80 || bytes.ContainsRune([]byte(v), '\n')
+		f.Kind, f.Value = stringKind(v), v
+		f.Long = f.Kind == "string" && (len(v) > 80 || bytes.ContainsRune([]byte(v), '\n'))
 	case json.Number:
 		f.Kind, f.Value = "number", v.String()
 	case bool:
