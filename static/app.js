@@ -63,8 +63,8 @@
     var soon = document.getElementById("soon");
     if (soon) soon.hidden = true;
     document.querySelectorAll(".work .actions button, .workbar button").forEach(function (b) { b.disabled = true; });
-    var timer = document.querySelector("[data-testid=timer]");
-    if (timer) timer.hidden = true;
+    var bar = document.querySelector(".workbar"); // its time and action are void now
+    if (bar) bar.hidden = true;
   }
   // More time is offered only when it would add time (a press right after
   // a claim would not), and says how much: the deadline would become now

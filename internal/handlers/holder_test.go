@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -440,7 +441,8 @@ func TestExtendInPlace(t *testing.T) {
 	}
 	b.header = http.Header{"Hx-Request": {"true"}}
 	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"600"}})
-	if b.status != 200 || !strings.Contains(b.body, `data-testid="extended"`) || !strings.Contains(b.body, `data-testid="no-extensions"`) {
+	if b.status != 200 || !regexp.MustCompile(`data-testid="extended">\s*More time: the deadline is now <time datetime="[^"]+" data-time-only>`).MatchString(b.body) ||
+		!strings.Contains(b.body, `data-testid="no-extensions"`) {
 		t.Fatalf("more time in place: %d\n%s", b.status, b.body)
 	}
 	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"600"}})

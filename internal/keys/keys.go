@@ -186,7 +186,10 @@ func (q Queue) key(suffix string) string { return Prefix + "{" + q.name + "}:" +
 
 // Conf returns the queue's HASH of settings (lease_seconds, max_attempts,
 // …), and of claims: how many claims the queue has answered, ever (the
-// claim script counts them). The queue exists exactly when this key does.
+// claim script counts them); waiting_indexed ("1" once Waiting holds every
+// ready job) and, while a queue made by an earlier version is indexed,
+// waiting_cursor (where the walk of Meta is). The queue exists exactly
+// when this key does.
 func (q Queue) Conf() string { return q.key("conf") }
 
 // Ready returns the queue's ZSET of ready job id → rank; the lowest rank is
