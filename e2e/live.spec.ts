@@ -181,9 +181,9 @@ test.describe('an abandoned reservation', () => {
       (r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/complete`),
     );
     await aliceWork.completeDespiteLostReservation('Looked fine to me.', { approved: 'yes' });
-    expect((await answered).status()).toBe(409);
-    await expect(alice.getByRole('heading', { name: 'This changed in the meantime' })).toBeVisible();
-    await expect(alice.getByTestId('error-message')).toContainText('This job is no longer yours');
+    expect((await answered).status()).toBe(200);
+    await expect(aliceWork.ended).toContainText('This reservation ended: your time ran out.');
+    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Looked fine to me.');
     const untouched = await api.get(job);
     expect(untouched.state).toBe('reserved');
     expect(untouched.reserved_by).toBe('carol');

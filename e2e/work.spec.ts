@@ -130,7 +130,7 @@ test.describe('working a job', () => {
 });
 
 test.describe('a reservation taken away', () => {
-  test('after a force release by the supervisor, Complete shows the 409 page and nothing is stored', async ({
+  test('after a force release by the supervisor, a stale Complete is refused: the page says why and shows the unsaved notes', async ({
     openAs,
     jobs,
     api,
@@ -170,11 +170,13 @@ test.describe('a reservation taken away', () => {
       (r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/complete`),
     );
     await work.completeDespiteLostReservation('Done, I think.', { approved: 'yes' });
-    expect((await answered).status()).toBe(409);
-    await expect(alice.getByRole('heading', { name: 'This changed in the meantime' })).toBeVisible();
-    await expect(alice.getByTestId('error-message')).toHaveText(
-      'This job is no longer yours: its reservation ended (the deadline passed, or a supervisor took it back). Nothing you sent was saved.',
-    );
+    // Answered in place: the page says why the reservation ended, and
+    // shows the notes it did not save, to copy.
+    expect((await answered).status()).toBe(200);
+    await expect(work.ended).toContainText('This reservation ended: taken back by sam.');
+    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Done, I think.');
+    await expect(work.completeButton).toHaveCount(0);
+    await stillTheSamePage();
 
     const after = await api.get(job);
     expect(after.state).toBe('ready');

@@ -112,8 +112,15 @@
   }
   localTimes(document);
   localNumbers(document);
-  // Right after a swap, before the browser paints the server's UTC.
-  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); localNumbers(e.target); });
+  // Right after a swap, before the browser paints the server's UTC. A
+  // form answered with problems takes the operator to the first of them.
+  document.addEventListener("htmx:afterSwap", function (e) {
+    localTimes(e.target); localNumbers(e.target);
+    var problem = e.target.querySelector && e.target.querySelector(".field-problem, .problem[role=alert]");
+    var box = problem && problem.closest("label, fieldset, form, details");
+    var field = box && box.querySelector("input:not([type=hidden]), select, textarea, button");
+    if (field) field.focus();
+  });
 
   // Destructive buttons ask first. Once a form is on its way, notices
   // about what it did are no news to this page.
@@ -121,9 +128,14 @@
   document.addEventListener("submit", function (e) {
     var msg = e.target.dataset && e.target.dataset.confirm;
     if (msg && !window.confirm(msg)) { e.preventDefault(); return; }
-    // A form answered in place (htmx) leaves the page as it is.
-    if (!e.target.hasAttribute("hx-post")) acting = true;
+    acting = true;
   }, true);
+  // A form answered in place (htmx) and not taken, or More time, leaves
+  // the page as it was; one taken leads away (HX-Redirect).
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var xhr = e.detail.xhr;
+    if (e.detail.elt.matches("form[hx-post]") && !(xhr && xhr.getResponseHeader("HX-Redirect"))) acting = false;
+  });
 
   // Live updates: a websocket brings notices, and the page patches what
   // they carry (counts) at once, with no request. Fragments are fetched

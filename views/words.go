@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"strings"
 
 	"claimdesk/internal/tasks"
 )
@@ -32,6 +33,9 @@ var durationSettings = map[string]bool{
 func SettingProblem(v *tasks.ValidationError) string {
 	if v.Field == "name" {
 		return "Name must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit."
+	}
+	if strings.HasPrefix(v.Field, "outcome") {
+		return "Outcome form: " + v.Field + " " + v.Message + "."
 	}
 	label, ok := settingLabels[v.Field]
 	if !ok || !v.Ranged {

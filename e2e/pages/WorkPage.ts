@@ -101,17 +101,17 @@ export class WorkPage {
     await this.completeButton.click();
   }
 
-  /**
-   * What a stale page could still send: re-enables the Complete button the
-   * page disabled when the reservation ended (a user with devtools, or a
-   * page whose notice never came) and completes. The server has to refuse.
-   */
   /** Completes with notes by pressing Enter in a result field: the form's default button, Complete & next. */
   async completeAndNext(notes: string) {
     await this.notes.fill(notes);
     await this.page.getByLabel('Field name 1', { exact: true }).press('Enter');
   }
 
+  /**
+   * What a stale page could still send: re-enables the Complete button the
+   * page disabled when the reservation ended (a user with devtools, or a
+   * page whose notice never came) and completes. The server has to refuse.
+   */
   async completeDespiteLostReservation(notes: string, fields: Record<string, string> = {}) {
     await this.completeButton.evaluate((b) => {
       (b as HTMLButtonElement).disabled = false;

@@ -102,6 +102,9 @@ type queueSummary struct {
 	MaxAttempts  int    `json:"max_attempts"`
 	MaxHeld      int    `json:"max_held"`
 	Paused       bool   `json:"paused"`
+	// Outcome is the queue's outcome form, which a completion's result
+	// must fit.
+	Outcome *tasks.Outcome `json:"outcome,omitempty"`
 }
 
 // visibleQueues returns the queues the user may see, with settings and
@@ -130,7 +133,7 @@ func (s *Server) apiQueues(c echo.Context) error {
 	for i, q := range qs {
 		st := q.Stats
 		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead,
-			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused}
+			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused, q.Queue.Outcome}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"queues": out})
 }
@@ -555,6 +558,13 @@ func (s *Server) apiComplete(c echo.Context) error {
 	}
 	u, _ := currentUser(c)
 	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
+		form, err := s.outcomeOf(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := form.Check(b.Result); err != nil {
+			return nil, err
+		}
 		if !next {
 			return s.tasks.Complete(ctx, id, h, b.Result)
 		}

@@ -575,10 +575,11 @@ func TestPagesAuthAndCSRF(t *testing.T) {
 	if token == nil {
 		t.Fatal("work page has no reservation token")
 	}
-	// The supervisor takes the job back: the stale page's complete is a 409 page.
+	// The supervisor takes the job back: the stale page's complete is
+	// refused (409), and the page says why the reservation ended.
 	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 200, "")
 	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token[1]}, "notes": {"done"}})
-	if b.status != 409 || !strings.Contains(b.body, "no longer yours") {
+	if b.status != 409 || !strings.Contains(b.body, "This reservation ended: taken back by") {
 		t.Fatalf("stale complete: %d", b.status)
 	}
 	// Another operator cannot open the job's work page.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -131,4 +132,34 @@ func (s *shared[T]) run(f *fetch[T], read func(context.Context) (T, error)) {
 	}
 	s.mu.Unlock()
 	close(f.done)
+}
+
+// queueSettings returns the settings of the named queue, from the
+// instance's board.
+func (s *Server) queueSettings(ctx context.Context, name string) (tasks.Queue, error) {
+	all, err := s.board.queues.get(ctx, s.tasks.Queues)
+	if err != nil {
+		return tasks.Queue{}, err
+	}
+	for _, q := range all {
+		if q.Queue.Name == name {
+			return q.Queue, nil
+		}
+	}
+	return tasks.Queue{}, tasks.ErrQueueNotFound
+}
+
+// outcomeOf returns the outcome form of the job's queue: nil when it has
+// none, or when the queue is gone (the engine then says what became of
+// the job).
+func (s *Server) outcomeOf(ctx context.Context, id string) (*tasks.Outcome, error) {
+	name, ok := tasks.QueueOf(id)
+	if !ok {
+		return nil, tasks.ErrNotFound
+	}
+	q, err := s.queueSettings(ctx, name)
+	if errors.Is(err, tasks.ErrQueueNotFound) {
+		return nil, nil
+	}
+	return q.Outcome, err
 }

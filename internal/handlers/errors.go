@@ -25,6 +25,19 @@ type apiError struct {
 	Message string
 	// RetryAfter, if set, is sent as the Retry-After header.
 	RetryAfter time.Duration
+	// Fields, if set, says what is wrong with each field of the input
+	// (a result that does not fit its queue's outcome form).
+	Fields map[string]string
+}
+
+// body is the JSON body of the error: {"error": {"code", "message" and,
+// when known, "fields"}}.
+func (e *apiError) body() map[string]any {
+	inner := map[string]any{"code": e.Code, "message": e.Message}
+	if len(e.Fields) > 0 {
+		inner["fields"] = e.Fields
+	}
+	return map[string]any{"error": inner}
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -80,6 +93,10 @@ func publicError(err error) (*apiError, bool) {
 			var te *users.ThrottledError
 			if errors.As(err, &te) {
 				pub.RetryAfter = te.RetryAfter
+			}
+			var oe *tasks.OutcomeError
+			if errors.As(err, &oe) {
+				pub.Fields = oe.Fields
 			}
 			return pub, false
 		}
@@ -161,7 +178,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		setRetryAfter(c, pub.RetryAfter)
 	}
 	if isAPI(c) || c.Request().URL.Path == "/ws" { // no browser shows a refused upgrade
-		_ = c.JSON(pub.Status, map[string]any{"error": map[string]string{"code": pub.Code, "message": pub.Message}})
+		_ = c.JSON(pub.Status, pub.body())
 		return
 	}
 	// A request refused before its session was loaded gets the page
@@ -202,7 +219,7 @@ func (s *Server) sessionError(w http.ResponseWriter, r *http.Request, err error)
 func writeError(w http.ResponseWriter, e *apiError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": e.Code, "message": e.Message}})
+	_ = json.NewEncoder(w).Encode(e.body())
 }
 
 // friendly is the message a person reads on an error page.

@@ -208,15 +208,9 @@ func (s *Server) workView(c echo.Context) (views.Work, error) {
 		switch {
 		case err == nil:
 			w.Job, w.Token = r.Job, r.Token
-			// The queue's limits on more time (from the shared board).
-			all, err := s.board.queues.get(ctx, s.tasks.Queues)
-			if err != nil {
+			// The queue's limits on more time and its outcome form.
+			if w.Queue, err = s.queueSettings(ctx, w.Job.Queue); err != nil && !errors.Is(err, tasks.ErrQueueNotFound) {
 				return w, err
-			}
-			for _, q := range all {
-				if q.Queue.Name == w.Job.Queue {
-					w.Queue = q.Queue
-				}
 			}
 		case errors.Is(err, tasks.ErrReservationLost):
 			// Held before perhaps, but not now: the operator may see the
@@ -255,25 +249,46 @@ func (s *Server) workView(c echo.Context) (views.Work, error) {
 	return w, nil
 }
 
-// extendInPlace answers More time asked from the work page's script: the
-// page as it is now, from which the script takes the countdown and the
-// More time box, saying there what came of it; so nothing the operator
-// typed is lost, whatever the answer.
-func (s *Server) extendInPlace(c echo.Context, extendErr error) error {
-	w, err := s.workView(c)
-	if err != nil {
+// refused answers a holder's action that was not taken: the work page as
+// it is now, with why next to the action, and what the holder typed as
+// they typed it. The page's script takes the action's box out of it (200,
+// so that htmx swaps it), or, when the reservation is gone, the whole
+// page, which says why; without the script it is the page, with the
+// error's status.
+func (s *Server) refused(c echo.Context, action string, err error) error {
+	pub, internal := publicError(err)
+	if internal {
 		return err
 	}
-	if extendErr != nil {
-		pub, internal := publicError(extendErr)
-		if internal {
-			return extendErr
-		}
-		w.ExtendProblem = friendly(pub)
-	} else {
-		w.Extended = true
+	w, werr := s.workView(c)
+	if werr != nil {
+		return werr
 	}
-	return s.render(c, http.StatusOK, views.WorkPage(s.page(c, w.Job.Title), w))
+	w.Refused = views.Refusal{Action: action, Message: friendly(pub)}
+	var oe *tasks.OutcomeError
+	if errors.As(err, &oe) {
+		w.Problems = oe.Fields
+		w.Refused.Message = "Not completed: " + views.Plural(len(oe.Fields), "value") + " above " + needs(len(oe.Fields)) + " a look."
+	}
+	if form, err := c.FormParams(); err == nil {
+		w.Typed = form
+	}
+	status := pub.Status
+	if c.Request().Header.Get("HX-Request") == "true" {
+		status = http.StatusOK
+		if w.Lost {
+			c.Response().Header().Set("HX-Retarget", "article.work")
+			c.Response().Header().Set("HX-Reselect", "article.work")
+		}
+	}
+	return s.render(c, status, views.WorkPage(s.page(c, w.Job.Title), w))
+}
+
+func needs(n int) string {
+	if n == 1 {
+		return "needs"
+	}
+	return "need"
 }
 
 // redacted keeps only what an operator who lost a job may still see.
@@ -282,7 +297,8 @@ func redacted(j *tasks.Job) *tasks.Job {
 		Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, Payload: json.RawMessage("{}")}
 }
 
-// workAction runs a holder's button on the work page.
+// workAction runs a holder's button on the work page. One that is
+// refused answers the page again, saying why next to the button (refused).
 func (s *Server) workAction(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
@@ -296,15 +312,14 @@ func (s *Server) workAction(c echo.Context) error {
 	switch action {
 	case "complete":
 		var result json.RawMessage
-		if result, err = resultFromForm(c); err != nil {
-			return err
+		if result, err = s.resultFromForm(c, id); err != nil {
+			return s.refused(c, action, err)
 		}
-		if c.FormValue("next") == "" {
-			j, err = s.tasks.Complete(ctx, id, h, result)
-			msg = "Completed. Nice work."
-			break
+		if c.FormValue("next") != "" {
+			return s.completeNext(c, id, h, result)
 		}
-		return s.completeNext(c, id, h, result)
+		j, err = s.tasks.Complete(ctx, id, h, result)
+		msg = "Completed. Nice work."
 	case "release":
 		j, err = s.tasks.Release(ctx, id, h)
 		msg = "Given back: it keeps its place in line."
@@ -316,19 +331,25 @@ func (s *Server) workAction(c echo.Context) error {
 		msg = "Reported as failed."
 	case "extend":
 		secs, _ := strconv.Atoi(c.FormValue("seconds"))
-		j, err = s.tasks.Extend(ctx, id, h, secs)
+		if j, err = s.tasks.Extend(ctx, id, h, secs); err != nil {
+			break
+		}
 		if c.Request().Header.Get("HX-Request") == "true" {
-			return s.extendInPlace(c, err)
+			// The countdown and the More time box, saying so.
+			w, err := s.workView(c)
+			if err != nil {
+				return err
+			}
+			w.Extended = true
+			return s.render(c, http.StatusOK, views.WorkPage(s.page(c, w.Job.Title), w))
 		}
-		if err == nil {
-			s.flash(c, "More time: the deadline is now "+j.Deadline.UTC().Format("15:04:05")+" UTC.")
-			return redirect(c, "/jobs/"+id)
-		}
+		s.flash(c, "More time: the deadline is now "+j.Deadline.UTC().Format("15:04:05")+" UTC.")
+		return redirect(c, "/jobs/"+id)
 	default:
 		return echo.ErrNotFound
 	}
 	if err != nil {
-		return err
+		return s.refused(c, action, err)
 	}
 	s.flash(c, msg+" "+quote(j.Title))
 	// The home page lists the job among the operator's recent work, which
@@ -355,7 +376,7 @@ func (s *Server) completeNext(c echo.Context, id string, h tasks.Hold, result js
 		j, err = s.tasks.Complete(ctx, id, h, result)
 	}
 	if err != nil {
-		return err
+		return s.refused(c, "complete", err)
 	}
 	s.published(ctx)
 	if next == nil {
@@ -384,18 +405,27 @@ func (s *Server) published(ctx context.Context) {
 // hold parentheses of its own.
 func quote(title string) string { return "“" + title + "”" }
 
-// resultFromForm builds the result object of the complete form: the notes
-// and the filled key/value rows, each valid UTF-8 (json.Marshal would put
-// U+FFFD in place of what is not, and store what nobody wrote).
-func resultFromForm(c echo.Context) (json.RawMessage, error) {
+// resultFromForm builds the result object of the complete form: by the
+// queue's outcome form if it has one (tasks.Outcome.FromForm), else the
+// notes and the filled name/value rows. Every value must be valid UTF-8
+// (json.Marshal would put U+FFFD in place of what is not, and store what
+// nobody wrote).
+func (s *Server) resultFromForm(c echo.Context, id string) (json.RawMessage, error) {
 	form, err := c.FormParams()
 	if err != nil {
 		return nil, err
 	}
-	for _, field := range []string{"notes", "key", "value"} {
-		if slices.ContainsFunc(form[field], func(v string) bool { return !utf8.ValidString(v) }) {
+	for field, values := range form {
+		if slices.ContainsFunc(values, func(v string) bool { return !utf8.ValidString(v) }) {
 			return nil, newError(http.StatusBadRequest, "invalid_field", "%s must be valid UTF-8", field)
 		}
+	}
+	outcome, err := s.outcomeOf(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if !outcome.Empty() {
+		return outcome.FromForm(form.Get)
 	}
 	result := map[string]string{}
 	if notes := strings.TrimSpace(form.Get("notes")); notes != "" {
@@ -521,14 +551,14 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 		return err
 	}
 	now := time.Now()
-	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem,
+	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem, Outcome: typedOutcome(c, q),
 		Filter: f, Scanned: scanned, Day: views.DaySeries(day, now)}
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
 
 func (s *Server) newQueuePage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{
-		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, ""))
+		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, "", ""))
 }
 
 // settingsForm reads the settings form: every setting it shows, as a
@@ -551,7 +581,25 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 		}
 		*f.to, *f.set = n, &n
 	}
+	o, err := tasks.ParseOutcome(c.FormValue("outcome"))
+	var v *tasks.ValidationError
+	if errors.As(err, &v) {
+		return p, views.SettingProblem(v)
+	}
+	if o == nil {
+		o = &tasks.Outcome{} // none: an empty form removes it
+	}
+	q.Outcome, p.Outcome = o, o
 	return p, ""
+}
+
+// typedOutcome is the outcome form as the settings form shows it: as the
+// supervisor typed it, when they sent it, else as stored.
+func typedOutcome(c echo.Context, q tasks.Queue) string {
+	if form, err := c.FormParams(); err == nil && c.Request().Method == http.MethodPost && len(form["outcome"]) > 0 {
+		return form["outcome"][0]
+	}
+	return q.Outcome.Indent()
 }
 
 // settingProblem says in words what the store refused of a queue's
@@ -588,7 +636,7 @@ func (s *Server) createQueueForm(c echo.Context) error {
 			}
 		}
 	}
-	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, problem))
+	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, typedOutcome(c, q), problem))
 }
 
 // queueSettingsForm saves the settings form of a queue's page. A bad

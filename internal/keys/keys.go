@@ -185,7 +185,7 @@ func (q Queue) Name() string { return q.name }
 func (q Queue) key(suffix string) string { return Prefix + "{" + q.name + "}:" + suffix }
 
 // Conf returns the queue's HASH of settings (lease_seconds, max_attempts,
-// …), and of claims: how many claims the queue has answered, ever (the
+// …, outcome: the outcome form's JSON, "" for none), and of claims: how many claims the queue has answered, ever (the
 // claim script counts them); waiting_indexed ("1" once Waiting holds every
 // ready job) and, while a queue made by an earlier version is indexed,
 // waiting_cursor (where the walk of Meta is). The queue exists exactly

@@ -3,6 +3,7 @@ package tasks
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -64,6 +65,9 @@ type Queue struct {
 	// Paused is set while the queue takes enqueues but no claims
 	// (ErrQueuePaused). Only SetPaused changes it; PutQueue keeps it.
 	Paused bool `json:"paused"`
+	// Outcome is the queue's outcome form, if it has one: what completing
+	// one of its jobs must say (Outcome.Check).
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
 
 // QueuePatch is a change to some settings of a queue (PatchQueue): the
@@ -77,6 +81,8 @@ type QueuePatch struct {
 	RetentionSeconds     *int `json:"retention_seconds"`
 	DeadRetentionSeconds *int `json:"dead_retention_seconds"`
 	MaxHeld              *int `json:"max_held"`
+	// Outcome replaces the outcome form; an empty one ({}) removes it.
+	Outcome *Outcome `json:"outcome"`
 }
 
 // settings pairs each setting of q with its field of the patch.
@@ -113,6 +119,9 @@ func (q Queue) WithDefaults() Queue {
 	q.MaxHoldSeconds = cmp.Or(q.MaxHoldSeconds, max(4*60*60, q.LeaseSeconds))
 	q.RetentionSeconds = cmp.Or(q.RetentionSeconds, 7*day)
 	q.DeadRetentionSeconds = cmp.Or(q.DeadRetentionSeconds, 30*day)
+	if q.Outcome.Empty() {
+		q.Outcome = nil
+	}
 	return q
 }
 
@@ -140,11 +149,15 @@ func (q Queue) Validate() error {
 			return outOfRange(c.field, c.lo, c.hi)
 		}
 	}
+	if q.Outcome != nil {
+		return q.Outcome.Validate()
+	}
 	return nil
 }
 
 // fields are the queue's settings as stored (keys.Queue.Conf): setting,
-// value, … in the order of QueuePatch.settings; Paused is not among them.
+// value, … in the order of QueuePatch.settings, then the outcome form
+// (its JSON, "" for none); Paused is not among them.
 func (q Queue) fields() []any {
 	return []any{
 		"lease_seconds", q.LeaseSeconds,
@@ -155,6 +168,7 @@ func (q Queue) fields() []any {
 		"retention_seconds", q.RetentionSeconds,
 		"dead_retention_seconds", q.DeadRetentionSeconds,
 		"max_held", q.MaxHeld,
+		"outcome", q.Outcome.String(),
 	}
 }
 
@@ -195,6 +209,13 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (Queu
 			*f.to = *f.set
 			changed = append(changed, all[2*i])
 		}
+	}
+	if p.Outcome != nil {
+		q.Outcome = p.Outcome
+		if q.Outcome.Empty() {
+			q.Outcome = nil
+		}
+		changed = append(changed, "outcome")
 	}
 	if err := q.Validate(); err != nil {
 		return Queue{}, err
@@ -307,8 +328,21 @@ func queueFrom(name string, raw map[string]string) Queue {
 		MaxExtensions: n("max_extensions"), MaxHoldSeconds: n("max_hold_seconds"),
 		AgingSeconds: n("aging_ms") / 1000, RetentionSeconds: n("retention_seconds"),
 		DeadRetentionSeconds: n("dead_retention_seconds"), MaxHeld: n("max_held"),
-		Paused: raw["paused"] == "1",
+		Paused: raw["paused"] == "1", Outcome: storedOutcome(raw["outcome"]),
 	}
+}
+
+// storedOutcome reads an outcome form as stored (checked when written);
+// "" is none.
+func storedOutcome(raw string) *Outcome {
+	if raw == "" {
+		return nil
+	}
+	var o Outcome
+	if json.Unmarshal([]byte(raw), &o) != nil || o.Empty() {
+		return nil
+	}
+	return &o
 }
 
 // QueueNames returns the names of all queues, sorted.

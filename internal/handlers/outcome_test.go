@@ -1,0 +1,146 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"claimdesk/internal/tasks"
+)
+
+const reviewForm = `{"choices": ["approve", "reject"], "fields": [
+	{"name": "amount", "type": "number", "required": true},
+	{"name": "reason", "type": "text", "required_for": ["reject"]},
+	{"name": "urgent", "type": "yes_no"}]}`
+
+// A queue's outcome form is set over the API, shown in the queue list,
+// and every completion's result must fit it: a 400 naming each field
+// otherwise, with nothing stored.
+func TestOutcomeOverTheAPI(t *testing.T) {
+	a := newApp(t)
+	out := a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": `+reviewForm+`}`, 200, "")
+	if o, _ := out["outcome"].(map[string]any); o == nil || len(o["fields"].([]any)) != 3 {
+		t.Fatalf("patched queue: %v", out)
+	}
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": {"choices": ["only"]}}`, 400, "invalid_field")
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": {"fields": [{"name": "x", "type": "text", "colour": 1}]}}`, 400, "invalid_json")
+	list := a.expect("GET", "/api/v1/queues", a.operator, "", 200, "")
+	if q := list["queues"].([]any)[0].(map[string]any); q["outcome"] == nil {
+		t.Fatalf("the queue list does not show the form: %v", q)
+	}
+
+	a.enqueue("to review")
+	id, token := a.claim()
+	path := "/api/v1/jobs/" + id + "/complete"
+	out = a.expect("POST", path, a.operator, `{"token": "`+token+`", "result": {"decision": "reject", "amount": "12", "extra": 1}}`, 400, "invalid_field")
+	fields, _ := out["error"].(map[string]any)["fields"].(map[string]any)
+	want := map[string]any{"amount": "must be a number", "reason": "is required", "extra": "is not a field of the outcome form"}
+	if len(fields) != len(want) {
+		t.Fatalf("field errors %v, want %v", fields, want)
+	}
+	for k, v := range want {
+		if fields[k] != v {
+			t.Errorf("field error of %s = %v, want %v", k, fields[k], v)
+		}
+	}
+	if j, _ := a.tasks.Get(context.Background(), id); j.State != tasks.StateReserved || j.Result != nil {
+		t.Fatalf("a refused result changed the job: %+v", j)
+	}
+	// complete?next=true is held to the same form.
+	a.expect("POST", path+"?next=true", a.operator, `{"token": "`+token+`"}`, 400, "invalid_field")
+
+	out = a.expect("POST", path, a.operator, `{"token": "`+token+`", "result": {"decision": "reject", "amount": 12.5, "reason": "Wrong VAT", "notes": "called them"}}`, 200, "")
+	if r, _ := json.Marshal(out["result"]); string(r) != `{"amount":12.5,"decision":"reject","notes":"called them","reason":"Wrong VAT"}` {
+		t.Fatalf("stored result %s", r)
+	}
+	// Removed, the form no longer applies.
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": {}}`, 200, "")
+	a.enqueue("free again")
+	id, token = a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token": "`+token+`", "result": {"anything": true}}`, 200, "")
+}
+
+// On the work page the form is the queue's; a refused completion comes
+// back as typed, each problem next to its value, and nothing is stored.
+func TestOutcomeOnTheWorkPage(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": `+reviewForm+`}`, 200, "")
+	b, id, token := a.claimOnPage("formed")
+	for _, want := range []string{`name="decision" value="approve"`, `name="decision" value="reject"`, `name="amount" inputmode="decimal"`,
+		`(required for Reject)`, `name="urgent" value="yes"`} {
+		if !strings.Contains(b.body, want) {
+			t.Fatalf("the work page has no %s", want)
+		}
+	}
+	if strings.Contains(b.body, `name="key"`) {
+		t.Fatal("a queue with a form still offers free fields")
+	}
+	form := url.Values{"_csrf": {b.csrf}, "token": {token}, "decision": {"reject"}, "amount": {"lots"}, "notes": {"my <notes>"}}
+	b.do("POST", "/jobs/"+id+"/complete", form)
+	if b.status != 400 {
+		t.Fatalf("a refused form: %d", b.status)
+	}
+	for _, want := range []string{`data-testid="problem-amount">Enter a number`, `data-testid="problem-reason">Required.`,
+		`value="reject" checked`, `value="lots"`, `my &lt;notes&gt;</textarea>`, `Not completed: 2 values above need a look.`,
+		`aria-describedby="problem-amount"`} {
+		if !strings.Contains(b.body, want) {
+			t.Errorf("the refused page lacks %s", want)
+		}
+	}
+	if j, _ := a.tasks.Get(context.Background(), id); j.State != tasks.StateReserved {
+		t.Fatalf("a refused form changed the job: %s", j.State)
+	}
+	// Through the page's script: 200, so that it swaps the form in place.
+	b.header = http.Header{"Hx-Request": {"true"}}
+	b.do("POST", "/jobs/"+id+"/complete", form)
+	if b.status != 200 || !strings.Contains(b.body, `data-testid="problem-amount"`) {
+		t.Fatalf("a refused form in place: %d", b.status)
+	}
+	form.Set("amount", "1,250.5")
+	form.Set("reason", "Wrong VAT rate")
+	form.Set("urgent", "no")
+	b.do("POST", "/jobs/"+id+"/complete", form)
+	if b.status != 204 || b.got.Get("HX-Redirect") != "/" {
+		t.Fatalf("complete in place: %d %v", b.status, b.got)
+	}
+	j, err := a.tasks.Get(context.Background(), id)
+	if err != nil || j.State != tasks.StateCompleted ||
+		string(j.Result) != `{"amount":1250.5,"decision":"reject","notes":"my \u003cnotes\u003e","reason":"Wrong VAT rate","urgent":false}` {
+		t.Fatalf("completed: %+v %s, %v", j.State, j.Result, err)
+	}
+}
+
+// Give back, skip and can't-be-done refused say why next to the button;
+// once the reservation is gone the page says why it ended, and shows the
+// notes that were sent with it, which were not saved.
+func TestRefusedActionsInPlace(t *testing.T) {
+	a := newApp(t)
+	b, id, token := a.claimOnPage("refused")
+	b.header = http.Header{"Hx-Request": {"true"}}
+	b.do("POST", "/jobs/"+id+"/fail", url.Values{"_csrf": {b.csrf}, "token": {token}, "reason": {strings.Repeat("x", 2001)}})
+	if b.status != 200 || !strings.Contains(b.body, `data-testid="fail-problem"`) || !strings.Contains(b.body, `<details id="fail-box" class="fail" open>`) {
+		t.Fatalf("a reason too long: %d\n%s", b.status, b.body)
+	}
+	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 200, "")
+	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "notes": {"late notes"}})
+	if b.status != 200 || b.got.Get("HX-Retarget") != "article.work" ||
+		!strings.Contains(b.body, `data-testid="ended"`) || !strings.Contains(b.body, `data-testid="unsaved"`) ||
+		!strings.Contains(b.body, "late notes</textarea>") {
+		t.Fatalf("complete after the reservation ended: %d %v\n%s", b.status, b.got, b.body)
+	}
+	for _, action := range []string{"release", "skip"} {
+		b.do("POST", "/jobs/"+id+"/"+action, url.Values{"_csrf": {b.csrf}, "token": {token}})
+		if b.status != 200 || !strings.Contains(b.body, "This reservation ended: taken back by") {
+			t.Fatalf("%s after the reservation ended: %d", action, b.status)
+		}
+	}
+	// Without the script: the same page, with the error's status.
+	b.header = nil
+	b.do("POST", "/jobs/"+id+"/release", url.Values{"_csrf": {b.csrf}, "token": {token}})
+	if b.status != 409 || !strings.Contains(b.body, `data-testid="ended"`) {
+		t.Fatalf("release after the reservation ended: %d", b.status)
+	}
+}

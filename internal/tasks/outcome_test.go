@@ -1,0 +1,197 @@
+package tasks
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// supportForm is the demo's support-escalations outcome form.
+const supportForm = `{
+  "choices": ["resolved", "refund", "escalate"],
+  "fields": [
+    {"name": "category", "type": "one_of", "options": ["Billing", "Delivery", "Other"], "required": true},
+    {"name": "refund_amount", "label": "Refund amount", "type": "number", "required_for": ["refund"]},
+    {"name": "customer_told", "type": "yes_no", "required": true},
+    {"name": "escalated_to", "type": "text", "required_for": ["escalate"]}
+  ]
+}`
+
+func mustOutcome(t *testing.T, raw string) *Outcome {
+	t.Helper()
+	o, err := ParseOutcome(raw)
+	if err != nil {
+		t.Fatalf("ParseOutcome: %v", err)
+	}
+	return o
+}
+
+func TestParseOutcome(t *testing.T) {
+	o := mustOutcome(t, supportForm)
+	if len(o.Choices) != 3 || len(o.Fields) != 4 || o.Fields[1].RequiredFor[0] != "refund" {
+		t.Fatalf("parsed %+v", o)
+	}
+	// It goes back to the same JSON, and empty forms are no form.
+	if again := mustOutcome(t, o.String()); again.String() != o.String() {
+		t.Errorf("round trip: %s, then %s", o, again)
+	}
+	for _, none := range []string{"", "  ", "null", "{}", `{"choices": [], "fields": []}`} {
+		if o := mustOutcome(t, none); o != nil || o.String() != "" || !o.Empty() {
+			t.Errorf("%q is a form: %+v", none, o)
+		}
+	}
+	bad := map[string]string{
+		`{"choices": ["only"]}`:                                                                     "outcome.choices",
+		`{"choices": ["a", "a"]}`:                                                                   "outcome.choices[1]",
+		`{"choices": ["Approve", "b"]}`:                                                             "outcome.choices[0]",
+		`{"fields": [{"name": "x", "type": "date"}]}`:                                               "outcome.fields[0].type",
+		`{"fields": [{"name": "notes", "type": "text"}]}`:                                           "outcome.fields[0].name",
+		`{"fields": [{"name": "decision", "type": "text"}]}`:                                        "outcome.fields[0].name",
+		`{"fields": [{"name": "9lives", "type": "text"}]}`:                                          "outcome.fields[0].name",
+		`{"fields": [{"name": "a", "type": "one_of"}]}`:                                             "outcome.fields[0].options",
+		`{"fields": [{"name": "a", "type": "text", "options": ["x", "y"]}]}`:                        "outcome.fields[0].options",
+		`{"fields": [{"name": "a", "type": "one_of", "options": ["x", "x"]}]}`:                      "outcome.fields[0].options[1]",
+		`{"fields": [{"name": "a", "type": "text"}, {"name": "a", "type": "text"}]}`:                "outcome.fields[1].name",
+		`{"choices": ["a", "b"], "fields": [{"name": "r", "type": "text", "required_for": ["c"]}]}`: "outcome.fields[0].required_for[0]",
+		`{"fields": [{"name": "r", "type": "text", "required": true, "required_for": ["a"]}]}`:      "outcome.fields[0].required_for",
+		`{"fields": [{"name": "r", "type": "text", "colour": "red"}]}`:                              "outcome",
+		`{"choices": ["a", "b"], "choices": ["c", "d"]}`:                                            "outcome",
+		`[1, 2]`: "outcome",
+	}
+	for raw, field := range bad {
+		_, err := ParseOutcome(raw)
+		var v *ValidationError
+		if !errors.As(err, &v) || !errors.Is(err, ErrInvalid) || v.Field != field && !strings.HasPrefix(v.Field, field) {
+			t.Errorf("ParseOutcome(%s) = %v, want a problem with %s", raw, err, field)
+		}
+	}
+	long := `{"fields": [{"name": "a", "type": "text", "label": "` + strings.Repeat("é", 81) + `"}]}`
+	if _, err := ParseOutcome(long); err == nil {
+		t.Error("an 81-character label was taken")
+	}
+}
+
+func TestOutcomeCheck(t *testing.T) {
+	o := mustOutcome(t, supportForm)
+	good := []string{
+		`{"decision": "resolved", "category": "Billing", "customer_told": true}`,
+		`{"decision": "refund", "category": "Billing", "customer_told": false, "refund_amount": 1188, "notes": "Double charge."}`,
+		`{"decision": "escalate", "category": "Other", "customer_told": true, "escalated_to": "Platform team", "refund_amount": null}`,
+	}
+	for _, r := range good {
+		if err := o.Check(json.RawMessage(r)); err != nil {
+			t.Errorf("Check(%s) = %v", r, err)
+		}
+	}
+	bad := map[string]map[string]string{
+		``: {"decision": "is required: one of resolved, refund, escalate", "category": "is required", "customer_told": "is required"},
+		`{"decision": "refund", "category": "Billing", "customer_told": true}`: {"refund_amount": "is required"},
+		`{"decision": "maybe", "category": "Billing", "customer_told": true}`:  {"decision": "must be one of resolved, refund, escalate"},
+		`{"decision": "resolved", "category": "billing", "customer_told": "yes"}`: {
+			"category": "must be one of Billing, Delivery, Other", "customer_told": "must be true or false"},
+		`{"decision": "refund", "category": "Billing", "customer_told": true, "refund_amount": "12"}`: {"refund_amount": "must be a number"},
+		`{"decision": "escalate", "category": "Other", "customer_told": true, "escalated_to": "  "}`:  {"escalated_to": "must not be blank"},
+		`{"decision": "resolved", "category": "Other", "customer_told": true, "approved": "yes", "notes": 3}`: {
+			"approved": "is not a field of the outcome form", "notes": "must be text"},
+	}
+	for r, want := range bad {
+		err := o.Check(json.RawMessage(r))
+		var oe *OutcomeError
+		if !errors.As(err, &oe) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("Check(%s) = %v, want an OutcomeError", r, err)
+			continue
+		}
+		if len(oe.Fields) != len(want) {
+			t.Errorf("Check(%s) = %v, want %v", r, oe.Fields, want)
+		}
+		for k, v := range want {
+			if oe.Fields[k] != v {
+				t.Errorf("Check(%s)[%s] = %q, want %q", r, k, oe.Fields[k], v)
+			}
+		}
+	}
+	if err := o.Check(json.RawMessage(`[1]`)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("an array result: %v", err)
+	}
+	// A queue without a form takes any result.
+	var none *Outcome
+	if err := none.Check(json.RawMessage(`{"anything": [1, 2]}`)); err != nil {
+		t.Errorf("no form: %v", err)
+	}
+}
+
+func TestOutcomeFromForm(t *testing.T) {
+	o := mustOutcome(t, supportForm)
+	form := url.Values{"decision": {"refund"}, "category": {"Billing"}, "customer_told": {"no"},
+		"refund_amount": {" 1,188.50 "}, "escalated_to": {""}, "notes": {"  Refunded.  "}}
+	got, err := o.FromForm(form.Get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(got, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["decision"] != "refund" || m["refund_amount"] != 1188.5 || m["customer_told"] != false ||
+		m["notes"] != "Refunded." || len(m) != 5 {
+		t.Errorf("result %s", got)
+	}
+	// Every problem at once, in the form's order, the unreadable first.
+	_, err = o.FromForm(url.Values{"decision": {"refund"}, "refund_amount": {"twelve"}, "customer_told": {"maybe"}}.Get)
+	var oe *OutcomeError
+	if !errors.As(err, &oe) {
+		t.Fatalf("FromForm of a bad form: %v", err)
+	}
+	want := []string{"category", "refund_amount", "customer_told"}
+	if strings.Join(oe.order, ",") != strings.Join(want, ",") || oe.Fields["refund_amount"] != "must be a number" ||
+		oe.Fields["customer_told"] != "must be yes or no" || oe.Fields["category"] != "is required" {
+		t.Errorf("problems %v in order %v, want order %v", oe.Fields, oe.order, want)
+	}
+	if !strings.Contains(oe.Error(), "category is required; refund_amount must be a number") {
+		t.Errorf("message %q", oe.Error())
+	}
+}
+
+func TestQueueOutcomeStored(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		s, ctx, name := e.store, e.ctx, e.queue+"-formed"
+		o := mustOutcome(t, supportForm)
+		q, err := s.CreateQueue(ctx, Queue{Name: name, Outcome: o})
+		if err != nil || q.Outcome.String() != o.String() {
+			t.Fatalf("CreateQueue: %+v, %v", q.Outcome, err)
+		}
+		got, err := s.Queue(ctx, name)
+		if err != nil || got.Outcome.String() != o.String() {
+			t.Fatalf("Queue: %+v, %v", got.Outcome, err)
+		}
+		// A patch of other settings keeps the form; an empty form removes it.
+		lease := 60
+		if q, err = s.PatchQueue(ctx, name, QueuePatch{LeaseSeconds: &lease}); err != nil || q.Outcome.String() != o.String() {
+			t.Fatalf("patch of the lease: %+v, %v", q.Outcome, err)
+		}
+		if _, err = s.PatchQueue(ctx, name, QueuePatch{Outcome: &Outcome{Choices: []string{"one"}}}); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("patch with a bad form: %v", err)
+		}
+		if q, err = s.PatchQueue(ctx, name, QueuePatch{Outcome: &Outcome{}}); err != nil || q.Outcome != nil {
+			t.Fatalf("patch removing the form: %+v, %v", q.Outcome, err)
+		}
+		all, err := s.Queues(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, qs := range all {
+			if qs.Queue.Name == name && (qs.Queue.Outcome != nil || qs.Queue.LeaseSeconds != 60) {
+				t.Fatalf("Queues: %+v", qs.Queue)
+			}
+		}
+		// PutQueue replaces the settings, the form with them.
+		if q, err = s.PutQueue(ctx, Queue{Name: name, Outcome: o}); err != nil || q.Outcome.String() != o.String() {
+			t.Fatalf("PutQueue: %+v, %v", q.Outcome, err)
+		}
+		if q, err = s.PutQueue(ctx, Queue{Name: name}); err != nil || q.Outcome != nil {
+			t.Fatalf("PutQueue without a form: %+v, %v", q.Outcome, err)
+		}
+	})
+}
