@@ -1,5 +1,5 @@
 # claimdesk — the few commands people type.
-.PHONY: run build test test-go e2e lint bench deps generate
+.PHONY: run build test test-go e2e lint bench deps generate screenshots
 
 GO ?= go
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
@@ -38,6 +38,11 @@ test-go:
 
 e2e: build
 	npx playwright test --config e2e/playwright.config.ts
+
+# The README's pictures: every page at 1366 and 390 px, from the demo data.
+screenshots: build
+	mkdir -p docs/screens
+	npx playwright test --config e2e/shots.config.ts
 
 lint: generate
 	@unformatted=$$(gofmt -l .); \

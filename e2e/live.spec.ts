@@ -5,6 +5,7 @@ import { expect, test } from './fixtures';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { SupervisorPage } from './pages/SupervisorPage';
 import { WorkPage } from './pages/WorkPage';
+import { checkScreen } from './screen';
 
 // Live updates: every change is published through Redis to every web
 // instance, which pushes it over /ws to the pages that may see it. The
@@ -322,6 +323,54 @@ test.describe('the connection indicator', () => {
     await home.live.waitUntilLive();
     await expect(home.readyCount('invoice-review')).toHaveText(String(before + 1), { timeout: AT_ONCE });
     await stillTheSamePage();
+  });
+
+  test('offline: a banner says so, and the work page keeps what was typed and holds its forms until the server is back', async ({
+    openAs,
+    jobs,
+    api,
+  }) => {
+    const page = await openAs('alice');
+    const ws = await holdWebSockets(page);
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-OFFLINE');
+    const home = new OperatorHomePage(page);
+    const work = new WorkPage(page);
+    await home.goto();
+    ws.letThrough(0);
+    await home.live.waitUntilLive();
+    await home.claimNextIn('invoice-review');
+    expect(await work.waitForJob()).toBe(job.id);
+    ws.letThrough(1);
+    await work.live.waitUntilLive();
+    const stillTheSamePage = await work.live.markDocument();
+    await work.notes.fill('Checked the amounts.');
+
+    // The server is out of reach: the live connection drops and stays down.
+    await ws.drop(1);
+    const banner = page.getByTestId('offline');
+    await expect(banner).toBeVisible({ timeout: 5_000 });
+    await expect(banner).toContainText('Connection lost.');
+    let posted = 0;
+    page.on('request', (r) => { if (r.method() === 'POST') posted += 1; });
+    // Its buttons say they wait; pressed anyway, nothing is sent.
+    await expect(work.completeButton).toHaveAttribute('aria-disabled', 'true');
+    await work.completeButton.click({ force: true });
+    await expect(banner).toBeFocused();
+    await page.waitForTimeout(300);
+    expect(posted).toBe(0);
+    await expect(work.notes).toHaveValue('Checked the amounts.');
+    await checkScreen(page, 'the work page, offline', false);
+
+    // Back: the banner goes by itself and the form is sent as it was.
+    ws.letThrough(2);
+    await work.live.waitUntilLive();
+    await expect(banner).toBeHidden();
+    await stillTheSamePage();
+    await work.completeButton.click();
+    await expect(page.getByTestId('flash')).toContainText('Completed. Nice work.');
+    const done = await api.get(job);
+    expect(done.state).toBe('completed');
+    expect(done.result).toEqual({ notes: 'Checked the amounts.' });
   });
 });
 

@@ -46,7 +46,7 @@ export async function checkScreen(page: Page, what: string, phone: boolean) {
       offside: controls.filter((el) => { const r = el.getBoundingClientRect(); return r.left < -1 || r.right > width + 1; }).map(describe),
       // Links inside running text are exempt (WCAG 2.5.8): only controls of their own.
       small: phone
-        ? controls.filter((el) => !(el.tagName === 'A' && el.closest('p:not(.crumbs), li, dd, td:not(.lead), figcaption, .problem, .flash, .warning')) && el.tagName !== 'SUMMARY' && !(el instanceof HTMLInputElement && el.type === 'checkbox'))
+        ? controls.filter((el) => !(el.tagName === 'A' && el.closest('p:not(.crumbs), li, dd, td:not(.lead), figcaption, .problem, .flash, .warning')) && el.tagName !== 'SUMMARY' && !(el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')))
             .filter((el) => el.getBoundingClientRect().height < 43.5).map(describe)
         : [],
     };

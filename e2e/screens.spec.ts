@@ -22,7 +22,10 @@ for (const screen of SCREENS) {
       const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-SCREENS', {
         payload: {
           vendor: { name: 'Alpenblick Catering AG', country: 'CH' },
+          currency: 'CHF',
           gross_amount: 3156.5,
+          vat_rate: 0.081,
+          due: '2026-12-12',
           scan_url: 'https://files.example.com/scans/INV-E2E.pdf',
           lines: Array.from({ length: 12 }, (_, i) => ({ sku: `SKU-${i}`, qty: i + 1, note: 'x'.repeat(40) })),
         },
@@ -31,8 +34,11 @@ for (const screen of SCREENS) {
       await checkScreen(alice, 'work page', phone);
       // The details read as words and numbers, and only the address is a link.
       const details = alice.getByTestId('payload').first();
+      // Money in its currency, a rate as a number, a date as a date.
       await expect(details).toContainText('Gross amount');
-      await expect(details).toContainText('3,156.5');
+      await expect(details).toContainText('CHF 3,156.50');
+      await expect(details).toContainText('0.081');
+      await expect(details).toContainText('Dec 12, 2026');
       const scan = details.getByRole('link', { name: 'https://files.example.com/scans/INV-E2E.pdf' });
       await expect(scan).toHaveAttribute('rel', 'noopener noreferrer');
       await expect(details.getByRole('link')).toHaveCount(1);
@@ -67,6 +73,19 @@ for (const screen of SCREENS) {
       await expect(skip).toBeInViewport();
       await skip.press('Enter');
       await expect(sam).toHaveURL(/#main$/);
+    });
+
+    test('in the dark theme: home, Supervise and Team', async ({ openAs }) => {
+      const alice = await openAs('alice', 'A', { viewport: screen.viewport });
+      await alice.emulateMedia({ colorScheme: 'dark' });
+      await alice.goto('/');
+      await checkScreen(alice, 'home, dark', phone);
+      const sam = await openAs('sam', 'A', { viewport: screen.viewport });
+      await sam.emulateMedia({ colorScheme: 'dark' });
+      for (const path of ['/supervisor', '/supervisor/team']) {
+        await sam.goto(path);
+        await checkScreen(sam, `${path}, dark`, phone);
+      }
     });
 
     test('the login page', async ({ browser }) => {

@@ -1,5 +1,5 @@
 // claimdesk: countdowns, local times, live notices, confirmations,
-// keyboard shortcuts, CSRF for htmx.
+// keyboard shortcuts and settings, the offline banner, CSRF for htmx.
 // Small on purpose; the server renders everything else.
 (function () {
   "use strict";
@@ -93,6 +93,13 @@
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var iso = el.getAttribute("datetime"), d = new Date(iso);
+      if (el.hasAttribute("data-date-only")) {
+        // A calendar date, the same day in every zone.
+        var ymd = iso.split("-").map(Number);
+        d = new Date(ymd[0], ymd[1] - 1, ymd[2]);
+        if (!isNaN(d)) el.textContent = d.toLocaleDateString(undefined, { dateStyle: "medium" });
+        return;
+      }
       if (isNaN(d)) return;
       el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly :
         el.hasAttribute("data-short") ? short : dateTime);
@@ -100,13 +107,17 @@
     });
   }
   // Numbers of a job's details in the viewer's locale's way: 3156.0 as
-  // 3,156 (the exact value on hover).
+  // 3,156, an amount of money as CHF 3,156.00 (the exact value on hover).
   var number = new Intl.NumberFormat(undefined, { maximumFractionDigits: 20 });
   function localNumbers(root) {
     root.querySelectorAll("data[data-number]").forEach(function (el) {
       var n = Number(el.value);
       if (!isFinite(n) || Math.abs(n) > Number.MAX_SAFE_INTEGER) return;
-      el.textContent = number.format(n);
+      var money = null;
+      try {
+        if (el.dataset.currency) money = new Intl.NumberFormat(undefined, { style: "currency", currency: el.dataset.currency });
+      } catch (e) { /* not a currency this browser knows: a plain number */ }
+      el.textContent = (money || number).format(n);
       el.title = el.value;
     });
   }
@@ -122,12 +133,63 @@
     if (field) field.focus();
   });
 
+  // When the server cannot be reached (the live connection is down for
+  // more than a moment, a request could not be sent, or the browser is
+  // offline) a banner says so and forms wait; both come back by
+  // themselves once the live connection is up again.
+  var offline = {
+    on: false,
+    box: document.getElementById("offline"),
+    timer: null,
+    set: function (on) {
+      clearTimeout(this.timer);
+      this.timer = null;
+      if (!this.box || this.on === on) return;
+      this.on = on;
+      this.box.hidden = !on;
+      document.body.classList.toggle("is-offline", on);
+      document.querySelectorAll("main form[method=post] button[type=submit], main button[form]").forEach(function (b) {
+        if (on) b.setAttribute("aria-disabled", "true"); else b.removeAttribute("aria-disabled");
+      });
+    },
+    // lost says the live connection dropped: a banner if it stays down.
+    lost: function () {
+      var self = this;
+      if (!self.on && !self.timer) self.timer = setTimeout(function () { self.set(true); }, 2500);
+    },
+  };
+  if (offline.box) offline.box.tabIndex = -1;
+  // A request that could not be sent, or the browser going offline, may
+  // leave the live connection up: the page then asks the server itself,
+  // every few seconds, until it answers.
+  function probe() {
+    offline.set(true);
+    if (offline.probing) return;
+    offline.probing = true;
+    (function again() {
+      fetch("/healthz", { cache: "no-store" }).then(function (r) {
+        if (!r.ok) throw new Error("not yet");
+        offline.probing = false;
+        offline.set(false);
+      }).catch(function () { setTimeout(again, 3000); });
+    })();
+  }
+  document.addEventListener("htmx:sendError", probe);
+  window.addEventListener("offline", probe);
+
   // Destructive buttons ask first. Once a form is on its way, notices
   // about what it did are no news to this page.
   var acting = false;
   document.addEventListener("submit", function (e) {
     var msg = e.target.dataset && e.target.dataset.confirm;
-    if (msg && !window.confirm(msg)) { e.preventDefault(); return; }
+    // Offline, a form would only lead to the browser's error page, and
+    // what was typed would be gone: it waits until the server is back.
+    if (offline.on || (msg && !window.confirm(msg))) {
+      e.preventDefault();
+      e.stopPropagation(); // nor does htmx send it
+      if (offline.on) offline.box.focus();
+      return;
+    }
     acting = true;
   }, true);
   // A form answered in place (htmx) and not taken, or More time, leaves
@@ -200,6 +262,10 @@
   // snapshot's) wherever the page shows them: the operator's queue cards
   // and the supervisor's table.
   function setCounts(n) {
+    setQueueCounts(n);
+    showWaiting();
+  }
+  function setQueueCounts(n) {
     var held = n.held || 0, ready = n.ready - held;
     document.querySelectorAll('[data-queue="' + CSS.escape(n.queue) + '"]').forEach(function (card) {
       var count = card.querySelector("[data-testid=ready-count]");
@@ -232,6 +298,20 @@
       });
     });
   }
+
+  // The tab's title says how many jobs wait in the queues the page shows
+  // (an operator's, or all for a supervisor), so a tab in the background
+  // tells when there is work.
+  var baseTitle = document.title;
+  function showWaiting() {
+    var cells = document.querySelectorAll("[data-queue] [data-testid=ready-count], [data-stats-queue] [data-count=ready]");
+    if (!cells.length) return;
+    var n = 0;
+    cells.forEach(function (c) { n += Number(c.textContent) || 0; });
+    document.title = (n > 0 ? "(" + n + ") " : "") + baseTitle;
+  }
+  showWaiting();
+  document.addEventListener("htmx:afterSettle", showWaiting);
 
   // showCount sets the number in a "· N in progress"-like note, hidden at 0.
   function showCount(el, n) {
@@ -267,7 +347,13 @@
     t.append(text, form, close);
     box.prepend(t);
     while (box.children.length > 3) box.lastChild.remove();
-    setTimeout(function () { t.remove(); }, 10000);
+    // It goes after 10 s, but not while the pointer is on it or it has
+    // the focus.
+    function expire() {
+      if (t.matches(":hover, :focus-within")) { setTimeout(expire, 2000); return; }
+      t.remove();
+    }
+    setTimeout(expire, 10000);
   }
 
   // A page that watches a job (a supervisor's view of it) fetches it
@@ -288,7 +374,10 @@
         return;
       case "job.available":
         var card = document.querySelector('[data-queue="' + CSS.escape(n.queue) + '"]');
-        if (!card || !card.hasAttribute("data-paused")) toast(n.queue, n.title, n.job_id);
+        if (!card || !card.hasAttribute("data-paused")) {
+          toast(n.queue, n.title, n.job_id);
+          if (card && document.hidden) alertNewWork(n.queue, n.title);
+        }
         return;
       case "queue.settings":
         // Paused or resumed: the claim buttons follow at once, and the
@@ -343,6 +432,7 @@
       ws.onmessage = function (e) {
         var n = JSON.parse(e.data);
         if (n.type === "snapshot") {
+          offline.set(false);
           live.dataset.state = "live";
           live.textContent = "live";
           n.queues.forEach(setCounts);
@@ -360,6 +450,7 @@
         if (e.code === 4001) { location.reload(); return; }
         live.dataset.state = "reconnecting";
         live.textContent = "reconnecting…";
+        offline.lost();
         // A restarted server meets its pages one by one, not all at once.
         setTimeout(open, delay * (0.5 + Math.random()));
         delay = Math.min(delay * 2, 10000);
@@ -369,12 +460,105 @@
   }
   connect();
 
-  // Single-key shortcuts (c: claim next), never while typing.
+  // This browser's settings (the "Keyboard & alerts" box): single-key
+  // shortcuts on or off, and how to be told of new work while the tab is
+  // hidden.
+  var settings = {
+    get: function (k, d) { try { return localStorage.getItem("claimdesk." + k) || d; } catch (e) { return d; } },
+    set: function (k, v) { try { localStorage.setItem("claimdesk." + k, v); } catch (e) { /* kept for this page only */ } },
+  };
+  function hotkeysOn() { return settings.get("hotkeys", "on") === "on"; }
+  document.documentElement.classList.toggle("no-hotkeys", !hotkeysOn());
+
+  // alertNewWork tells of a new job while the tab is hidden, as the
+  // viewer chose: a short tone, or a browser notification; at most once
+  // in 10 s.
+  var alerted = 0;
+  function alertNewWork(queue, title) {
+    var how = settings.get("alert", "none");
+    if (how === "none" || Date.now() - alerted < 10000) return;
+    alerted = Date.now();
+    if (how === "sound") tone();
+    if (how === "notify" && window.Notification && Notification.permission === "granted") {
+      var note = new Notification("New job in " + queue, { body: title || "", tag: "claimdesk-new-work" });
+      note.onclick = function () { window.focus(); note.close(); };
+    }
+  }
+  function tone() {
+    var Audio = window.AudioContext || window.webkitAudioContext;
+    if (!Audio) return;
+    var ctx = new Audio(), osc = ctx.createOscillator(), gain = ctx.createGain();
+    osc.frequency.value = 880;
+    gain.gain.setValueAtTime(0.08, ctx.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.0001, ctx.currentTime + 0.35);
+    osc.connect(gain).connect(ctx.destination);
+    osc.onended = function () { ctx.close(); };
+    osc.start();
+    osc.stop(ctx.currentTime + 0.35);
+  }
+
+  // The settings box lists the page's shortcuts, from its buttons.
+  var dialog = document.getElementById("settings");
+  function buttonWords(b) {
+    var copy = b.cloneNode(true);
+    copy.querySelectorAll("kbd").forEach(function (k) { k.remove(); });
+    return copy.textContent.replace(/\s+/g, " ").trim();
+  }
+  function openSettings() {
+    if (!dialog || dialog.open) return;
+    var list = dialog.querySelector("[data-shortcut-list]"), seen = {};
+    list.querySelectorAll("[data-page-key]").forEach(function (el) { el.remove(); });
+    document.querySelectorAll("main [data-hotkey]").forEach(function (b) {
+      var key = b.dataset.hotkey;
+      if (seen[key]) return;
+      seen[key] = true;
+      var dt = document.createElement("dt"), kbd = document.createElement("kbd"), dd = document.createElement("dd");
+      kbd.textContent = key;
+      dt.append(kbd);
+      dd.textContent = buttonWords(b);
+      dt.dataset.pageKey = dd.dataset.pageKey = "";
+      list.append(dt, dd);
+    });
+    dialog.querySelector("[data-no-shortcuts]").hidden = Object.keys(seen).length > 0;
+    dialog.querySelector("[data-setting=hotkeys]").checked = hotkeysOn();
+    var how = settings.get("alert", "none");
+    dialog.querySelectorAll("[data-setting=alert]").forEach(function (r) { r.checked = r.value === how; });
+    dialog.showModal();
+  }
+  document.addEventListener("click", function (e) {
+    if (e.target.closest && e.target.closest("[data-open-settings]")) openSettings();
+  });
+  if (dialog) dialog.addEventListener("change", function (e) {
+    var el = e.target;
+    if (el.dataset.setting === "hotkeys") {
+      settings.set("hotkeys", el.checked ? "on" : "off");
+      document.documentElement.classList.toggle("no-hotkeys", !el.checked);
+    }
+    if (el.dataset.setting !== "alert") return;
+    var problem = dialog.querySelector("[data-alert-problem]");
+    problem.hidden = true;
+    if (el.value !== "notify") { settings.set("alert", el.value); return; }
+    function refused(words) {
+      problem.textContent = words;
+      problem.hidden = false;
+      dialog.querySelector("[data-setting=alert][value=" + settings.get("alert", "none") + "]").checked = true;
+    }
+    if (!window.Notification) { refused("This browser does not show notifications."); return; }
+    Promise.resolve(Notification.requestPermission()).then(function (p) {
+      if (p === "granted") settings.set("alert", "notify");
+      else refused("Notifications are blocked for claimdesk in this browser's settings.");
+    });
+  });
+
+  // Single-key shortcuts (c: claim next; on the work page n, d, m, g),
+  // never while typing, and none while they are turned off; ? opens the
+  // box that lists them.
   document.addEventListener("keydown", function (e) {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || !hotkeysOn() || (dialog && dialog.open)) return;
     var t = e.target;
     if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
-    var b = document.querySelector('[data-hotkey="' + e.key + '"]');
+    if (e.key === "?") { e.preventDefault(); openSettings(); return; }
+    var b = document.querySelector('main [data-hotkey="' + CSS.escape(e.key) + '"]');
     if (b && !b.disabled) { e.preventDefault(); b.click(); }
   });
 })();

@@ -3,6 +3,8 @@ package views
 import (
 	"net/url"
 
+	"github.com/a-h/templ"
+
 	"claimdesk/internal/tasks"
 )
 
@@ -62,6 +64,14 @@ func problemID(w Work, name string) string {
 		return ""
 	}
 	return "problem-" + name
+}
+
+// invalid marks a control whose value has a problem, and points to it.
+func invalid(w Work, name string) templ.Attributes {
+	if w.Problems[name] == "" {
+		return nil
+	}
+	return templ.Attributes{"aria-invalid": "true", "aria-describedby": "problem-" + name}
 }
 
 // problemWords says a problem of the outcome form in a sentence: "is

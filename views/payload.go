@@ -22,7 +22,58 @@ func stringKind(v string) string {
 	if _, err := time.Parse(time.RFC3339, v); err == nil {
 		return "time"
 	}
+	if _, err := time.Parse(time.DateOnly, v); err == nil {
+		return "date"
+	}
 	return "string"
+}
+
+// moneyWords are the keys (or the last word of keys) of amounts of money:
+// a number under one of them, in an object that has a currency (an ISO
+// 4217 code) or inside one that has, is shown as money in it.
+var moneyWords = map[string]bool{
+	"amount": true, "gross": true, "net": true, "vat": true, "tax": true, "total": true, "subtotal": true,
+	"price": true, "fee": true, "cost": true, "balance": true, "refund": true, "paid": true, "due_amount": true,
+}
+
+// isMoneyKey reports whether key names an amount of money: "gross",
+// "unit_price", "refundAmount".
+func isMoneyKey(key string) bool {
+	words := strings.Fields(strings.ToLower(Field{Key: key}.Label()))
+	return len(words) > 0 && (moneyWords[words[len(words)-1]] || moneyWords[strings.Join(words, "_")])
+}
+
+// isCurrency reports whether v is an ISO 4217 code: three capital letters.
+func isCurrency(v string) bool {
+	if len(v) != 3 {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		if v[i] < 'A' || v[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// markMoney marks the amounts of money among fields (and inside them) with
+// their currency: the one of their object, else of the nearest object
+// around it that has one.
+func markMoney(fields []Field, currency string) {
+	for _, f := range fields {
+		if f.Key == "currency" && f.Kind == "string" && isCurrency(f.Value) {
+			currency = f.Value
+		}
+	}
+	for i := range fields {
+		f := &fields[i]
+		switch {
+		case f.Kind == "object" || f.Kind == "array":
+			markMoney(f.Items, currency)
+		case f.Kind == "number" && currency != "" && isMoneyKey(f.Key):
+			f.Currency = currency
+		}
+	}
 }
 
 // Label says a payload key for people: "vat_rate" and "vatRate" as "Vat
@@ -52,14 +103,17 @@ func (f Field) Label() string {
 // for display as text (never as HTML).
 type Field struct {
 	Key string
-	// Kind is "object", "array", "string", "url", "time", "number",
-	// "bool" or "null".
+	// Kind is "object", "array", "string", "url", "time", "date",
+	// "number", "bool" or "null".
 	Kind  string
 	Value string
 	// Items are the members of an object or array.
 	Items []Field
 	// Long marks strings that deserve a text block rather than a line.
 	Long bool
+	// Currency is the ISO 4217 code of a number that is an amount of
+	// money (markMoney).
+	Currency string
 }
 
 // ParsePayload turns raw JSON into fields; invalid JSON comes back as one
@@ -71,10 +125,12 @@ func ParsePayload(raw []byte) []Field {
 	if err != nil {
 		return []Field{{Key: "payload", Kind: "string", Value: string(raw)}}
 	}
+	fields := []Field{root}
 	if root.Kind == "object" {
-		return root.Items
+		fields = root.Items
 	}
-	return []Field{root}
+	markMoney(fields, "")
+	return fields
 }
 
 func parseValue(dec *json.Decoder, key string) (Field, error) {

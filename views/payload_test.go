@@ -1,6 +1,9 @@
 package views
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Keys read as words; addresses, times and numbers are told from text.
 func TestPayloadReadable(t *testing.T) {
@@ -22,6 +25,43 @@ func TestPayloadReadable(t *testing.T) {
 	for k, kind := range want {
 		if kinds[k] != kind {
 			t.Errorf("%s is a %q, want %q", k, kinds[k], kind)
+		}
+	}
+}
+
+// Amounts of money take the currency of their object, or of the nearest
+// one around them; a rate or a count is no money, nor is an amount
+// without a currency; a calendar date is a date.
+func TestPayloadMoneyAndDates(t *testing.T) {
+	fields := ParsePayload([]byte(`{"invoice": {"currency": "CHF", "gross": 2617.1, "vat_rate": 0.081, "due": "2026-12-12",
+		"lines": [{"qty": 46, "unit_price": 38.5}]}, "refundAmount": 12, "other": {"currency": "euro", "total": 3}}`))
+	byPath := map[string]Field{}
+	var walk func(prefix string, fs []Field)
+	walk = func(prefix string, fs []Field) {
+		for _, f := range fs {
+			byPath[prefix+f.Key] = f
+			walk(prefix+f.Key+".", f.Items)
+		}
+	}
+	walk("", fields)
+	for path, want := range map[string]string{
+		"invoice.gross": "CHF", "invoice.lines.1.unit_price": "CHF", "invoice.vat_rate": "", "invoice.lines.1.qty": "",
+		"refundAmount": "", "other.total": "",
+	} {
+		if got := byPath[path].Currency; got != want {
+			t.Errorf("%s: currency %q, want %q", path, got, want)
+		}
+	}
+	if k := byPath["invoice.due"].Kind; k != "date" {
+		t.Errorf("a calendar date is of kind %q", k)
+	}
+	var b strings.Builder
+	if err := PayloadView(fields).Render(t.Context(), &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<data value="2617.1" data-number data-currency="CHF">2617.1 CHF</data>`, `<time datetime="2026-12-12" data-date-only>`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the payload view lacks %s", want)
 		}
 	}
 }

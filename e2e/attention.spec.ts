@@ -1,0 +1,73 @@
+import { expect, test } from './fixtures';
+import { checkScreen } from './screen';
+import { OperatorHomePage } from './pages/OperatorHomePage';
+import { WorkPage } from './pages/WorkPage';
+
+// Keyboard and attention: the work page's shortcuts, listed under ?, can
+// be turned off (WCAG 2.1.4); the tab's title says how much work waits;
+// a toast stays while the pointer is on it.
+
+test.describe('keyboard and attention', () => {
+  test('the work page has shortcuts, listed under ?, and single-key shortcuts can be turned off', async ({ openAs, jobs, api }) => {
+    const alice = await openAs('alice');
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-KEYS');
+    const home = new OperatorHomePage(alice);
+    const work = new WorkPage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    expect(await work.waitForJob()).toBe(job.id);
+
+    // The buttons say their keys, to the eye and to assistive technology.
+    await expect(work.releaseButton).toHaveAttribute('aria-keyshortcuts', 'g');
+    await expect(work.releaseButton.locator('kbd')).toBeVisible();
+    await alice.keyboard.press('?');
+    const box = alice.getByTestId('settings');
+    await expect(box).toBeVisible();
+    for (const [key, words] of [['n', 'Complete & next'], ['d', 'Complete'], ['m', 'More time'], ['g', 'Give back']]) {
+      await expect(box.locator('dt', { hasText: key }).locator('+ dd')).toHaveText(words);
+    }
+    await checkScreen(alice, 'the settings box', false);
+
+    // Turned off: the keys do nothing, and the buttons no longer show them.
+    await box.getByLabel(/Single-key shortcuts/).uncheck();
+    await box.getByRole('button', { name: 'Done' }).click();
+    await expect(box).toBeHidden();
+    await expect(work.releaseButton.locator('kbd')).toBeHidden();
+    await alice.keyboard.press('g');
+    await alice.waitForTimeout(500);
+    expect(work.jobId()).toBe(job.id);
+    expect((await api.get(job)).state).toBe('reserved');
+    // The setting is kept in this browser: still off on the next page.
+    await alice.reload();
+    await alice.keyboard.press('?');
+    await expect(box).toBeHidden();
+
+    // On again, from the footer's button: g gives the job back.
+    await alice.getByTestId('open-settings').click();
+    await box.getByLabel(/Single-key shortcuts/).check();
+    await alice.keyboard.press('Escape');
+    await alice.keyboard.press('g');
+    await expect(alice.getByTestId('flash')).toContainText('Given back');
+    expect((await api.get(job)).state).toBe('ready');
+  });
+
+  test('the tab title counts the jobs waiting; a toast stays while the pointer is on it', async ({ openAs, jobs }) => {
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.live.waitUntilLive();
+    const waiting = (await home.readyCountNow('invoice-review')) + (await home.readyCountNow('support-escalations'));
+    await expect(alice).toHaveTitle(`(${waiting}) My work · claimdesk`);
+
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-TOAST');
+    await expect(alice).toHaveTitle(`(${waiting + 1}) My work · claimdesk`);
+    const toast = home.toastFor(job.title);
+    await expect(toast).toBeVisible();
+    await checkScreen(alice, 'home with a toast', false);
+    await toast.hover();
+    await alice.waitForTimeout(11_000);
+    await expect(toast).toBeVisible();
+    await alice.mouse.move(0, 0);
+    await expect(toast).toBeHidden({ timeout: 3_000 });
+  });
+});
