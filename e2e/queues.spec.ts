@@ -4,6 +4,7 @@ import { expect, test, uniqueTitle } from './fixtures';
 import { LoginPage } from './pages/LoginPage';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { WorkPage } from './pages/WorkPage';
+import { checkScreen } from './screen';
 
 // A supervisor runs queues from the browser: pausing one stops claims on
 // every operator page that shows it, at once and without a reload.
@@ -41,6 +42,8 @@ test.describe('queues', () => {
       await expect(home.claimNextButton(QUEUE)).toBeDisabled({ timeout: AT_ONCE });
       await expect(card.getByTestId('paused')).toHaveText('Paused', { timeout: 2 * AT_ONCE });
       await stillTheSamePage();
+      await checkScreen(carol, 'home with a paused queue', false);
+      await checkScreen(sam, 'a paused queue\'s page', false);
 
       // A job added meanwhile counts, but pops no toast to claim it by.
       const late = await jobs.create(QUEUE, 'Verify address: Calle de Alcalá 1, Madrid');

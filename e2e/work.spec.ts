@@ -2,6 +2,7 @@ import { expect, test } from './fixtures';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { SupervisorPage } from './pages/SupervisorPage';
 import { WorkPage } from './pages/WorkPage';
+import { checkScreen } from './screen';
 
 test.describe('working a job', () => {
   test("a short lease warns only in its last fifth; Can't be done says what it spends", async ({ openAs, jobs }) => {
@@ -221,10 +222,12 @@ test.describe('a reservation taken away', () => {
       await expect(button).toBeDisabled();
     }
     await stillTheSamePage();
+    await checkScreen(alice, 'the work page as the reservation ended', false);
 
     await alice.reload();
     await expect(work.title).toHaveText(job.title);
     await expect(work.ended).toContainText('This reservation ended: canceled by sam.');
+    await checkScreen(alice, 'the work page of a reservation that ended', false);
     await expect(work.completeButton).toHaveCount(0);
     await expect(work.payload).toHaveCount(0); // what a job is, is for its holder only
   });
