@@ -70,4 +70,56 @@ test.describe('keyboard and attention', () => {
     await alice.mouse.move(0, 0);
     await expect(toast).toBeHidden({ timeout: 3_000 });
   });
+
+  test('new work while the tab is hidden: a tone or a browser notification, as chosen in the settings box', async ({ openAs, jobs }) => {
+    const alice = await openAs('alice');
+    // The tab is in the background; the page's sounds and notifications
+    // are counted where they would reach the person.
+    await alice.addInitScript(() => {
+      Object.defineProperty(document, 'hidden', { get: () => true });
+      const w = window as unknown as Record<string, unknown>;
+      w.__tones = 0;
+      w.__notes = [] as string[];
+      const Real = window.AudioContext;
+      w.AudioContext = class extends Real {
+        createOscillator() { (w.__tones as number)++; return super.createOscillator(); }
+      };
+      w.Notification = class {
+        static permission = 'granted';
+        static requestPermission() { return Promise.resolve('granted'); }
+        onclick: (() => void) | null = null;
+        constructor(title: string) { (w.__notes as string[]).push(title); }
+        close() {}
+      };
+    });
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.live.waitUntilLive();
+    const count = (what: string) => alice.evaluate((k) => (window as unknown as Record<string, number | string[]>)[k], what);
+
+    // By default: nothing.
+    await jobs.create('invoice-review', 'Check invoice INV-E2E-QUIET');
+    await alice.waitForTimeout(1_000);
+    expect(await count('__tones')).toBe(0);
+
+    await alice.getByTestId('open-settings').click();
+    const box = alice.getByTestId('settings');
+    await box.getByLabel('A browser notification').check();
+    await box.getByRole('button', { name: 'Done' }).click();
+    await jobs.create('invoice-review', 'Check invoice INV-E2E-NOTIFY');
+    await expect.poll(() => count('__notes')).toEqual(['New job in invoice-review']);
+
+    // A tone instead, kept across pages; at most one in 10 s.
+    await alice.getByTestId('open-settings').click();
+    await box.getByLabel('A short sound').check();
+    await box.getByRole('button', { name: 'Done' }).click();
+    await alice.reload();
+    await home.live.waitUntilLive();
+    await jobs.create('invoice-review', 'Check invoice INV-E2E-TONE');
+    await expect.poll(() => count('__tones')).toBe(1);
+    await jobs.create('invoice-review', 'Check invoice INV-E2E-TONE-AGAIN');
+    await alice.waitForTimeout(1_000);
+    expect(await count('__tones')).toBe(1);
+    expect(await count('__notes')).toEqual([]);
+  });
 });

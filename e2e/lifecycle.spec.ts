@@ -1,6 +1,7 @@
 import { expect, test } from './fixtures';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { WorkPage } from './pages/WorkPage';
+import { checkScreen } from './screen';
 
 // content-moderation (seed): lease 45 s, 3 attempts, 2 extensions; bob and
 // carol are granted it, and helpdesk-bot produces into it.
@@ -73,6 +74,7 @@ test("more time is answered in place: it says what it adds and how many are left
   // The page never left: what bob typed is still there.
   await expect(bob).toHaveURL(`/jobs/${job.id}`);
   await expect(notes).toHaveValue('Read half the thread; the rest looks like spam.');
+  await checkScreen(bob, 'the work page with no more time to add', false);
 
   const held = await api.get(job);
   expect(held.state).toBe('reserved');
@@ -128,7 +130,7 @@ test('complete & next, the default button, completes the job and opens the next 
   await home.goto();
   await home.claimNextIn('content-moderation');
   expect(await work.waitForJob()).toBe(first.id);
-  await expect(work.completeNextButton).toHaveText('Complete & next');
+  await expect(work.completeNextButton).toHaveAccessibleName('Complete & next');
 
   await work.completeAndNext('Looked fine');
   await expect(bob).toHaveURL(`/jobs/${second.id}`);

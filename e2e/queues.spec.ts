@@ -81,6 +81,7 @@ test.describe('queues', () => {
     await sam.getByLabel('Name').fill(queue);
     await sam.getByRole('button', { name: 'Create queue' }).click();
     await expect(sam.getByRole('alert')).toContainText(`A queue named ${queue} already exists`);
+    await checkScreen(sam, 'the new queue form, refused', false);
 
     const addPerson = async (name: string, role: string, password: string, queues: string[]) => {
       await sam.goto('/supervisor/people');

@@ -543,6 +543,10 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.IntVar(&q.MaxExtensions, "max-extensions", 0, "extensions per reservation (default 10)")
 		fs.IntVar(&q.AgingSeconds, "aging-seconds", 0, "seconds of waiting worth one priority point (0: strict)")
 		fs.IntVar(&q.MaxHeld, "max-held", 0, "jobs of the queue one person may hold at once (0: no cap)")
+		fs.Func("outcome", "the queue's outcome form, as JSON (docs/api.md, Outcome forms)", func(v string) (err error) {
+			q.Outcome, err = tasks.ParseOutcome(v)
+			return err
+		})
 	case "user":
 		fs.StringVar(&role, "role", "", "operator, supervisor or producer")
 		fs.StringVar(&queues, "queues", "", "comma-separated granted queues")
@@ -576,8 +580,7 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role,
 			return err
 		}
 		st.record(ctx, audit.QueueChanged, q.Name, audit.SettingsDetail(q))
-		fmt.Fprintf(stdout, "queue %s: lease %ds, %d attempts, %d extensions, ageing %ds, max held %d\n",
-			q.Name, q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.AgingSeconds, q.MaxHeld)
+		fmt.Fprintf(stdout, "queue %s: %s\n", q.Name, audit.SettingsDetail(q))
 	case "user":
 		password := ""
 		if passwordStdin {

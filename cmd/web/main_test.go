@@ -119,6 +119,18 @@ func TestCommands(t *testing.T) {
 		entries[2].Action != audit.QueuePaused || entries[0].Actor != audit.CommandLine || entries[0].Target != "triage" {
 		t.Fatalf("audit log = %+v, %v", entries, err)
 	}
+	// An outcome form from the command line; a bad one is a usage error.
+	form := `{"choices": ["keep", "drop"], "fields": [{"name": "why", "type": "text", "required_for": ["drop"]}]}`
+	if out, err := cmd("", "queue", "add", "triage", "--lease-seconds", "90", "--max-held", "2", "--outcome", form); err != nil ||
+		!strings.Contains(out, "outcome form of 2 choices and 1 fields") {
+		t.Fatalf("queue add --outcome: %v\n%s", err, out)
+	}
+	if q, _ := st.Queue(ctx, "triage"); q.Outcome.Empty() || q.Outcome.Fields[0].RequiredFor[0] != "drop" {
+		t.Fatalf("after queue add --outcome: %+v", q.Outcome)
+	}
+	if _, err := cmd("", "queue", "add", "triage", "--outcome", `{"choices": ["one"]}`); err == nil || !strings.Contains(err.Error(), "outcome.choices") {
+		t.Fatalf("queue add with a bad outcome form: %v", err)
+	}
 	if _, err := cmd("", "queue", "pause", "no-such-queue"); !errors.Is(err, tasks.ErrQueueNotFound) {
 		t.Fatalf("queue pause of a missing queue: %v", err)
 	}

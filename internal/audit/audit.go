@@ -129,8 +129,12 @@ func (l *Log) List(ctx context.Context, cursor string, limit int) ([]Entry, stri
 
 // SettingsDetail says a queue's settings, as an entry's detail.
 func SettingsDetail(q tasks.Queue) string {
-	return fmt.Sprintf("lease %ds, %d attempts, %d extensions, max hold %ds, ageing %ds, max held %d",
-		q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.MaxHoldSeconds, q.AgingSeconds, q.MaxHeld)
+	form := "no outcome form"
+	if o := q.Outcome; !o.Empty() {
+		form = fmt.Sprintf("outcome form of %d choices and %d fields", len(o.Choices), len(o.Fields))
+	}
+	return fmt.Sprintf("lease %ds, %d attempts, %d extensions, max hold %ds, ageing %ds, max held %d, %s",
+		q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.MaxHoldSeconds, q.AgingSeconds, q.MaxHeld, form)
 }
 
 // PersonDetail says a user's role and grants, and whether the password
