@@ -193,7 +193,7 @@ test.describe('an abandoned reservation', () => {
     await aliceWork.completeDespiteLostReservation('Looked fine to me.', { approved: 'yes' });
     expect((await answered).status()).toBe(200);
     await expect(aliceWork.ended).toContainText('This reservation ended: your time ran out.');
-    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Looked fine to me.');
+    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Looked fine to me.\napproved: yes');
     const untouched = await api.get(job);
     expect(untouched.state).toBe('reserved');
     expect(untouched.reserved_by).toBe('carol');
@@ -320,6 +320,9 @@ test.describe('the connection indicator', () => {
     await ws.drop(0);
     await home.live.expectState('reconnecting');
     await expect(home.live.indicator).toHaveText('reconnecting…');
+    // The server itself still answers: no banner, the forms go on working.
+    await page.waitForTimeout(3_500);
+    await expect(page.getByTestId('offline')).toBeHidden();
     // The page tries again (after half a second); hold that attempt back.
     await expect.poll(() => ws.count()).toBe(2);
     await home.live.expectState('reconnecting');
@@ -354,7 +357,9 @@ test.describe('the connection indicator', () => {
     const stillTheSamePage = await work.live.markDocument();
     await work.notes.fill('Checked the amounts.');
 
-    // The server is out of reach: the live connection drops and stays down.
+    // The server is out of reach: the live connection drops and stays
+    // down, and the page's own question goes unanswered.
+    await page.route('**/healthz', (route) => route.abort('connectionrefused'));
     await ws.drop(1);
     const banner = page.getByTestId('offline');
     await expect(banner).toBeVisible({ timeout: 5_000 });
@@ -371,6 +376,7 @@ test.describe('the connection indicator', () => {
     await checkScreen(page, 'the work page, offline', false);
 
     // Back: the banner goes by itself and the form is sent as it was.
+    await page.unroute('**/healthz');
     ws.letThrough(2);
     await work.live.waitUntilLive();
     await expect(banner).toBeHidden();

@@ -175,7 +175,7 @@ test.describe('a reservation taken away', () => {
     // shows the notes it did not save, to copy.
     expect((await answered).status()).toBe(200);
     await expect(work.ended).toContainText('This reservation ended: taken back by sam.');
-    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Done, I think.');
+    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Done, I think.\napproved: yes');
     await expect(work.completeButton).toHaveCount(0);
     await stillTheSamePage();
 

@@ -128,8 +128,12 @@
   document.addEventListener("htmx:afterSwap", function (e) {
     localTimes(e.target); localNumbers(e.target);
     var problem = e.target.querySelector && e.target.querySelector(".field-problem, .problem[role=alert]");
-    var box = problem && problem.closest("label, fieldset, form, details");
-    var field = box && box.querySelector("input:not([type=hidden]), select, textarea, button");
+    if (!problem) return;
+    // The control the problem describes, else the nearest around it.
+    var box = (problem.id && e.target.querySelector('[aria-describedby~="' + CSS.escape(problem.id) + '"]')) ||
+      problem.closest("label, fieldset, form, details");
+    var controls = "input:not([type=hidden]), select, textarea, button";
+    var field = box && (box.matches(controls) ? box : box.querySelector(controls));
     if (field) field.focus();
   });
 
@@ -152,12 +156,23 @@
         if (on) b.setAttribute("aria-disabled", "true"); else b.removeAttribute("aria-disabled");
       });
     },
-    // lost says the live connection dropped: a banner if it stays down.
+    // lost says the live connection dropped: if it is still down in a
+    // moment, the page asks the server itself (the live connection alone
+    // may be refused, or not let through by a proxy).
     lost: function () {
       var self = this;
-      if (!self.on && !self.timer) self.timer = setTimeout(function () { self.set(true); }, 2500);
+      if (self.on || self.timer) return;
+      self.timer = setTimeout(function () {
+        self.timer = null;
+        if (live && live.dataset.state === "live") return;
+        reachable().catch(probe);
+      }, 2500);
     },
   };
+  var live = document.getElementById("live");
+  function reachable() {
+    return fetch("/healthz", { cache: "no-store" }).then(function (r) { if (!r.ok) throw new Error(r.status); });
+  }
   if (offline.box) offline.box.tabIndex = -1;
   // A request that could not be sent, or the browser going offline, may
   // leave the live connection up: the page then asks the server itself,
@@ -167,20 +182,33 @@
     if (offline.probing) return;
     offline.probing = true;
     (function again() {
-      fetch("/healthz", { cache: "no-store" }).then(function (r) {
-        if (!r.ok) throw new Error("not yet");
+      reachable().then(function () {
         offline.probing = false;
         offline.set(false);
       }).catch(function () { setTimeout(again, 3000); });
     })();
   }
   document.addEventListener("htmx:sendError", probe);
+  // A form answered in place that fails otherwise than the page expects
+  // (the job is gone, the session ended, the server failed) shows the
+  // answer's words in place of the page, as a form sent without the
+  // script would.
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var d = e.detail;
+    if (d.xhr.status < 400 || !d.elt.matches || !d.elt.matches("form[hx-post]")) return;
+    d.shouldSwap = true;
+    d.isError = false;
+    d.target = document.querySelector("main");
+    d.selectOverride = "main";
+    d.swapOverride = "outerHTML";
+  });
   window.addEventListener("offline", probe);
 
   // Destructive buttons ask first. Once a form is on its way, notices
   // about what it did are no news to this page.
   var acting = false;
   document.addEventListener("submit", function (e) {
+    if (e.target.method === "dialog") return; // closes a box; sends nothing
     var msg = e.target.dataset && e.target.dataset.confirm;
     // Offline, a form would only lead to the browser's error page, and
     // what was typed would be gone: it waits until the server is back.
@@ -423,7 +451,6 @@
   }
 
   function connect() {
-    var live = document.getElementById("live");
     if (!live || !window.WebSocket) return;
     var delay = 500;
     function open() {
@@ -468,7 +495,17 @@
     set: function (k, v) { try { localStorage.setItem("claimdesk." + k, v); } catch (e) { /* kept for this page only */ } },
   };
   function hotkeysOn() { return settings.get("hotkeys", "on") === "on"; }
-  document.documentElement.classList.toggle("no-hotkeys", !hotkeysOn());
+  // applyHotkeys shows the buttons' keys, to the eye and to assistive
+  // technology, only while single-key shortcuts are on.
+  function applyHotkeys() {
+    var on = hotkeysOn();
+    document.documentElement.classList.toggle("no-hotkeys", !on);
+    document.querySelectorAll("[data-hotkey]").forEach(function (b) {
+      if (on) b.setAttribute("aria-keyshortcuts", b.dataset.hotkey); else b.removeAttribute("aria-keyshortcuts");
+    });
+  }
+  applyHotkeys();
+  document.addEventListener("htmx:afterSwap", applyHotkeys);
 
   // alertNewWork tells of a new job while the tab is hidden, as the
   // viewer chose: a short tone, or a browser notification; at most once
@@ -532,7 +569,7 @@
     var el = e.target;
     if (el.dataset.setting === "hotkeys") {
       settings.set("hotkeys", el.checked ? "on" : "off");
-      document.documentElement.classList.toggle("no-hotkeys", !el.checked);
+      applyHotkeys();
     }
     if (el.dataset.setting !== "alert") return;
     var problem = dialog.querySelector("[data-alert-problem]");
@@ -554,9 +591,12 @@
   // never while typing, and none while they are turned off; ? opens the
   // box that lists them.
   document.addEventListener("keydown", function (e) {
-    if (e.ctrlKey || e.metaKey || e.altKey || !hotkeysOn() || (dialog && dialog.open)) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || acting || !hotkeysOn() || (dialog && dialog.open)) return;
+    // Not while typing: in a text box, but a radio button or a checkbox
+    // takes no letters.
     var t = e.target;
-    if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+    if (t && (t.isContentEditable || /^(TEXTAREA|SELECT)$/.test(t.tagName) ||
+      t.tagName === "INPUT" && !/^(radio|checkbox|button|submit)$/.test(t.type))) return;
     if (e.key === "?") { e.preventDefault(); openSettings(); return; }
     var b = document.querySelector('main [data-hotkey="' + CSS.escape(e.key) + '"]');
     if (b && !b.disabled) { e.preventDefault(); b.click(); }

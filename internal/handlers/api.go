@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -563,6 +564,11 @@ func (s *Server) apiComplete(c echo.Context) error {
 			return nil, err
 		}
 		if err := form.Check(b.Result); err != nil {
+			// Said only to the job's holder: anyone else learns that the
+			// reservation is not theirs, as the engine would say.
+			if r, herr := s.tasks.Held(ctx, id, h.Holder); herr != nil || r.Token != h.Token {
+				return nil, cmp.Or(herr, tasks.ErrReservationLost)
+			}
 			return nil, err
 		}
 		if !next {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
 )
 
 const reviewForm = `{"choices": ["approve", "reject"], "fields": [
@@ -49,6 +50,9 @@ func TestOutcomeOverTheAPI(t *testing.T) {
 	if j, _ := a.tasks.Get(context.Background(), id); j.State != tasks.StateReserved || j.Result != nil {
 		t.Fatalf("a refused result changed the job: %+v", j)
 	}
+	// The form's problems are told to the job's holder only: anyone else
+	// learns that the reservation is not theirs.
+	a.expect("POST", path, a.other, `{"token": "`+token+`", "result": {"decision": "maybe"}}`, 409, "reservation_lost")
 	// complete?next=true is held to the same form.
 	a.expect("POST", path+"?next=true", a.operator, `{"token": "`+token+`"}`, 400, "invalid_field")
 
@@ -61,6 +65,37 @@ func TestOutcomeOverTheAPI(t *testing.T) {
 	a.enqueue("free again")
 	id, token = a.claim()
 	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token": "`+token+`", "result": {"anything": true}}`, 200, "")
+}
+
+// The settings form keeps the outcome form unless its box is sent: a
+// post without it (a page from before outcome forms) changes the rest.
+func TestSettingsFormKeepsTheOutcome(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": `+reviewForm+`}`, 200, "")
+	name, _ := a.newUser(users.Supervisor)
+	b := a.browser().login(name, "password-"+name)
+	b.do("GET", "/supervisor/queues/"+a.queue, nil)
+	if !strings.Contains(b.body, `&#34;required_for&#34;: [`) {
+		t.Fatalf("the settings form does not show the outcome form:\n%s", b.body)
+	}
+	settings := url.Values{"_csrf": {b.csrf}, "lease_seconds": {"120"}, "max_attempts": {"3"}, "max_extensions": {"2"},
+		"max_hold_seconds": {"3600"}, "aging_seconds": {"0"}, "max_held": {"0"}}
+	b.do("POST", "/supervisor/queues/"+a.queue+"/settings", settings)
+	q, err := a.tasks.Queue(context.Background(), a.queue)
+	if b.status != 303 || err != nil || q.LeaseSeconds != 120 || q.Outcome.Empty() {
+		t.Fatalf("settings without the outcome box: %d, %+v, %v", b.status, q, err)
+	}
+	settings.Set("outcome", "  ")
+	b.do("POST", "/supervisor/queues/"+a.queue+"/settings", settings)
+	if q, _ = a.tasks.Queue(context.Background(), a.queue); b.status != 303 || q.Outcome != nil {
+		t.Fatalf("settings with the outcome box emptied: %d, %+v", b.status, q.Outcome)
+	}
+	settings.Set("outcome", `{"choices": ["a"]}`)
+	b.do("POST", "/supervisor/queues/"+a.queue+"/settings", settings)
+	if b.status != 400 || !strings.Contains(b.body, "Outcome form: outcome.choices must be 2 to 10 choices, or none.") ||
+		!strings.Contains(b.body, `{&#34;choices&#34;: [&#34;a&#34;]}</textarea>`) {
+		t.Fatalf("a bad outcome form: %d\n%s", b.status, b.body)
+	}
 }
 
 // On the work page the form is the queue's; a refused completion comes

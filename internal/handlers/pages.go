@@ -581,13 +581,18 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 		}
 		*f.to, *f.set = n, &n
 	}
+	// The outcome form, when the form sent its box (a box left empty
+	// removes it).
+	if form, err := c.FormParams(); err != nil || form["outcome"] == nil {
+		return p, ""
+	}
 	o, err := tasks.ParseOutcome(c.FormValue("outcome"))
 	var v *tasks.ValidationError
 	if errors.As(err, &v) {
 		return p, views.SettingProblem(v)
 	}
 	if o == nil {
-		o = &tasks.Outcome{} // none: an empty form removes it
+		o = &tasks.Outcome{}
 	}
 	q.Outcome, p.Outcome = o, o
 	return p, ""

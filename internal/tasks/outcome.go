@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,8 +137,8 @@ func (o Outcome) Validate() error {
 				return invalid(at+".options", "must be 2 to %d options", maxOptions)
 			}
 			for j, opt := range f.Options {
-				if strings.TrimSpace(opt) == "" || utf8.RuneCountInString(opt) > maxLabel || !utf8.ValidString(opt) {
-					return invalid(fmt.Sprintf("%s.options[%d]", at, j), "must be 1 to %d characters", maxLabel)
+				if strings.TrimSpace(opt) != opt || opt == "" || utf8.RuneCountInString(opt) > maxLabel || !utf8.ValidString(opt) {
+					return invalid(fmt.Sprintf("%s.options[%d]", at, j), "must be 1 to %d characters, without spaces around", maxLabel)
 				}
 				if slices.Index(f.Options, opt) < j {
 					return invalid(fmt.Sprintf("%s.options[%d]", at, j), "repeats %q", opt)
@@ -156,7 +158,7 @@ func ParseOutcome(raw string) (*Outcome, error) {
 	if raw == "" || raw == "null" {
 		return nil, nil
 	}
-	if e := strictjson.Check([]byte(raw), nil); e != nil {
+	if e := strictjson.Check([]byte(raw), reflect.TypeOf(Outcome{})); e != nil {
 		return nil, invalid(e.In("outcome"), "%s", e.Problem)
 	}
 	dec := json.NewDecoder(strings.NewReader(raw))
@@ -285,6 +287,25 @@ func (o *Outcome) Check(result json.RawMessage) error {
 	return nil
 }
 
+// thousands matches a number written with commas between groups of
+// three digits: 1,250 or 1,250.5.
+var thousands = regexp.MustCompile(`^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$`)
+
+// readNumber reads a number as a person types it: 1250, 12.5, -3, or with
+// commas between thousands (1,250.5). A comma anywhere else (12,50, a
+// decimal comma) is refused rather than guessed at, as is what is not a
+// finite number.
+func readNumber(v string) (float64, error) {
+	if thousands.MatchString(v) {
+		v = strings.ReplaceAll(v, ",", "")
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+		return 0, errors.New("not a number")
+	}
+	return n, nil
+}
+
 // check says what is wrong with a field's value (JSON, not null), or "".
 func (f OutcomeField) check(raw json.RawMessage) string {
 	switch f.Type {
@@ -333,8 +354,8 @@ func (o *Outcome) FromForm(get func(name string) string) (json.RawMessage, error
 		}
 		switch f.Type {
 		case FieldNumber:
-			n, err := strconv.ParseFloat(strings.ReplaceAll(v, ",", ""), 64)
-			if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+			n, err := readNumber(v)
+			if err != nil {
 				e.add(f.Name, "must be a number")
 				continue
 			}

@@ -59,6 +59,8 @@ func TestParseOutcome(t *testing.T) {
 		`{"fields": [{"name": "r", "type": "text", "colour": "red"}]}`:                              "outcome",
 		`{"choices": ["a", "b"], "choices": ["c", "d"]}`:                                            "outcome",
 		`[1, 2]`: "outcome",
+		`{"fields": [{"name": "a", "type": "one_of", "options": [" x", "y"]}]}`: "outcome.fields[0].options[0]",
+		`{"Choices": ["a", "b"]}`: "outcome",
 	}
 	for raw, field := range bad {
 		_, err := ParseOutcome(raw)
@@ -137,6 +139,23 @@ func TestOutcomeFromForm(t *testing.T) {
 	if m["decision"] != "refund" || m["refund_amount"] != 1188.5 || m["customer_told"] != false ||
 		m["notes"] != "Refunded." || len(m) != 5 {
 		t.Errorf("result %s", got)
+	}
+	// Commas only between thousands: a decimal comma is refused, not guessed.
+	for typed, want := range map[string]any{"1,250": 1250.0, "1,250.5": 1250.5, "-3": -3.0, "12,50": nil, "1,2": nil,
+		"1.234,56": nil, "1e400": nil, "NaN": nil, "twelve": nil} {
+		form.Set("refund_amount", typed)
+		got, err := o.FromForm(form.Get)
+		if want == nil {
+			var oe *OutcomeError
+			if !errors.As(err, &oe) || oe.Fields["refund_amount"] != "must be a number" {
+				t.Errorf("%q read as a number: %s, %v", typed, got, err)
+			}
+			continue
+		}
+		var m map[string]any
+		if err != nil || json.Unmarshal(got, &m) != nil || m["refund_amount"] != want {
+			t.Errorf("%q read as %v (%v), want %v", typed, m["refund_amount"], err, want)
+		}
 	}
 	// Every problem at once, in the form's order, the unreadable first.
 	_, err = o.FromForm(url.Values{"decision": {"refund"}, "refund_amount": {"twelve"}, "customer_told": {"maybe"}}.Get)
