@@ -122,4 +122,23 @@ test.describe('keyboard and attention', () => {
     expect(await count('__tones')).toBe(1);
     expect(await count('__notes')).toEqual([]);
   });
+
+  test('an action answered in place that fails unexpectedly shows the error page\'s words in place of the page', async ({ openAs, jobs, api }) => {
+    const alice = await openAs('alice');
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-FAILED-IN-PLACE');
+    const home = new OperatorHomePage(alice);
+    const work = new WorkPage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    expect(await work.waitForJob()).toBe(job.id);
+    // The server's answer to Give back is lost to a failing proxy.
+    await alice.route(`**/jobs/${job.id}/release`, (route) => route.fulfill({
+      status: 502, contentType: 'text/html',
+      body: '<!DOCTYPE html><title>Bad gateway</title><main id="main"><h1>Bad gateway</h1><p>The proxy could not reach claimdesk.</p></main>',
+    }));
+    await work.releaseButton.click();
+    await expect(alice.getByRole('heading', { name: 'Bad gateway' })).toBeVisible();
+    await expect(alice.getByText('The proxy could not reach claimdesk.')).toBeVisible();
+    expect((await api.get(job)).state).toBe('reserved');
+  });
 });
