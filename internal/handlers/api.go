@@ -233,6 +233,7 @@ func (s *Server) deleteQueue(c echo.Context, name string) error {
 // the queue that its settings changed (notify.QueueSettings).
 func (s *Server) queueSettingsChanged(ctx context.Context, queue string, paused bool) {
 	s.board.queues.drop()
+	s.board.settings.Delete(queue) // here at once; other instances by the notice
 	s.bus.TellQueueSettings(ctx, queue, paused)
 }
 

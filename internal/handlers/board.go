@@ -27,7 +27,17 @@ const boardFetchTimeout = 5 * time.Second
 type board struct {
 	queues       shared[[]tasks.QueueStats]
 	reservations shared[tasks.Page]
+	// settings are each queue's settings (name → *shared[tasks.Queue]),
+	// which a holder's every action reads (the outcome form, the limits
+	// of more time): kept until a notice says they changed (a queue's
+	// settings, or a resync) or settingsTTL passes, not dropped by every
+	// job's change as the counts are.
+	settings sync.Map
 }
+
+// settingsTTL bounds how long a queue's settings are kept when the notice
+// of their change was lost.
+const settingsTTL = 5 * time.Second
 
 func newBoard() *board {
 	return &board{queues: shared[[]tasks.QueueStats]{ttl: boardTTL}, reservations: shared[tasks.Page]{ttl: boardTTL}}
@@ -48,7 +58,10 @@ func (b *board) observe(_ context.Context, fx tasks.Effects) {
 // a queue, the reservations, or everything after a resync.
 func (b *board) heard(n *notify.Notice) {
 	switch n.Type {
-	case notify.QueueChanged, notify.QueueSettings:
+	case notify.QueueSettings:
+		b.queues.drop()
+		b.settings.Delete(n.Queue)
+	case notify.QueueChanged:
 		b.queues.drop()
 	case notify.ReservationCreated, notify.ReservationExtended, notify.ReservationReleased,
 		notify.ReservationCompleted, notify.ReservationExpired:
@@ -56,6 +69,7 @@ func (b *board) heard(n *notify.Notice) {
 	case notify.Resync:
 		b.queues.drop()
 		b.reservations.drop()
+		b.settings.Clear()
 	}
 }
 
@@ -137,16 +151,14 @@ func (s *shared[T]) run(f *fetch[T], read func(context.Context) (T, error)) {
 // queueSettings returns the settings of the named queue, from the
 // instance's board.
 func (s *Server) queueSettings(ctx context.Context, name string) (tasks.Queue, error) {
-	all, err := s.board.queues.get(ctx, s.tasks.Queues)
-	if err != nil {
-		return tasks.Queue{}, err
+	v, _ := s.board.settings.LoadOrStore(name, &shared[tasks.Queue]{ttl: settingsTTL})
+	q, err := v.(*shared[tasks.Queue]).get(ctx, func(ctx context.Context) (tasks.Queue, error) {
+		return s.tasks.Queue(ctx, name)
+	})
+	if errors.Is(err, tasks.ErrQueueNotFound) {
+		s.board.settings.Delete(name) // only queues that exist are kept
 	}
-	for _, q := range all {
-		if q.Queue.Name == name {
-			return q.Queue, nil
-		}
-	}
-	return tasks.Queue{}, tasks.ErrQueueNotFound
+	return q, err
 }
 
 // outcomeOf returns the outcome form of the job's queue: nil when it has

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -178,4 +179,29 @@ func TestRefusedActionsInPlace(t *testing.T) {
 	if b.status != 409 || !strings.Contains(b.body, `data-testid="ended"`) {
 		t.Fatalf("release after the reservation ended: %d", b.status)
 	}
+}
+
+// Checking a completion against its queue's form reads the form from the
+// instance's board: once, not again for every job, though every job's
+// change drops the board's counts.
+func TestOutcomeCheckReadsNothingMore(t *testing.T) {
+	a, log := appLogged(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": `+reviewForm+`}`, 200, "")
+	result := `"result": {"decision": "approve", "amount": 3}`
+	for i := range 3 {
+		a.enqueue(fmt.Sprintf("job %d", i))
+		id, token := a.claim()
+		cmds := log.during(func() {
+			a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token": "`+token+`", `+result+`}`, 200, "")
+		})
+		joined := strings.Join(cmds, "\n")
+		if i > 0 && (strings.Contains(joined, "hgetall") || strings.Contains(joined, "stats") || strings.Contains(joined, "smembers")) {
+			t.Fatalf("complete %d read the queue's settings again: %v", i, cmds)
+		}
+	}
+	// A change of the form applies at once on this instance.
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": {}}`, 200, "")
+	a.enqueue("free")
+	id, token := a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token": "`+token+`", "result": {"free": true}}`, 200, "")
 }
