@@ -3,6 +3,7 @@ package seed
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -112,7 +113,10 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 			case roll < 5:
 				_, err = ts.Fail(ctx, *id, held.Hold(), "Not enough information to decide; sent back to the requester.")
 			default:
-				_, err = ts.Complete(ctx, *id, held.Hold(), nil)
+				var result json.RawMessage
+				if result, err = outcomeOf(q.Outcome, r); err == nil {
+					_, err = ts.Complete(ctx, *id, held.Hold(), result)
+				}
 			}
 			return err
 		})
@@ -153,4 +157,52 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 		}
 	}
 	return arrived, nil
+}
+
+// demoTexts are what the demo's people write in an outcome form's text
+// fields, by field name.
+var demoTexts = map[string][]string{
+	"escalated_to": {"Platform team", "Billing lead", "Data protection officer"},
+}
+
+// outcomeOf is a result that fits the queue's outcome form, as a person
+// would fill it in: the first decision most of the time, the required
+// fields and now and then an optional one. None for a queue without one.
+func outcomeOf(o *tasks.Outcome, r *rand.Rand) (json.RawMessage, error) {
+	if o.Empty() {
+		return nil, nil
+	}
+	res := map[string]any{}
+	decision := ""
+	if len(o.Choices) > 0 {
+		decision = o.Choices[0]
+		if r.IntN(3) == 0 {
+			decision = o.Choices[r.IntN(len(o.Choices))]
+		}
+		res["decision"] = decision
+	}
+	for _, f := range o.Fields {
+		if !f.Required && !slices.Contains(f.RequiredFor, decision) && r.IntN(4) > 0 {
+			continue
+		}
+		switch f.Type {
+		case tasks.FieldNumber:
+			res[f.Name] = float64(1000+r.IntN(200000)) / 100
+		case tasks.FieldYesNo:
+			res[f.Name] = r.IntN(5) > 0
+		case tasks.FieldOneOf:
+			res[f.Name] = f.Options[r.IntN(len(f.Options))]
+		default:
+			texts, ok := demoTexts[f.Name]
+			if !ok {
+				texts = []string{"Noted in the ticket."}
+			}
+			res[f.Name] = texts[r.IntN(len(texts))]
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	return b, o.Check(b)
 }

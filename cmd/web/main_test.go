@@ -77,6 +77,22 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("the demo's reservations ended given back %d, failed %d, ran out %d, taken back %d times: want some of each",
 			given, failed, expired, taken)
 	}
+	// A queue with an outcome form: the demo's completions fit it.
+	ts := tasks.New(srv.Client())
+	support, err := ts.Queue(ctx, "support-escalations")
+	if err != nil || support.Outcome.Empty() {
+		t.Fatalf("the demo's support-escalations has no outcome form: %+v, %v", support.Outcome, err)
+	}
+	done, err := ts.ListJobs(ctx, "support-escalations", tasks.StateCompleted, 20, "")
+	if err != nil || len(done.Jobs) == 0 {
+		t.Fatalf("the demo completed no support-escalations job: %v", err)
+	}
+	for _, j := range done.Jobs {
+		full, err := ts.Get(ctx, j.ID)
+		if err != nil || full.Result == nil || support.Outcome.Check(full.Result) != nil {
+			t.Fatalf("a demo completion of support-escalations does not fit its form: %s, %v", full.Result, err)
+		}
+	}
 	out, err = cmd("", "seed")
 	if err != nil || !strings.Contains(out, "0 jobs added") {
 		t.Fatalf("second seed is not idempotent: %v\n%s", err, out)
