@@ -43,6 +43,16 @@ func isMoneyKey(key string) bool {
 	return len(words) > 0 && (moneyWords[words[len(words)-1]] || moneyWords[strings.Join(words, "_")])
 }
 
+// keyCurrency is the currency a key names after its amount of money:
+// "amount_eur" and "totalUSD" are amounts in EUR and USD; "" else.
+func keyCurrency(key string) string {
+	words := strings.Fields(strings.ToLower(Field{Key: key}.Label()))
+	if n := len(words); n >= 2 && moneyWords[words[n-2]] && isCurrency(strings.ToUpper(words[n-1])) {
+		return strings.ToUpper(words[n-1])
+	}
+	return ""
+}
+
 // isCurrency reports whether v is an ISO 4217 code: three capital letters.
 func isCurrency(v string) bool {
 	if len(v) != 3 {
@@ -70,6 +80,8 @@ func markMoney(fields []Field, currency string) {
 		switch {
 		case f.Kind == "object" || f.Kind == "array":
 			markMoney(f.Items, currency)
+		case f.Kind == "number" && keyCurrency(f.Key) != "":
+			f.Currency = keyCurrency(f.Key)
 		case f.Kind == "number" && currency != "" && isMoneyKey(f.Key):
 			f.Currency = currency
 		}

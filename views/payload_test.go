@@ -34,7 +34,7 @@ func TestPayloadReadable(t *testing.T) {
 // without a currency; a calendar date is a date.
 func TestPayloadMoneyAndDates(t *testing.T) {
 	fields := ParsePayload([]byte(`{"invoice": {"currency": "CHF", "gross": 2617.1, "vat_rate": 0.081, "due": "2026-12-12",
-		"lines": [{"qty": 46, "unit_price": 38.5}]}, "refundAmount": 12, "other": {"currency": "euro", "total": 3}}`))
+		"lines": [{"qty": 46, "unit_price": 38.5}]}, "refundAmount": 12, "amount_eur": 1188, "days_age": 3, "other": {"currency": "euro", "total": 3}}`))
 	byPath := map[string]Field{}
 	var walk func(prefix string, fs []Field)
 	walk = func(prefix string, fs []Field) {
@@ -46,7 +46,7 @@ func TestPayloadMoneyAndDates(t *testing.T) {
 	walk("", fields)
 	for path, want := range map[string]string{
 		"invoice.gross": "CHF", "invoice.lines.1.unit_price": "CHF", "invoice.vat_rate": "", "invoice.lines.1.qty": "",
-		"refundAmount": "", "other.total": "",
+		"refundAmount": "", "other.total": "", "amount_eur": "EUR", "days_age": "",
 	} {
 		if got := byPath[path].Currency; got != want {
 			t.Errorf("%s: currency %q, want %q", path, got, want)

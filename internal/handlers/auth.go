@@ -176,9 +176,13 @@ func forbidden() error {
 	return newError(http.StatusForbidden, "forbidden", "your role does not allow this")
 }
 
+// fromScript reports whether the page's script (htmx) sent the request,
+// to be answered in place rather than with a new page.
+func fromScript(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
 // redirect answers a browser: htmx follows HX-Redirect, a form a 303.
 func redirect(c echo.Context, target string) error {
-	if c.Request().Header.Get("HX-Request") == "true" {
+	if fromScript(c) {
 		c.Response().Header().Set("HX-Redirect", target)
 		return c.NoContent(http.StatusNoContent)
 	}

@@ -274,7 +274,7 @@ func (s *Server) refused(c echo.Context, action string, err error) error {
 		w.Typed = form
 	}
 	status := pub.Status
-	if c.Request().Header.Get("HX-Request") == "true" {
+	if fromScript(c) {
 		status = http.StatusOK
 		if w.Lost {
 			c.Response().Header().Set("HX-Retarget", "article.work")
@@ -334,7 +334,7 @@ func (s *Server) workAction(c echo.Context) error {
 		if j, err = s.tasks.Extend(ctx, id, h, secs); err != nil {
 			break
 		}
-		if c.Request().Header.Get("HX-Request") == "true" {
+		if fromScript(c) {
 			// The countdown and the More time box, saying so.
 			w, err := s.workView(c)
 			if err != nil {
