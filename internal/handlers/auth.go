@@ -140,11 +140,14 @@ func currentUser(c echo.Context) (users.User, bool) {
 }
 
 // requireUser sends the anonymous to the login page (pages) or answers 401
-// (API).
+// (the API, and the websocket, whose client follows no redirect).
 func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if _, ok := currentUser(c); ok {
 			return next(c)
+		}
+		if c.Request().URL.Path == "/ws" {
+			return newError(http.StatusUnauthorized, "unauthenticated", "log in: the live feed is for browser sessions")
 		}
 		if isAPI(c) {
 			return newError(http.StatusUnauthorized, "unauthenticated", "log in or send an API token")
@@ -189,17 +192,44 @@ func redirect(c echo.Context, target string) error {
 	return c.Redirect(http.StatusSeeOther, target)
 }
 
-// csrfToken returns the session's CSRF token, making one if needed.
+// csrfCookie holds the CSRF token of a visitor who is not logged in.
+const csrfCookie = "claimdesk_csrf"
+
+// csrfToken returns the request's CSRF token, making one if needed. A
+// logged-in user's is kept in the session. A visitor's (the login form's)
+// is a cookie of its own that the form must repeat: storing a session for
+// every anonymous page view would let anyone fill Redis with them.
 func (s *Server) csrfToken(c echo.Context) string {
 	ctx := c.Request().Context()
 	if t := s.sessions.GetString(ctx, sessionCSRF); t != "" {
 		return t
 	}
+	if _, ok := currentUser(c); !ok {
+		if t := visitorCSRF(c); t != "" {
+			return t
+		}
+	}
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
 	t := base64.RawURLEncoding.EncodeToString(b[:])
-	s.sessions.Put(ctx, sessionCSRF, t)
+	if _, ok := currentUser(c); ok {
+		s.sessions.Put(ctx, sessionCSRF, t)
+		return t
+	}
+	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: t, Path: "/", HttpOnly: true,
+		Secure: s.sessions.Cookie.Secure, SameSite: http.SameSiteStrictMode})
+	c.Request().AddCookie(&http.Cookie{Name: csrfCookie, Value: t}) // for a second call in this request
 	return t
+}
+
+// visitorCSRF returns the CSRF token of the request's csrfCookie, if it
+// holds one of the right shape.
+func visitorCSRF(c echo.Context) string {
+	ck, err := c.Cookie(csrfCookie)
+	if err != nil || len(ck.Value) != 43 {
+		return ""
+	}
+	return ck.Value
 }
 
 // checkCSRF refuses state-changing requests that ride on the session
@@ -215,6 +245,9 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c) // no cookie rides along; the API answers 401 itself
 		}
 		want := s.sessions.GetString(c.Request().Context(), sessionCSRF)
+		if _, known := currentUser(c); !known && want == "" {
+			want = visitorCSRF(c)
+		}
 		got := c.Request().Header.Get("X-CSRF-Token")
 		if got == "" && !strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
 			form, err := c.FormParams()
@@ -276,6 +309,8 @@ func (s *Server) login(c echo.Context) error {
 	s.sessions.Put(ctx, sessionUser, u.Name)
 	s.sessions.Put(ctx, sessionEpoch, u.Epoch)
 	s.sessions.Remove(ctx, sessionCSRF)
+	c.SetCookie(&http.Cookie{Name: csrfCookie, Path: "/", MaxAge: -1, HttpOnly: true,
+		Secure: s.sessions.Cookie.Secure, SameSite: http.SameSiteStrictMode})
 	return redirect(c, s.localPath(c.FormValue("next"), "/"))
 }
 
@@ -298,8 +333,14 @@ func (s *Server) localPath(target, fallback string) string {
 }
 
 func (s *Server) logout(c echo.Context) error {
-	if err := s.sessions.Destroy(c.Request().Context()); err != nil {
+	ctx := c.Request().Context()
+	if err := s.sessions.Destroy(ctx); err != nil {
 		return err
+	}
+	// The session's websockets (other tabs) close: every instance looks
+	// at the user's again, and those of other sessions stay.
+	if u, ok := currentUser(c); ok {
+		s.bus.TellUserChanged(ctx, u.Name)
 	}
 	return redirect(c, "/login")
 }

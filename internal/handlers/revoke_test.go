@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -319,4 +320,50 @@ func TestUserChangedUnannouncedAsTheSocketOpensClosesIt(t *testing.T) {
 	t.Cleanup(a.srv.Close)
 	page, _ := a.live("operator", b)
 	page.closedWithin(atOnce, closeSessionEnded)
+}
+
+func TestLogoutClosesThatSessionsSockets(t *testing.T) {
+	a := newApp(t)
+	name, b := a.person(users.Operator, a.queue)
+	other := a.browser()
+	if other.login(name, "password-"+name); other.status != http.StatusSeeOther {
+		t.Fatalf("second login: %d", other.status)
+	}
+	page, _ := a.live("the tab of the session logged out", b)
+	stays, _ := a.live("a tab of the user's other session", other)
+
+	b.do("GET", "/", nil)
+	if b.do("POST", "/logout", url.Values{"_csrf": {b.csrf}}); b.status != http.StatusSeeOther {
+		t.Fatalf("logout: %d", b.status)
+	}
+	page.closedWithin(atOnce, closeSessionEnded)
+	b.loggedOut("the session logged out")
+	// The other session goes on, its socket too.
+	a.enqueue("after one session logged out")
+	if got := stays.read(); !strings.Contains(string(got), "after one session logged out") {
+		t.Fatalf("the other session's socket: %s", got)
+	}
+}
+
+func TestSessionRunOutClosesItsSockets(t *testing.T) {
+	a := newApp(t)
+	cfg := a.config(a.rdb)
+	cfg.PingPeriod = 100 * time.Millisecond
+	a.srv = httptest.NewServer(handlers.New(cfg))
+	t.Cleanup(a.srv.Close)
+	_, b := a.person(users.Operator, a.queue)
+	page, _ := a.live("operator", b)
+	u, _ := url.Parse(a.srv.URL)
+	var session string
+	for _, ck := range b.c.Jar.Cookies(u) {
+		if ck.Name == "claimdesk_session" {
+			session = ck.Value
+		}
+	}
+	// The session's twelve hours are over: Redis lets its key go, and
+	// nobody announces it.
+	if n, err := a.rdb.Del(context.Background(), keys.Session(session)).Result(); err != nil || n != 1 {
+		t.Fatalf("deleting the session: %d %v", n, err)
+	}
+	page.closedWithin(time.Second, closeSessionEnded)
 }

@@ -72,6 +72,10 @@ type Config struct {
 	// RateLimits bound how often one client may call; zero fields take
 	// DefaultRateLimits.
 	RateLimits RateLimits
+	// PingPeriod is how often each websocket is pinged and its session
+	// looked at (a session that ran out closes its sockets by then); 0
+	// means DefaultPingPeriod.
+	PingPeriod time.Duration
 }
 
 // The default caps on websockets of one instance: far more than the tabs
@@ -97,6 +101,7 @@ type Server struct {
 	audit       *audit.Log
 	presence    *notify.Presence
 	sockets     *socketCaps
+	pingPeriod  time.Duration
 	announce    *notify.Announcer
 	origin      string
 	instance    string
@@ -121,7 +126,8 @@ const (
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
 		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
-		sockets: newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress))}
+		sockets:    newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress)),
+		pingPeriod: cmp.Or(cfg.PingPeriod, DefaultPingPeriod)}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
 	s.presence = cmp.Or(cfg.Presence, notify.NewPresence(cfg.Redis, cfg.Log))
 	if s.registry == nil {
@@ -144,8 +150,8 @@ func New(cfg Config) http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
-	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), bodyInTime, middleware.BodyLimit(maxBody),
-		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxPageBody, Skipper: isAPI}), s.secure)
+	e.Use(middleware.RequestID(), s.logRequests, middleware.Recover(), s.secure, bodyInTime, middleware.BodyLimit(maxBody),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxPageBody, Skipper: isAPI}))
 	e.Use(s.loadSession, limitLoginBody, s.rates.byAddress, s.authenticate, s.checkCSRF)
 
 	e.GET("/ws", s.websocket, s.rates.byUser, s.requireUser)
@@ -186,6 +192,7 @@ func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		setRetryAfter(c, unavailableRetry)
 		return c.String(http.StatusServiceUnavailable, "redis unreachable\n")
 	}
 	return c.String(http.StatusOK, "ok\n")

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -20,9 +21,11 @@ import (
 
 // Websocket timing.
 const (
-	writeWait  = 10 * time.Second
-	pongWait   = 60 * time.Second
-	pingPeriod = pongWait * 9 / 10
+	writeWait = 10 * time.Second
+	pongWait  = 60 * time.Second
+	// DefaultPingPeriod is Config.PingPeriod's default: pings well
+	// within pongWait (a browser answers each with a pong).
+	DefaultPingPeriod = pongWait * 9 / 10
 	// socketRetryAfter is the Retry-After of an upgrade refused for the
 	// caps on websockets.
 	socketRetryAfter = 10 * time.Second
@@ -95,7 +98,7 @@ func (s *Server) websocket(c echo.Context) error {
 	}
 	// authenticate checked the session against the user: its epoch is
 	// the user's.
-	lc := &liveConn{conn: conn, user: u.Name, epoch: u.Epoch, release: release}
+	lc := &liveConn{conn: conn, user: u.Name, epoch: u.Epoch, session: s.sessions.Token(c.Request().Context()), release: release}
 	// Join before the snapshot: a change made while it is read arrives as
 	// a notice after it, never falls between the two.
 	lc.client = s.hub.Join(viewerOf(u))
@@ -125,6 +128,8 @@ type liveConn struct {
 	// user is whose session opened it, in the user's epoch then.
 	user  string
 	epoch int64
+	// session is that session's token: the socket lasts no longer.
+	session string
 	// release frees its place under the caps on websockets.
 	release func()
 }
@@ -150,7 +155,7 @@ func (s *Server) feed(lc *liveConn) {
 	defer s.hangUp(lc)
 	gone := make(chan struct{})
 	go s.readPump(lc.conn, gone)
-	ping := time.NewTicker(pingPeriod)
+	ping := time.NewTicker(s.pingPeriod)
 	defer ping.Stop()
 	// A change to the user after the request looked the user up and
 	// before the socket joined the hub told nobody: look once more.
@@ -189,6 +194,10 @@ func (s *Server) feed(lc *liveConn) {
 				return
 			}
 		case <-ping.C:
+			// A session also ends by the clock, which nobody announces.
+			if !s.recheckSession(lc) {
+				return
+			}
 			if lc.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
 				return
 			}
@@ -196,26 +205,49 @@ func (s *Server) feed(lc *liveConn) {
 	}
 }
 
-// recheck looks the socket's user up again: while the session is valid,
-// the hub gets what the user may see now (the queues granted, the role);
-// once it is over, the page is told so and the socket closes. It reports
-// whether the socket goes on.
+// recheck looks the socket's user and session up again: while the
+// session is valid, the hub gets what the user may see now (the queues
+// granted, the role); once it is over (the user disabled, removed or given
+// a new password, or this session logged out or run out), the page is told
+// so and the socket closes. It reports whether the socket goes on.
 func (s *Server) recheck(lc *liveConn) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), writeWait)
 	defer cancel()
 	u, err := s.users.Reload(ctx, lc.user)
-	code, text := closeSessionEnded, "session ended"
-	switch {
-	case err == nil && u.SessionValid(lc.epoch):
+	if err == nil && u.SessionValid(lc.epoch) {
+		if !s.recheckSession(lc) {
+			return false
+		}
 		s.hub.Update(lc.client, viewerOf(u))
 		return true
-	case err != nil && !errors.Is(err, users.ErrNotFound):
-		// Not known: the page reconnects, and its session is checked then.
-		s.storeTrouble("websocket user not looked up", err, "user", lc.user)
+	}
+	s.hangUpWith(lc, err)
+	return false
+}
+
+// recheckSession closes the socket, and reports false, once its session
+// is gone.
+func (s *Server) recheckSession(lc *liveConn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), writeWait)
+	defer cancel()
+	n, err := s.rdb.Exists(ctx, keys.Session(lc.session)).Result()
+	if err == nil && n == 1 {
+		return true
+	}
+	s.hangUpWith(lc, err)
+	return false
+}
+
+// hangUpWith tells the page why its socket closes: its session ended, or
+// (err, the store not answering) nothing is known, and it should
+// reconnect, its session checked then.
+func (s *Server) hangUpWith(lc *liveConn, err error) {
+	code, text := closeSessionEnded, "session ended"
+	if err != nil && !errors.Is(err, users.ErrNotFound) {
+		s.storeTrouble("websocket session not looked up", err, "user", lc.user)
 		code, text = websocket.CloseTryAgainLater, "try again"
 	}
 	closeWith(lc.conn, code, text)
-	return false
 }
 
 // closeWith sends the closing frame, with its code and reason.

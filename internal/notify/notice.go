@@ -53,9 +53,10 @@ const (
 	QueueSettings = "queue.settings"
 	// Resync tells browsers that notices may have been lost: fetch afresh.
 	Resync = "resync"
-	// UserChanged says a user changed (role, queues, password, disabled):
-	// each instance looks the user up again for the websockets it has open
-	// for them (Client.Stale). It is for instances only, never forwarded
+	// UserChanged says a user changed (role, queues, password, disabled)
+	// or logged out of a session: each instance looks the user and the
+	// sessions up again for the websockets it has open for them
+	// (Client.Stale). It is for instances only, never forwarded
 	// to browsers.
 	UserChanged = "user.changed"
 )
