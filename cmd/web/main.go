@@ -275,10 +275,20 @@ func (st stores) record(ctx context.Context, action, target, detail string) {
 	}
 }
 
-// openForCommand opens the stores for an admin command, which logs to
-// standard error.
+// commandLogger is the log of an admin command, on standard error: at the
+// default level only errors, since a command that fails says why in one
+// line of its own (the Redis client's retries would say it once more).
+func (c *config) commandLogger() (*slog.Logger, error) {
+	quiet := *c
+	if quiet.logLevel == "info" {
+		quiet.logLevel = "error"
+	}
+	return quiet.logger(os.Stderr)
+}
+
+// openForCommand opens the stores for an admin command.
 func (c *config) openForCommand(ctx context.Context) (stores, func(), error) {
-	log, err := c.logger(os.Stderr)
+	log, err := c.commandLogger()
 	if err != nil {
 		return stores{}, nil, err
 	}
@@ -289,6 +299,10 @@ func (c *config) openForCommand(ctx context.Context) (stores, func(), error) {
 // open connects to Redis and, unless reset says the caller empties the
 // store first, makes sure the store is in this version's format.
 func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, *handlers.Config, func(), error) {
+	setting, err := parseMinReplicas(c.minReplicas)
+	if err != nil {
+		return stores{}, nil, nil, err
+	}
 	rdb, stop, err := connectRedis(ctx, c.redisURL, log)
 	if err != nil {
 		return stores{}, nil, nil, err
@@ -299,7 +313,7 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 		stop()
 		return stores{}, nil, nil, fmt.Errorf("redis does not answer: %w", err)
 	}
-	replicas, have, err := minReplicas(pingCtx, rdb, c.minReplicas)
+	replicas, have, err := minReplicas(pingCtx, rdb, setting)
 	if err != nil {
 		stop()
 		return stores{}, nil, nil, err
@@ -470,7 +484,7 @@ func seedCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	log, err := c.logger(os.Stderr)
+	log, err := c.commandLogger()
 	if err != nil {
 		return err
 	}
@@ -559,28 +573,63 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 	if name == "" {
 		return usagef("usage: claimdesk %s add NAME", what)
 	}
+	// An existing queue changes only the settings given (a patch of the
+	// flags set); a new one takes the defaults for the rest. Values that
+	// no queue could have are refused before Redis is asked.
+	var patch tasks.QueuePatch
+	if what == "queue" {
+		q.Name = name
+		if err := q.WithDefaults().Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "lease-seconds":
+				patch.LeaseSeconds = &q.LeaseSeconds
+			case "max-attempts":
+				patch.MaxAttempts = &q.MaxAttempts
+			case "max-extensions":
+				patch.MaxExtensions = &q.MaxExtensions
+			case "aging-seconds":
+				patch.AgingSeconds = &q.AgingSeconds
+			case "max-held":
+				patch.MaxHeld = &q.MaxHeld
+			case "outcome":
+				patch.Outcome = cmp.Or(q.Outcome, &tasks.Outcome{})
+			}
+		})
+	}
 	st, stop, err := c.openForCommand(ctx)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	err = add(ctx, st, what, name, q, role, queues, passwordStdin, stdin, stdout)
+	err = add(ctx, st, what, name, q, patch, role, queues, passwordStdin, stdin, stdout)
 	if errors.Is(err, users.ErrInvalid) || errors.Is(err, tasks.ErrInvalid) {
 		return usagef("%v", err) // a bad value on the command line
 	}
 	return err
 }
 
-func add(ctx context.Context, st stores, what, name string, q tasks.Queue, role, queues string, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
+func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch tasks.QueuePatch, role, queues string, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
 	switch what {
 	case "queue":
-		q.Name = name
-		q, err := st.tasks.PutQueue(ctx, q)
+		action, made := audit.QueueCreated, "created"
+		q, err := st.tasks.CreateQueue(ctx, q)
+		if errors.Is(err, tasks.ErrQueueExists) {
+			action, made = audit.QueueChanged, "changed"
+			if patch == (tasks.QueuePatch{}) {
+				action, made = "", "unchanged"
+			}
+			q, err = st.tasks.PatchQueue(ctx, name, patch)
+		}
 		if err != nil {
 			return err
 		}
-		st.record(ctx, audit.QueueChanged, q.Name, audit.SettingsDetail(q))
-		fmt.Fprintf(stdout, "queue %s: %s\n", q.Name, audit.SettingsDetail(q))
+		if action != "" {
+			st.record(ctx, action, q.Name, audit.SettingsDetail(q))
+		}
+		fmt.Fprintf(stdout, "queue %s %s: %s\n", q.Name, made, audit.SettingsDetail(q))
 	case "user":
 		password := ""
 		if passwordStdin {

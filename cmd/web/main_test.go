@@ -147,6 +147,22 @@ func TestCommands(t *testing.T) {
 	if _, err := cmd("", "queue", "add", "triage", "--outcome", `{"choices": ["one"]}`); err == nil || !strings.Contains(err.Error(), "outcome.choices") {
 		t.Fatalf("queue add with a bad outcome form: %v", err)
 	}
+	// On an existing queue, queue add changes only the settings given.
+	if out, err := cmd("", "queue", "add", "triage", "--max-attempts", "7"); err != nil || !strings.Contains(out, "queue triage changed") {
+		t.Fatalf("queue add --max-attempts on an existing queue: %v\n%s", err, out)
+	}
+	if q, _ := st.Queue(ctx, "triage"); q.MaxAttempts != 7 || q.LeaseSeconds != 90 || q.MaxHeld != 2 || q.AgingSeconds != 30 || q.Outcome.Empty() {
+		t.Fatalf("after queue add --max-attempts: %+v, want the other settings kept", q)
+	}
+	if out, err := cmd("", "queue", "add", "triage"); err != nil || !strings.Contains(out, "queue triage unchanged") {
+		t.Fatalf("queue add of an existing queue with no settings: %v\n%s", err, out)
+	}
+	if _, err := cmd("", "queue", "add", "triage", "--outcome", "{}"); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := st.Queue(ctx, "triage"); !q.Outcome.Empty() || q.MaxAttempts != 7 {
+		t.Fatalf("after queue add --outcome {}: %+v, want no form and the rest kept", q)
+	}
 	if _, err := cmd("", "queue", "pause", "no-such-queue"); !errors.Is(err, tasks.ErrQueueNotFound) {
 		t.Fatalf("queue pause of a missing queue: %v", err)
 	}

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,8 +76,14 @@ func decodeJSON(body []byte, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return newError(http.StatusBadRequest, "invalid_field", "%s must be %s", typeErr.Field, typeErr.Type)
+		var timeErr *time.ParseError
+		switch {
+		case errors.As(err, &typeErr) && typeErr.Field == "":
+			return newError(http.StatusBadRequest, "invalid_field", "the body must be %s", typeWords(typeErr.Type))
+		case errors.As(err, &typeErr):
+			return newError(http.StatusBadRequest, "invalid_field", "%s must be %s", typeErr.Field, typeWords(typeErr.Type))
+		case errors.As(err, &timeErr):
+			return newError(http.StatusBadRequest, "invalid_field", "a time must be written as in RFC 3339, like 2026-11-23T09:30:00Z, not %q", timeErr.Value)
 		}
 		return newError(http.StatusBadRequest, "invalid_json", "body is not valid JSON: %v", err)
 	}
@@ -89,6 +94,29 @@ func decodeJSON(body []byte, v any) error {
 		return newError(http.StatusBadRequest, "invalid_field", "%s %s", e.In(""), e.Problem)
 	}
 	return nil
+}
+
+// typeWords names the JSON a Go type is decoded from.
+func typeWords(t reflect.Type) string {
+	if t == reflect.TypeFor[time.Time]() {
+		return "a time written as in RFC 3339"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return typeWords(t.Elem())
+	}
+	return "a JSON object"
 }
 
 // queueSummary is one entry of GET /api/v1/queues.
@@ -384,7 +412,8 @@ func (s *Server) apiHistory(c echo.Context) error {
 		return err
 	}
 	if !mayReadHistory(u, j, h) {
-		return tasks.ErrNotFound // not yours: as if it did not exist
+		return newError(http.StatusForbidden, "forbidden",
+			"only supervisors, the producers of its queue and operators who held it may read this job's history")
 	}
 	out := map[string]any{"history": h}
 	if trimmed > 0 {
@@ -421,8 +450,8 @@ func (s *Server) apiGetJob(c echo.Context) error {
 		return err
 	}
 	if !mayRead(u, j) {
-		// Not yours: as if it did not exist, so ids reveal nothing.
-		return tasks.ErrNotFound
+		return newError(http.StatusForbidden, "forbidden",
+			"only its holder, supervisors and the producers of its queue may read this job")
 	}
 	if wait > 0 && !j.State.Terminal() {
 		j, err = waitUntil(ctx, s.hub, j.ID, wait, s.tasks.Get, func(j *tasks.Job) bool { return j.State.Terminal() })
@@ -470,7 +499,7 @@ func (s *Server) apiCancel(c echo.Context) error {
 		return err
 	}
 	if !u.CanSee(j.Queue) {
-		return tasks.ErrNotFound
+		return newError(http.StatusForbidden, "forbidden", "the job's queue, %s, is not granted to you", j.Queue)
 	}
 	j, _, err = s.superviseAction(c, "cancel", j.ID, force)
 	if err != nil {
@@ -565,10 +594,10 @@ func (s *Server) apiComplete(c echo.Context) error {
 			return nil, err
 		}
 		if err := form.Check(b.Result); err != nil {
-			// Said only to the job's holder: anyone else learns that the
-			// reservation is not theirs, as the engine would say.
-			if r, herr := s.tasks.Held(ctx, id, h.Holder); herr != nil || r.Token != h.Token {
-				return nil, cmp.Or(herr, tasks.ErrReservationLost)
+			// Said only to the job's holder: anyone else is told what
+			// the engine would tell them.
+			if herr := s.tasks.CheckHold(ctx, id, h); herr != nil {
+				return nil, herr
 			}
 			return nil, err
 		}

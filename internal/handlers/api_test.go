@@ -302,9 +302,9 @@ func TestClaimAndHolderAPI(t *testing.T) {
 	if out["job"].(map[string]any)["id"] != id || res["lease_seconds"] != 300.0 || res["deadline"] == "" {
 		t.Fatalf("claim = %v", out)
 	}
-	// The holder may read the job; another operator may not even learn it exists.
+	// The holder may read the job; another operator may not.
 	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 200, "")
-	a.expect("GET", "/api/v1/jobs/"+id, a.other, "", 404, "job_not_found")
+	a.expect("GET", "/api/v1/jobs/"+id, a.other, "", 403, "forbidden")
 
 	job := "/api/v1/jobs/" + id
 	a.expect("POST", job+"/complete", a.operator, `{"token":"wrong"}`, 409, "reservation_lost")
@@ -368,7 +368,13 @@ func TestSupervisorAPI(t *testing.T) {
 	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 409, "invalid_state")
 	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.producer, "", 403, "forbidden")
 
-	// Cancel: producers cancel waiting jobs; only supervisors force.
+	// Cancel: producers cancel waiting jobs of their queues; only
+	// supervisors force.
+	t.Run("producer of another queue", func(t *testing.T) {
+		stranger := newApp(t)
+		stranger.expect("DELETE", "/api/v1/jobs/"+id, stranger.producer, "", 403, "forbidden")
+		stranger.expect("GET", "/api/v1/jobs/"+id, stranger.producer, "", 403, "forbidden")
+	})
 	_, _ = a.claim()
 	a.expect("DELETE", "/api/v1/jobs/"+id, a.producer, "", 409, "invalid_state")
 	a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.producer, "", 403, "forbidden")
@@ -449,8 +455,8 @@ func TestHealth(t *testing.T) {
 	srv := httptest.NewServer(handlers.New(a.config(dead)))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/readyz")
-	if err != nil || res.StatusCode != 503 {
-		t.Fatalf("readyz without Redis: %v %v", res.StatusCode, err)
+	if err != nil || res.StatusCode != 503 || res.Header.Get("Retry-After") != "1" {
+		t.Fatalf("readyz without Redis: %v %v, Retry-After %q", res.StatusCode, err, res.Header.Get("Retry-After"))
 	}
 	res.Body.Close()
 	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/queues", nil)

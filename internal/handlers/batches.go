@@ -123,7 +123,7 @@ func (s *Server) apiGetBatch(c echo.Context) error {
 }
 
 // visibleBatch returns the batch named in the path if the user may see its
-// queue; to others it does not exist.
+// queue; others are forbidden it.
 func (s *Server) visibleBatch(c echo.Context) (*tasks.Batch, error) {
 	u, _ := currentUser(c)
 	b, err := s.tasks.GetBatch(c.Request().Context(), c.Param("id"))
@@ -131,7 +131,7 @@ func (s *Server) visibleBatch(c echo.Context) (*tasks.Batch, error) {
 		return nil, err
 	}
 	if !u.CanSee(b.Queue) {
-		return nil, tasks.ErrBatchNotFound
+		return nil, newError(http.StatusForbidden, "forbidden", "the batch's queue, %s, is not granted to you", b.Queue)
 	}
 	return b, nil
 }

@@ -187,8 +187,8 @@ func TestBatchAPIRefusesBadInput(t *testing.T) {
 func TestBatchAPIAccess(t *testing.T) {
 	a := newApp(t)
 	id, _ := a.createBatch(`{"title":"private","jobs":[{"title":"x"}]}`)
-	// Operators may not create or read batches; a producer of another
-	// queue does not learn that the batch exists.
+	// Operators may not create or read batches, nor a producer of
+	// another queue.
 	a.expect("POST", "/api/v1/queues/"+a.queue+"/batches", a.operator, `{"title":"t","jobs":[{"title":"x"}]}`, 403, "forbidden")
 	a.expect("GET", "/api/v1/batches/"+id, a.operator, "", 403, "forbidden")
 	a.expect("GET", "/api/v1/batches/"+id, "", "", 401, "unauthenticated")
@@ -196,8 +196,9 @@ func TestBatchAPIAccess(t *testing.T) {
 	queue := a.queue
 	t.Run("producer of another queue", func(t *testing.T) {
 		stranger := newApp(t)
-		stranger.expect("GET", "/api/v1/batches/"+id, stranger.producer, "", 404, "batch_not_found")
-		stranger.expect("DELETE", "/api/v1/batches/"+id, stranger.producer, "", 404, "batch_not_found")
+		stranger.expect("GET", "/api/v1/batches/"+id, stranger.producer, "", 403, "forbidden")
+		stranger.expect("DELETE", "/api/v1/batches/"+id, stranger.producer, "", 403, "forbidden")
+		stranger.expect("POST", "/api/v1/batches/"+id+"/jobs", stranger.producer, `{"jobs":[{"title":"x"}]}`, 403, "forbidden")
 		stranger.expect("POST", "/api/v1/queues/"+queue+"/batches", stranger.producer, `{"title":"t","jobs":[{"title":"x"}]}`, 403, "forbidden")
 		if b, err := stranger.tasks.GetBatch(context.Background(), id); err != nil || b.State != tasks.BatchSealed || b.Canceled != 0 {
 			t.Fatalf("after the stranger's requests the batch is %+v (%v)", b, err)

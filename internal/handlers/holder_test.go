@@ -412,9 +412,9 @@ func TestJobHistoryAPI(t *testing.T) {
 		{"producer of the queue", a.producer, 200, ""},
 		{"operator who completed it", a.operator, 200, ""},
 		{"operator who held it and gave it back", held, 200, ""},
-		{"operator of the queue who never held it", never, 404, "job_not_found"},
-		{"operator of another queue", a.other, 404, "job_not_found"},
-		{"producer of another queue", otherProducer, 404, "job_not_found"},
+		{"operator of the queue who never held it", never, 403, "forbidden"},
+		{"operator of another queue", a.other, 403, "forbidden"},
+		{"producer of another queue", otherProducer, 403, "forbidden"},
 		{"nobody", "", 401, "unauthenticated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

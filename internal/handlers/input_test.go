@@ -60,6 +60,11 @@ func TestRequestBodiesAreStrict(t *testing.T) {
 		{"a batch title with an override", batches, `{"title":"Q3 \u202einvoices","jobs":[{"title":"a"}]}`, "title must not contain the invisible formatting character U+202E"},
 		{"a batch field in capitals", batches, `{"title":"b","Max_Concurrent":1,"jobs":[{"title":"a"}]}`, `Max_Concurrent must be written "max_concurrent"`},
 		{"a batch's job payload not UTF-8", batches, "{\"title\":\"b\",\"jobs\":[{\"title\":\"a\",\"payload\":{\"x\":\"\xff\"}}]}", "jobs[0].payload.x must be valid UTF-8"},
+		// A value of the wrong type is a field's problem, in JSON's words.
+		{"a priority in words", jobs, `{"title":"x","priority":"high"}`, "priority must be a whole number"},
+		{"a title that is a number", jobs, `{"title":5}`, "title must be a string"},
+		{"a run_at that is no time", jobs, `{"title":"x","run_at":"tomorrow"}`, `a time must be written as in RFC 3339, like 2026-11-23T09:30:00Z, not "tomorrow"`},
+		{"an array for a job", jobs, `[]`, "the body must be a JSON object"},
 	} {
 		a.refused("POST", tc.path, a.producer, tc.body, "invalid_field", tc.want)
 	}

@@ -52,8 +52,9 @@ func TestOutcomeOverTheAPI(t *testing.T) {
 		t.Fatalf("a refused result changed the job: %+v", j)
 	}
 	// The form's problems are told to the job's holder only: anyone else
-	// learns that the reservation is not theirs.
-	a.expect("POST", path, a.other, `{"token": "`+token+`", "result": {"decision": "maybe"}}`, 409, "reservation_lost")
+	// is told what the engine tells them, the result unlooked at.
+	a.expect("POST", path, a.other, `{"token": "`+token+`", "result": {"decision": "maybe"}}`, 403, "forbidden")
+	a.expect("POST", path, a.operator, `{"token": "stale", "result": {"decision": "maybe"}}`, 409, "reservation_lost")
 	// complete?next=true is held to the same form.
 	a.expect("POST", path+"?next=true", a.operator, `{"token": "`+token+`"}`, 400, "invalid_field")
 

@@ -184,8 +184,8 @@ func TestWebsocketNeedsABrowserSession(t *testing.T) {
 		header  http.Header
 		want    int
 	}{
-		{"no session", nil, nil, http.StatusSeeOther}, // to the login page
-		{"logged-out browser", loggedOut, nil, http.StatusSeeOther},
+		{"no session", nil, nil, http.StatusUnauthorized},
+		{"logged-out browser", loggedOut, nil, http.StatusUnauthorized},
 		{"API token", nil, http.Header{"Authorization": {"Bearer " + a.operator}}, http.StatusForbidden},
 		{"bad API token", nil, http.Header{"Authorization": {"Bearer cdt_not-a-real-token-at-all-xxxx"}}, http.StatusUnauthorized},
 	} {
