@@ -342,7 +342,7 @@ func noticesOf(t tasks.Transition) []Notice {
 			typ = ReservationExpired
 		}
 		n := with(typ)
-		n.Operator, n.State = t.Holder, string(t.To)
+		n.Operator, n.State, n.Deadline = t.Holder, string(t.To), t.Deadline
 		ns = append(ns, n)
 	}
 	switch {

@@ -379,3 +379,31 @@ func TestAnnouncerFlushWaitsForEarlierNotices(t *testing.T) {
 		t.Errorf("after Flush the list holds %v, want [1 2]", got)
 	}
 }
+
+// The notices of a reservation say its deadline: the new one when it
+// begins or is extended, the one it had when it ends.
+func TestReservationNoticesSayTheDeadline(t *testing.T) {
+	until := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+	for _, tr := range []tasks.Transition{
+		{Action: tasks.ActionClaimed, From: tasks.StateReady, To: tasks.StateReserved, Actor: "ann"},
+		{Action: tasks.ActionExtended, From: tasks.StateReserved, To: tasks.StateReserved, Actor: "ann", Holder: "ann"},
+		{Action: tasks.ActionCompleted, From: tasks.StateReserved, To: tasks.StateCompleted, Actor: "ann", Holder: "ann"},
+		{Action: tasks.ActionReleased, From: tasks.StateReserved, To: tasks.StateReady, Actor: "ann", Holder: "ann"},
+		{Action: tasks.ActionExpired, From: tasks.StateReserved, To: tasks.StateReady, Actor: tasks.System, Holder: "ann"},
+		{Action: tasks.ActionForceReleased, From: tasks.StateReserved, To: tasks.StateReady, Actor: "sam", Holder: "ann"},
+	} {
+		tr.Queue, tr.JobID, tr.Deadline = "mail", "1", &until
+		var found bool
+		for _, n := range noticesOf(tr) {
+			if strings.HasPrefix(n.Type, "reservation.") {
+				found = true
+				if n.Operator != "ann" || n.Deadline == nil || !n.Deadline.Equal(until) {
+					t.Errorf("%s: %s for %q until %v, want ann's until %v", tr.Action, n.Type, n.Operator, n.Deadline, until)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no reservation notice", tr.Action)
+		}
+	}
+}

@@ -121,9 +121,13 @@ func (v Viewer) equal(w Viewer) bool {
 }
 
 // Sees reports whether the viewer may receive the notice: supervisors see
-// everything; operators see their queues' counts and new jobs, and their
-// own reservations.
+// everything but the warning that a reservation runs out, which is its
+// holder's alone; operators see their queues' counts and new jobs, and
+// their own reservations.
 func (v Viewer) Sees(n Notice) bool {
+	if n.Type == ReservationExpiring {
+		return n.Operator == v.Name
+	}
 	if v.All || n.Type == Resync {
 		return true
 	}
@@ -138,7 +142,7 @@ func (v Viewer) Sees(n Notice) bool {
 			}
 		}
 		return false
-	case ReservationCreated, ReservationExtended, ReservationReleased, ReservationCompleted, ReservationExpired, ReservationExpiring:
+	case ReservationCreated, ReservationExtended, ReservationReleased, ReservationCompleted, ReservationExpired:
 		return n.Operator == v.Name
 	}
 	return false

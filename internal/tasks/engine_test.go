@@ -788,3 +788,60 @@ func TestClaimTakesBackExpiredReservations(t *testing.T) {
 		wantErr(t, "the first holder's complete", err, ErrReservationLost)
 	})
 }
+
+// A transition that ends a reservation carries the deadline it had (the
+// notices of its end say it), whatever ended it; one that begins or
+// extends one carries the new deadline; others carry none.
+func TestTransitionsCarryTheReservationsDeadline(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		for range 5 {
+			e.add("work", 0)
+		}
+		e.changes()
+		ended := func(ts []Transition, r *Reservation) {
+			t.Helper()
+			for _, tr := range ts {
+				if tr.From != StateReserved || tr.JobID != r.Job.ID {
+					continue
+				}
+				if tr.Deadline == nil || !tr.Deadline.Equal(r.Deadline) {
+					t.Fatalf("%s of a reservation until %v carries the deadline %v", tr.Action, r.Deadline, tr.Deadline)
+				}
+				return
+			}
+			t.Fatalf("no transition ended the reservation of %s: %+v", r.Job.ID, ts)
+		}
+		r := e.claim("ann")
+		if ts := e.changes(); len(ts) != 1 || ts[0].Deadline == nil || !ts[0].Deadline.Equal(r.Deadline) {
+			t.Fatalf("claimed: %+v, want the deadline %v", ts, r.Deadline)
+		}
+		_, next, _, err := e.store.CompleteNext(e.ctx, r.Job.ID, r.Hold(), nil)
+		if err != nil || next == nil {
+			t.Fatal(err)
+		}
+		ended(e.changes(), r)
+		if _, err := e.store.Release(e.ctx, next.Job.ID, next.Hold()); err != nil {
+			t.Fatal(err)
+		}
+		ended(e.changes(), next)
+		r = e.claim("bob")
+		if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "no"); err != nil {
+			t.Fatal(err)
+		}
+		ended(e.changes(), r)
+		r = e.claim("cy")
+		e.clock.Advance(time.Duration(r.Job.LeaseSeconds+1) * time.Second)
+		moved, _, err := e.reclaim(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended(moved, r)
+		e.changes()
+		j := e.add("later", 0)
+		for _, tr := range e.changes() {
+			if tr.JobID == j.ID && tr.Deadline != nil {
+				t.Fatalf("%s carries a deadline: %v", tr.Action, tr.Deadline)
+			}
+		}
+	})
+}

@@ -63,7 +63,8 @@ type Transition struct {
 	// (the actor too, when holders end their own).
 	Holder string
 	At     time.Time
-	// Deadline is the reservation's, when the job is reserved after it.
+	// Deadline is the reservation's: the one the change began or
+	// extended, or the one it ended.
 	Deadline *time.Time
 	// Title and Priority say what the job is, for notices.
 	Title    string

@@ -179,6 +179,8 @@ local function record(id, m, action, from, to, actor, holder, reason)
   m.history = m.history .. cmsgpack.pack(NOW - m.created_at, ACTION_CODE[action], by,
     STATE_CODE[from] or 0, STATE_CODE[to], attempt, deadline and deadline - NOW, other, reason)
   m.hist_n = m.hist_n + 1
+  -- The transition's deadline is also that of a reservation it ends.
+  if from == 'reserved' and not deadline then deadline = m.deadline end
   local t = TRANS
   local n = #t
   t[n + 1], t[n + 2], t[n + 3], t[n + 4] = id, action, from or '', to
