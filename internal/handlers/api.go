@@ -489,7 +489,10 @@ func waitUntil[T any](ctx context.Context, hub *notify.Hub, id string, wait time
 
 func (s *Server) apiCancel(c echo.Context) error {
 	u, _ := currentUser(c)
-	force, _ := strconv.ParseBool(c.QueryParam("force"))
+	force, err := queryBool(c, "force")
+	if err != nil {
+		return err
+	}
 	if force && u.Role != users.Supervisor {
 		return newError(http.StatusForbidden, "forbidden", "only supervisors may force a cancel")
 	}
@@ -579,13 +582,9 @@ func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, id s
 // job of the queue for the holder in the same atomic call, and answers
 // both: {"job": the completed job, "next": {"job", "reservation"} or null}.
 func (s *Server) apiComplete(c echo.Context) error {
-	next := false
-	switch c.QueryParam("next") {
-	case "", "false":
-	case "true":
-		next = true
-	default:
-		return newError(http.StatusBadRequest, "invalid_field", "next must be true or false")
+	next, err := queryBool(c, "next")
+	if err != nil {
+		return err
 	}
 	u, _ := currentUser(c)
 	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
@@ -683,10 +682,7 @@ func (s *Server) apiListJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	queue := c.QueryParam("queue")
-	if queue == "" {
-		return newError(http.StatusBadRequest, "invalid_field", "queue is required")
-	}
+	queue := c.QueryParam("queue") // "": every queue
 	state := tasks.State(c.QueryParam("state"))
 	if state == "" {
 		state = tasks.StateReady
@@ -846,6 +842,17 @@ func (s *Server) cancelMany(c echo.Context, ids []string, force bool) ([]string,
 		s.record(c, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), views.Plural(len(canceled), "job")+" canceled at once")
 	}
 	return canceled, failed, nil
+}
+
+// queryBool reads a flag of the query: true or false, absent for false.
+func queryBool(c echo.Context, name string) (bool, error) {
+	switch c.QueryParam(name) {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, newError(http.StatusBadRequest, "invalid_field", "%s must be true or false", name)
 }
 
 func queryInt(c echo.Context, name string) (int, error) {

@@ -357,6 +357,21 @@ func TestSupervisorAPI(t *testing.T) {
 	if len(rs) != 1 || rs[0].(map[string]any)["operator"] != a.opName || out["next_cursor"] != nil {
 		t.Fatalf("reservations = %v", out)
 	}
+	// Without a queue, the jobs of every queue: ours among them.
+	found, next := false, ""
+	for page := 0; !found && page < 100; page++ {
+		out := a.expect("GET", "/api/v1/jobs?state=reserved&limit=500&cursor="+url.QueryEscape(next), a.super, "", 200, "")
+		for _, j := range out["jobs"].([]any) {
+			found = found || j.(map[string]any)["id"] == id
+		}
+		if next, _ = out["next_cursor"].(string); next == "" {
+			break
+		}
+	}
+	if !found {
+		t.Fatal("the reserved job is not among every queue's")
+	}
+	a.expect("GET", "/api/v1/jobs?state=lost", a.super, "", 400, "invalid_field")
 	a.expect("GET", "/api/v1/reservations?limit=abc", a.super, "", 400, "invalid_field")
 	a.expect("GET", "/api/v1/reservations?cursor=%21%21", a.super, "", 400, "invalid_field")
 
@@ -378,6 +393,7 @@ func TestSupervisorAPI(t *testing.T) {
 	_, _ = a.claim()
 	a.expect("DELETE", "/api/v1/jobs/"+id, a.producer, "", 409, "invalid_state")
 	a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.producer, "", 403, "forbidden")
+	a.expect("DELETE", "/api/v1/jobs/"+id+"?force=yes", a.super, "", 400, "invalid_field")
 	if got := a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.super, "", 200, ""); got["state"] != "canceled" {
 		t.Fatalf("cancel = %v", got)
 	}
@@ -397,7 +413,6 @@ func TestSupervisorAPI(t *testing.T) {
 		t.Fatalf("page 2 = %v", page)
 	}
 	a.expect("GET", "/api/v1/jobs?queue="+a.queue+"&state=lost", a.super, "", 400, "invalid_field")
-	a.expect("GET", "/api/v1/jobs", a.super, "", 400, "invalid_field")
 
 	// Queues.
 	a.expect("POST", "/api/v1/queues", a.producer, `{"name":"x"}`, 403, "forbidden")

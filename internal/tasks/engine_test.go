@@ -3,11 +3,14 @@ package tasks
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"claimdesk/internal/tasks/taskstest"
 )
 
 func TestEnqueueAndGet(t *testing.T) {
@@ -844,4 +847,61 @@ func TestTransitionsCarryTheReservationsDeadline(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Without a queue, a listing takes every queue's jobs of the state, merged
+// in the state's order across pages, each once, even as jobs leave the
+// index between pages. (A store of its own: other tests' queues would
+// have their jobs in the listing too.)
+func TestListJobsAcrossQueues(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, taskstest.Redis(t).Client(), Queue{})
+	other := e.newQueue(Queue{})
+	var want []string
+	for i := range 7 {
+		for _, q := range []string{e.queue, other} {
+			j := e.addJob(q, NewJob{Title: fmt.Sprintf("%s %d", q, i)})
+			r, err := e.store.Claim(e.ctx, q, "ann")
+			if err != nil || r == nil || r.Job.ID != j.ID {
+				t.Fatalf("claim: %v %v", r, err)
+			}
+			if _, err := e.store.Complete(e.ctx, j.ID, r.Hold(), nil); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, j.ID)
+			e.clock.Advance(time.Second)
+		}
+	}
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := e.store.ListJobs(e.ctx, "", StateCompleted, 3, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range p.Jobs {
+			got = append(got, j.ID)
+		}
+		if p.NextCursor == "" || pages > 10 {
+			break
+		}
+		if pages == 0 {
+			// The cursor's job goes (purged, say): the next page still
+			// starts right after it.
+			if _, err := e.rdb.ZRem(e.ctx, keysFor(e.queue).Completed(), localID(p.Jobs[2].ID)).Result(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cursor = p.NextCursor
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("completed jobs of every queue:\n%s\nwant, in the order they finished:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if p, err := e.store.ListJobs(e.ctx, "", StateDead, 0, ""); err != nil || len(p.Jobs) != 0 || p.NextCursor != "" {
+		t.Fatalf("no dead job anywhere: %+v, %v", p, err)
+	}
+	_, err := e.store.ListJobs(e.ctx, "", "lost", 10, "")
+	wantErr(t, "bad state", err, ErrInvalid)
+	_, err = e.store.ListJobs(e.ctx, "", StateReady, 10, "!!")
+	wantErr(t, "bad cursor", err, ErrInvalid)
 }

@@ -30,9 +30,13 @@ const (
 
 // ListJobs returns one page of the queue's jobs in a state, in the order of
 // that state's index: ready by rank (next to be claimed first), scheduled by
-// due time, reserved by deadline, finished states by finish time. Pass the
-// previous page's NextCursor to continue.
+// due time, reserved by deadline, finished states by finish time. Queue ""
+// lists every queue's, merged in that order. Pass the previous page's
+// NextCursor to continue.
 func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit int, cursor string, opts ...ListOption) (Page, error) {
+	if queue == "" {
+		return s.listEveryQueue(ctx, state, limit, cursor, opts...)
+	}
 	if !validQueueName(queue) {
 		return Page{}, ErrQueueNotFound
 	}
@@ -146,40 +150,62 @@ const WithoutPayloads ListOption = 1
 // ListReservations returns one page of live reservations ordered by
 // deadline, soonest first, of one queue or (queue "") of all queues.
 func (s *Store) ListReservations(ctx context.Context, queue string, limit int, cursor string, opts ...ListOption) (Page, error) {
-	if queue != "" {
-		return s.ListJobs(ctx, queue, StateReserved, limit, cursor, opts...)
+	return s.ListJobs(ctx, queue, StateReserved, limit, cursor, opts...)
+}
+
+// listEveryQueue is ListJobs of every queue: each queue's first page after
+// the cursor, merged by the score and id of the state's index (which a
+// cursor holds), so that the first limit of them are exactly the next page
+// of all queues.
+func (s *Store) listEveryQueue(ctx context.Context, state State, limit int, cursor string, opts ...ListOption) (Page, error) {
+	if !state.Valid() {
+		return Page{}, invalid("state", "must be one of scheduled, ready, reserved, completed, dead, canceled")
+	}
+	limit, err := pageSize(limit)
+	if err != nil {
+		return Page{}, err
+	}
+	if _, _, err := decodeCursor(cursor); err != nil {
+		return Page{}, err
 	}
 	names, err := s.QueueNames(ctx)
 	if err != nil {
 		return Page{}, err
 	}
-	limit, err = pageSize(limit)
-	if err != nil {
-		return Page{}, err
+	type entry struct {
+		job    *Job
+		cursor string
+		score  float64
+		id     string
 	}
-	// Each queue's first page after the cursor, merged by deadline: the
-	// merged first limit are exactly the next page of all queues.
-	var all []*Job
+	var all []entry
 	more := false
 	for _, q := range names {
-		p, err := s.ListJobs(ctx, q, StateReserved, limit, cursor, opts...)
+		p, err := s.ListJobs(ctx, q, state, limit, cursor, opts...)
+		if errors.Is(err, ErrQueueNotFound) {
+			continue // deleted meanwhile
+		}
 		if err != nil {
 			return Page{}, err
 		}
-		all = append(all, p.Jobs...)
+		for i, j := range p.Jobs {
+			score, id, _ := decodeCursor(p.cursors[i])
+			f, _ := strconv.ParseFloat(score, 64)
+			all = append(all, entry{j, p.cursors[i], f, id})
+		}
 		more = more || p.NextCursor != ""
 	}
-	slices.SortFunc(all, func(a, b *Job) int {
-		return cmp.Or(a.Deadline.Compare(*b.Deadline), strings.Compare(a.ID, b.ID))
-	})
-	var page Page
+	slices.SortFunc(all, func(a, b entry) int { return cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.id, b.id)) })
 	if len(all) > limit {
 		all, more = all[:limit], true
 	}
-	page.Jobs = all
+	var page Page
+	for _, e := range all {
+		page.Jobs = append(page.Jobs, e.job)
+		page.cursors = append(page.cursors, e.cursor)
+	}
 	if more && len(all) > 0 {
-		last := all[len(all)-1]
-		page.NextCursor = encodeCursor(strconv.FormatInt(ms(*last.Deadline), 10), last.ID)
+		page.NextCursor = all[len(all)-1].cursor
 	}
 	return page, nil
 }
