@@ -51,6 +51,36 @@ test.describe('keyboard and attention', () => {
     expect((await api.get(job)).state).toBe('ready');
   });
 
+  test('leaving a job with something typed for it asks first, by key or by button', async ({ openAs, jobs, api }) => {
+    const alice = await openAs('alice');
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-TYPED');
+    const home = new OperatorHomePage(alice);
+    const work = new WorkPage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    expect(await work.waitForJob()).toBe(job.id);
+    await work.notes.fill('Half way through the check');
+    await work.releaseButton.focus();
+
+    // g, answered No: nothing is sent, the notes stay.
+    const asked: string[] = [];
+    alice.once('dialog', (d) => { asked.push(d.message()); void d.dismiss(); });
+    await alice.keyboard.press('g');
+    await expect.poll(() => asked.length).toBe(1);
+    expect(asked[0]).toContain('Give back? What you typed for this job');
+    await alice.waitForTimeout(300);
+    expect(work.jobId()).toBe(job.id);
+    await expect(work.notes).toHaveValue('Half way through the check');
+    expect((await api.get(job)).state).toBe('reserved');
+
+    // Skip, answered Yes: it goes.
+    alice.once('dialog', (d) => { asked.push(d.message()); void d.accept(); });
+    await work.skipButton.click();
+    await expect(alice.getByTestId('flash')).toBeVisible();
+    expect(asked[1]).toContain('Skip (not for me)? What you typed');
+    expect((await api.get(job)).state).toBe('ready');
+  });
+
   test('the tab title counts the jobs waiting; a toast stays while the pointer is on it', async ({ openAs, jobs }) => {
     const alice = await openAs('alice');
     const home = new OperatorHomePage(alice);

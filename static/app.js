@@ -152,9 +152,16 @@
       this.on = on;
       this.box.hidden = !on;
       document.body.classList.toggle("is-offline", on);
+      this.fit();
       document.querySelectorAll("main form[method=post] button[type=submit], main button[form]").forEach(function (b) {
         if (on) b.setAttribute("aria-disabled", "true"); else b.removeAttribute("aria-disabled");
       });
+    },
+    // fit tells the bars that stick to the top (the work page's time
+    // left) how tall the banner is, to stick below it.
+    fit: function () {
+      var h = this.on ? this.box.offsetHeight + "px" : "0px";
+      document.documentElement.style.setProperty("--banner-h", h);
     },
     // lost says the live connection dropped: if it is still down in a
     // moment, the page asks the server itself (the live connection alone
@@ -173,7 +180,10 @@
   function reachable() {
     return fetch("/healthz", { cache: "no-store" }).then(function (r) { if (!r.ok) throw new Error(r.status); });
   }
-  if (offline.box) offline.box.tabIndex = -1;
+  if (offline.box) {
+    offline.box.tabIndex = -1;
+    window.addEventListener("resize", function () { offline.fit(); });
+  }
   // A request that could not be sent, or the browser going offline, may
   // leave the live connection up: the page then asks the server itself,
   // every few seconds, until it answers.
@@ -207,9 +217,23 @@
   // Destructive buttons ask first. Once a form is on its way, notices
   // about what it did are no news to this page.
   var acting = false;
+  // typedIn reports whether anything in the form differs from what the
+  // page came with: text typed, a choice made.
+  function typedIn(form) {
+    return Array.prototype.some.call(form.elements, function (el) {
+      if (/^(hidden|submit|button)$/.test(el.type) || el.readOnly || el.disabled) return false;
+      if (el.type === "checkbox" || el.type === "radio") return el.checked !== el.defaultChecked;
+      if (el.tagName === "SELECT") return Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
+      return el.value !== el.defaultValue;
+    });
+  }
   document.addEventListener("submit", function (e) {
     if (e.target.method === "dialog") return; // closes a box; sends nothing
     var msg = e.target.dataset && e.target.dataset.confirm;
+    // Leaving the job (give back, skip, failure) drops what was typed to
+    // complete it: ask first, whether by button or by key.
+    var drops = e.target.dataset && e.target.dataset.drops && document.getElementById(e.target.dataset.drops);
+    if (!msg && drops && typedIn(drops)) msg = e.target.dataset.dropsAsk;
     // Offline, a form would only lead to the browser's error page, and
     // what was typed would be gone: it waits until the server is back.
     if (offline.on || (msg && !window.confirm(msg))) {
@@ -316,7 +340,7 @@
         var link = cell.querySelector("a");
         if (k === "dead" && n.dead > 0 && !link) {
           link = document.createElement("a");
-          link.className = "bad";
+          link.className = "bad count-link";
           link.href = "/supervisor/queues/" + encodeURIComponent(n.queue) + "?state=dead";
           cell.textContent = "";
           cell.append(link);

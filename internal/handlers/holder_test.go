@@ -456,3 +456,25 @@ func TestExtendInPlace(t *testing.T) {
 		t.Fatalf("more time past the limit: %d", b.status)
 	}
 }
+
+// A job its holder completed, opened again (by the browser's Back, or a
+// link), shows what it was and what they sent, not that their reservation
+// ended.
+func TestOwnCompletedJobPage(t *testing.T) {
+	a := newApp(t)
+	a.enqueue("Check invoice INV-0042")
+	id, token := a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+token+`","result":{"notes":"paid in full"}}`, 200, "")
+	b := a.browser().login(a.opName, "password-"+a.opName)
+	if b.do("GET", "/jobs/"+id, nil); b.status != http.StatusOK {
+		t.Fatalf("own completed job: %d", b.status)
+	}
+	for _, want := range []string{`data-testid="job-state">completed`, "paid in full", "INV-0042"} {
+		if !strings.Contains(b.body, want) {
+			t.Errorf("own completed job page lacks %q", want)
+		}
+	}
+	if strings.Contains(b.body, `data-testid="ended"`) || strings.Contains(b.body, `data-testid="complete-form"`) {
+		t.Error("own completed job page says the reservation ended, or offers to complete it")
+	}
+}

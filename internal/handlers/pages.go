@@ -219,9 +219,16 @@ func (s *Server) workView(c echo.Context) (views.Work, error) {
 			if err != nil || !u.CanWork(j.Queue) {
 				return w, tasks.ErrNotFound
 			}
-			h, _, err := j.History()
+			h, trimmed, err := j.History()
 			if err != nil {
 				return w, err
+			}
+			if j.State == tasks.StateCompleted && j.CompletedBy == u.Name {
+				// Theirs, done (come back to later, or by the browser's
+				// Back): what it was, and what they sent.
+				slices.Reverse(h)
+				w.Job, w.History, w.Trimmed = j, h, trimmed
+				break
 			}
 			w.Job, w.Lost, w.Ended = redacted(j), true, views.EndedBecause(h, u.Name)
 		default:
