@@ -138,6 +138,34 @@ test.describe('the supervisor page', () => {
 });
 
 test.describe('an abandoned reservation', () => {
+  test('a short lease is not warned of a minute ahead, in words that would say otherwise', async ({ openAs, jobs }) => {
+    // 65 s: the page warns in the last 13; the server's warning comes a
+    // minute ahead, and must not show those words then.
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-SHORT-LEASE', { lease_seconds: 65 });
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    const work = new WorkPage(alice);
+    let warned = false;
+    alice.on('websocket', (ws) => ws.on('framereceived', (f) => {
+      if (String(f.payload).includes('"reservation.expiring"')) warned = true;
+    }));
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    expect(await work.waitForJob()).toBe(job.id);
+    // Shown even for a moment (the countdown hides it again within a
+    // second) would be too early.
+    await alice.evaluate(() => {
+      const soon = document.getElementById('soon')!;
+      new MutationObserver(() => { if (!soon.hidden) (window as unknown as { shown: boolean }).shown = true; })
+        .observe(soon, { attributes: true });
+    });
+    await expect.poll(() => warned, { timeout: 15_000 }).toBe(true);
+    await alice.waitForTimeout(300);
+    expect(await alice.evaluate(() => (window as unknown as { shown?: boolean }).shown ?? false)).toBe(false);
+    await expect(work.expiring).toBeHidden();
+    await expect(work.expiring).toContainText('Less than 13 seconds left');
+  });
+
   test('expires on the page, is reclaimed by the cron and goes to the next operator; the first one can no longer complete it', async ({
     openAs,
     jobs,

@@ -447,9 +447,13 @@
         }
         break;
       case "reservation.expiring":
+        // The server warns a minute ahead; a short lease's page warns
+        // later (its countdown's data-warn-ms), in the words it has.
         if (work && work.dataset.jobId === n.job_id) {
           var soon = document.getElementById("soon");
-          if (soon) soon.hidden = false;
+          var timer = document.querySelector("[data-warn-target='#soon']");
+          var left = n.deadline ? Date.parse(n.deadline) - Date.now() : 0;
+          if (soon && (!timer || left <= Number(timer.dataset.warnMs) + 1000)) soon.hidden = false;
         }
         return;
       case "reservation.expired":

@@ -59,6 +59,17 @@ func (s *socket) closedWithin(d time.Duration, code int) {
 	}
 }
 
+// secondSession logs the user created by person in once more, as from
+// another browser.
+func (a *app) secondSession(name string) *browser {
+	a.t.Helper()
+	b := a.browser()
+	if b.login(name, "password-"+name); b.status != http.StatusSeeOther {
+		a.t.Fatalf("second login of %s: %d", name, b.status)
+	}
+	return b
+}
+
 // loggedOut checks that the browser's session is over: its home page
 // sends it to the login page.
 func (b *browser) loggedOut(who string) {
@@ -73,10 +84,7 @@ func TestDisabledUserIsShutOut(t *testing.T) {
 	ctx := context.Background()
 	name, b := a.person(users.Operator, a.queue)
 	// A second tab's session, left alone until the user is enabled again.
-	idle := a.browser()
-	if idle.login(name, "password-"+name); idle.status != http.StatusSeeOther {
-		t.Fatalf("second login: %d", idle.status)
-	}
+	idle := a.secondSession(name)
 	token, err := a.users.NewToken(ctx, name)
 	if err != nil {
 		t.Fatal(err)
@@ -121,10 +129,7 @@ func TestDisabledUserIsShutOut(t *testing.T) {
 func TestNewPasswordEndsSessions(t *testing.T) {
 	a := newApp(t)
 	name, b := a.person(users.Operator, a.queue)
-	other := a.browser()
-	if other.login(name, "password-"+name); other.status != http.StatusSeeOther {
-		t.Fatalf("second login: %d", other.status)
-	}
+	other := a.secondSession(name)
 	page, _ := a.live("operator", b)
 
 	if err := a.users.Put(context.Background(), users.User{Name: name, Role: users.Operator, Queues: []string{a.queue}}, "a-new-password"); err != nil {
@@ -325,10 +330,7 @@ func TestUserChangedUnannouncedAsTheSocketOpensClosesIt(t *testing.T) {
 func TestLogoutClosesThatSessionsSockets(t *testing.T) {
 	a := newApp(t)
 	name, b := a.person(users.Operator, a.queue)
-	other := a.browser()
-	if other.login(name, "password-"+name); other.status != http.StatusSeeOther {
-		t.Fatalf("second login: %d", other.status)
-	}
+	other := a.secondSession(name)
 	page, _ := a.live("the tab of the session logged out", b)
 	stays, _ := a.live("a tab of the user's other session", other)
 

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -32,18 +33,25 @@ func (h *sessionWrites) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// countingSessionWrites starts a server whose Redis client counts the
+// writes of sessions.
+func (a *app) countingSessionWrites() (*httptest.Server, *sessionWrites) {
+	writes := &sessionWrites{}
+	srv := a.serverWith(a.rdb, func(cfg *handlers.Config, _ *http.Server) {
+		r := redis.NewClient(&redis.Options{Addr: a.rdb.(*redis.Client).Options().Addr})
+		a.t.Cleanup(func() { r.Close() })
+		r.AddHook(writes)
+		cfg.Redis = r
+	})
+	return srv, writes
+}
+
 // Reading pages and their live fragments leaves the session as it is, so
 // that a refresh running beside a form post cannot undo what the post
 // saved (the flash that says what happened).
 func TestReadingPagesDoesNotRewriteTheSession(t *testing.T) {
-	writes := &sessionWrites{}
 	a := newApp(t)
-	srv := a.serverWith(a.rdb, func(cfg *handlers.Config, _ *http.Server) {
-		r := redis.NewClient(&redis.Options{Addr: a.rdb.(*redis.Client).Options().Addr})
-		t.Cleanup(func() { r.Close() })
-		r.AddHook(writes)
-		cfg.Redis = r
-	})
+	srv, writes := a.countingSessionWrites()
 	b := a.browser()
 	b.base = srv.URL
 	b.login(a.opName, "password-"+a.opName)
@@ -64,14 +72,8 @@ func TestReadingPagesDoesNotRewriteTheSession(t *testing.T) {
 // them), and the login form's CSRF token rides in a cookie of its own,
 // which the form must repeat.
 func TestVisitorsStoreNoSession(t *testing.T) {
-	writes := &sessionWrites{}
 	a := newApp(t)
-	srv := a.serverWith(a.rdb, func(cfg *handlers.Config, _ *http.Server) {
-		r := redis.NewClient(&redis.Options{Addr: a.rdb.(*redis.Client).Options().Addr})
-		t.Cleanup(func() { r.Close() })
-		r.AddHook(writes)
-		cfg.Redis = r
-	})
+	srv, writes := a.countingSessionWrites()
 	for range 5 {
 		visitor := a.browser()
 		visitor.base = srv.URL
