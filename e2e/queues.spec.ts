@@ -24,6 +24,27 @@ async function press(sam: Page, action: 'pause' | 'resume') {
 }
 
 test.describe('queues', () => {
+  test('Cancel selected with nothing ticked says so and sends nothing; with a job ticked it asks, then cancels it', async ({ openAs, jobs, api }) => {
+    const job = await jobs.create(QUEUE, 'Verify address: Unter den Linden 77, Berlin');
+    const sam = await openAs('sam');
+    await sam.goto(`/supervisor/queues/${QUEUE}`);
+    const cancel = sam.getByTestId('cancel-selected').getByRole('button', { name: 'Cancel selected' });
+    const said: string[] = [];
+    sam.once('dialog', (d) => { said.push(d.message()); void d.accept(); });
+    await cancel.click();
+    await expect.poll(() => said.length).toBe(1);
+    expect(said[0]).toBe('Tick the jobs to cancel first.');
+    await expect(sam).toHaveURL(`/supervisor/queues/${QUEUE}`);
+    expect((await api.get(job)).state).toBe('ready');
+
+    await sam.getByRole('checkbox', { name: `Select ${job.title}` }).check();
+    sam.once('dialog', (d) => { said.push(d.message()); void d.accept(); });
+    await cancel.click();
+    await expect.poll(() => said.length).toBe(2);
+    expect(said[1]).toContain('Cancel the selected jobs for good?');
+    await expect.poll(async () => (await api.get(job)).state).toBe('canceled');
+  });
+
   test('pausing a queue stops claims on the operator page at once; resuming brings them back', async ({ openAs, jobs }) => {
     const sam = await openAs('sam');
     const carol = await openAs('carol');

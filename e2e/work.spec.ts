@@ -164,6 +164,7 @@ test.describe('a reservation taken away', () => {
     for (const button of [work.completeButton, work.releaseButton, work.skipButton, work.extendButton]) {
       await expect(button).toBeDisabled();
     }
+    await expect(alice.locator('#extend-hint')).toHaveText(''); // no time to offer any more
     await stillTheSamePage();
 
     // …and should alice send the form anyway, the server refuses it.
@@ -183,11 +184,17 @@ test.describe('a reservation taken away', () => {
     expect(after.state).toBe('ready');
     expect(after.result ?? null).toBeNull();
 
-    // Opening the job again tells alice why it is gone, without the buttons.
+    // Opening the job again tells alice why it is gone, without the buttons,
+    // and leads on: the next job of the queue (this one, back at the head
+    // of the line).
     await alice.goto(`/jobs/${job.id}`);
     await expect(work.ended).toBeVisible();
     await expect(work.ended).toContainText('This reservation ended: taken back by sam.');
     await expect(work.completeButton).toHaveCount(0);
+    await work.ended.getByRole('button', { name: 'Claim next in invoice-review' }).click();
+    await alice.waitForURL(`/jobs/${job.id}`);
+    await expect(work.completeButton).toBeEnabled();
+    expect((await api.get(job)).reserved_by).toBe('alice');
   });
 
   test('canceled by the supervisor: the open work page says "canceled by sam" at once, and again after a reload', async ({

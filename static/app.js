@@ -78,8 +78,12 @@
     var target = now + lease;
     if (!isNaN(until)) target = Math.min(target, until);
     var gain = target - deadline, worth = gain >= Math.max(lease / 10, 5000);
-    if (!button.closest(".work").querySelector("#ended:not([hidden])")) button.disabled = !worth;
     var hint = document.getElementById("extend-hint");
+    if (button.closest(".work").querySelector("#ended:not([hidden])")) {
+      if (hint) hint.textContent = ""; // nothing to add to a reservation that ended
+      return;
+    }
+    button.disabled = !worth;
     if (hint) hint.textContent = hint.dataset.extendHint +
       (worth ? " · adds " + format(gain) : " · adds time once some of it has passed");
   }
@@ -229,6 +233,14 @@
   }
   document.addEventListener("submit", function (e) {
     if (e.target.method === "dialog") return; // closes a box; sends nothing
+    // A form about what is ticked, with nothing ticked, says so instead.
+    var needs = e.target.dataset && e.target.dataset.needs;
+    if (needs && !document.querySelector(needs)) {
+      e.preventDefault();
+      e.stopPropagation();
+      window.alert(e.target.dataset.needsWords);
+      return;
+    }
     var msg = e.target.dataset && e.target.dataset.confirm;
     // Leaving the job (give back, skip, failure) drops what was typed to
     // complete it: ask first, whether by button or by key.

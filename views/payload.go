@@ -43,12 +43,27 @@ func isMoneyKey(key string) bool {
 	return len(words) > 0 && (moneyWords[words[len(words)-1]] || moneyWords[strings.Join(words, "_")])
 }
 
+// commonCurrencies are the ISO 4217 codes that, ending a key, make its
+// number an amount of money in them whatever the key says before
+// ("lifetime_value_eur").
+var commonCurrencies = map[string]bool{
+	"EUR": true, "USD": true, "GBP": true, "CHF": true, "JPY": true, "CAD": true, "AUD": true, "NZD": true,
+	"SEK": true, "NOK": true, "DKK": true, "PLN": true, "CZK": true, "HUF": true, "CNY": true, "HKD": true,
+	"SGD": true, "INR": true, "BRL": true, "MXN": true, "ZAR": true,
+}
+
 // keyCurrency is the currency a key names after its amount of money:
-// "amount_eur" and "totalUSD" are amounts in EUR and USD; "" else.
+// "amount_eur" and "totalUSD" are amounts in EUR and USD, as is
+// "lifetime_value_eur" (a common currency's code); "" else.
 func keyCurrency(key string) string {
 	words := strings.Fields(strings.ToLower(Field{Key: key}.Label()))
-	if n := len(words); n >= 2 && moneyWords[words[n-2]] && isCurrency(strings.ToUpper(words[n-1])) {
-		return strings.ToUpper(words[n-1])
+	n := len(words)
+	if n < 2 {
+		return ""
+	}
+	code := strings.ToUpper(words[n-1])
+	if commonCurrencies[code] || moneyWords[words[n-2]] && isCurrency(code) {
+		return code
 	}
 	return ""
 }
@@ -88,8 +103,15 @@ func markMoney(fields []Field, currency string) {
 	}
 }
 
-// Label says a payload key for people: "vat_rate" and "vatRate" as "Vat
-// rate"; a list's positions stay numbers.
+// acronyms are the words a label writes in capitals.
+var acronyms = map[string]bool{
+	"id": true, "url": true, "uri": true, "sku": true, "vat": true, "po": true, "sla": true, "iban": true,
+	"bic": true, "api": true, "eta": true, "ip": true, "pdf": true, "csv": true, "uuid": true, "kyc": true,
+	"crm": true, "faq": true, "eu": true,
+}
+
+// Label says a payload key for people: "vat_rate" and "vatRate" as "VAT
+// rate", "po_number" as "PO number"; a list's positions stay numbers.
 func (f Field) Label() string {
 	var b strings.Builder
 	var prev rune
@@ -103,7 +125,13 @@ func (f Field) Label() string {
 		b.WriteRune(unicode.ToLower(r))
 		prev = r
 	}
-	label := strings.Join(strings.Fields(b.String()), " ")
+	words := strings.Fields(b.String())
+	for i, w := range words {
+		if acronyms[w] {
+			words[i] = strings.ToUpper(w)
+		}
+	}
+	label := strings.Join(words, " ")
 	if label == "" {
 		return f.Key
 	}

@@ -8,8 +8,9 @@ import (
 // Keys read as words; addresses, times and numbers are told from text.
 func TestPayloadReadable(t *testing.T) {
 	for key, want := range map[string]string{
-		"vat_rate": "Vat rate", "accountAgeDays": "Account age days", "scan-url": "Scan url",
-		"1": "1", "ID": "Id", "__": "__", "déjà_vu": "Déjà vu",
+		"vat_rate": "VAT rate", "accountAgeDays": "Account age days", "scan-url": "Scan URL",
+		"1": "1", "ID": "ID", "__": "__", "déjà_vu": "Déjà vu", "po_number": "PO number", "sla_due": "SLA due",
+		"vatId": "VAT ID", "idea": "Idea", "sku": "SKU",
 	} {
 		if got := (Field{Key: key}).Label(); got != want {
 			t.Errorf("Label(%q) = %q, want %q", key, got, want)
@@ -34,7 +35,8 @@ func TestPayloadReadable(t *testing.T) {
 // without a currency; a calendar date is a date.
 func TestPayloadMoneyAndDates(t *testing.T) {
 	fields := ParsePayload([]byte(`{"invoice": {"currency": "CHF", "gross": 2617.1, "vat_rate": 0.081, "due": "2026-12-12",
-		"lines": [{"qty": 46, "unit_price": 38.5}]}, "refundAmount": 12, "amount_eur": 1188, "days_age": 3, "other": {"currency": "euro", "total": 3}}`))
+		"lines": [{"qty": 46, "unit_price": 38.5}]}, "refundAmount": 12, "amount_eur": 1188, "days_age": 3, "other": {"currency": "euro", "total": 3},
+		"lifetime_value_chf": 9504, "order_ref_abc": 7}`))
 	byPath := map[string]Field{}
 	var walk func(prefix string, fs []Field)
 	walk = func(prefix string, fs []Field) {
@@ -46,7 +48,8 @@ func TestPayloadMoneyAndDates(t *testing.T) {
 	walk("", fields)
 	for path, want := range map[string]string{
 		"invoice.gross": "CHF", "invoice.lines.1.unit_price": "CHF", "invoice.vat_rate": "", "invoice.lines.1.qty": "",
-		"refundAmount": "", "other.total": "", "amount_eur": "EUR", "days_age": "",
+		"refundAmount": "", "other.total": "", "amount_eur": "EUR", "days_age": "", "lifetime_value_chf": "CHF",
+		"order_ref_abc": "",
 	} {
 		if got := byPath[path].Currency; got != want {
 			t.Errorf("%s: currency %q, want %q", path, got, want)

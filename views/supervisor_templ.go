@@ -1107,7 +1107,7 @@ func QueuePage(p Page, v QueueView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "\" data-confirm=\"Cancel the selected jobs for good? Those in progress are taken from their holders.\" class=\"bulk\" data-testid=\"cancel-selected\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "\" data-confirm=\"Cancel the selected jobs for good? Those in progress are taken from their holders.\" data-needs=\"input[form=bulk]:checked\" data-needs-words=\"Tick the jobs to cancel first.\" class=\"bulk\" data-testid=\"cancel-selected\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

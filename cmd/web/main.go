@@ -573,6 +573,9 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 	if name == "" {
 		return usagef("usage: claimdesk %s add NAME", what)
 	}
+	if what == "user" && !users.Role(role).Valid() {
+		return usagef("bad role %q: want operator, supervisor or producer", role)
+	}
 	// An existing queue changes only the settings given (a patch of the
 	// flags set); a new one takes the defaults for the rest. Values that
 	// no queue could have are refused before Redis is asked.

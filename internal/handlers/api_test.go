@@ -644,8 +644,25 @@ func (a *app) claimOnPage(title string) (*browser, string, string) {
 func TestCompleteFromTheWorkPage(t *testing.T) {
 	a := newApp(t)
 	b, id, token := a.claimOnPage("form")
+	// Nothing typed is dropped unsaid: a value without a name, or a name
+	// twice, is refused, the job still held.
+	for _, tc := range []struct {
+		keys, values []string
+		says         string
+	}{
+		{[]string{"verdict", ""}, []string{"approved", "not dropped"}, "Result field 2 has a value but no name"},
+		{[]string{"verdict", "verdict"}, []string{"approved", "rejected"}, "The name &#34;verdict&#34; is used twice"},
+	} {
+		b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "key": tc.keys, "value": tc.values})
+		if b.status != http.StatusBadRequest || !strings.Contains(b.body, tc.says) {
+			t.Fatalf("complete with %v = %v: %d, want 400 saying %q", tc.keys, tc.values, b.status, tc.says)
+		}
+	}
+	if j, _ := a.tasks.Get(context.Background(), id); j.State != tasks.StateReserved {
+		t.Fatalf("a refused complete changed the job: %s", j.State)
+	}
 	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "notes": {" all good "},
-		"key": {"verdict", ""}, "value": {"approved", "ignored"}})
+		"key": {"verdict", ""}, "value": {"approved", " "}})
 	if b.status != 303 || b.body != "/" {
 		t.Fatalf("complete: %d %s", b.status, b.body)
 	}

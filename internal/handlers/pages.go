@@ -438,15 +438,24 @@ func (s *Server) resultFromForm(c echo.Context, id string) (json.RawMessage, err
 	if notes := strings.TrimSpace(form.Get("notes")); notes != "" {
 		result["notes"] = notes
 	}
+	// Nothing typed is dropped unsaid: a value needs its name, and a name
+	// may be given once (notes is the box's above).
 	keys, values := form["key"], form["value"]
 	for i, k := range keys {
 		k = strings.TrimSpace(k)
-		if k == "" {
-			continue
-		}
+		v := ""
 		if i < len(values) {
-			result[k] = values[i]
+			v = values[i]
 		}
+		switch _, taken := result[k]; {
+		case k == "" && strings.TrimSpace(v) == "":
+			continue
+		case k == "":
+			return nil, newError(http.StatusBadRequest, "invalid_field", "Result field %d has a value but no name: name it, or clear it.", i+1)
+		case taken:
+			return nil, newError(http.StatusBadRequest, "invalid_field", "The name %q is used twice in the result: give each value its own.", k)
+		}
+		result[k] = v
 	}
 	if len(result) == 0 {
 		return nil, nil

@@ -119,7 +119,7 @@ func TestPeoplePages(t *testing.T) {
 			"queues": {a.queue}, "password": {password}})
 	}
 	add(name, "short")
-	if b.status != 400 || !strings.Contains(b.body, "Password must be 8 to 72 bytes.") || !strings.Contains(b.body, `value="`+name+`"`) ||
+	if b.status != 400 || !strings.Contains(b.body, "Password must be 8 to 72 characters (72 bytes at most") || !strings.Contains(b.body, `value="`+name+`"`) ||
 		!strings.Contains(b.body, `value="`+a.queue+`" checked`) {
 		t.Fatalf("add with a short password: %d\n%s", b.status, b.body)
 	}

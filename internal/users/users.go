@@ -266,7 +266,7 @@ func (s *Store) put(ctx context.Context, u User, password string, create bool) e
 	fields := map[string]any{"role": string(u.Role), "queues": strings.Join(u.Queues, ",")}
 	if password != "" {
 		if len(password) < 8 || len(password) > 72 {
-			return fmt.Errorf("%w: password must be 8 to 72 bytes", ErrInvalid)
+			return fmt.Errorf("%w: password must be 8 to 72 characters (72 bytes at most: fewer characters when they are not plain letters, digits or signs)", ErrInvalid)
 		}
 		old, err := s.rdb.HGet(ctx, key, "password").Result()
 		if err != nil && err != redis.Nil {
