@@ -140,16 +140,18 @@ type queueSummary struct {
 // counts, from the instance's board.
 func (s *Server) visibleQueues(ctx context.Context, u users.User) ([]tasks.QueueStats, error) {
 	all, err := s.board.queues.get(ctx, s.tasks.Queues)
-	if err != nil {
-		return nil, err
-	}
+	return visibleOf(all, u), err
+}
+
+// visibleOf returns those of the queues the user may see.
+func visibleOf(all []tasks.QueueStats, u users.User) []tasks.QueueStats {
 	qs := make([]tasks.QueueStats, 0, len(all))
 	for _, q := range all {
 		if u.CanSee(q.Queue.Name) {
 			qs = append(qs, q)
 		}
 	}
-	return qs, nil
+	return qs
 }
 
 func (s *Server) apiQueues(c echo.Context) error {

@@ -478,3 +478,29 @@ func TestOwnCompletedJobPage(t *testing.T) {
 		t.Error("own completed job page says the reservation ended, or offers to complete it")
 	}
 }
+
+// A job held in a queue taken from its holder since stays on their home
+// page, theirs to finish (its work page still takes their actions); the
+// queue itself is no longer offered.
+func TestHeldJobOfAQueueTakenAwayStaysInView(t *testing.T) {
+	a := newApp(t)
+	a.enqueue("Check invoice INV-0077")
+	id, _ := a.claim()
+	b := a.browser().login(a.opName, "password-"+a.opName)
+	if err := a.users.Put(context.Background(), users.User{Name: a.opName, Role: users.Operator, Queues: []string{"elsewhere"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if b.do("GET", "/fragments/home", nil); b.status != http.StatusOK {
+		t.Fatalf("home fragment: %d", b.status)
+	}
+	holding := b.body[max(0, strings.Index(b.body, `data-testid="my-reservations"`)):]
+	if !strings.Contains(holding, "/jobs/"+id) || !strings.Contains(holding, "INV-0077") {
+		t.Fatal("the job held in a queue taken away is not among what the operator holds")
+	}
+	if strings.Contains(b.body, `data-queue="`+a.queue+`"`) {
+		t.Fatal("the queue taken away is still offered")
+	}
+	if b.do("GET", "/jobs/"+id, nil); b.status != http.StatusOK || !strings.Contains(b.body, `data-testid="complete-form"`) {
+		t.Fatalf("the work page of the held job: %d", b.status)
+	}
+}

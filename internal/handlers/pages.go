@@ -95,15 +95,16 @@ func (s *Server) homeFragment(c echo.Context) error {
 
 // operatorHome gathers an operator's queues, what they hold and what
 // they did lately: the queues from the instance's board, the rest in one
-// round trip.
+// round trip. What they hold is looked for in every queue: a job of a
+// queue taken from them since they claimed it is still theirs to finish.
 func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
-	qs, err := s.visibleQueues(ctx, u)
+	all, err := s.board.queues.get(ctx, s.tasks.Queues)
 	if err != nil {
 		return views.Home{}, err
 	}
-	h := views.Home{Now: time.Now(), Queues: qs, Away: u.Away}
-	names := make([]string, len(qs))
-	for i, q := range qs {
+	h := views.Home{Now: time.Now(), Queues: visibleOf(all, u), Away: u.Away}
+	names := make([]string, len(all))
+	for i, q := range all {
 		names[i] = q.Queue.Name
 	}
 	recent := make(chan error, 1)
