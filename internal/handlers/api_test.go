@@ -610,7 +610,7 @@ func TestPagesAuthAndCSRF(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.login(name, "password-x1")
-	if other.do("GET", "/jobs/"+id, nil); other.status != 404 {
+	if other.do("GET", "/jobs/"+id, nil); other.status != 404 || !strings.Contains(other.body, "find that job. It may have been finished") {
 		t.Fatalf("another operator's view of the job: %d", other.status)
 	}
 	// Logout ends the session.
@@ -729,7 +729,8 @@ func TestUnknownPagesAndFlashes(t *testing.T) {
 	}
 	sup := a.browser()
 	sup.login(name, "password-boss")
-	if sup.do("GET", "/no-such-page", nil); sup.status != 404 || !strings.Contains(sup.body, "Not found") {
+	if sup.do("GET", "/no-such-page", nil); sup.status != 404 || !strings.Contains(sup.body, "Not found") ||
+		!strings.Contains(sup.body, "There is no page at this address.") {
 		t.Fatalf("supervisor on an unknown page: %d", sup.status)
 	}
 	// A flash waits for the next whole page; htmx fragments leave it alone.

@@ -231,8 +231,12 @@ func friendly(e *apiError) string {
 		return "No more time can be added: this job has had all the extensions its queue allows, or has been held as long as it may be. Finish it or give it back."
 	case "forbidden":
 		return "You don't have access to this page."
-	case "not_found", "job_not_found", "queue_not_found":
-		return "We couldn't find that. It may have been finished and cleaned up."
+	case "not_found":
+		return "There is no page at this address. Check it, or start again from your home page."
+	case "job_not_found":
+		return "We couldn't find that job. It may have been finished and cleaned up."
+	case "queue_not_found":
+		return "We couldn't find that queue. It may have been deleted."
 	case "internal":
 		return "Something went wrong on our side. Please try again."
 	case "unavailable":
