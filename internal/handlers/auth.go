@@ -204,22 +204,30 @@ func (s *Server) csrfToken(c echo.Context) string {
 	if t := s.sessions.GetString(ctx, sessionCSRF); t != "" {
 		return t
 	}
-	if _, ok := currentUser(c); !ok {
-		if t := visitorCSRF(c); t != "" {
-			return t
-		}
+	_, known := currentUser(c)
+	if t := visitorCSRF(c); !known && t != "" {
+		return t
 	}
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
 	t := base64.RawURLEncoding.EncodeToString(b[:])
-	if _, ok := currentUser(c); ok {
+	if known {
 		s.sessions.Put(ctx, sessionCSRF, t)
 		return t
 	}
-	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: t, Path: "/", HttpOnly: true,
-		Secure: s.sessions.Cookie.Secure, SameSite: http.SameSiteStrictMode})
+	s.setVisitorCSRF(c, t)
 	c.Request().AddCookie(&http.Cookie{Name: csrfCookie, Value: t}) // for a second call in this request
 	return t
+}
+
+// setVisitorCSRF sets the visitor's csrfCookie to t, or ("") removes it.
+func (s *Server) setVisitorCSRF(c echo.Context, t string) {
+	ck := &http.Cookie{Name: csrfCookie, Value: t, Path: "/", HttpOnly: true,
+		Secure: s.sessions.Cookie.Secure, SameSite: http.SameSiteStrictMode}
+	if t == "" {
+		ck.MaxAge = -1
+	}
+	c.SetCookie(ck)
 }
 
 // visitorCSRF returns the CSRF token of the request's csrfCookie, if it
@@ -309,8 +317,7 @@ func (s *Server) login(c echo.Context) error {
 	s.sessions.Put(ctx, sessionUser, u.Name)
 	s.sessions.Put(ctx, sessionEpoch, u.Epoch)
 	s.sessions.Remove(ctx, sessionCSRF)
-	c.SetCookie(&http.Cookie{Name: csrfCookie, Path: "/", MaxAge: -1, HttpOnly: true,
-		Secure: s.sessions.Cookie.Secure, SameSite: http.SameSiteStrictMode})
+	s.setVisitorCSRF(c, "")
 	return redirect(c, s.localPath(c.FormValue("next"), "/"))
 }
 
