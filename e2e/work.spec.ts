@@ -197,6 +197,30 @@ test.describe('a reservation taken away', () => {
     expect((await api.get(job)).reserved_by).toBe('alice');
   });
 
+  test('a Complete refused in place (a value without a name) leaves the page listening: a force release right after is told at once', async ({
+    openAs,
+    jobs,
+  }) => {
+    const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-REFUSED-THEN-TAKEN');
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.claimNextIn('invoice-review');
+    const work = new WorkPage(alice);
+    expect(await work.waitForJob()).toBe(job.id);
+    await work.live.waitUntilLive();
+    await alice.getByLabel('Field value 1', { exact: true }).fill('1188');
+    await work.completeButton.click();
+    await expect(alice.getByTestId('complete-form')).toContainText('Result field 1 has a value but no name');
+    await expect(alice.getByLabel('Field value 1', { exact: true })).toHaveValue('1188');
+
+    const sam = new SupervisorPage(await openAs('sam'));
+    await sam.goto();
+    await sam.forceRelease(job.id);
+    await expect(work.ended).toBeVisible({ timeout: 2_000 });
+    await expect(work.ended).toContainText('This reservation ended: taken back by sam.');
+  });
+
   test('canceled by the supervisor: the open work page says "canceled by sam" at once, and again after a reload', async ({
     openAs,
     jobs,

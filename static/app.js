@@ -258,9 +258,12 @@
   }, true);
   // A form answered in place (htmx) and not taken, or More time, leaves
   // the page as it was; one taken leads away (HX-Redirect).
+  // (The event's elt is not the form when the answer replaced it: it
+  // bubbles from the nearest element still in the page. The request's
+  // verb says what it was.)
   document.addEventListener("htmx:afterRequest", function (e) {
-    var xhr = e.detail.xhr;
-    if (e.detail.elt.matches("form[hx-post]") && !(xhr && xhr.getResponseHeader("HX-Redirect"))) acting = false;
+    var xhr = e.detail.xhr, cfg = e.detail.requestConfig;
+    if (cfg && cfg.verb === "post" && !(xhr && xhr.getResponseHeader("HX-Redirect"))) acting = false;
   });
 
   // Live updates: a websocket brings notices, and the page patches what
