@@ -79,6 +79,11 @@ test.describe('keyboard and attention', () => {
     await expect(alice.getByTestId('flash')).toBeVisible();
     expect(asked[1]).toContain('Skip (not for me)? What you typed');
     expect((await api.get(job)).state).toBe('ready');
+    // Skip opened the next job, if one was waiting: give it back.
+    if (new URL(alice.url()).pathname.startsWith('/jobs/')) {
+      await work.release();
+      await expect(alice.getByTestId('flash')).toContainText('Given back');
+    }
   });
 
   test('the tab title counts the jobs waiting; a toast stays while the pointer is on it', async ({ openAs, jobs }) => {

@@ -16,16 +16,28 @@ test('skip: the job goes to someone else, never back to me', async ({ openAs, jo
   await bobHome.claimNextIn('content-moderation');
   expect(await bobWork.waitForJob()).toBe(job.id);
 
+  // Skip means "not for me, the next one": bob lands on another job, or
+  // home when nothing else is waiting for him.
   await bobWork.skip();
-  await expect(bobHome.flash).toHaveText(`Skipped: someone else will get it. “${job.title}”`);
+  await expect(bobHome.flash).toContainText(`Skipped “${job.title}”: someone else will get it.`);
   const skipped = await api.get(job);
   expect(skipped.state).toBe('ready');
   expect(skipped.attempts).toBe(0);
-
-  // bob is not offered it again, though it is still first in line…
-  const landed = await bobHome.claimNextIn('content-moderation');
+  const landed = new URL(bob.url()).pathname;
   expect(landed).not.toBe(`/jobs/${job.id}`);
   if (landed.startsWith('/jobs/')) {
+    await expect(bobHome.flash).toContainText('Here is the next one.');
+    await expect(bobWork.title).not.toHaveText(job.title);
+    await bobWork.release();
+    await expect(bobHome.flash).toContainText('Given back');
+  } else {
+    await expect(bobHome.flash).toContainText('Nothing else is waiting in content-moderation for you.');
+  }
+
+  // bob is not offered it again, though it is still first in line…
+  const again = await bobHome.claimNextIn('content-moderation');
+  expect(again).not.toBe(`/jobs/${job.id}`);
+  if (again.startsWith('/jobs/')) {
     await expect(bobWork.title).not.toHaveText(job.title);
     await bobWork.release();
     await expect(bobHome.flash).toContainText('Given back');

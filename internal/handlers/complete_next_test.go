@@ -87,3 +87,48 @@ func TestCompleteAndNextFromTheWorkPage(t *testing.T) {
 		t.Fatal("home does not say that nothing else is waiting")
 	}
 }
+
+// Skip on the work page opens the next job of the queue, never the one
+// skipped; with nothing else waiting, or the queue paused, it goes home
+// saying so.
+func TestSkipOpensTheNext(t *testing.T) {
+	a := newApp(t)
+	b, first, token := a.claimOnPage("first")
+	second := a.enqueue("second")
+	b.do("POST", "/jobs/"+first+"/skip", url.Values{"_csrf": {b.csrf}, "token": {token}})
+	if b.status != 303 || b.body != "/jobs/"+second {
+		t.Fatalf("skip: %d %s, want the next job's page", b.status, b.body)
+	}
+	b.do("GET", b.body, nil)
+	if !strings.Contains(b.body, "Skipped “first”: someone else will get it. Here is the next one.") {
+		t.Fatal("the next job's page does not say the first was skipped")
+	}
+	m := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)
+	if m == nil {
+		t.Fatal("the next job's page has no reservation token")
+	}
+	if j := a.expect("GET", "/api/v1/jobs/"+first, a.super, "", 200, ""); j["state"] != "ready" {
+		t.Fatalf("the skipped job is %v, want ready", j["state"])
+	}
+	// Only the job skipped is left: it is not offered again.
+	b.do("POST", "/jobs/"+second+"/skip", url.Values{"_csrf": {b.csrf}, "token": {m[1]}})
+	if b.status != 303 || b.body != "/" {
+		t.Fatalf("skip with nothing else waiting: %d %s, want home", b.status, b.body)
+	}
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "Skipped “second”: someone else will get it. Nothing else is waiting in "+a.queue+" for you.") {
+		t.Fatal("home does not say that nothing else is waiting")
+	}
+	// A paused queue claims nothing new: home says why.
+	b2, id, token := a.claimOnPage("third")
+	a.enqueue("fourth")
+	a.expect("POST", "/api/v1/queues/"+a.queue+"/pause", a.super, "", 200, "")
+	b2.do("POST", "/jobs/"+id+"/skip", url.Values{"_csrf": {b2.csrf}, "token": {token}})
+	if b2.status != 303 || b2.body != "/" {
+		t.Fatalf("skip in a paused queue: %d %s, want home", b2.status, b2.body)
+	}
+	b2.do("GET", "/", nil)
+	if !strings.Contains(b2.body, "is paused: no new jobs can be claimed") {
+		t.Fatal("home does not say the queue is paused")
+	}
+}

@@ -332,8 +332,9 @@ func (s *Server) workAction(c echo.Context) error {
 		j, err = s.tasks.Release(ctx, id, h)
 		msg = "Given back: it keeps its place in line."
 	case "skip":
-		j, err = s.tasks.Skip(ctx, id, h)
-		msg = "Skipped: someone else will get it."
+		if j, err = s.tasks.Skip(ctx, id, h); err == nil {
+			return s.skipNext(c, j)
+		}
 	case "fail":
 		j, err = s.tasks.Fail(ctx, id, h, strings.TrimSpace(c.FormValue("reason")))
 		msg = "Reported as failed."
@@ -363,6 +364,38 @@ func (s *Server) workAction(c echo.Context) error {
 	// The home page lists the job among the operator's recent work, which
 	// the announcer writes after the change: have it written first.
 	s.published(ctx)
+	return redirect(c, "/")
+}
+
+// skipNext follows a skip as people who skip mean it, "not for me, the
+// next one": it claims the next job of the queue (never the one skipped)
+// and opens it; or, when nothing else is waiting for the operator (or the
+// queue is no longer theirs), goes home.
+func (s *Server) skipNext(c echo.Context, skipped *tasks.Job) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	s.published(ctx)
+	done := "Skipped " + quote(skipped.Title) + ": someone else will get it."
+	if !u.CanWork(skipped.Queue) {
+		s.flash(c, done)
+		return redirect(c, "/")
+	}
+	r, err := s.tasks.Claim(ctx, skipped.Queue, u.Name)
+	switch words := noClaimWords(err, skipped.Queue); {
+	case words != "":
+		s.flash(c, done)
+		s.note(c, words)
+	case err != nil:
+		// The skip stands; the claim can be asked for again from home.
+		s.storeTrouble("claim after skip", err, "queue", skipped.Queue)
+		s.flash(c, done)
+		s.note(c, "The next job could not be claimed just now: claim it below.")
+	case r == nil:
+		s.flash(c, done+" Nothing else is waiting in "+skipped.Queue+" for you.")
+	default:
+		s.flash(c, done+" Here is the next one.")
+		return redirect(c, "/jobs/"+r.Job.ID)
+	}
 	return redirect(c, "/")
 }
 
