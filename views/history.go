@@ -46,9 +46,6 @@ func outcome(a tasks.Action, actor, me string) string {
 			return "skipped in another tab"
 		case tasks.ActionFailed:
 			return "reported as not doable in another tab"
-		case tasks.ActionCanceled:
-			// A job given back while its batch is canceled is canceled.
-			return "canceled with its batch"
 		}
 	}
 	switch a {
@@ -119,7 +116,7 @@ func RecentOutcome(w notify.Work, me string) string {
 	case tasks.ActionForceReleased:
 		return "Taken back by " + w.Actor
 	case tasks.ActionCanceled:
-		if w.Actor == me || w.Actor == tasks.System {
+		if w.Actor == tasks.System {
 			return "Canceled with its batch"
 		}
 		return "Canceled by " + w.Actor
@@ -217,8 +214,12 @@ func entryWords(e tasks.Entry) string {
 	default:
 		s = string(e.Action) + by
 	}
-	if e.To == tasks.StateDead {
+	switch {
+	case e.To == tasks.StateDead:
 		s += " · no attempts left: dead"
+	case e.To == tasks.StateCanceled && e.Action != tasks.ActionCanceled:
+		// Given back, or out of time, while its batch is canceled.
+		s += " · its batch is canceled: canceled"
 	}
 	return s
 }

@@ -54,6 +54,8 @@ func TestEntryWords(t *testing.T) {
 		{"expired", tasks.Entry{Action: tasks.ActionExpired, Actor: tasks.System, Holder: "ann"}, "expired (held by ann)"},
 		{"canceled while held", tasks.Entry{Action: tasks.ActionCanceled, Actor: "sam", Holder: "ann"}, "canceled by sam (held by ann)"},
 		{"completed", tasks.Entry{Action: tasks.ActionCompleted, Actor: "ann"}, "completed by ann"},
+		{"given back in a canceled batch", tasks.Entry{Action: tasks.ActionReleased, Actor: "ann", To: tasks.StateCanceled},
+			"given back by ann · its batch is canceled: canceled"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +130,8 @@ func TestRecentOutcome(t *testing.T) {
 		{tasks.ActionExpired, tasks.System, tasks.StateReady, "Time ran out"},
 		{tasks.ActionForceReleased, "sam", tasks.StateReady, "Taken back by sam"},
 		{tasks.ActionCanceled, "sam", tasks.StateCanceled, "Canceled by sam"},
-		{tasks.ActionCanceled, "ann", tasks.StateCanceled, "Canceled with its batch"},
+		{tasks.ActionCanceled, tasks.System, tasks.StateCanceled, "Canceled with its batch"},
+		{tasks.ActionReleased, "ann", tasks.StateCanceled, "Gave it back"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {

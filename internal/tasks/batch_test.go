@@ -1437,3 +1437,39 @@ func TestBatchRaceCancelWhileClaiming(t *testing.T) {
 		t.Logf("%d of the batch completed, %d canceled (%d by CancelBatch)", end.Completed, end.Canceled, len(canceled))
 	})
 }
+
+// A holder who gives back a job of a canceled batch ends it (canceled), and
+// it is recorded as theirs: a retry of the give-back is answered as done,
+// their tally counts a give-back (not a supervisor taking it back), and
+// the history says both.
+func TestGiveBackInACanceledBatch(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		b, _ := e.createBatch(NewBatch{Title: "b", Jobs: []NewJob{{Title: "one"}, {Title: "two"}}})
+		r := e.claim("ann")
+		if _, _, err := e.cancelBatch(b.ID); err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.store.Release(e.ctx, r.Job.ID, r.Hold()); err != nil {
+			e.t.Fatalf("release: %v", err)
+		}
+		j := e.get(r.Job.ID)
+		h, _, err := j.History()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		last := h[len(h)-1]
+		if j.State != StateCanceled || last.Action != ActionReleased || last.Actor != "ann" || last.To != StateCanceled {
+			e.t.Fatalf("job %s, last entry %+v; want canceled by ann's release", j.State, last)
+		}
+		if _, err := e.store.Release(e.ctx, r.Job.ID, r.Hold()); err != nil {
+			e.t.Fatalf("retried release: %v; want it answered as done", err)
+		}
+		tl, err := e.store.Tallies(e.ctx, []string{e.queue})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if got := tl["ann"].Today; got.GivenBack != 1 || got.TakenBack != 0 {
+			e.t.Fatalf("ann's tally: given back %d, taken back %d; want 1, 0", got.GivenBack, got.TakenBack)
+		}
+	})
+}

@@ -271,3 +271,42 @@ func TestClaimOnlyJob(t *testing.T) {
 		}
 	})
 }
+
+// A claim key's entry belongs to the reservation it names: when a retry
+// after the first reservation ran out filed the key for a second one, the
+// late reclaim of the first (more ran out than a claim takes back) leaves
+// it, so the key still answers the second and claims nothing more.
+func TestClaimKeyOutlivesALateReclaim(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.enqueueMany(promoteOnClaim + 5)
+		for range promoteOnClaim + 1 {
+			e.claim("bob")
+		}
+		e.clock.Advance(time.Second)
+		first, err := e.store.Claim(e.ctx, e.queue, "olga", WithClaimKey("k1"))
+		if err != nil || first == nil {
+			e.t.Fatal(first, err)
+		}
+		e.clock.Advance(301 * time.Second) // every reservation ran out
+		second, err := e.store.Claim(e.ctx, e.queue, "olga", WithClaimKey("k1"))
+		if err != nil || second == nil || second.Job.ID == first.Job.ID {
+			e.t.Fatalf("retry after the first ran out: %v, %v; want another job", second, err)
+		}
+		if j := e.get(first.Job.ID); j.State != StateReserved {
+			e.t.Fatalf("the first reservation was taken back by the claim (%s): the test needs it left for later", j.State)
+		}
+		if _, _, err := e.store.ReclaimExpired(e.ctx, e.queue, 500); err != nil {
+			e.t.Fatal(err)
+		}
+		if j := e.get(first.Job.ID); j.State != StateReady {
+			e.t.Fatalf("the first job is %s after the reclaim", j.State)
+		}
+		again, err := e.store.Claim(e.ctx, e.queue, "olga", WithClaimKey("k1"))
+		if err != nil || again == nil {
+			e.t.Fatal(again, err)
+		}
+		if again.Job.ID != second.Job.ID || again.Token != second.Token {
+			e.t.Fatalf("retry with k1 while %s (claimed with k1) lasts claimed %s", second.Job.ID, again.Job.ID)
+		}
+	})
+}

@@ -792,6 +792,30 @@ func TestClaimTakesBackExpiredReservations(t *testing.T) {
 	})
 }
 
+// An operator at the queue's max_held whose reservation ran out holds
+// nothing: the claim takes the expired reservation back before it counts
+// theirs, so it is not refused for a hold that is gone.
+func TestHoldLimitCountsOnlyLiveReservations(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{MaxHeld: 1, LeaseSeconds: 60})
+		e.add("a", 50)
+		e.add("b", 50)
+		a := e.claim("olga")
+		e.clock.Advance(61 * time.Second)
+		_, err := e.store.Release(e.ctx, a.Job.ID, a.Hold())
+		wantErr(e.t, "release after the deadline", err, ErrReservationLost)
+		r, err := e.store.Claim(e.ctx, e.queue, "olga")
+		if err != nil || r == nil {
+			e.t.Fatalf("claim after olga's only reservation ran out: %v, %v; want a job", r, err)
+		}
+		if r.Job.ID != a.Job.ID || r.Job.Attempts != 1 {
+			e.t.Fatalf("olga got %+v; want the expired job again, one attempt spent", r.Job)
+		}
+		_, err = e.store.Claim(e.ctx, e.queue, "olga")
+		wantErr(e.t, "a second claim while the first lasts", err, ErrHoldLimit)
+	})
+}
+
 // A transition that ends a reservation carries the deadline it had (the
 // notices of its end say it), whatever ended it; one that begins or
 // extends one carries the new deadline; others carry none.

@@ -258,7 +258,7 @@ func (e *env) stats() Stats {
 	return s
 }
 
-func wantErr(t *testing.T, what string, got, want error) {
+func wantErr(t testing.TB, what string, got, want error) {
 	t.Helper()
 	if !errors.Is(got, want) {
 		t.Fatalf("%s: error %v, want %v", what, got, want)

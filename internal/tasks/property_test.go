@@ -345,10 +345,10 @@ func (m *model) note(mj *modelJob, a Action, actor string, from, to State) {
 }
 
 // backInLine is where a job given back (by action of actor) goes: ready,
-// or canceled when its batch is.
+// or canceled when its batch is (the action stays the one taken).
 func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
 	if b := m.batches[mj.batch]; b != nil && b.canceled {
-		m.finish(id, mj, StateCanceled, ActionCanceled, actor)
+		m.finish(id, mj, StateCanceled, a, actor)
 		return
 	}
 	m.note(mj, a, actor, mj.state, StateReady)

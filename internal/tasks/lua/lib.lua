@@ -315,7 +315,10 @@ end
 local function end_reservation(id, m)
   redis.call('ZREM', K.holding, m.reserved_by .. '\n' .. id)
   if m.claim_key and filed(m.claim_key) then
-    redis.call('HDEL', K.claims, m.reserved_by .. '\n' .. m.claim_key)
+    -- A retry after this reservation ran out may have filed the key for a
+    -- newer one: that entry stays.
+    local field = m.reserved_by .. '\n' .. m.claim_key
+    if redis.call('HGET', K.claims, field) == id then redis.call('HDEL', K.claims, field) end
   end
   m.reserved_at, m.deadline, m.extensions, m.claim_key = nil, nil, nil, nil
 end
@@ -414,11 +417,14 @@ local function finish(id, m, state, action, actor, reason)
 end
 
 -- back_in_line returns a job to ready at the rank it had, so it keeps its
--- place; in a canceled batch it is canceled instead.
+-- place; in a canceled batch it is canceled instead. The action stays what
+-- it was (a holder's give-back is known to its retry and counted as one in
+-- the holder's tally); only a due job is canceled by name.
 local function back_in_line(id, m, action, actor, reason)
   local b = batch(m.batch)
   if b and b.state == 'canceled' then
-    finish(id, m, 'canceled', 'canceled', actor, reason)
+    if action == 'promoted' then action = 'canceled' end
+    finish(id, m, 'canceled', action, actor, reason)
   else
     go(id, m, 'ready', m.rank, action, actor, reason)
   end
@@ -560,7 +566,7 @@ local function claimed_with(op, key)
   end
   if filed(key) then
     local id = redis.call('HGET', K.claims, op .. '\n' .. key)
-    if id and live(id) then return id end
+    if id and live(id) and LOADED[id].claim_key == key then return id end
     return nil
   end
   local prefix = op .. '\n'
@@ -595,13 +601,14 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   end
   if mode == 'again' then return 'empty' end
   if conf[2] == '1' then return 'queue_paused' end
+  -- Most claims find nothing expired or due: a count, answered as a bare
+  -- integer, is the cheapest way to know. Reclaimed before op's holdings
+  -- are counted, so a reservation of op's that ran out does not count.
+  local until_now = int(now)
+  if redis.call('ZCOUNT', INDEX.reserved, '-inf', until_now) > 0 then reclaim(budget) end
   if max_held > 0 and redis.call('ZLEXCOUNT', K.holding, '[' .. op .. '\n', '(' .. op .. '\v') >= max_held then
     return 'hold_limit'
   end
-  -- Most claims find nothing expired or due: a count, answered as a bare
-  -- integer, is the cheapest way to know.
-  local until_now = int(now)
-  if redis.call('ZCOUNT', INDEX.reserved, '-inf', until_now) > 0 then reclaim(budget) end
   if redis.call('ZCOUNT', INDEX.scheduled, '-inf', until_now) > 0 then promote(budget) end
 
   local skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0')
