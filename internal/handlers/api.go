@@ -78,10 +78,8 @@ func decodeJSON(body []byte, v any) error {
 		var typeErr *json.UnmarshalTypeError
 		var timeErr *time.ParseError
 		switch {
-		case errors.As(err, &typeErr) && typeErr.Field == "":
-			return newError(http.StatusBadRequest, "invalid_field", "the body must be %s", typeWords(typeErr.Type))
 		case errors.As(err, &typeErr):
-			return newError(http.StatusBadRequest, "invalid_field", "%s must be %s", typeErr.Field, typeWords(typeErr.Type))
+			return newError(http.StatusBadRequest, "invalid_field", "%s must be %s", typeErrorAt(body, typeErr), typeWords(typeErr.Type))
 		case errors.As(err, &timeErr):
 			return newError(http.StatusBadRequest, "invalid_field", "a time must be written as in RFC 3339, like 2026-11-23T09:30:00Z, not %q", timeErr.Value)
 		}
@@ -94,6 +92,19 @@ func decodeJSON(body []byte, v any) error {
 		return newError(http.StatusBadRequest, "invalid_field", "%s %s", e.In(""), e.Problem)
 	}
 	return nil
+}
+
+// typeErrorAt names the value of body a type error is about, as the
+// sender wrote it: "jobs[1].title", or "the body".
+func typeErrorAt(body []byte, e *json.UnmarshalTypeError) string {
+	path, ok := strictjson.PathAt(body, e.Offset)
+	switch {
+	case !ok:
+		return e.Field // encoding/json's words, without indexes
+	case path == "":
+		return "the body"
+	}
+	return (&strictjson.Error{Path: path}).In("")
 }
 
 // typeWords names the JSON a Go type is decoded from.

@@ -68,6 +68,19 @@ func TestRequestBodiesAreStrict(t *testing.T) {
 	} {
 		a.refused("POST", tc.path, a.producer, tc.body, "invalid_field", tc.want)
 	}
+	// A type error names the value as the sender wrote it: the job's index
+	// in a list, no Go names.
+	for body, want := range map[string]string{
+		`{"title":5}`:                                "title must be a string",
+		`{"jobs":[{"title":"a"},{"title":5}]}`:       "jobs[1].title must be a string",
+		`{"jobs":[{"title":"a","priority":"high"}]}`: "jobs[0].priority must be a whole number",
+		`[]`: "the body must be a JSON object",
+	} {
+		out := a.expect("POST", jobs, a.producer, body, 400, "invalid_field")
+		if msg := out["error"].(map[string]any)["message"]; msg != want {
+			t.Errorf("%s: message %q, want %q", body, msg, want)
+		}
+	}
 	if n := a.stored(); n != 0 {
 		t.Fatalf("refused requests stored %d jobs", n)
 	}

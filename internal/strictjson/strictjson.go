@@ -67,12 +67,36 @@ func Check(data []byte, t reflect.Type) *Error {
 	return w.value(t)
 }
 
+// PathAt names, as Error.Path does, the innermost value of data (one JSON
+// value) that begins before offset and ends at or after it: the value an
+// encoding/json UnmarshalTypeError's Offset points into (it points at the
+// end of a literal of the wrong type, or just inside an object or array
+// where neither belongs), so a type error names "jobs[1].title" where
+// encoding/json says "jobs.title". ok is false when no value is found
+// there, or the text is not strict before it.
+func PathAt(data []byte, offset int64) (path string, ok bool) {
+	if !json.Valid(data) || offset <= 0 {
+		return "", false
+	}
+	w := walker{data: data, at: int(offset)}
+	w.space()
+	w.value(nil) // stops at the first text not strict, found or not
+	if w.hit == nil {
+		return "", false
+	}
+	return w.hit.Path, true
+}
+
 // walker reads a text that json.Valid accepted, so it need not check
 // the grammar again.
 type walker struct {
 	data []byte
 	i    int
 	path []step
+	// at, when above 0, is an offset PathAt looks for; hit names the
+	// innermost value around it, once read.
+	at  int
+	hit *Error
 }
 
 // step is one key or index of the path to the value being read.
@@ -124,6 +148,16 @@ func (w *walker) space() {
 
 // value reads one value, described by t (nil: nothing known).
 func (w *walker) value(t reflect.Type) *Error {
+	start := w.i
+	err := w.read(t)
+	if w.hit == nil && start < w.at && w.at <= w.i {
+		w.hit = w.fail("")
+	}
+	return err
+}
+
+// read reads the value value does.
+func (w *walker) read(t reflect.Type) *Error {
 	switch w.data[w.i] {
 	case '{':
 		return w.object(describe(t))

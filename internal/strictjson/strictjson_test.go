@@ -3,6 +3,7 @@ package strictjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -96,6 +97,39 @@ func TestErrorNamesTheField(t *testing.T) {
 	}
 	if got := (&Error{Problem: "x"}).In(""); got != "body" {
 		t.Errorf("the top as a request = %q, want body", got)
+	}
+}
+
+// PathAt names the value encoding/json's type errors point into, with the
+// indexes encoding/json leaves out, whatever the kind of value at fault.
+func TestPathAt(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{`{"items":[{"title":"a"},{"title":5}]}`, ".items[1].title"},
+		{`{"title":5 }`, ".title"},
+		{`{"seconds":"x","title":"a"}`, ".seconds"},
+		{`{"items":{"a":1}}`, ".items"},
+		{`{"items":[{"items":[{"title":[1]}]}]}`, ".items[0].items[0].title"},
+		{`{"title":{"a":1}}`, ".title"},
+		{`{"items":[1]}`, ".items[0]"},
+		{`{"seconds":1.5}`, ".seconds"},
+		{`{"tags":{"first name":{"title":true}}}`, `.tags["first name"].title`},
+		{`[1]`, ""},
+	} {
+		var r request
+		err := json.Unmarshal([]byte(tc.data), &r)
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			t.Fatalf("%s: %v is no type error", tc.data, err)
+		}
+		if got, ok := PathAt([]byte(tc.data), typeErr.Offset); !ok || got != tc.want {
+			t.Errorf("PathAt(%s, %d) = %q, %v; want %q", tc.data, typeErr.Offset, got, ok, tc.want)
+		}
+	}
+	if _, ok := PathAt([]byte(`{"a":1}`), 0); ok {
+		t.Error("offset 0 falls in no value, yet PathAt found one")
+	}
+	if _, ok := PathAt([]byte(`{"a":1,"a":"x"}`), 14); ok {
+		t.Error("a text not strict before the offset, yet PathAt found a value")
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 // Job ids are a ULID (26 characters of Crockford base32: 48 bits of
 // milliseconds, 80 random bits) followed by "." and the queue name, so any id
 // tells which queue's keys hold the job. Ids made by one process sort in the
-// order they were made, which keeps equal-rank jobs first in, first out.
+// order they were made, which keeps equal-rank jobs first in, first out:
+// within a millisecond each id is the one before plus a random step of up
+// to 2^32, so no id tells the next (a batch's jobs are made at once).
 
 const (
 	ulidLen    = 26
@@ -57,9 +59,12 @@ func newID(queue string, now time.Time) string {
 	ids.Lock()
 	ms := uint64(now.UnixMilli())
 	if ms <= ids.ms {
-		// Same (or earlier) millisecond: count up so ids stay ordered.
-		ids.lo++
-		if ids.lo == 0 {
+		// Same (or earlier) millisecond: step up so ids stay ordered.
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		before := ids.lo
+		ids.lo += 1 + uint64(binary.BigEndian.Uint32(b[:]))
+		if ids.lo < before {
 			ids.hi++
 		}
 	} else {
