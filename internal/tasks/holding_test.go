@@ -110,6 +110,44 @@ func TestHoldingIndexedByReclaim(t *testing.T) {
 	})
 }
 
+// The walk that files them goes in steps (a ZSCAN from a cursor kept
+// between calls, so no call reads every reservation): a reclaim of limit
+// 10 files about 10 of 300 reservations, and the calls that follow go on
+// where it stopped until every one is filed.
+func TestHoldingIndexedInSteps(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		const n = 300
+		e.enqueueMany(n)
+		for range n {
+			e.claim("olga")
+		}
+		holding := keysFor(e.queue).Holding()
+		if err := e.rdb.Del(e.ctx, holding).Err(); err != nil {
+			e.t.Fatal(err)
+		}
+		calls := 0
+		for filed := int64(0); filed < n; calls++ {
+			if calls == n {
+				e.t.Fatalf("%d reclaims filed only %d of %d reservations", calls, filed, n)
+			}
+			if _, _, err := e.store.ReclaimExpired(e.ctx, e.queue, 10); err != nil {
+				e.t.Fatal(err)
+			}
+			var err error
+			if filed, err = e.rdb.ZCard(e.ctx, holding).Result(); err != nil {
+				e.t.Fatal(err)
+			}
+			if calls == 0 && filed > 3*10 {
+				e.t.Fatalf("one reclaim of limit 10 filed %d reservations", filed)
+			}
+		}
+		held, err := e.store.Holding(e.ctx, "olga", []string{e.queue})
+		if err != nil || len(held) != min(n, MaxHolding) {
+			e.t.Fatalf("olga holds %d (%v), want %d", len(held), err, min(n, MaxHolding))
+		}
+	})
+}
+
 // Queues reads every queue's settings and counts at once.
 func TestQueues(t *testing.T) {
 	onEachBackend(t, func(e *env) {

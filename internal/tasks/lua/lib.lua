@@ -510,21 +510,25 @@ local function reclaim(limit)
   return #expired > limit, math.min(#expired, limit)
 end
 
--- index_holding files at most limit live reservations under their holders
--- (K.holding) when the index does not have every one: those made by a
--- version that did not keep it. Each reservation since is filed as it
--- begins, so once filed the index stays whole.
+-- index_holding files under their holders (K.holding) the live
+-- reservations made by a version that did not keep that index: while the
+-- index has not as many as the reservations, each call walks about limit
+-- more of them (a ZSCAN of reserved, from conf's holding_cursor). Each
+-- reservation since is filed as it begins, so once walked the index stays
+-- whole.
 local function index_holding(limit)
   if redis.call('ZCARD', K.holding) == redis.call('ZCARD', INDEX.reserved) then return end
-  local ids = redis.call('ZRANGE', INDEX.reserved, '0', '-1')
-  local filed = 0
-  for _, id in ipairs(ids) do
-    local member = load(id).reserved_by .. '\n' .. id
-    if redis.call('ZSCORE', K.holding, member) == false then
-      redis.call('ZADD', K.holding, '0', member)
-      filed = filed + 1
-      if filed >= limit then return end
-    end
+  local at = redis.call('HGET', K.conf, 'holding_cursor') or '0'
+  local step = redis.call('ZSCAN', INDEX.reserved, at, 'COUNT', int(limit))
+  local found = step[2]
+  for i = 1, #found, 2 do
+    local member = load(found[i]).reserved_by .. '\n' .. found[i]
+    if redis.call('ZSCORE', K.holding, member) == false then redis.call('ZADD', K.holding, '0', member) end
+  end
+  if step[1] == '0' then
+    redis.call('HDEL', K.conf, 'holding_cursor')
+  else
+    redis.call('HSET', K.conf, 'holding_cursor', step[1])
   end
 end
 
