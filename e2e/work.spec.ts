@@ -211,8 +211,10 @@ test.describe('a reservation taken away', () => {
     await work.live.waitUntilLive();
     await alice.getByLabel('Field value 1', { exact: true }).fill('1188');
     await work.completeButton.click();
-    await expect(alice.getByTestId('complete-form')).toContainText('Result field 1 has a value but no name');
+    await expect(alice.getByTestId('problem-row-1')).toHaveText('This row has a value but no name: name it, or clear it.');
     await expect(alice.getByLabel('Field value 1', { exact: true })).toHaveValue('1188');
+    // The operator is taken to the row's name, not to the top of the form.
+    await expect(alice.getByLabel('Field name 1', { exact: true })).toBeFocused();
 
     const sam = new SupervisorPage(await openAs('sam'));
     await sam.goto();

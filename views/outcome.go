@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -59,6 +60,13 @@ func fieldOptions(f tasks.OutcomeField) []option {
 	}
 	return opts
 }
+
+// FreeRows is how many name/value rows the complete form offers where the
+// queue has no outcome form.
+const FreeRows = 3
+
+// FreeRowKey names the problem of free row i (from 0) in Work.Problems.
+func FreeRowKey(i int) string { return "row-" + strconv.Itoa(i+1) }
 
 // problemID is the id of the problem shown for the named value, for its
 // control's aria-describedby; "" when there is none.

@@ -650,13 +650,25 @@ func TestCompleteFromTheWorkPage(t *testing.T) {
 		keys, values []string
 		says         string
 	}{
-		{[]string{"verdict", ""}, []string{"approved", "not dropped"}, "Result field 2 has a value but no name"},
-		{[]string{"verdict", "verdict"}, []string{"approved", "rejected"}, "The name &#34;verdict&#34; is used twice"},
+		{[]string{"verdict", ""}, []string{"approved", "not dropped"}, `<span id="problem-row-2" class="field-problem" data-testid="problem-row-2">This row has a value but no name`},
+		{[]string{"verdict", "verdict"}, []string{"approved", "rejected"}, `<span id="problem-row-2" class="field-problem" data-testid="problem-row-2">This row has the name &#34;verdict&#34; again`},
 	} {
 		b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token}, "key": tc.keys, "value": tc.values})
 		if b.status != http.StatusBadRequest || !strings.Contains(b.body, tc.says) {
 			t.Fatalf("complete with %v = %v: %d, want 400 saying %q", tc.keys, tc.values, b.status, tc.says)
 		}
+		// The row's name box points to the problem (the page's script
+		// takes the operator there).
+		box := regexp.MustCompile(`<input name="key" aria-label="Field name 2"[^>]*>`).FindString(b.body)
+		if !strings.Contains(box, `aria-describedby="problem-row-2"`) || !strings.Contains(box, `aria-invalid="true"`) {
+			t.Fatalf("complete with %v: the second row's name box is not marked: %s", tc.keys, box)
+		}
+	}
+	// A row the page does not have (a hand-made form) is still refused, in words.
+	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token},
+		"key": {"a", "b", "c", ""}, "value": {"1", "2", "3", "4"}})
+	if b.status != http.StatusBadRequest || !strings.Contains(b.body, "Result field 4 has a value but no name") {
+		t.Fatalf("complete with a fourth row without a name: %d", b.status)
 	}
 	if j, _ := a.tasks.Get(context.Background(), id); j.State != tasks.StateReserved {
 		t.Fatalf("a refused complete changed the job: %s", j.State)

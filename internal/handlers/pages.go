@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -274,9 +275,14 @@ func (s *Server) refused(c echo.Context, action string, err error) error {
 	}
 	w.Refused = views.Refusal{Action: action, Message: friendly(pub)}
 	var oe *tasks.OutcomeError
-	if errors.As(err, &oe) {
+	var re *rowError
+	switch {
+	case errors.As(err, &oe):
 		w.Problems = oe.Fields
 		w.Refused.Message = "Not completed: " + views.Plural(len(oe.Fields), "value") + " above " + needs(len(oe.Fields)) + " a look."
+	case errors.As(err, &re) && re.row < views.FreeRows:
+		w.Problems = map[string]string{views.FreeRowKey(re.row): "row " + re.problem}
+		w.Refused.Message = "Not completed: a result field above needs a look."
 	}
 	if form, err := c.FormParams(); err == nil {
 		w.Typed = form
@@ -485,9 +491,9 @@ func (s *Server) resultFromForm(c echo.Context, id string) (json.RawMessage, err
 		case k == "" && strings.TrimSpace(v) == "":
 			continue
 		case k == "":
-			return nil, newError(http.StatusBadRequest, "invalid_field", "Result field %d has a value but no name: name it, or clear it.", i+1)
+			return nil, &rowError{i, "has a value but no name: name it, or clear it"}
 		case taken:
-			return nil, newError(http.StatusBadRequest, "invalid_field", "The name %q is used twice in the result: give each value its own.", k)
+			return nil, &rowError{i, fmt.Sprintf("has the name %q again: give each value its own", k)}
 		}
 		result[k] = v
 	}
@@ -496,6 +502,18 @@ func (s *Server) resultFromForm(c echo.Context, id string) (json.RawMessage, err
 	}
 	return json.Marshal(result)
 }
+
+// rowError is a problem with a free name/value row of the complete form
+// (row counts from 0), refused next to that row.
+type rowError struct {
+	row     int
+	problem string // what follows "Result field 2 " or "This row "
+}
+
+func (e *rowError) Error() string { return fmt.Sprintf("Result field %d %s.", e.row+1, e.problem) }
+
+// Is makes a rowError a tasks.ErrInvalid: 400 invalid_field.
+func (e *rowError) Is(target error) bool { return target == tasks.ErrInvalid }
 
 // overview gathers what the supervisor's page shows: the queues' counts
 // (withQueues) and a page of live reservations (withReservations), the
