@@ -86,6 +86,34 @@ test.describe('keyboard and attention', () => {
     }
   });
 
+  test('a job left untouched goes without a question, though its form has a list; a choice made in the list asks first', async ({ openAs, jobs, api }) => {
+    const alice = await openAs('alice');
+    const job = await jobs.create('support-escalations', 'Escalation E2E-UNTOUCHED');
+    const home = new OperatorHomePage(alice);
+    const work = new WorkPage(alice);
+    await home.goto();
+    await home.claimNextIn('support-escalations');
+    expect(await work.waitForJob()).toBe(job.id);
+    const category = alice.getByLabel(/Category/);
+    await expect(category).toHaveValue('');
+    const asked: string[] = [];
+    alice.on('dialog', (d) => { asked.push(d.message()); void d.dismiss(); });
+
+    // A category chosen is something typed: Give back asks (No: it stays).
+    await category.selectOption({ index: 1 });
+    await work.releaseButton.click();
+    await expect.poll(() => asked.length).toBe(1);
+    await alice.waitForTimeout(300);
+    expect((await api.get(job)).state).toBe('reserved');
+
+    // Back to "Choose…", as the page came: it goes without a question.
+    await category.selectOption({ index: 0 });
+    await work.releaseButton.click();
+    await expect(alice.getByTestId('flash')).toContainText('Given back');
+    expect(asked).toHaveLength(1);
+    expect((await api.get(job)).state).toBe('ready');
+  });
+
   test('the tab title counts the jobs waiting; a toast stays while the pointer is on it', async ({ openAs, jobs }) => {
     const alice = await openAs('alice');
     const home = new OperatorHomePage(alice);

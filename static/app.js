@@ -227,6 +227,17 @@
     return Array.prototype.some.call(form.elements, function (el) {
       if (/^(hidden|submit|button)$/.test(el.type) || el.readOnly || el.disabled) return false;
       if (el.type === "checkbox" || el.type === "radio") return el.checked !== el.defaultChecked;
+      if (el.tagName === "SELECT" && !el.multiple) {
+        // With no option marked selected the browser shows the first it
+        // may ("Choose…"): still no choice made.
+        var shown = -1;
+        Array.prototype.some.call(el.options, function (o) {
+          if (o.defaultSelected) { shown = o.index; return true; }
+          if (shown < 0 && !o.disabled) shown = o.index;
+          return false;
+        });
+        return el.selectedIndex !== shown;
+      }
       if (el.tagName === "SELECT") return Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
       return el.value !== el.defaultValue;
     });
