@@ -93,3 +93,13 @@ test('a supervisor page stays live while a job with hostile text in its payload 
   await expect(work.payload).toContainText(`invoice-${RLO}fdp.exe${PDF}`);
   expect(workSockets).toMatchObject({ opened: 1, closed: 0, errors: [] });
 });
+
+test('a title of one word longer than a line breaks inside the supervisor\'s tables: every column stays in view', async ({ openAs, jobs }) => {
+  const samPage = await openAs('sam');
+  const job = await jobs.create('invoice-review', WORD.repeat(3)); // 174 letters, no space
+  await samPage.goto('/supervisor/queues/invoice-review');
+  await expect(samPage.getByRole('link', { name: job.title })).toBeVisible();
+  const wraps = await samPage.locator('.table-wrap').evaluateAll((els) => els.map((el) => el.scrollWidth - el.clientWidth));
+  expect(wraps.length).toBeGreaterThan(0);
+  for (const overflow of wraps) expect(overflow, 'a table wider than its box').toBeLessThanOrEqual(1);
+});
