@@ -45,3 +45,17 @@ test('a person disabled from the command line is sent to the login page at once,
   await expect(onA).toHaveURL(/\/login/);
   await context.close();
 });
+
+test('adding a person with a taken name says so where the supervisor is taken, on a phone too, and keeps what was typed', async ({ openAs }) => {
+  const sam = await openAs('sam', 'A', { viewport: { width: 390, height: 844 } });
+  await sam.goto('/supervisor/people');
+  const form = sam.getByTestId('add-person');
+  await form.getByLabel('Name').fill('alice');
+  await form.getByLabel(/^Password/).fill('a-long-enough-pass');
+  await form.getByRole('button', { name: 'Add person' }).click();
+  const problem = sam.getByTestId('person-problem');
+  await expect(problem).toContainText('alice');
+  await expect(problem).toBeFocused();
+  await expect(problem).toBeInViewport();
+  await expect(form.getByLabel('Name')).toHaveValue('alice');
+});
