@@ -12,29 +12,45 @@ import (
 )
 
 // EndedBecause says, to the operator me, why their latest reservation of a
-// job ended, from the job's history: "canceled by sam", "taken back by
-// sam", "your time ran out", "completed in another tab". "" if the history
-// shows no reservation of theirs that ended.
+// job ended, from the job's history, on a page opened after it ended:
+// "canceled by sam", "taken back by sam", "your time ran out", "you
+// skipped it" (whenever, wherever they did). "" if the history shows no
+// reservation of theirs that ended.
 func EndedBecause(h []tasks.Entry, me string) string {
 	for i := len(h) - 1; i >= 0; i-- {
 		e := h[i]
 		if e.From != tasks.StateReserved || e.To == tasks.StateReserved {
 			continue
 		}
-		if e.Holder == me || e.Holder == "" && e.Actor == me {
+		if e.Actor == me {
+			return yourOwn(e.Action)
+		}
+		if e.Holder == me {
 			return outcome(e.Action, e.Actor, me)
 		}
 	}
 	return ""
 }
 
-// WorkOutcome says how an item of an operator's recent work ended, to them,
-// in the words of the work page ("completed in another tab").
-func WorkOutcome(w notify.Work, me string) string { return outcome(w.Action, w.Actor, me) }
+// yourOwn says what the holder did that ended their reservation.
+func yourOwn(a tasks.Action) string {
+	switch a {
+	case tasks.ActionCompleted:
+		return "you completed it"
+	case tasks.ActionReleased:
+		return "you gave it back"
+	case tasks.ActionSkipped:
+		return "you skipped it"
+	case tasks.ActionFailed:
+		return "you reported it as not doable"
+	}
+	return "you " + string(a) + " it"
+}
 
-// outcome says how a reservation of me's ended: by action of actor. The
-// work page says it as "This reservation ended: <outcome>." (endedSentence;
-// its script says the same live, from outcomePhrases).
+// outcome says how a reservation of me's ended, while their page is open:
+// by action of actor ("completed in another tab" when me acted). The work
+// page's script says it as "This reservation ended: <outcome>." from
+// outcomePhrases, as endedSentence would.
 func outcome(a tasks.Action, actor, me string) string {
 	if actor == me {
 		switch a {

@@ -81,8 +81,10 @@ func TestEndedBecause(t *testing.T) {
 			"taken back by sam"},
 		{"expired", tasks.Entry{Action: tasks.ActionExpired, Actor: tasks.System, Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady},
 			"your time ran out"},
-		{"completed in another tab", tasks.Entry{Action: tasks.ActionCompleted, Actor: "ann", From: tasks.StateReserved, To: tasks.StateCompleted},
-			"completed in another tab"},
+		{"skipped, then opened again", tasks.Entry{Action: tasks.ActionSkipped, Actor: "ann", From: tasks.StateReserved, To: tasks.StateReady},
+			"you skipped it"},
+		{"given back in a canceled batch", tasks.Entry{Action: tasks.ActionReleased, Actor: "ann", From: tasks.StateReserved, To: tasks.StateCanceled},
+			"you gave it back"},
 		{"someone else's", tasks.Entry{Action: tasks.ActionCompleted, Actor: "bob", From: tasks.StateReserved, To: tasks.StateCompleted},
 			""},
 	}

@@ -110,6 +110,12 @@ func TestSkipOpensTheNext(t *testing.T) {
 	if j := a.expect("GET", "/api/v1/jobs/"+first, a.super, "", 200, ""); j["state"] != "ready" {
 		t.Fatalf("the skipped job is %v, want ready", j["state"])
 	}
+	// The skipped job's page, opened again (the browser's Back), says what
+	// became of the reservation, as it was: no other tab was involved.
+	b.do("GET", "/jobs/"+first, nil)
+	if !strings.Contains(b.body, "This reservation ended: you skipped it.") {
+		t.Fatal("the skipped job's page does not say it was skipped")
+	}
 	// Only the job skipped is left: it is not offered again.
 	b.do("POST", "/jobs/"+second+"/skip", url.Values{"_csrf": {b.csrf}, "token": {m[1]}})
 	if b.status != 303 || b.body != "/" {
