@@ -38,6 +38,7 @@ test.describe("a supervisor's view of a job", () => {
     await expect(sam.resultFields.getByRole('term')).toHaveText(['Postcode', 'Verified']);
     await expect(sam.resultFields.getByRole('definition')).toHaveText(['75001', 'yes']);
     await expect(sam.lastError).toHaveCount(0);
+    await expect(sam.page.getByTestId('job-actions').getByRole('button')).toHaveCount(0);
 
     // The time is sam's local time; the exact instant stays at hand.
     const completedAt = sam.completedBy.getByRole('time');
@@ -85,6 +86,18 @@ test.describe("a supervisor's view of a job", () => {
     await expect(sam.timelineEntries.nth(2)).toContainText('failed by bob: Player error 2: codec not supported.');
     await expect(sam.timelineEntries.nth(5)).toContainText('claimed by bob (attempt 1)');
     await expect(sam.timelineEntries.nth(6)).toContainText('enqueued by helpdesk-bot');
+
+    // Requeued from its own page: back in line with fresh attempts, and the
+    // page, which it returns to, says so.
+    const actions = sam.page.getByTestId('job-actions');
+    await expect(actions.getByRole('button')).toHaveText(['Requeue']);
+    sam.page.once('dialog', (d) => void d.accept());
+    await actions.getByRole('button', { name: 'Requeue' }).click();
+    await expect(sam.page.getByTestId('flash')).toContainText('is ready.');
+    await expect(sam.state).toHaveText('ready');
+    await expect(sam.attempts).toHaveText('0 of 3 attempts used');
+    await expect(sam.timelineEntries.nth(0)).toContainText('requeued by sam');
+    await expect(actions.getByRole('button')).toHaveText(['Cancel']);
   });
 });
 
