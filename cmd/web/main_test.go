@@ -138,7 +138,7 @@ func TestCommands(t *testing.T) {
 	// An outcome form from the command line; a bad one is a usage error.
 	form := `{"choices": ["keep", "drop"], "fields": [{"name": "why", "type": "text", "required_for": ["drop"]}]}`
 	if out, err := cmd("", "queue", "add", "triage", "--lease-seconds", "90", "--max-held", "2", "--outcome", form); err != nil ||
-		!strings.Contains(out, "outcome form of 2 choices and 1 fields") {
+		!strings.Contains(out, "outcome form 2 choices, 1 field") {
 		t.Fatalf("queue add --outcome: %v\n%s", err, out)
 	}
 	if q, _ := st.Queue(ctx, "triage"); q.Outcome.Empty() || q.Outcome.Fields[0].RequiredFor[0] != "drop" {
@@ -153,6 +153,10 @@ func TestCommands(t *testing.T) {
 	}
 	if q, _ := st.Queue(ctx, "triage"); q.MaxAttempts != 7 || q.LeaseSeconds != 90 || q.MaxHeld != 2 || q.AgingSeconds != 30 || q.Outcome.Empty() {
 		t.Fatalf("after queue add --max-attempts: %+v, want the other settings kept", q)
+	}
+	// The log says what changed, and only that.
+	if entries, _, err := audit.New(srv.Client()).List(ctx, "", 1); err != nil || entries[0].Detail != "max attempts 5 → 7" {
+		t.Fatalf("the change's audit entry: %+v, %v", entries, err)
 	}
 	if out, err := cmd("", "queue", "add", "triage"); err != nil || !strings.Contains(out, "queue triage unchanged") {
 		t.Fatalf("queue add of an existing queue with no settings: %v\n%s", err, out)

@@ -127,14 +127,66 @@ func (l *Log) List(ctx context.Context, cursor string, limit int) ([]Entry, stri
 	return out, next, nil
 }
 
-// SettingsDetail says a queue's settings, as an entry's detail.
-func SettingsDetail(q tasks.Queue) string {
-	form := "no outcome form"
+// setting is one of a queue's settings as an entry's detail says it: its
+// name and its value in words; raw tells apart values the words do not
+// (two outcome forms of as many choices and fields).
+type setting struct{ name, words, raw string }
+
+// settingsOf lists a queue's settings, always in the same order.
+func settingsOf(q tasks.Queue) []setting {
+	form, raw := "none", ""
 	if o := q.Outcome; !o.Empty() {
-		form = fmt.Sprintf("outcome form of %d choices and %d fields", len(o.Choices), len(o.Fields))
+		form, raw = count(len(o.Choices), "choice")+", "+count(len(o.Fields), "field"), o.String()
 	}
-	return fmt.Sprintf("lease %ds, %d attempts, %d extensions, max hold %ds, ageing %ds, max held %d, %s",
-		q.LeaseSeconds, q.MaxAttempts, q.MaxExtensions, q.MaxHoldSeconds, q.AgingSeconds, q.MaxHeld, form)
+	secs := func(n int) string { return strconv.Itoa(n) + "s" }
+	return []setting{
+		{"lease", secs(q.LeaseSeconds), ""},
+		{"max attempts", strconv.Itoa(q.MaxAttempts), ""},
+		{"max extensions", strconv.Itoa(q.MaxExtensions), ""},
+		{"max hold", secs(q.MaxHoldSeconds), ""},
+		{"ageing", secs(q.AgingSeconds), ""},
+		{"max held", strconv.Itoa(q.MaxHeld), ""},
+		{"outcome form", form, raw},
+	}
+}
+
+// count says n things: "1 field", "2 fields".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// SettingsDetail says a queue's settings, as an entry's detail: "lease
+// 300s, max attempts 5, …, outcome form none".
+func SettingsDetail(q tasks.Queue) string {
+	parts := make([]string, 0, 7)
+	for _, s := range settingsOf(q) {
+		parts = append(parts, s.name+" "+s.words)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SettingsChange says what a change of a queue's settings changed, as an
+// entry's detail: "lease 300s → 600s, max held 0 → 2"; "nothing changed"
+// when nothing did.
+func SettingsChange(was, now tasks.Queue) string {
+	var parts []string
+	after := settingsOf(now)
+	for i, b := range settingsOf(was) {
+		a := after[i]
+		switch {
+		case a.words != b.words:
+			parts = append(parts, a.name+" "+b.words+" → "+a.words)
+		case a.raw != b.raw:
+			parts = append(parts, a.name+" changed ("+a.words+")")
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing changed"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // PersonDetail says a user's role and grants, and whether the password

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"claimdesk/internal/keys"
+	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
 )
 
@@ -61,5 +62,28 @@ func TestBounded(t *testing.T) {
 	page, _, _ := l.List(ctx, "", 1)
 	if page[0].Target != fmt.Sprint(Keep+999) {
 		t.Fatalf("newest = %+v", page[0])
+	}
+}
+
+// A change of settings is logged as what changed, from what to what; a
+// new queue as every setting.
+func TestSettingsChange(t *testing.T) {
+	was := tasks.Queue{LeaseSeconds: 300, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 3600}
+	if got, want := SettingsDetail(was), "lease 300s, max attempts 3, max extensions 2, max hold 3600s, ageing 0s, max held 0, outcome form none"; got != want {
+		t.Errorf("SettingsDetail = %q, want %q", got, want)
+	}
+	if got := SettingsChange(was, was); got != "nothing changed" {
+		t.Errorf("the same settings: %q", got)
+	}
+	now := was
+	now.LeaseSeconds, now.MaxHeld = 600, 2
+	now.Outcome = &tasks.Outcome{Choices: []string{"yes", "no"}}
+	if got, want := SettingsChange(was, now), "lease 300s → 600s, max held 0 → 2, outcome form none → 2 choices, 0 fields"; got != want {
+		t.Errorf("SettingsChange = %q, want %q", got, want)
+	}
+	other := now
+	other.Outcome = &tasks.Outcome{Choices: []string{"approve", "reject"}}
+	if got, want := SettingsChange(now, other), "outcome form changed (2 choices, 0 fields)"; got != want {
+		t.Errorf("another form of as many choices: %q, want %q", got, want)
 	}
 }

@@ -236,12 +236,12 @@ func (s *Server) createQueue(c echo.Context, q tasks.Queue) (tasks.Queue, error)
 
 func (s *Server) patchQueue(c echo.Context, name string, p tasks.QueuePatch) (tasks.Queue, error) {
 	ctx := c.Request().Context()
-	q, err := s.tasks.PatchQueue(ctx, name, p)
+	q, was, err := s.tasks.PatchQueue(ctx, name, p)
 	if err != nil {
 		return q, err
 	}
 	s.queueSettingsChanged(ctx, q.Name, q.Paused)
-	s.record(c, audit.QueueChanged, q.Name, audit.SettingsDetail(q))
+	s.record(c, audit.QueueChanged, q.Name, audit.SettingsChange(was, q))
 	return q, nil
 }
 

@@ -61,6 +61,9 @@ func TestAuditLog(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit entries, newest first:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	if !strings.Contains(raw, `"detail":"max held 0 → 3"`) {
+		t.Fatal("the settings change does not say what changed, and only that")
+	}
 	if !strings.Contains(raw, "held by "+a.opName) {
 		t.Fatal("the force release does not say whose reservation it ended")
 	}

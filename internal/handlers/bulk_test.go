@@ -16,7 +16,7 @@ import (
 func TestFindAndActInBulk(t *testing.T) {
 	a := newApp(t)
 	ctx := context.Background()
-	if _, err := a.tasks.PatchQueue(ctx, a.queue, tasks.QueuePatch{MaxAttempts: ptr(1)}); err != nil {
+	if _, _, err := a.tasks.PatchQueue(ctx, a.queue, tasks.QueuePatch{MaxAttempts: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string

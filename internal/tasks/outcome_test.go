@@ -187,13 +187,13 @@ func TestQueueOutcomeStored(t *testing.T) {
 		}
 		// A patch of other settings keeps the form; an empty form removes it.
 		lease := 60
-		if q, err = s.PatchQueue(ctx, name, QueuePatch{LeaseSeconds: &lease}); err != nil || q.Outcome.String() != o.String() {
+		if q, _, err = s.PatchQueue(ctx, name, QueuePatch{LeaseSeconds: &lease}); err != nil || q.Outcome.String() != o.String() {
 			t.Fatalf("patch of the lease: %+v, %v", q.Outcome, err)
 		}
-		if _, err = s.PatchQueue(ctx, name, QueuePatch{Outcome: &Outcome{Choices: []string{"one"}}}); !errors.Is(err, ErrInvalid) {
+		if _, _, err = s.PatchQueue(ctx, name, QueuePatch{Outcome: &Outcome{Choices: []string{"one"}}}); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("patch with a bad form: %v", err)
 		}
-		if q, err = s.PatchQueue(ctx, name, QueuePatch{Outcome: &Outcome{}}); err != nil || q.Outcome != nil {
+		if q, _, err = s.PatchQueue(ctx, name, QueuePatch{Outcome: &Outcome{}}); err != nil || q.Outcome != nil {
 			t.Fatalf("patch removing the form: %+v, %v", q.Outcome, err)
 		}
 		all, err := s.Queues(ctx)

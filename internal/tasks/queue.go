@@ -196,12 +196,14 @@ func (s *Store) PutQueue(ctx context.Context, q Queue) (Queue, error) {
 
 // PatchQueue changes the settings the patch gives, and only those. The
 // queue's settings after the change must be valid together (a lease no
-// longer than the max hold, say).
-func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (Queue, error) {
+// longer than the max hold, say). It returns the settings as stored, and
+// as they were.
+func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (now, was Queue, err error) {
 	q, err := s.Queue(ctx, name)
 	if err != nil {
-		return Queue{}, err
+		return Queue{}, Queue{}, err
 	}
+	was = q
 	var changed []any
 	all := q.fields()
 	for i, f := range p.settings(&q) {
@@ -218,10 +220,10 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (Queu
 		changed = append(changed, "outcome")
 	}
 	if err := q.Validate(); err != nil {
-		return Queue{}, err
+		return Queue{}, Queue{}, err
 	}
 	if len(changed) == 0 {
-		return q, nil
+		return q, was, nil
 	}
 	// The new values of just the settings given.
 	all = q.fields()
@@ -233,7 +235,8 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (Queu
 			}
 		}
 	}
-	return s.writeQueue(ctx, "update", name, write...)
+	now, err = s.writeQueue(ctx, "update", name, write...)
+	return now, was, err
 }
 
 // SetPaused pauses the queue (it takes enqueues, but claims fail with

@@ -46,7 +46,7 @@ func TestPatchQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 		lease, held := 120, 3
-		q, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{LeaseSeconds: &lease, MaxHeld: &held})
+		q, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{LeaseSeconds: &lease, MaxHeld: &held})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,13 +60,13 @@ func TestPatchQueue(t *testing.T) {
 		}
 		// A lease beyond the max hold is refused, and nothing changes.
 		long := want.MaxHoldSeconds + 1
-		if _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{LeaseSeconds: &long, MaxHeld: &lease}); !errors.Is(err, ErrInvalid) {
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{LeaseSeconds: &long, MaxHeld: &lease}); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("patch past the max hold: %v, want ErrInvalid", err)
 		}
 		if got, _ := e.store.Queue(e.ctx, e.queue); got != want {
 			t.Fatalf("after a refused patch = %+v, want %+v", got, want)
 		}
-		if _, err := e.store.PatchQueue(e.ctx, e.queue+"-none", QueuePatch{LeaseSeconds: &lease}); !errors.Is(err, ErrQueueNotFound) {
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue+"-none", QueuePatch{LeaseSeconds: &lease}); !errors.Is(err, ErrQueueNotFound) {
 			t.Fatalf("patch of a missing queue: %v", err)
 		}
 		// Pausing is kept by a put of every setting.
