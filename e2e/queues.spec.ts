@@ -93,7 +93,7 @@ test.describe('queues', () => {
 
     await sam.goto('/supervisor/queues/new');
     await sam.getByLabel('Name').fill(queue);
-    await sam.getByLabel('Lease (seconds)').fill('900');
+    await sam.getByLabel(/^Lease/).fill('15m');
     await sam.getByRole('button', { name: 'Create queue' }).click();
     await expect(sam.getByTestId('flash')).toContainText(`Created queue ${queue}`);
 

@@ -62,3 +62,76 @@ func Seconds(n int) string {
 	}
 	return Plural(n, "second")
 }
+
+// ReadSetting reads a queue setting as its form's field holds it: a
+// duration as ParseDuration does, any other as a whole number; or says,
+// in words, why it cannot.
+func ReadSetting(field, text string) (n int, problem string) {
+	if durationSettings[field] {
+		if n, ok := ParseDuration(text); ok {
+			return n, ""
+		}
+		return 0, SettingLabel(field) + " must be a duration such as 90s, 10m or 1h30m."
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil {
+		return 0, SettingLabel(field) + " must be a whole number."
+	}
+	return n, ""
+}
+
+// durationUnits are the units a setting's duration is written in, largest
+// first.
+var durationUnits = []struct {
+	unit byte
+	size int
+}{{'d', 24 * 3600}, {'h', 3600}, {'m', 60}, {'s', 1}}
+
+// Duration writes n seconds as the settings form shows a duration: "10m",
+// "4h", "1h30m", "7d", "45s"; "0s" for none.
+func Duration(n int) string {
+	if n <= 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	for _, u := range durationUnits {
+		if n >= u.size {
+			b.WriteString(strconv.Itoa(n / u.size))
+			b.WriteByte(u.unit)
+			n %= u.size
+		}
+	}
+	return b.String()
+}
+
+// ParseDuration reads a duration as the settings form takes it: whole
+// seconds ("600"), or amounts of days, hours, minutes and seconds in that
+// order ("10m", "1h 30m", "2d", "90s"; letters in either case). ok is
+// false for anything else, or more than 10 years.
+func ParseDuration(text string) (seconds int, ok bool) {
+	t := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(text), " ", ""))
+	if n, err := strconv.Atoi(t); err == nil {
+		return n, n >= 0
+	}
+	next := 0 // the first unit the rest may use: each once, largest first
+	for t != "" {
+		i := 0
+		for i < len(t) && i < 7 && '0' <= t[i] && t[i] <= '9' {
+			i++
+		}
+		if i == 0 || i == len(t) {
+			return 0, false
+		}
+		n, _ := strconv.Atoi(t[:i])
+		u := next
+		for u < len(durationUnits) && durationUnits[u].unit != t[i] {
+			u++
+		}
+		if u == len(durationUnits) {
+			return 0, false
+		}
+		seconds += n * durationUnits[u].size
+		next, t = u+1, t[i+1:]
+	}
+	return seconds, next > 0 && seconds <= 10*365*24*3600
+}

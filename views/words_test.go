@@ -27,3 +27,26 @@ func TestSettingProblem(t *testing.T) {
 		t.Errorf("Seconds(5400) = %q", got)
 	}
 }
+
+// A duration setting is shown in the largest units that fit, and read in
+// those or in seconds; what it shows reads back as the same.
+func TestDurations(t *testing.T) {
+	for n, want := range map[int]string{0: "0s", 45: "45s", 90: "1m30s", 600: "10m", 5400: "1h30m", 14400: "4h", 604800: "7d", 90061: "1d1h1m1s"} {
+		if got := Duration(n); got != want {
+			t.Errorf("Duration(%d) = %q, want %q", n, got, want)
+		}
+		if back, ok := ParseDuration(want); !ok || back != n {
+			t.Errorf("ParseDuration(%q) = %d, %v; want %d", want, back, ok, n)
+		}
+	}
+	for text, want := range map[string]int{"600": 600, " 10m ": 600, "1h 30m": 5400, "2D": 172800, "1H30M": 5400, "0": 0} {
+		if got, ok := ParseDuration(text); !ok || got != want {
+			t.Errorf("ParseDuration(%q) = %d, %v; want %d", text, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "ten minutes", "10 min", "1h30", "30m1h", "1h1h", "-5", "m", "1.5h", "99999999d", "4w"} {
+		if got, ok := ParseDuration(bad); ok {
+			t.Errorf("ParseDuration(%q) = %d, want refused", bad, got)
+		}
+	}
+}

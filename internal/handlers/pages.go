@@ -619,19 +619,19 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 		return err
 	}
 	now := time.Now()
-	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem, Outcome: typedOutcome(c, q),
+	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem, Typed: typedSettings(c),
 		Filter: f, Scanned: scanned, Day: views.DaySeries(day, now)}
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
 
 func (s *Server) newQueuePage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{
-		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, "", ""))
+		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, nil, ""))
 }
 
 // settingsForm reads the settings form: every setting it shows, as a
-// patch, and the same written over q, to show again as typed. A field
-// that is not a whole number is a problem, in words.
+// patch, and the same written over q, to show again. A field that cannot
+// be read (views.ReadSetting) is a problem, in words.
 func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 	var p tasks.QueuePatch
 	for _, f := range []struct {
@@ -643,9 +643,9 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 		{"max_extensions", &q.MaxExtensions, &p.MaxExtensions}, {"max_hold_seconds", &q.MaxHoldSeconds, &p.MaxHoldSeconds},
 		{"aging_seconds", &q.AgingSeconds, &p.AgingSeconds}, {"max_held", &q.MaxHeld, &p.MaxHeld},
 	} {
-		n, err := strconv.Atoi(strings.TrimSpace(c.FormValue(f.name)))
-		if err != nil {
-			return p, views.SettingLabel(f.name) + " must be a whole number."
+		n, problem := views.ReadSetting(f.name, c.FormValue(f.name))
+		if problem != "" {
+			return p, problem
 		}
 		*f.to, *f.set = n, &n
 	}
@@ -666,13 +666,13 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 	return p, ""
 }
 
-// typedOutcome is the outcome form as the settings form shows it: as the
-// supervisor typed it, when they sent it, else as stored.
-func typedOutcome(c echo.Context, q tasks.Queue) string {
-	if form, err := c.FormParams(); err == nil && c.Request().Method == http.MethodPost && len(form["outcome"]) > 0 {
-		return form["outcome"][0]
+// typedSettings is what the settings form sent, to show again as typed
+// (nil when it sent nothing).
+func typedSettings(c echo.Context) url.Values {
+	if form, err := c.FormParams(); err == nil && c.Request().Method == http.MethodPost {
+		return form
 	}
-	return q.Outcome.Indent()
+	return nil
 }
 
 // settingProblem says in words what the store refused of a queue's
@@ -709,7 +709,7 @@ func (s *Server) createQueueForm(c echo.Context) error {
 			}
 		}
 	}
-	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, typedOutcome(c, q), problem))
+	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, typedSettings(c), problem))
 }
 
 // queueSettingsForm saves the settings form of a queue's page. A bad

@@ -184,12 +184,25 @@ func TestQueueForms(t *testing.T) {
 	if q, _ := a.tasks.Queue(context.Background(), name); q.LeaseSeconds != 600 {
 		t.Fatalf("a refused form saved: %+v", q)
 	}
+	// Durations are typed as durations, or as seconds.
+	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "ten minutes", "14400"))
+	if b.status != 400 || !strings.Contains(b.body, "Lease must be a duration such as 90s, 10m or 1h30m.") || !strings.Contains(b.body, `value="ten minutes"`) {
+		t.Fatalf("settings with a lease in words: %d\n%s", b.status, b.body)
+	}
+	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "15m", "4h"))
+	if q, _ := a.tasks.Queue(context.Background(), name); b.status != 303 || q.LeaseSeconds != 900 || q.MaxHoldSeconds != 14400 {
+		t.Fatalf("settings of 15m and 4h: %d, stored %+v", b.status, q)
+	}
+	b.do("GET", "/supervisor/queues/"+name, nil)
+	if !strings.Contains(b.body, `name="lease_seconds" value="15m"`) || !strings.Contains(b.body, `name="max_hold_seconds" value="4h"`) {
+		t.Fatal("the settings form does not show the durations as durations")
+	}
 	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "900", "14400"))
 	if b.status != 303 {
 		t.Fatalf("settings: %d %s", b.status, b.body)
 	}
 	b.do("GET", "/supervisor/queues/"+name, nil)
-	if !strings.Contains(b.body, "Saved the settings of "+name) || !strings.Contains(b.body, `value="900"`) {
+	if !strings.Contains(b.body, "Saved the settings of "+name) || !strings.Contains(b.body, `value="15m"`) {
 		t.Fatal("the saved settings are not shown with the success message")
 	}
 
