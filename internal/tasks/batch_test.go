@@ -1473,3 +1473,47 @@ func TestGiveBackInACanceledBatch(t *testing.T) {
 		}
 	})
 }
+
+// A batch request some of whose jobs' idempotency keys made jobs outside
+// that batch is refused, changing nothing: those jobs would be answered as
+// the batch's and are not. A repeat of an add to an open batch (its own
+// jobs) is answered as before.
+func TestBatchKeysMadeElsewhere(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		loose := e.add("loose", 50)
+		if _, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{{Title: "keyed", IdempotencyKey: "k-loose"}}); err != nil {
+			e.t.Fatal(err)
+		}
+		other, _ := e.createBatch(NewBatch{Title: "other", Jobs: []NewJob{{Title: "o", IdempotencyKey: "k-other"}}})
+		before := e.stats()
+
+		_, _, err := e.store.CreateBatch(e.ctx, e.queue, "pat", NewBatch{Title: "mixed",
+			Jobs: []NewJob{{Title: "new", IdempotencyKey: "k-new"}, {Title: "keyed", IdempotencyKey: "k-loose"}}})
+		wantErr(e.t, "a new batch with a key made outside it", err, ErrInvalidState)
+		open, _ := e.createBatch(NewBatch{Title: "open", Open: true})
+		_, _, err = e.store.AddToBatch(e.ctx, open.ID, "pat", []NewJob{{Title: "new", IdempotencyKey: "k-new"}, {Title: "o", IdempotencyKey: "k-other"}})
+		wantErr(e.t, "an add with a key of another batch", err, ErrInvalidState)
+		if after := e.stats(); after.Ready != before.Ready || after.Scheduled != before.Scheduled {
+			e.t.Fatalf("refused requests changed the queue: %+v, then %+v", before, after)
+		}
+		e.wantBatch(open.ID, BatchOpen, false, batchCounts{})
+		e.wantBatch(other.ID, BatchSealed, false, batchCounts{Total: 1, Ready: 1})
+
+		// The key refused is free: an add with it alone makes the job.
+		_, first := e.addToBatch(open.ID, NewJob{Title: "new", IdempotencyKey: "k-new"})
+		b, again, err := e.store.AddToBatch(e.ctx, open.ID, "pat", []NewJob{{Title: "new", IdempotencyKey: "k-new"}, {Title: "more"}})
+		if err != nil || again[0].Created || again[0].Job.ID != first[0].ID || !again[1].Created || b.Total != 2 {
+			e.t.Fatalf("a partial repeat of an add: %+v %+v %v", b, again, err)
+		}
+		if j := e.get(loose.ID); j.BatchID != "" {
+			e.t.Fatalf("the loose job joined a batch: %+v", j)
+		}
+		// A key twice in one batch request makes one job, the batch's.
+		twice, out, err := e.store.CreateBatch(e.ctx, e.queue, "pat", NewBatch{Title: "twice",
+			Jobs: []NewJob{{Title: "one", IdempotencyKey: "k-twice"}, {Title: "again", IdempotencyKey: "k-twice"}}})
+		if err != nil || twice.Total != 1 || !out[0].Created || out[1].Created || out[1].Job.ID != out[0].Job.ID || out[0].Job.BatchID != twice.ID {
+			e.t.Fatalf("a key twice in one batch: %+v %+v %v", twice, out, err)
+		}
+	})
+}
+

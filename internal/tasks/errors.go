@@ -82,6 +82,10 @@ func tooLarge(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...), tooBig: true}
 }
 
+// errKeyElsewhere refuses a batch request some of whose jobs' idempotency
+// keys made jobs outside that batch.
+var errKeyElsewhere = fmt.Errorf("%w: an idempotency_key of these jobs already made a job outside this batch", ErrInvalidState)
+
 // statusErrors maps the status codes that scripts answer to errors.
 var statusErrors = map[string]error{
 	"not_found":        ErrNotFound,
@@ -93,6 +97,7 @@ var statusErrors = map[string]error{
 	"batch_not_found":  ErrBatchNotFound,
 	"reservation_lost": ErrReservationLost,
 	"invalid_state":    ErrInvalidState,
+	"key_elsewhere":    errKeyElsewhere,
 	"extension_limit":  ErrExtensionLimit,
 	"skip_limit":       ErrSkipLimit,
 	"forbidden":        ErrForbidden,

@@ -221,13 +221,15 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 		}
 		// A request whose jobs all exist by their keys repeats the one that
 		// made them: it answers their batch, or is refused if none is theirs.
-		repeatOf, repeat := "", true
+		// One with only some made already is refused.
+		repeatOf, repeat, some := "", true, false
 		for i, j := range jobs {
 			first, ok := m.idKeys[j.IdempotencyKey]
 			if !ok || j.IdempotencyKey == "" {
 				repeat = false
-				break
+				continue
 			}
+			some = true
 			if bid := m.jobs[first].batch; i == 0 || bid == repeatOf {
 				repeatOf = bid
 			} else {
@@ -236,9 +238,9 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 		}
 		b, out, err := e.store.CreateBatch(e.ctx, e.queue, "pat", nb)
 		switch {
-		case repeat && repeatOf == "":
+		case repeat && repeatOf == "" || !repeat && some:
 			if !errors.Is(err, ErrInvalidState) {
-				e.t.Fatalf("a repeat of no one batch: %v, want ErrInvalidState", err)
+				e.t.Fatalf("a repeat of no one batch, or in part: %v, want ErrInvalidState", err)
 			}
 			return nil, "", nil
 		case err != nil:
@@ -255,6 +257,15 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 	case n < 3 && len(open) > 0:
 		id := open[m.rnd.IntN(len(open))]
 		_, out, err := e.store.AddToBatch(e.ctx, id, "pat", jobs)
+		// A job made by its key outside the batch refuses the add.
+		for _, j := range jobs {
+			if first, ok := m.idKeys[j.IdempotencyKey]; ok && j.IdempotencyKey != "" && m.jobs[first].batch != id {
+				if !errors.Is(err, ErrInvalidState) {
+					e.t.Fatalf("an add with a key of a job outside the batch: %v, want ErrInvalidState", err)
+				}
+				return nil, "", nil
+			}
+		}
 		return out, id, err
 	}
 	out, err := e.store.Enqueue(e.ctx, e.queue, "pat", jobs)

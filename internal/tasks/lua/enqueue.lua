@@ -15,9 +15,12 @@
 --            idempotency key (empty: none), payload JSON
 -- A new batch whose jobs all exist already (idempotency keys) is a repeat
 -- of the request that made them: if they are all of one batch, nothing is
--- created and that batch is the answer; otherwise it is refused.
+-- created and that batch is the answer; otherwise it is refused. A batch
+-- request with some of its jobs made already, outside that batch, is
+-- refused too: those jobs would be answered as the batch's, and are not.
 -- Output: {"queue_not_found"}, {"batch_not_found"}, {"invalid_state"} (batch
--- sealed, or a repeat that matches no one batch), or {"ok", batch id or "",
+-- sealed, or a repeat that matches no one batch), {"key_elsewhere"}, or
+-- {"ok", batch id or "",
 -- batch JSON or "", then per job: "created"|"existing", id, metadata,
 -- payload ("" when created)}
 local now = clock(ARGV[1])
@@ -42,6 +45,20 @@ local out = {'', ''}
 local existing = {}
 local actor = ARGV[5]
 local n = tonumber(ARGV[6])
+-- A batch request answers no job made outside the batch as its own:
+-- checked before anything is written.
+if b then
+  local found = 0
+  for i = 0, n - 1 do
+    local key = ARGV[7 + i * 9 + 7]
+    local first = key ~= '' and redis.call('HGET', K.idem, key)
+    if first then
+      found = found + 1
+      if ARGV[4] == '' and load(first).batch ~= bid then return answer('key_elsewhere') end
+    end
+  end
+  if ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsewhere') end
+end
 for i = 0, n - 1 do
   local a = 7 + i * 9
   local id, title, priority = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
