@@ -1516,4 +1516,3 @@ func TestBatchKeysMadeElsewhere(t *testing.T) {
 		}
 	})
 }
-

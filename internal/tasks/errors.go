@@ -86,6 +86,10 @@ func tooLarge(field, format string, args ...any) error {
 // keys made jobs outside that batch.
 var errKeyElsewhere = fmt.Errorf("%w: an idempotency_key of these jobs already made a job outside this batch", ErrInvalidState)
 
+// errSettingsChanged means a queue's settings were written by someone else
+// between a read and a write made from it (PatchQueue reads them again).
+var errSettingsChanged = errors.New("the queue's settings changed meanwhile")
+
 // statusErrors maps the status codes that scripts answer to errors.
 var statusErrors = map[string]error{
 	"not_found":        ErrNotFound,
@@ -98,6 +102,7 @@ var statusErrors = map[string]error{
 	"reservation_lost": ErrReservationLost,
 	"invalid_state":    ErrInvalidState,
 	"key_elsewhere":    errKeyElsewhere,
+	"changed":          errSettingsChanged,
 	"extension_limit":  ErrExtensionLimit,
 	"skip_limit":       ErrSkipLimit,
 	"forbidden":        ErrForbidden,

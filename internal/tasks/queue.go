@@ -196,10 +196,26 @@ func (s *Store) PutQueue(ctx context.Context, q Queue) (Queue, error) {
 
 // PatchQueue changes the settings the patch gives, and only those. The
 // queue's settings after the change must be valid together (a lease no
-// longer than the max hold, say). It returns the settings as stored, and
-// as they were.
+// longer than the max hold, say): checked against the settings as read,
+// and written only if they still are (else read again, and checked again).
+// It returns the settings as stored, and as they were.
 func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (now, was Queue, err error) {
-	q, err := s.Queue(ctx, name)
+	for range patchTries {
+		now, was, err = s.patchOnce(ctx, name, p)
+		if !errors.Is(err, errSettingsChanged) {
+			break
+		}
+	}
+	return now, was, err
+}
+
+// patchTries bounds how often PatchQueue reads again settings that changed
+// between its read and its write.
+const patchTries = 10
+
+// patchOnce is one try of PatchQueue.
+func (s *Store) patchOnce(ctx context.Context, name string, p QueuePatch) (now, was Queue, err error) {
+	q, rev, err := s.queueAt(ctx, name)
 	if err != nil {
 		return Queue{}, Queue{}, err
 	}
@@ -235,7 +251,7 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p QueuePatch) (now,
 			}
 		}
 	}
-	now, err = s.writeQueue(ctx, "update", name, write...)
+	now, err = s.writeQueue(ctx, "update "+rev, name, write...)
 	return now, was, err
 }
 
@@ -309,17 +325,24 @@ func pairs(res []any) map[string]string {
 
 // Queue returns the settings of the named queue.
 func (s *Store) Queue(ctx context.Context, name string) (Queue, error) {
+	q, _, err := s.queueAt(ctx, name)
+	return q, err
+}
+
+// queueAt reads the named queue's settings and their revision
+// (queue_put.lua).
+func (s *Store) queueAt(ctx context.Context, name string) (q Queue, rev string, err error) {
 	if !validQueueName(name) {
-		return Queue{}, ErrQueueNotFound
+		return Queue{}, "", ErrQueueNotFound
 	}
 	raw, err := s.rdb.HGetAll(ctx, keysFor(name).Conf()).Result()
 	if err != nil {
-		return Queue{}, redisErr(err)
+		return Queue{}, "", redisErr(err)
 	}
 	if len(raw) == 0 {
-		return Queue{}, ErrQueueNotFound
+		return Queue{}, "", ErrQueueNotFound
 	}
-	return queueFrom(name, raw), nil
+	return queueFrom(name, raw), cmp.Or(raw["rev"], "0"), nil
 }
 
 // queueFrom reads the settings of the named queue out of the fields of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"claimdesk/internal/keys"
@@ -280,5 +281,53 @@ func TestRequeueDead(t *testing.T) {
 		if st := e.stats(); st.Ready != 5 || st.Dead != 0 {
 			t.Fatalf("stats = %+v", st)
 		}
+	})
+}
+
+// A patch is checked against the settings it read, and written only if
+// they still hold: two supervisors changing the lease and the max hold at
+// once never store a lease longer than the max hold, though each change
+// fits the settings its patch read.
+func TestPatchQueueChecksWhatItRead(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		// A write from settings read before another write is refused.
+		_, rev, err := e.store.queueAt(e.ctx, e.queue)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		hold := 600
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{MaxHoldSeconds: &hold}); err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.store.writeQueue(e.ctx, "update "+rev, e.queue, "lease_seconds", 1200); !errors.Is(err, errSettingsChanged) {
+			e.t.Fatalf("a write from stale settings: %v, want errSettingsChanged", err)
+		}
+		if q, _ := e.store.Queue(e.ctx, e.queue); q.LeaseSeconds != 300 {
+			e.t.Fatalf("the stale write stored a lease of %d", q.LeaseSeconds)
+		}
+
+		// Both at once, many times: each patch fits what it read.
+		var wg sync.WaitGroup
+		for _, p := range [][2]QueuePatch{
+			{{LeaseSeconds: intRef(1200)}, {LeaseSeconds: intRef(300)}},
+			{{MaxHoldSeconds: intRef(1800)}, {MaxHoldSeconds: intRef(600)}},
+		} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 100 {
+					_, _, err := e.store.PatchQueue(e.ctx, e.queue, p[i%2])
+					if err != nil && !errors.Is(err, ErrInvalid) {
+						e.t.Errorf("patch: %v", err)
+						return
+					}
+					if q, _ := e.store.Queue(e.ctx, e.queue); q.LeaseSeconds > q.MaxHoldSeconds {
+						e.t.Errorf("stored a lease of %d s with a max hold of %d s", q.LeaseSeconds, q.MaxHoldSeconds)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
 	})
 }
