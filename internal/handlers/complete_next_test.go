@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -136,5 +137,24 @@ func TestSkipOpensTheNext(t *testing.T) {
 	b2.do("GET", "/", nil)
 	if !strings.Contains(b2.body, "is paused: no new jobs can be claimed") {
 		t.Fatal("home does not say the queue is paused")
+	}
+}
+
+// The same skip sent twice (a double click, a resubmitted form) opens the
+// same next job, and claims no other.
+func TestSkipSentTwice(t *testing.T) {
+	a := newApp(t)
+	b, first, token := a.claimOnPage("first")
+	second := a.enqueue("second")
+	a.enqueue("third")
+	form := url.Values{"_csrf": {b.csrf}, "token": {token}}
+	for range 2 {
+		b.do("POST", "/jobs/"+first+"/skip", form)
+		if b.status != 303 || b.body != "/jobs/"+second {
+			t.Fatalf("skip: %d %s, want the second job's page", b.status, b.body)
+		}
+	}
+	if st, err := a.tasks.Stats(context.Background(), a.queue); err != nil || st.Reserved != 1 {
+		t.Fatalf("after one skip sent twice: %d reserved (%v), want 1", st.Reserved, err)
 	}
 }

@@ -376,7 +376,9 @@ func (s *Server) workAction(c echo.Context) error {
 // skipNext follows a skip as people who skip mean it, "not for me, the
 // next one": it claims the next job of the queue (never the one skipped)
 // and opens it; or, when nothing else is waiting for the operator (or the
-// queue is no longer theirs), goes home.
+// queue is no longer theirs), goes home. The claim's key is the skip's, so
+// a skip sent twice (a double click, a resubmitted form) opens the same
+// next job while it is held, and claims no second one.
 func (s *Server) skipNext(c echo.Context, skipped *tasks.Job) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
@@ -386,7 +388,7 @@ func (s *Server) skipNext(c echo.Context, skipped *tasks.Job) error {
 		s.flash(c, done)
 		return redirect(c, "/")
 	}
-	r, err := s.tasks.Claim(ctx, skipped.Queue, u.Name)
+	r, err := s.tasks.Claim(ctx, skipped.Queue, u.Name, tasks.WithClaimKey("after-skip:"+skipped.ID))
 	switch words := noClaimWords(err, skipped.Queue); {
 	case words != "":
 		s.flash(c, done)
