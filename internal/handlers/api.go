@@ -389,7 +389,7 @@ func claimed(c echo.Context, r *tasks.Reservation, err error) error {
 
 // mayRead reports whether u may read the job: supervisors, producers of its
 // queue, its holder, and whoever completed it (so a holder whose answer was
-// lost can see that it was done).
+// lost can see that it was done) while the queue is still theirs.
 func mayRead(u users.User, j *tasks.Job) bool {
 	switch u.Role {
 	case users.Supervisor:
@@ -397,14 +397,24 @@ func mayRead(u users.User, j *tasks.Job) bool {
 	case users.Producer:
 		return u.CanSee(j.Queue)
 	}
-	return j.State == tasks.StateReserved && j.ReservedBy == u.Name || j.CompletedBy == u.Name
+	return u.CanWork(j.Queue) && (j.State == tasks.StateReserved && j.ReservedBy == u.Name || j.CompletedBy == u.Name)
+}
+
+// forbiddenJob answers a request for a job its sender may not read.
+func forbiddenJob() error {
+	return newError(http.StatusForbidden, "forbidden",
+		"only its holder, supervisors and the producers of its queue may read this job")
 }
 
 // mayReadHistory reports whether u may read the job's history: supervisors,
-// producers of its queue, and operators who held it (the history says who).
+// producers of its queue, and operators who held it (the history says who)
+// while the queue is still theirs.
 func mayReadHistory(u users.User, j *tasks.Job, h []tasks.Entry) bool {
 	if u.Role != users.Operator {
 		return mayRead(u, j)
+	}
+	if !u.CanWork(j.Queue) {
+		return false
 	}
 	for _, e := range h {
 		if e.Action == tasks.ActionClaimed && e.Actor == u.Name {
@@ -463,13 +473,17 @@ func (s *Server) apiGetJob(c echo.Context) error {
 		return err
 	}
 	if !mayRead(u, j) {
-		return newError(http.StatusForbidden, "forbidden",
-			"only its holder, supervisors and the producers of its queue may read this job")
+		return forbiddenJob()
 	}
 	if wait > 0 && !j.State.Terminal() {
 		j, err = waitUntil(ctx, s.hub, j.ID, wait, s.tasks.Get, func(j *tasks.Job) bool { return j.State.Terminal() })
 		if err != nil {
 			return err
+		}
+		// What it became may be no longer the waiter's to read (its holder
+		// gave it back, and another completed it).
+		if !mayRead(u, j) {
+			return forbiddenJob()
 		}
 	}
 	return c.JSON(http.StatusOK, j)

@@ -506,3 +506,17 @@ func TestHeldJobOfAQueueTakenAwayStaysInView(t *testing.T) {
 		t.Fatalf("the work page of the held job: %d", b.status)
 	}
 }
+
+// An operator whose grant of a queue is taken away reads none of its jobs
+// any more, not even those they completed, nor their histories.
+func TestRemovedGrantEndsReadingCompletedJobs(t *testing.T) {
+	a := newApp(t)
+	id := a.enqueue("done once")
+	_, tok := a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+tok+`","result":{"k":"v"}}`, 200, "")
+	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 200, "")
+	a.expect("GET", "/api/v1/jobs/"+id+"/history", a.operator, "", 200, "")
+	a.expect("PATCH", "/api/v1/users/"+a.opName, a.super, `{"queues":["elsewhere"]}`, 200, "")
+	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 403, "forbidden")
+	a.expect("GET", "/api/v1/jobs/"+id+"/history", a.operator, "", 403, "forbidden")
+}

@@ -345,3 +345,25 @@ func TestWaitEndsWithTheStateThen(t *testing.T) {
 		})
 	}
 }
+
+// A wait answers only what its sender may read when it ends: a holder who
+// gave the job back and waits on it is not shown another's completion.
+func TestWaitAnswersOnlyWhatItsSenderMayRead(t *testing.T) {
+	a := newApp(t)
+	id := a.enqueue("waited on")
+	_, tok := a.claim()
+	ch := a.waitOn("/api/v1/jobs/"+id+"?wait=20", a.operator)
+	a.expect("POST", "/api/v1/jobs/"+id+"/release", a.operator, `{"token":"`+tok+`"}`, 200, "")
+	_, peer := a.newUser(users.Operator, a.queue)
+	c := a.claimWithKey("/api/v1/queues/"+a.queue+"/claim", peer, "k1")
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", peer, fmt.Sprintf(`{"token":%q,"result":{"secret":"peer's notes"}}`, c.token), 200, "")
+	select {
+	case got := <-ch:
+		if got.status != http.StatusForbidden || strings.Contains(fmt.Sprint(got.body), "peer's notes") {
+			t.Fatalf("the former holder's wait answered %d %v; want 403, without the result", got.status, got.body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the wait never answered")
+	}
+	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 403, "forbidden")
+}
