@@ -82,6 +82,10 @@ func decodeJSON(body []byte, v any) error {
 			return newError(http.StatusBadRequest, "invalid_field", "%s must be %s", typeErrorAt(body, typeErr), typeWords(typeErr.Type))
 		case errors.As(err, &timeErr):
 			return newError(http.StatusBadRequest, "invalid_field", "a time must be written as in RFC 3339, like 2026-11-23T09:30:00Z, not %q", timeErr.Value)
+		case strings.HasPrefix(err.Error(), "Time.UnmarshalJSON"):
+			// A time given as something else than a string: time.Time
+			// says so in Go's words, which are not the sender's.
+			return newError(http.StatusBadRequest, "invalid_field", "a time must be a string written as in RFC 3339, like 2026-11-23T09:30:00Z")
 		}
 		return newError(http.StatusBadRequest, "invalid_json", "body is not valid JSON: %v", err)
 	}

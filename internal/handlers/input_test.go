@@ -64,6 +64,7 @@ func TestRequestBodiesAreStrict(t *testing.T) {
 		{"a priority in words", jobs, `{"title":"x","priority":"high"}`, "priority must be a whole number"},
 		{"a title that is a number", jobs, `{"title":5}`, "title must be a string"},
 		{"a run_at that is no time", jobs, `{"title":"x","run_at":"tomorrow"}`, `a time must be written as in RFC 3339, like 2026-11-23T09:30:00Z, not "tomorrow"`},
+		{"a run_at that is a number", jobs, `{"title":"x","run_at":5}`, `a time must be a string written as in RFC 3339, like 2026-11-23T09:30:00Z`},
 		{"an array for a job", jobs, `[]`, "the body must be a JSON object"},
 	} {
 		a.refused("POST", tc.path, a.producer, tc.body, "invalid_field", tc.want)
