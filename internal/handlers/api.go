@@ -553,7 +553,7 @@ func (s *Server) apiRequeue(c echo.Context) error {
 // superviseAction requeues (from dead, or a force release) or cancels a
 // job (force: a reserved one too) for the API and the pages alike, and
 // records it in the audit log, saying whose reservation it ended.
-func (s *Server) superviseAction(c echo.Context, action, id string, force bool) (*tasks.Job, string, error) {
+func (s *Server) superviseAction(c echo.Context, action, id string, force bool, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
 	var (
@@ -563,13 +563,13 @@ func (s *Server) superviseAction(c echo.Context, action, id string, force bool) 
 		done   = audit.JobCanceled
 	)
 	if action == "requeue" {
-		j, holder, err = s.tasks.Requeue(ctx, id, u.Name)
+		j, holder, err = s.tasks.Requeue(ctx, id, u.Name, opts...)
 		done = audit.JobRequeued
 		if holder != "" {
 			done = audit.JobReleased
 		}
 	} else {
-		j, holder, err = s.tasks.Cancel(ctx, id, u.Name, force)
+		j, holder, err = s.tasks.Cancel(ctx, id, u.Name, force, opts...)
 	}
 	if err != nil {
 		return nil, "", err

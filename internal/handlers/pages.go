@@ -792,7 +792,9 @@ func (s *Server) cancelSelectedForm(c echo.Context) error {
 		s.note(c, "Nothing was selected: tick the jobs to cancel first.")
 		return redirect(c, back)
 	}
-	canceled, failed, err := s.cancelMany(c, form["id"], true)
+	// Forced only from the list of reserved jobs: a job of another list
+	// claimed since the page showed it stays with its holder.
+	canceled, failed, err := s.cancelMany(c, form["id"], c.FormValue("state") == string(tasks.StateReserved))
 	if err != nil {
 		return err
 	}
@@ -806,13 +808,24 @@ func (s *Server) cancelSelectedForm(c echo.Context) error {
 }
 
 // superviseJob runs a supervisor's action on a job: requeue (from dead, or
-// force release) or cancel (forced).
+// force release) or cancel (forced), only if the job is still as the page
+// showed it (its form says how); else it says so, and the page shows the
+// job as it is now.
 func (s *Server) superviseJob(c echo.Context) error {
 	action := c.Param("action")
 	if action != "requeue" && action != "cancel" {
 		return echo.ErrNotFound
 	}
-	j, holder, err := s.superviseAction(c, action, c.Param("id"), true)
+	back := s.localPath(c.Request().Referer(), "/supervisor")
+	seen := tasks.State(c.FormValue("state")) // "": whatever it is now
+	if seen != "" && !slices.Contains(tasks.States, seen) {
+		return newError(http.StatusBadRequest, "invalid_field", "state must be the job's state as the page showed it")
+	}
+	j, holder, err := s.superviseAction(c, action, c.Param("id"), true, tasks.AsSeen(seen, c.FormValue("holder")))
+	if errors.Is(err, tasks.ErrInvalidState) {
+		s.note(c, "Nothing was done: the job changed since the page showed it. Here it is as it is now.")
+		return redirect(c, back)
+	}
 	if err != nil {
 		return err
 	}
@@ -822,7 +835,7 @@ func (s *Server) superviseJob(c echo.Context) error {
 	}
 	s.flash(c, msg)
 	// Back to the page the action came from, if it is one of claimdesk's.
-	return redirect(c, s.localPath(c.Request().Referer(), "/supervisor"))
+	return redirect(c, back)
 }
 
 // batchesView lists the newest batches of every queue.

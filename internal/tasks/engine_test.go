@@ -929,3 +929,25 @@ func TestListJobsAcrossQueues(t *testing.T) {
 	_, err = e.store.ListJobs(e.ctx, "", StateReady, 10, "!!")
 	wantErr(t, "bad cursor", err, ErrInvalid)
 }
+
+// A supervisor's action given the job as they saw it acts only while the
+// job is still so: in that state, and, reserved, held by that holder.
+func TestSuperviseAsSeen(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.add("seen", 50)
+		e.claim("ann")
+		_, _, err := e.store.Cancel(e.ctx, j.ID, "sam", true, AsSeen(StateReady, ""))
+		wantErr(e.t, "cancel as seen ready, now reserved", err, ErrInvalidState)
+		_, _, err = e.store.Requeue(e.ctx, j.ID, "sam", AsSeen(StateReserved, "bob"))
+		wantErr(e.t, "force release as seen held by bob, held by ann", err, ErrInvalidState)
+		if got := e.get(j.ID); got.State != StateReserved || got.ReservedBy != "ann" {
+			e.t.Fatalf("refused actions changed the job: %s by %s", got.State, got.ReservedBy)
+		}
+		if _, holder, err := e.store.Requeue(e.ctx, j.ID, "sam", AsSeen(StateReserved, "ann")); err != nil || holder != "ann" {
+			e.t.Fatalf("force release as seen: %q, %v", holder, err)
+		}
+		if _, _, err := e.store.Cancel(e.ctx, j.ID, "sam", false, AsSeen(StateReady, "")); err != nil {
+			e.t.Fatalf("cancel as seen: %v", err)
+		}
+	})
+}

@@ -291,26 +291,43 @@ func (s *Store) holderCall(ctx context.Context, sc script, queue, id string, h H
 // (supervisors) it also cancels a reserved job; its holder's token dies.
 // Finished jobs give ErrInvalidState. It returns the job and its former
 // holder, if any.
-func (s *Store) Cancel(ctx context.Context, id, actor string, force bool) (*Job, string, error) {
+func (s *Store) Cancel(ctx context.Context, id, actor string, force bool, opts ...SuperviseOption) (*Job, string, error) {
 	mode := ""
 	if force {
 		mode = "force"
 	}
-	return s.supervise(ctx, cancelScript, id, actor, mode)
+	return s.supervise(ctx, cancelScript, id, actor, opts, mode)
 }
 
 // Requeue puts a dead job back in line with its attempts reset, or takes a
 // reserved job from its holder and puts it back in its place (force
 // release), for actor. Other states give ErrInvalidState. It returns the
 // job and its former holder, if any.
-func (s *Store) Requeue(ctx context.Context, id, actor string) (*Job, string, error) {
-	return s.supervise(ctx, requeueScript, id, actor)
+func (s *Store) Requeue(ctx context.Context, id, actor string, opts ...SuperviseOption) (*Job, string, error) {
+	return s.supervise(ctx, requeueScript, id, actor, opts)
+}
+
+// SuperviseOption refines a supervisor's action on a job.
+type SuperviseOption func(*seen)
+
+// seen is the job as the supervisor saw it (zero: as it is).
+type seen struct {
+	state  State
+	holder string
+}
+
+// AsSeen acts on the job only if it is still in the state the supervisor
+// saw (and, reserved, still held by holder), else ErrInvalidState: a page
+// that has gone stale neither takes a reservation made since nor requeues
+// a job that came back to life.
+func AsSeen(state State, holder string) SuperviseOption {
+	return func(s *seen) { s.state, s.holder = state, holder }
 }
 
 // supervise runs a supervisor's action on a job for actor with now, the
-// job's id, args and the actor; the script answers the job and its former
-// holder.
-func (s *Store) supervise(ctx context.Context, sc script, id, actor string, args ...any) (*Job, string, error) {
+// job's id, args, the actor, and the state and holder seen; the script
+// answers the job and its former holder.
+func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts []SuperviseOption, args ...any) (*Job, string, error) {
 	if err := validName("actor", actor); err != nil {
 		return nil, "", err
 	}
@@ -318,8 +335,12 @@ func (s *Store) supervise(ctx context.Context, sc script, id, actor string, args
 	if !ok {
 		return nil, "", ErrNotFound
 	}
+	var as seen
+	for _, o := range opts {
+		o(&as)
+	}
 	args = append([]any{s.nowArg(), localID(id)}, args...)
-	res, err := s.run(ctx, sc, queue, append(args, actor)...)
+	res, err := s.run(ctx, sc, queue, append(args, actor, string(as.state), as.holder)...)
 	if err != nil {
 		return nil, "", err
 	}

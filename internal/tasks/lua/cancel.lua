@@ -7,12 +7,14 @@
 -- ARGV[2] -> job id
 -- ARGV[3] -> "force" to cancel a reserved job too
 -- ARGV[4] -> actor: the user canceling
+-- ARGV[5], ARGV[6] -> the state and holder the actor saw (as_seen, lib.lua)
 -- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
 local m = load(id)
 if not m then return answer('not_found') end
-if not (m.state == 'ready' or m.state == 'scheduled' or (m.state == 'reserved' and ARGV[3] == 'force')) then
+if not as_seen(m, ARGV[5], ARGV[6]) or
+  not (m.state == 'ready' or m.state == 'scheduled' or (m.state == 'reserved' and ARGV[3] == 'force')) then
   return answer('invalid_state')
 end
 local holder = ''

@@ -416,6 +416,13 @@ local function finish(id, m, state, action, actor, reason)
   go(id, m, state, NOW, action, actor, reason)
 end
 
+-- as_seen reports whether the job is as a supervisor saw it before acting:
+-- in state (any, if ''), and, reserved, held by holder.
+local function as_seen(m, state, holder)
+  if state == '' then return true end
+  return m.state == state and (state ~= 'reserved' or m.reserved_by == holder)
+end
+
 -- back_in_line returns a job to ready at the rank it had, so it keeps its
 -- place; in a canceled batch it is canceled instead. The action stays what
 -- it was (a holder's give-back is known to its retry and counted as one in

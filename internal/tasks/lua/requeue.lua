@@ -8,11 +8,13 @@
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor
+-- ARGV[4], ARGV[5] -> the state and holder the actor saw (as_seen, lib.lua)
 -- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
 local m = load(id)
 if not m then return answer('not_found') end
+if not as_seen(m, ARGV[4], ARGV[5]) then return answer('invalid_state') end
 local holder, action = '', 'requeued'
 if m.state == 'dead' then
   local b = batch(m.batch)
