@@ -189,7 +189,7 @@ func (s *Server) apiCreateQueue(c echo.Context) error {
 	if err := decode(c, &q); err != nil {
 		return err
 	}
-	q, err := s.createQueue(c, q)
+	q, err := s.createQueue(c, q, s.tasks.CreateQueue)
 	if err != nil {
 		return err
 	}
@@ -228,8 +228,8 @@ func (s *Server) apiDeleteQueue(c echo.Context) error {
 // The queue actions the API and the pages share: each tells the board
 // and the pages what changed, and records itself in the audit log.
 
-func (s *Server) createQueue(c echo.Context, q tasks.Queue) (tasks.Queue, error) {
-	q, err := s.tasks.CreateQueue(c.Request().Context(), q)
+func (s *Server) createQueue(c echo.Context, q tasks.Queue, create func(context.Context, tasks.Queue) (tasks.Queue, error)) (tasks.Queue, error) {
+	q, err := create(c.Request().Context(), q)
 	if err != nil {
 		return q, err
 	}

@@ -695,10 +695,7 @@ func (s *Server) createQueueForm(c echo.Context) error {
 	status := http.StatusBadRequest
 	if problem == "" {
 		// Every setting was typed: a zero is no call for the default.
-		err := q.Validate()
-		if err == nil {
-			_, err = s.createQueue(c, q)
-		}
+		_, err := s.createQueue(c, q, s.tasks.CreateQueueAsGiven)
 		switch {
 		case err == nil:
 			s.flash(c, "Created queue "+q.Name+". Grant it to the people who will work it.")

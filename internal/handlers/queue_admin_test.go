@@ -170,6 +170,15 @@ func TestQueueForms(t *testing.T) {
 		t.Fatalf("created %+v", q)
 	}
 
+	// Every setting is typed on the form: a zero typed is meant, not a
+	// call for the default (no extensions, not 10).
+	none := form(a.queue+"-fixed", "600", "14400")
+	none.Set("max_extensions", "0")
+	b.do("POST", "/supervisor/queues", none)
+	if q, err := a.tasks.Queue(context.Background(), a.queue+"-fixed"); b.status != 303 || err != nil || q.MaxExtensions != 0 {
+		t.Fatalf("create with max extensions 0: %d, stored %+v %v", b.status, q, err)
+	}
+
 	// The settings form of the queue's page.
 	b.do("GET", "/supervisor/queues/"+name, nil)
 	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "700000", "14400"))

@@ -176,7 +176,13 @@ func (q Queue) fields() []any {
 // with ErrQueueExists if the name is taken, and returns the settings as
 // stored.
 func (s *Store) CreateQueue(ctx context.Context, q Queue) (Queue, error) {
-	q = q.WithDefaults()
+	return s.CreateQueueAsGiven(ctx, q.WithDefaults())
+}
+
+// CreateQueueAsGiven creates a queue with exactly the settings given, zeros
+// included (a form that shows every setting means the zero typed in it),
+// as CreateQueue does otherwise.
+func (s *Store) CreateQueueAsGiven(ctx context.Context, q Queue) (Queue, error) {
 	if err := q.Validate(); err != nil {
 		return Queue{}, err
 	}
