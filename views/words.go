@@ -28,24 +28,31 @@ var durationSettings = map[string]bool{
 	"retention_seconds": true, "dead_retention_seconds": true,
 }
 
-// SettingProblem says in words what is wrong with a queue setting: "Lease
-// must be between 1 second and 1 day".
-func SettingProblem(v *tasks.ValidationError) string {
+// SettingsProblem is what is wrong with a queue's settings form: in words,
+// and the form's field to blame ("" when none is alone).
+type SettingsProblem struct{ Field, Message string }
+
+// SettingProblem says in words what is wrong with a queue setting ("Lease
+// must be between 1 second and 1 day"), and blames its field.
+func SettingProblem(v *tasks.ValidationError) SettingsProblem {
 	if v.Field == "name" {
-		return "Name must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit."
+		return SettingsProblem{"name", "Name must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit."}
 	}
 	if strings.HasPrefix(v.Field, "outcome") {
-		return "Outcome form: " + v.Field + " " + v.Message + "."
+		return SettingsProblem{"outcome", "Outcome form: " + v.Field + " " + v.Message + "."}
 	}
 	label, ok := settingLabels[v.Field]
-	if !ok || !v.Ranged {
-		return v.Field + " " + v.Message
+	if !ok {
+		return SettingsProblem{Message: v.Field + " " + v.Message}
+	}
+	if !v.Ranged {
+		return SettingsProblem{v.Field, v.Field + " " + v.Message}
 	}
 	say := strconv.Itoa
 	if durationSettings[v.Field] {
 		say = Seconds
 	}
-	return label + " must be between " + say(v.Min) + " and " + say(v.Max) + "."
+	return SettingsProblem{v.Field, label + " must be between " + say(v.Min) + " and " + say(v.Max) + "."}
 }
 
 // Seconds says a number of seconds in the largest unit that divides it:
@@ -66,18 +73,18 @@ func Seconds(n int) string {
 // ReadSetting reads a queue setting as its form's field holds it: a
 // duration as ParseDuration does, any other as a whole number; or says,
 // in words, why it cannot.
-func ReadSetting(field, text string) (n int, problem string) {
+func ReadSetting(field, text string) (n int, problem SettingsProblem) {
 	if durationSettings[field] {
 		if n, ok := ParseDuration(text); ok {
-			return n, ""
+			return n, SettingsProblem{}
 		}
-		return 0, SettingLabel(field) + " must be a duration such as 90s, 10m or 1h30m."
+		return 0, SettingsProblem{field, SettingLabel(field) + " must be a duration such as 90s, 10m or 1h30m."}
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(text))
 	if err != nil {
-		return 0, SettingLabel(field) + " must be a whole number."
+		return 0, SettingsProblem{field, SettingLabel(field) + " must be a whole number."}
 	}
-	return n, ""
+	return n, SettingsProblem{}
 }
 
 // durationUnits are the units a setting's duration is written in, largest

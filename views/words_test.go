@@ -19,8 +19,15 @@ func TestSettingProblem(t *testing.T) {
 		{tasks.ValidationError{Field: "name", Message: "must match"}, "Name must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit."},
 		{tasks.ValidationError{Field: "title", Message: "must not be empty"}, "title must not be empty"},
 	} {
-		if got := SettingProblem(&c.v); got != c.want {
-			t.Errorf("SettingProblem(%+v) = %q, want %q", c.v, got, c.want)
+		if got := SettingProblem(&c.v); got.Message != c.want {
+			t.Errorf("SettingProblem(%+v) = %q, want %q", c.v, got.Message, c.want)
+		}
+	}
+	// The field to blame is the form's: the outcome form's box for any of
+	// its parts; none for what the form has no field for.
+	for field, want := range map[string]string{"lease_seconds": "lease_seconds", "outcome.fields[0].name": "outcome", "title": ""} {
+		if got := SettingProblem(&tasks.ValidationError{Field: field, Message: "is wrong"}); got.Field != want {
+			t.Errorf("SettingProblem blames %q for %s, want %q", got.Field, field, want)
 		}
 	}
 	if got := Seconds(5400); got != "90 minutes" {

@@ -589,13 +589,13 @@ func (s *Server) queuePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderQueuePage(c, http.StatusOK, q, "")
+	return s.renderQueuePage(c, http.StatusOK, q, views.SettingsProblem{})
 }
 
 // renderQueuePage draws a queue's page with the jobs of the state asked
 // for, and its settings form showing q (as typed, when problem says what
 // is wrong with it).
-func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem string) error {
+func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem views.SettingsProblem) error {
 	ctx := c.Request().Context()
 	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
 	f, err := jobFilter(c)
@@ -628,13 +628,13 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 
 func (s *Server) newQueuePage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{
-		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, nil, ""))
+		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, nil, views.SettingsProblem{}))
 }
 
 // settingsForm reads the settings form: every setting it shows, as a
 // patch, and the same written over q, to show again. A field that cannot
 // be read (views.ReadSetting) is a problem, in words.
-func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
+func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.SettingsProblem) {
 	var p tasks.QueuePatch
 	for _, f := range []struct {
 		name string
@@ -646,7 +646,7 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 		{"aging_seconds", &q.AgingSeconds, &p.AgingSeconds}, {"max_held", &q.MaxHeld, &p.MaxHeld},
 	} {
 		n, problem := views.ReadSetting(f.name, c.FormValue(f.name))
-		if problem != "" {
+		if problem.Message != "" {
 			return p, problem
 		}
 		*f.to, *f.set = n, &n
@@ -654,7 +654,7 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 	// The outcome form, when the form sent its box (a box left empty
 	// removes it).
 	if form, err := c.FormParams(); err != nil || form["outcome"] == nil {
-		return p, ""
+		return p, views.SettingsProblem{}
 	}
 	o, err := tasks.ParseOutcome(c.FormValue("outcome"))
 	var v *tasks.ValidationError
@@ -665,7 +665,7 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, string) {
 		o = &tasks.Outcome{}
 	}
 	q.Outcome, p.Outcome = o, o
-	return p, ""
+	return p, views.SettingsProblem{}
 }
 
 // typedSettings is what the settings form sent, to show again as typed
@@ -678,13 +678,13 @@ func typedSettings(c echo.Context) url.Values {
 }
 
 // settingProblem says in words what the store refused of a queue's
-// settings, or returns "" and err when it was no such refusal.
-func settingProblem(err error) (string, error) {
+// settings, or returns err when it was no such refusal.
+func settingProblem(err error) (views.SettingsProblem, error) {
 	var v *tasks.ValidationError
 	if errors.As(err, &v) {
 		return views.SettingProblem(v), nil
 	}
-	return "", err
+	return views.SettingsProblem{}, err
 }
 
 // createQueueForm creates a queue from the new queue form. A taken name
@@ -693,7 +693,7 @@ func (s *Server) createQueueForm(c echo.Context) error {
 	q := tasks.Queue{Name: strings.TrimSpace(c.FormValue("name"))}.WithDefaults()
 	_, problem := settingsForm(c, &q)
 	status := http.StatusBadRequest
-	if problem == "" {
+	if problem.Message == "" {
 		// Every setting was typed: a zero is no call for the default.
 		_, err := s.createQueue(c, q, s.tasks.CreateQueueAsGiven)
 		switch {
@@ -701,7 +701,8 @@ func (s *Server) createQueueForm(c echo.Context) error {
 			s.flash(c, "Created queue "+q.Name+". Grant it to the people who will work it.")
 			return redirect(c, "/supervisor/queues/"+q.Name)
 		case errors.Is(err, tasks.ErrQueueExists):
-			status, problem = http.StatusConflict, "A queue named "+q.Name+" already exists. Choose another name, or open that queue to change its settings."
+			status, problem = http.StatusConflict, views.SettingsProblem{Field: "name",
+				Message: "A queue named " + q.Name + " already exists. Choose another name, or open that queue to change its settings."}
 		default:
 			if problem, err = settingProblem(err); err != nil {
 				return err
@@ -720,7 +721,7 @@ func (s *Server) queueSettingsForm(c echo.Context) error {
 		return err
 	}
 	patch, problem := settingsForm(c, &q)
-	if problem == "" {
+	if problem.Message == "" {
 		if _, err = s.patchQueue(c, q.Name, patch); err == nil {
 			s.flash(c, "Saved the settings of "+q.Name+".")
 			return redirect(c, "/supervisor/queues/"+q.Name)

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -197,6 +198,13 @@ func TestQueueForms(t *testing.T) {
 	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "ten minutes", "14400"))
 	if b.status != 400 || !strings.Contains(b.body, "Lease must be a duration such as 90s, 10m or 1h30m.") || !strings.Contains(b.body, `value="ten minutes"`) {
 		t.Fatalf("settings with a lease in words: %d\n%s", b.status, b.body)
+	}
+	// The field to blame is marked, and points to the problem.
+	for name, blamed := range map[string]bool{"lease_seconds": true, "max_hold_seconds": false} {
+		box := regexp.MustCompile(`<input name="` + name + `"[^>]*>`).FindString(b.body)
+		if marked := strings.Contains(box, `aria-invalid="true"`) && strings.Contains(box, `aria-describedby="settings-problem"`); marked != blamed {
+			t.Fatalf("the %s box, blamed %v, is %s", name, blamed, box)
+		}
 	}
 	b.do("POST", "/supervisor/queues/"+name+"/settings", form("", "15m", "4h"))
 	if q, _ := a.tasks.Queue(context.Background(), name); b.status != 303 || q.LeaseSeconds != 900 || q.MaxHoldSeconds != 14400 {
