@@ -392,8 +392,9 @@ func claimed(c echo.Context, r *tasks.Reservation, err error) error {
 }
 
 // mayRead reports whether u may read the job: supervisors, producers of its
-// queue, its holder, and whoever completed it (so a holder whose answer was
-// lost can see that it was done) while the queue is still theirs.
+// queue, its holder (who may finish what they hold, granted the queue or
+// no longer), and whoever completed it (so a holder whose answer was lost
+// can see that it was done) while the queue is still theirs.
 func mayRead(u users.User, j *tasks.Job) bool {
 	switch u.Role {
 	case users.Supervisor:
@@ -401,7 +402,7 @@ func mayRead(u users.User, j *tasks.Job) bool {
 	case users.Producer:
 		return u.CanSee(j.Queue)
 	}
-	return u.CanWork(j.Queue) && (j.State == tasks.StateReserved && j.ReservedBy == u.Name || j.CompletedBy == u.Name)
+	return j.State == tasks.StateReserved && j.ReservedBy == u.Name || u.CanWork(j.Queue) && j.CompletedBy == u.Name
 }
 
 // forbiddenJob answers a request for a job its sender may not read.

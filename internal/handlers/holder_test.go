@@ -508,15 +508,20 @@ func TestHeldJobOfAQueueTakenAwayStaysInView(t *testing.T) {
 }
 
 // An operator whose grant of a queue is taken away reads none of its jobs
-// any more, not even those they completed, nor their histories.
+// any more, not even those they completed, nor their histories; only what
+// they still hold, which they may finish.
 func TestRemovedGrantEndsReadingCompletedJobs(t *testing.T) {
 	a := newApp(t)
 	id := a.enqueue("done once")
+	held := a.enqueue("still held")
 	_, tok := a.claim()
+	_, heldTok := a.claim()
 	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+tok+`","result":{"k":"v"}}`, 200, "")
 	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 200, "")
 	a.expect("GET", "/api/v1/jobs/"+id+"/history", a.operator, "", 200, "")
 	a.expect("PATCH", "/api/v1/users/"+a.opName, a.super, `{"queues":["elsewhere"]}`, 200, "")
 	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 403, "forbidden")
 	a.expect("GET", "/api/v1/jobs/"+id+"/history", a.operator, "", 403, "forbidden")
+	a.expect("GET", "/api/v1/jobs/"+held, a.operator, "", 200, "")
+	a.expect("POST", "/api/v1/jobs/"+held+"/complete", a.operator, `{"token":"`+heldTok+`"}`, 200, "")
 }
