@@ -45,27 +45,27 @@ local out = {'', ''}
 local existing = {}
 local actor = ARGV[5]
 local n = tonumber(ARGV[6])
--- A batch request answers no job made outside the batch as its own:
--- checked before anything is written.
-if b then
-  local found = 0
-  for i = 0, n - 1 do
-    local key = ARGV[7 + i * 9 + 7]
-    local first = key ~= '' and redis.call('HGET', K.idem, key)
-    if first then
-      found = found + 1
-      if ARGV[4] == '' and load(first).batch ~= bid then return answer('key_elsewhere') end
-    end
+-- The jobs the keys made before this request, read before anything is
+-- written: a batch request answers none made outside the batch as its own.
+local made, found = {}, 0
+for i = 0, n - 1 do
+  local key = ARGV[7 + i * 9 + 7]
+  made[i] = key ~= '' and redis.call('HGET', K.idem, key)
+  if made[i] then
+    found = found + 1
+    if b and ARGV[4] == '' and load(made[i]).batch ~= bid then return answer('key_elsewhere') end
   end
-  if ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsewhere') end
 end
+if b and ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsewhere') end
+-- Keys given twice in this request: the job made for the first.
+local made_now = {}
 for i = 0, n - 1 do
   local a = 7 + i * 9
   local id, title, priority = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
   local run_at, delay = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local lease, attempts = tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6])
   local key, body = ARGV[a + 7], ARGV[a + 8]
-  local first = key ~= '' and redis.call('HGET', K.idem, key)
+  local first = made[i] or (key ~= '' and made_now[key])
   if first then
     table.insert(existing, first)
     table.insert(out, 'existing')
@@ -86,6 +86,7 @@ for i = 0, n - 1 do
     if key ~= '' then
       m.idempotency_key = key
       redis.call('HSET', K.idem, key, id)
+      made_now[key] = id
     end
     if due > now then m.state = 'scheduled' end
     if b then
