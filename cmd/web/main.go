@@ -619,21 +619,22 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch
 	case "queue":
 		action, made := audit.QueueCreated, "created"
 		q, err := st.tasks.CreateQueue(ctx, q)
-		detail := audit.SettingsDetail(q)
+		detail := "" // of a change: what it changed
 		if errors.Is(err, tasks.ErrQueueExists) {
 			action, made = audit.QueueChanged, "changed"
 			if patch == (tasks.QueuePatch{}) {
 				action, made = "", "unchanged"
 			}
 			var was tasks.Queue
-			q, was, err = st.tasks.PatchQueue(ctx, name, patch)
-			detail = audit.SettingsChange(was, q)
+			if q, was, err = st.tasks.PatchQueue(ctx, name, patch); err == nil {
+				detail = audit.SettingsChange(was, q)
+			}
 		}
 		if err != nil {
 			return err
 		}
 		if action != "" {
-			st.record(ctx, action, q.Name, detail)
+			st.record(ctx, action, q.Name, cmp.Or(detail, audit.SettingsDetail(q)))
 		}
 		fmt.Fprintf(stdout, "queue %s %s: %s\n", q.Name, made, audit.SettingsDetail(q))
 	case "user":
