@@ -4,10 +4,12 @@ import path from 'node:path';
  * The suite runs two claimdesk web instances over one store (one private
  * redis-server): A, where the tests go by default, and B, for what must
  * cross from one instance to the other (live notices travel through Redis).
+ * CLAIMDESK_E2E_PORT moves A (and B, one above it) off 18080, so that two
+ * checkouts can run the suite at once.
  */
-export const PORT = 18080;
+export const PORT = Number(process.env.CLAIMDESK_E2E_PORT || 18080);
 export const BASE_URL = `http://127.0.0.1:${PORT}`;
-export const PORT_B = 18081;
+export const PORT_B = PORT + 1;
 export const BASE_URL_B = `http://127.0.0.1:${PORT_B}`;
 
 /** Scratch directory the web server runs in (its private Redis lives under it). */
