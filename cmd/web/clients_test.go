@@ -22,16 +22,16 @@ import (
 func TestServeRefusesBadClientSettings(t *testing.T) {
 	srv := taskstest.Redis(t)
 	for _, tc := range []struct{ env, value, want string }{
-		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.0/8, 10.0.0.300/32", `bad trusted proxy "10.0.0.300/32"`},
-		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.1", `bad trusted proxy "10.0.0.1"`},
-		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.0/8;192.0.2.0/24", `bad trusted proxy "10.0.0.0/8;192.0.2.0/24"`},
-		{"CLAIMDESK_RATE_USER", "50/sec", `bad user rate "50/sec"`},
-		{"CLAIMDESK_RATE_USER", "50/d", `bad user rate "50/d"`},
-		{"CLAIMDESK_RATE_ADDRESS", "0/s", `bad address rate "0/s"`},
-		{"CLAIMDESK_RATE_ADDRESS", "-5/s", `bad address rate "-5/s"`},
-		{"CLAIMDESK_RATE_LOGIN", "1.5/s", `bad login rate "1.5/s"`},
-		{"CLAIMDESK_RATE_LOGIN", "10 /m", `bad login rate "10 /m"`},
-		{"CLAIMDESK_RATE_LOGIN", "10", `bad login rate "10"`},
+		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.0/8, 10.0.0.300/32", `bad CLAIMDESK_TRUSTED_PROXIES "10.0.0.300/32"`},
+		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.1", `bad CLAIMDESK_TRUSTED_PROXIES "10.0.0.1"`},
+		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.0/8;192.0.2.0/24", `bad CLAIMDESK_TRUSTED_PROXIES "10.0.0.0/8;192.0.2.0/24"`},
+		{"CLAIMDESK_RATE_USER", "50/sec", `bad CLAIMDESK_RATE_USER "50/sec"`},
+		{"CLAIMDESK_RATE_USER", "50/d", `bad CLAIMDESK_RATE_USER "50/d"`},
+		{"CLAIMDESK_RATE_ADDRESS", "0/s", `bad CLAIMDESK_RATE_ADDRESS "0/s"`},
+		{"CLAIMDESK_RATE_ADDRESS", "-5/s", `bad CLAIMDESK_RATE_ADDRESS "-5/s"`},
+		{"CLAIMDESK_RATE_LOGIN", "1.5/s", `bad CLAIMDESK_RATE_LOGIN "1.5/s"`},
+		{"CLAIMDESK_RATE_LOGIN", "10 /m", `bad CLAIMDESK_RATE_LOGIN "10 /m"`},
+		{"CLAIMDESK_RATE_LOGIN", "10", `bad CLAIMDESK_RATE_LOGIN "10"`},
 	} {
 		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
 			env := func(k string) string {
@@ -59,13 +59,13 @@ func TestRates(t *testing.T) {
 	for in, want := range map[string]redis_rate.Limit{
 		"50/s": redis_rate.PerSecond(50), "600/m": redis_rate.PerMinute(600), "9000/h": redis_rate.PerHour(9000),
 	} {
-		if got, err := parseRate("user", in); err != nil || got != want {
+		if got, err := parseRate(in); err != nil || got != want {
 			t.Errorf("parseRate(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	d := handlers.DefaultRateLimits
 	for _, l := range []redis_rate.Limit{d.User, d.Address, d.Login} {
-		if got, err := parseRate("default", formatRate(l)); err != nil || got != l {
+		if got, err := parseRate(formatRate(l)); err != nil || got != l {
 			t.Errorf("the default %v reads back as %v, %v", l, got, err)
 		}
 	}

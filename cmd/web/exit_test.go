@@ -34,7 +34,7 @@ func TestExitStatusAndMessage(t *testing.T) {
 		says   string
 	}{
 		{"an unknown command", nil, []string{"bogus"}, 2, "unknown command"},
-		{"a bad setting", []string{"CLAIMDESK_MIN_REPLICAS=-1"}, []string{"queue", "add", "q"}, 2, `bad min replicas "-1"`},
+		{"a bad setting", []string{"CLAIMDESK_MIN_REPLICAS=-1"}, []string{"queue", "add", "q"}, 2, `bad CLAIMDESK_MIN_REPLICAS "-1"`},
 		{"a bad flag", nil, []string{"queue", "add", "q", "--lease-seconds", "-5"}, 2, "lease"},
 		{"a bad role", nil, []string{"user", "add", "eve", "--role", "wizard"}, 2, `bad role "wizard"`},
 		{"Redis not answering", nil, []string{"seed"}, 1, "redis does not answer"},
