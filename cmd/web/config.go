@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"claimdesk/internal/handlers"
@@ -249,6 +250,17 @@ func (fs *flagSet) parse(args []string) (name string, c Config, err error) {
 	fs.Visit(func(f *flag.Flag) { flags[f.Name] = f.Value.String() })
 	c, err = readConfig(flags, fs.getenv)
 	return name, c, err
+}
+
+// printSettings lists the settings, for claimdesk help.
+func printSettings(w io.Writer) error {
+	fmt.Fprintln(w, "\nSettings, as flags or environment variables (a flag wins; docs/settings.md says what each means):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  flag\tenvironment\tdefault")
+	for _, s := range settings {
+		fmt.Fprintf(tw, "  --%s\t%s\t%s\n", s.flag, s.env, cmp.Or(s.def, "empty"))
+	}
+	return tw.Flush()
 }
 
 // logger is the log of serve, on w.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"go/ast"
 	"go/parser"
@@ -191,6 +192,21 @@ func TestReadConfigRefuses(t *testing.T) {
 				t.Fatalf("got %v\nwant a usage error saying %s", err, tc.says)
 			}
 		})
+	}
+}
+
+// claimdesk help lists every setting: its flag, variable and default.
+func TestHelpListsTheSettings(t *testing.T) {
+	t.Parallel()
+	out, err := command(envOf(), "", "help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings {
+		want := regexp.MustCompile(`(?m)^  --` + regexp.QuoteMeta(s.flag) + ` +` + s.env + ` +` + regexp.QuoteMeta(cmp.Or(s.def, "empty")) + `$`)
+		if !want.MatchString(out) {
+			t.Errorf("claimdesk help has no line matching %s:\n%s", want, out)
+		}
 	}
 }
 

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return usagef("unknown command %q (%s)", cmd+" "+args[0], commands)
 	case "help", "-h", "--help":
 		fmt.Fprintf(stdout, "usage: claimdesk [%s] [flags]\n", strings.ReplaceAll(commands, ", ", "|"))
-		return nil
+		return printSettings(stdout)
 	}
 	return usagef("unknown command %q (%s)", cmd, commands)
 }
