@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,66 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"claimdesk/internal/handlers"
 	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/users"
-
-	"github.com/go-redis/redis_rate/v10"
 )
-
-// Bad trusted proxies or rates stop serve before it starts, with a
-// message that names the value.
-func TestServeRefusesBadClientSettings(t *testing.T) {
-	srv := taskstest.Redis(t)
-	for _, tc := range []struct{ env, value, want string }{
-		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.0/8, 10.0.0.300/32", `bad trusted proxy "10.0.0.300/32"`},
-		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.1", `bad trusted proxy "10.0.0.1"`},
-		{"CLAIMDESK_TRUSTED_PROXIES", "10.0.0.0/8;192.0.2.0/24", `bad trusted proxy "10.0.0.0/8;192.0.2.0/24"`},
-		{"CLAIMDESK_RATE_USER", "50/sec", `bad user rate "50/sec"`},
-		{"CLAIMDESK_RATE_USER", "50/d", `bad user rate "50/d"`},
-		{"CLAIMDESK_RATE_ADDRESS", "0/s", `bad address rate "0/s"`},
-		{"CLAIMDESK_RATE_ADDRESS", "-5/s", `bad address rate "-5/s"`},
-		{"CLAIMDESK_RATE_LOGIN", "1.5/s", `bad login rate "1.5/s"`},
-		{"CLAIMDESK_RATE_LOGIN", "10 /m", `bad login rate "10 /m"`},
-		{"CLAIMDESK_RATE_LOGIN", "10", `bad login rate "10"`},
-	} {
-		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
-			env := func(k string) string {
-				switch k {
-				case "CLAIMDESK_REDIS_URL":
-					return "redis://" + srv.Addr()
-				case tc.env:
-					return tc.value
-				}
-				return ""
-			}
-			// Were the value let through, serve would stop at once anyway.
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env, strings.NewReader(""), &bytes.Buffer{})
-			var u usageError
-			if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("serve: %v; want a usage error saying %s", err, tc.want)
-			}
-		})
-	}
-}
-
-func TestRates(t *testing.T) {
-	for in, want := range map[string]redis_rate.Limit{
-		"50/s": redis_rate.PerSecond(50), "600/m": redis_rate.PerMinute(600), "9000/h": redis_rate.PerHour(9000),
-	} {
-		if got, err := parseRate("user", in); err != nil || got != want {
-			t.Errorf("parseRate(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	d := handlers.DefaultRateLimits
-	for _, l := range []redis_rate.Limit{d.User, d.Address, d.Login} {
-		if got, err := parseRate("default", formatRate(l)); err != nil || got != l {
-			t.Errorf("the default %v reads back as %v, %v", l, got, err)
-		}
-	}
-}
 
 // What serve is told of proxies and rates reaches the server: behind the
 // trusted proxy, each forwarded client has its own login rate.

@@ -34,7 +34,9 @@ func TestExitStatusAndMessage(t *testing.T) {
 		says   string
 	}{
 		{"an unknown command", nil, []string{"bogus"}, 2, "unknown command"},
-		{"a bad setting", []string{"CLAIMDESK_MIN_REPLICAS=-1"}, []string{"queue", "add", "q"}, 2, `bad min replicas "-1"`},
+		{"a bad setting", []string{"CLAIMDESK_MIN_REPLICAS=-1"}, []string{"queue", "add", "q"}, 2, `bad CLAIMDESK_MIN_REPLICAS "-1"`},
+		{"a bad setting of serve", []string{"CLAIMDESK_CRON_INTERVAL=0"}, []string{"serve"}, 2, `bad CLAIMDESK_CRON_INTERVAL "0"`},
+		{"a bad setting's flag", nil, []string{"seed", "--rate-user", "5"}, 2, `bad --rate-user "5"`},
 		{"a bad flag", nil, []string{"queue", "add", "q", "--lease-seconds", "-5"}, 2, "lease"},
 		{"a bad role", nil, []string{"user", "add", "eve", "--role", "wizard"}, 2, `bad role "wizard"`},
 		{"Redis not answering", nil, []string{"seed"}, 1, "redis does not answer"},

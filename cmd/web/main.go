@@ -11,8 +11,9 @@
 //	claimdesk token list NAME         list a user's tokens: ID CREATED LAST_USED
 //	claimdesk token revoke ID         end a token
 //
-// Configuration comes from flags or CLAIMDESK_* environment variables;
-// this package is the only place that reads them.
+// Configuration comes from flags or CLAIMDESK_* environment variables,
+// read once into a Config (config.go; docs/settings.md lists them); this
+// package is the only place that reads them.
 package main
 
 import (
@@ -28,8 +29,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,7 +41,6 @@ import (
 	"claimdesk/internal/users"
 	"claimdesk/seed"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -67,146 +65,6 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// config is everything claimdesk can be told.
-type config struct {
-	addr                             string
-	redisURL                         string
-	publicURL                        string
-	logLevel                         string
-	cronInterval                     string
-	readTimeout                      string
-	metricsAddr                      string
-	metricsToken                     string
-	wsPerUser                        string
-	wsPerAddress                     string
-	trustedProxies                   string
-	rateUser, rateAddress, rateLogin string
-	minReplicas                      string
-}
-
-// flags binds the shared configuration flags, with the environment (then the
-// built-in default) as their defaults.
-func (c *config) flags(fs *flag.FlagSet, getenv func(string) string) {
-	fs.StringVar(&c.addr, "addr", cmp.Or(getenv("CLAIMDESK_ADDR"), "127.0.0.1:8080"), "listen address (CLAIMDESK_ADDR)")
-	fs.StringVar(&c.redisURL, "redis-url", getenv("CLAIMDESK_REDIS_URL"), "redis://… or rediss://… URL, or host:port,host:port for a cluster; empty: a private redis-server under ./var/redis (CLAIMDESK_REDIS_URL)")
-	fs.StringVar(&c.publicURL, "public-url", getenv("CLAIMDESK_PUBLIC_URL"), "origin browsers use; default http:// + listen address (CLAIMDESK_PUBLIC_URL)")
-	fs.StringVar(&c.logLevel, "log-level", cmp.Or(getenv("CLAIMDESK_LOG_LEVEL"), "info"), "debug, info, warn or error (CLAIMDESK_LOG_LEVEL)")
-	fs.StringVar(&c.cronInterval, "cron-interval", cmp.Or(getenv("CLAIMDESK_CRON_INTERVAL"), "2s"), "how often reclaim, promote and retention run, e.g. 2s or 2 (CLAIMDESK_CRON_INTERVAL)")
-	fs.StringVar(&c.readTimeout, "read-timeout", cmp.Or(getenv("CLAIMDESK_READ_TIMEOUT"), "60s"), "how long a request may take to arrive, body included, e.g. 60s or 60 (CLAIMDESK_READ_TIMEOUT)")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", getenv("CLAIMDESK_METRICS_ADDR"), "separate listen address for /metrics; empty: /metrics on the main address (CLAIMDESK_METRICS_ADDR)")
-	fs.StringVar(&c.metricsToken, "metrics-token", getenv("CLAIMDESK_METRICS_TOKEN"), "bearer token /metrics asks for; empty: none; prefer the environment (CLAIMDESK_METRICS_TOKEN)")
-	fs.StringVar(&c.wsPerUser, "ws-per-user", cmp.Or(getenv("CLAIMDESK_WS_PER_USER"), strconv.Itoa(handlers.DefaultSocketsPerUser)), "most websockets one instance keeps open for one user (CLAIMDESK_WS_PER_USER)")
-	fs.StringVar(&c.wsPerAddress, "ws-per-address", cmp.Or(getenv("CLAIMDESK_WS_PER_ADDRESS"), strconv.Itoa(handlers.DefaultSocketsPerAddress)), "most websockets one instance keeps open for one client address (CLAIMDESK_WS_PER_ADDRESS)")
-	fs.StringVar(&c.trustedProxies, "trusted-proxies", getenv("CLAIMDESK_TRUSTED_PROXIES"), "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: none (CLAIMDESK_TRUSTED_PROXIES)")
-	fs.StringVar(&c.minReplicas, "min-replicas", getenv("CLAIMDESK_MIN_REPLICAS"), "replicas that must confirm a change before it is answered as done; empty: 1 where every master has a replica, else 0 (CLAIMDESK_MIN_REPLICAS)")
-	d := handlers.DefaultRateLimits
-	fs.StringVar(&c.rateUser, "rate-user", cmp.Or(getenv("CLAIMDESK_RATE_USER"), formatRate(d.User)), "API requests and websocket upgrades per user, e.g. 50/s, 600/m or 9000/h (CLAIMDESK_RATE_USER)")
-	fs.StringVar(&c.rateAddress, "rate-address", cmp.Or(getenv("CLAIMDESK_RATE_ADDRESS"), formatRate(d.Address)), "API requests and websocket upgrades per client address (CLAIMDESK_RATE_ADDRESS)")
-	fs.StringVar(&c.rateLogin, "rate-login", cmp.Or(getenv("CLAIMDESK_RATE_LOGIN"), formatRate(d.Login)), "login attempts per client address (CLAIMDESK_RATE_LOGIN)")
-}
-
-// proxies parses the trusted proxies: CIDRs, comma-separated.
-func (c *config) proxies() ([]*net.IPNet, error) {
-	var nets []*net.IPNet
-	for _, s := range strings.Split(c.trustedProxies, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		_, n, err := net.ParseCIDR(s)
-		if err != nil {
-			return nil, usagef("bad trusted proxy %q: want a CIDR such as 10.0.0.0/8 or 192.0.2.7/32", s)
-		}
-		nets = append(nets, n)
-	}
-	return nets, nil
-}
-
-// rateUnits are the periods a rate may be given per.
-var rateUnits = map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}
-
-// rateRE is the form of a rate: a whole number of requests per second,
-// minute or hour.
-var rateRE = regexp.MustCompile(`^([1-9][0-9]{0,8})/([smh])$`)
-
-// parseRate parses a rate such as 50/s, 600/m or 9000/h.
-func parseRate(name, s string) (redis_rate.Limit, error) {
-	m := rateRE.FindStringSubmatch(s)
-	if m == nil {
-		return redis_rate.Limit{}, usagef("bad %s rate %q: want requests per second, minute or hour, e.g. 50/s, 600/m or 9000/h", name, s)
-	}
-	n, _ := strconv.Atoi(m[1]) // at most 9 digits
-	return redis_rate.Limit{Rate: n, Burst: n, Period: rateUnits[m[2]]}, nil
-}
-
-// formatRate writes a rate as parseRate reads it.
-func formatRate(l redis_rate.Limit) string {
-	for unit, d := range rateUnits {
-		if l.Period == d {
-			return fmt.Sprintf("%d/%s", l.Rate, unit)
-		}
-	}
-	panic(fmt.Sprintf("a rate per %s", l.Period))
-}
-
-// rates parses the rate limits.
-func (c *config) rates() (handlers.RateLimits, error) {
-	var rl handlers.RateLimits
-	for _, r := range []struct {
-		name, value string
-		limit       *redis_rate.Limit
-	}{
-		{"user", c.rateUser, &rl.User},
-		{"address", c.rateAddress, &rl.Address},
-		{"login", c.rateLogin, &rl.Login},
-	} {
-		var err error
-		if *r.limit, err = parseRate(r.name, r.value); err != nil {
-			return handlers.RateLimits{}, err
-		}
-	}
-	return rl, nil
-}
-
-// socketCaps parses the caps on websockets per user and per address.
-func (c *config) socketCaps() (perUser, perAddress int, err error) {
-	for _, f := range []struct {
-		name, value string
-		to          *int
-	}{{"ws-per-user", c.wsPerUser, &perUser}, {"ws-per-address", c.wsPerAddress, &perAddress}} {
-		n, err := strconv.Atoi(f.value)
-		if err != nil || n < 1 {
-			return 0, 0, usagef("bad %s %q: want a whole number from 1", f.name, f.value)
-		}
-		*f.to = n
-	}
-	return perUser, perAddress, nil
-}
-
-// duration parses a setting that is a Go duration or whole seconds, from
-// 1s to 1h.
-func duration(what, v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		n, nerr := strconv.Atoi(v)
-		if nerr != nil {
-			return 0, usagef("bad %s %q: want e.g. 2s or 2", what, v)
-		}
-		d = time.Duration(n) * time.Second
-	}
-	if d < time.Second || d > time.Hour {
-		return 0, usagef("%s %s: want 1s to 1h", what, d)
-	}
-	return d, nil
-}
-
-func (c *config) logger(w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return nil, usagef("bad log level %q", c.logLevel)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
-}
-
 // run is the whole program: main only adds the process around it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	cmd := "serve"
@@ -215,7 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	switch cmd {
 	case "serve":
-		return serve(ctx, args, getenv, stdout)
+		return serveCmd(ctx, args, getenv, stdout)
 	case "seed":
 		return seedCmd(ctx, args, getenv, stdout)
 	case "queue", "user", "token":
@@ -231,31 +89,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return usagef("unknown command %q (%s)", cmd+" "+args[0], commands)
 	case "help", "-h", "--help":
 		fmt.Fprintf(stdout, "usage: claimdesk [%s] [flags]\n", strings.ReplaceAll(commands, ", ", "|"))
-		return nil
+		return printSettings(stdout)
 	}
 	return usagef("unknown command %q (%s)", cmd, commands)
 }
 
 // commands are the commands claimdesk knows.
 const commands = "serve, seed, queue add, queue pause, queue resume, user add, user disable, user enable, user unlock, token add, token list, token revoke"
-
-// parse parses a subcommand's flags; NAME may come before or after them.
-func parse(fs *flag.FlagSet, args []string) (name string, err error) {
-	fs.SetOutput(io.Discard)
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		return "", usagef("%s: %v", fs.Name(), err)
-	}
-	if rest := fs.Args(); len(rest) > 0 {
-		if name != "" || len(rest) > 1 {
-			return "", usagef("%s: unexpected arguments %q", fs.Name(), rest)
-		}
-		name = rest[0]
-	}
-	return name, nil
-}
 
 // stores connects to Redis and returns the stores over it.
 type stores struct {
@@ -275,35 +115,16 @@ func (st stores) record(ctx context.Context, action, target, detail string) {
 	}
 }
 
-// commandLogger is the log of an admin command, on standard error: at the
-// default level only errors, since a command that fails says why in one
-// line of its own (the Redis client's retries would say it once more).
-func (c *config) commandLogger() (*slog.Logger, error) {
-	quiet := *c
-	if quiet.logLevel == "info" {
-		quiet.logLevel = "error"
-	}
-	return quiet.logger(os.Stderr)
-}
-
 // openForCommand opens the stores for an admin command.
-func (c *config) openForCommand(ctx context.Context) (stores, func(), error) {
-	log, err := c.commandLogger()
-	if err != nil {
-		return stores{}, nil, err
-	}
-	st, _, stop, err := open(ctx, *c, log, false)
+func (c Config) openForCommand(ctx context.Context) (stores, func(), error) {
+	st, _, stop, err := open(ctx, c, c.commandLogger(), false)
 	return st, stop, err
 }
 
 // open connects to Redis and, unless reset says the caller empties the
 // store first, makes sure the store is in this version's format.
-func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, *handlers.Config, func(), error) {
-	setting, err := parseMinReplicas(c.minReplicas)
-	if err != nil {
-		return stores{}, nil, nil, err
-	}
-	rdb, stop, err := connectRedis(ctx, c.redisURL, log)
+func open(ctx context.Context, c Config, log *slog.Logger, reset bool) (stores, *handlers.Config, func(), error) {
+	rdb, stop, err := connectRedis(ctx, c.Redis, log)
 	if err != nil {
 		return stores{}, nil, nil, err
 	}
@@ -313,7 +134,7 @@ func open(ctx context.Context, c config, log *slog.Logger, reset bool) (stores, 
 		stop()
 		return stores{}, nil, nil, fmt.Errorf("redis does not answer: %w", err)
 	}
-	replicas, have, err := minReplicas(pingCtx, rdb, setting)
+	replicas, have, err := minReplicas(pingCtx, rdb, c.MinReplicas)
 	if err != nil {
 		stop()
 		return stores{}, nil, nil, err
@@ -352,47 +173,28 @@ func checkFormat(ctx context.Context, ts *tasks.Store) error {
 // to be published.
 const announceCloseTimeout = 5 * time.Second
 
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	var c config
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	c.flags(fs, getenv)
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	log, err := c.logger(stdout)
+// serveCmd runs `serve`.
+func serveCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	_, c, err := newFlagSet("serve", getenv).parse(args)
 	if err != nil {
 		return err
 	}
-	interval, err := duration("cron interval", c.cronInterval)
-	if err != nil {
-		return err
-	}
-	readTimeout, err := duration("read timeout", c.readTimeout)
-	if err != nil {
-		return err
-	}
-	perUser, perAddress, err := c.socketCaps()
-	if err != nil {
-		return err
-	}
-	proxies, err := c.proxies()
-	if err != nil {
-		return err
-	}
-	rates, err := c.rates()
-	if err != nil {
-		return err
-	}
+	return serve(ctx, c, stdout)
+}
+
+// serve runs the web server, logging on stdout, until ctx ends.
+func serve(ctx context.Context, c Config, stdout io.Writer) error {
+	log := c.logger(stdout)
 	_, hc, stop, err := open(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	hc.TrustedProxies, hc.RateLimits = proxies, rates
-	hc.PublicURL = cmp.Or(c.publicURL, "http://"+c.addr)
-	hc.SocketsPerUser, hc.SocketsPerAddress = perUser, perAddress
+	hc.TrustedProxies, hc.RateLimits = c.TrustedProxies, c.rateLimits()
+	hc.PublicURL = c.PublicURL
+	hc.SocketsPerUser, hc.SocketsPerAddress = c.SocketsPerUser, c.SocketsPerAddress
 	hc.Registry = prometheus.NewRegistry()
-	hc.MetricsToken, hc.SeparateMetrics = c.metricsToken, c.metricsAddr != ""
+	hc.MetricsToken, hc.SeparateMetrics = c.MetricsToken, c.MetricsAddr != ""
 
 	// The notice listener, the announcer and the cron jobs live as long as
 	// the server. On the way out, the server's requests and cron's run end
@@ -405,7 +207,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	hc.Announce = notify.NewAnnouncer(hc.Bus, log)
 	hc.Tasks.Observe(hc.Announce.Observe)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
-		Log: log, Interval: interval, Registry: hc.Registry})
+		Log: log, Interval: c.CronInterval, Registry: hc.Registry})
 	stopCron := runner.Start(bg)
 	defer func() {
 		stopCron()
@@ -418,19 +220,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		<-listening
 	}()
 
-	ln, err := net.Listen("tcp", c.addr)
+	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return err
 	}
-	srv := httpServer(handlers.New(*hc), readTimeout)
+	srv := httpServer(handlers.New(*hc), c.ReadTimeout)
 	done := make(chan error, 2)
-	if c.metricsAddr != "" {
-		mln, err := net.Listen("tcp", c.metricsAddr)
+	if c.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", c.MetricsAddr)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("metrics listener: %w", err)
 		}
-		msrv := httpServer(handlers.Metrics(hc.Registry, c.metricsToken), readTimeout)
+		msrv := httpServer(handlers.Metrics(hc.Registry, c.MetricsToken), c.ReadTimeout)
 		defer msrv.Close()
 		log.Info("claimdesk serves its metrics", "addr", mln.Addr().String())
 		go func() { done <- msrv.Serve(mln) }()
@@ -476,19 +278,14 @@ func httpServer(h http.Handler, readTimeout time.Duration) *http.Server {
 }
 
 func seedCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	var c config
-	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
-	c.flags(fs, getenv)
+	fs := newFlagSet("seed", getenv)
 	reset := fs.Bool("reset", false, "empty the store first")
 	ifEmpty := fs.Bool("if-empty", false, "load only when the store has no queues yet")
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	log, err := c.commandLogger()
+	_, c, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
-	st, hc, stop, err := open(ctx, c, log, *reset)
+	st, hc, stop, err := open(ctx, c, c.commandLogger(), *reset)
 	if err != nil {
 		return err
 	}
@@ -544,9 +341,7 @@ func printLogins(w io.Writer) error {
 
 // addCmd runs `queue add`, `user add` and `token add`.
 func addCmd(ctx context.Context, what string, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
-	var c config
-	fs := flag.NewFlagSet(what+" add", flag.ContinueOnError)
-	c.flags(fs, getenv)
+	fs := newFlagSet(what+" add", getenv)
 	var q tasks.Queue
 	var role, queues string
 	var passwordStdin bool
@@ -566,7 +361,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.StringVar(&queues, "queues", "", "comma-separated granted queues")
 		fs.BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
 	}
-	name, err := parse(fs, args)
+	name, c, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -669,10 +464,7 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch
 // adminCmd runs `user disable NAME`, `user enable NAME`, `token list NAME`,
 // `token revoke ID`, `queue pause NAME` and `queue resume NAME`.
 func adminCmd(ctx context.Context, what string, args []string, getenv func(string) string, stdout io.Writer) error {
-	var c config
-	fs := flag.NewFlagSet(what, flag.ContinueOnError)
-	c.flags(fs, getenv)
-	arg, err := parse(fs, args)
+	arg, c, err := newFlagSet(what, getenv).parse(args)
 	if err != nil {
 		return err
 	}

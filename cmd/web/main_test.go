@@ -215,7 +215,14 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-func TestClientFor(t *testing.T) {
+func TestRedisURL(t *testing.T) {
+	clientFor := func(url string) (redis.UniversalClient, error) {
+		target, err := parseRedisURL(url)
+		if err != nil {
+			return nil, err
+		}
+		return target.client(), nil
+	}
 	for _, tc := range []struct {
 		url  string
 		want string

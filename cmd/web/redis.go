@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,19 +24,16 @@ import (
 // privateRedisDir holds the private redis-server's data, log and socket.
 const privateRedisDir = "var/redis"
 
-// connectRedis returns a client for the configured Redis. With no URL it
+// connectRedis returns a client for the configured Redis. With none it
 // uses the private redis-server under ./var/redis, starting it if no other
 // claimdesk process already has; stop (never nil) stops what was started.
-func connectRedis(ctx context.Context, url string, log *slog.Logger) (rdb redis.UniversalClient, stop func(), err error) {
+func connectRedis(ctx context.Context, target redisTarget, log *slog.Logger) (rdb redis.UniversalClient, stop func(), err error) {
 	redis.SetLogger(redisLog{storeerr.NewBurst(log, "redis client messages")})
-	if url != "" {
-		rdb, err := clientFor(url)
-		if err != nil {
-			return nil, nil, err
-		}
-		return rdb, func() { rdb.Close() }, nil
+	if target.private() {
+		return startPrivateRedis(ctx, log)
 	}
-	return startPrivateRedis(ctx, log)
+	rdb = target.client()
+	return rdb, func() { rdb.Close() }, nil
 }
 
 // The Redis client's settings, where the URL sets none (docs/redis.md).
@@ -59,38 +58,83 @@ const (
 	clusterRedirects = 8
 )
 
-// clientFor parses CLAIMDESK_REDIS_URL: redis:// or rediss:// for one
+// redisTarget is the Redis that CLAIMDESK_REDIS_URL names, with
+// claimdesk's client settings where the URL gives none: the options of
+// one server, of a master that Sentinels watch, or of a cluster. The zero
+// target is the private redis-server under ./var/redis.
+type redisTarget struct {
+	server   *redis.Options
+	failover *redis.FailoverOptions
+	cluster  *redis.ClusterOptions
+}
+
+// redisURLs is what CLAIMDESK_REDIS_URL accepts.
+const redisURLs = "a redis://, rediss:// or unix:// URL (with ?master_name=…&addr=… the addresses are Sentinels), or host:port,host:port,… for a cluster"
+
+// parseRedisURL reads CLAIMDESK_REDIS_URL: redis:// or rediss:// for one
 // server; with ?master_name=…&addr=… the addresses are Sentinels; or a
-// comma-separated host:port list for a cluster.
-func clientFor(url string) (redis.UniversalClient, error) {
-	if strings.Contains(url, "master_name=") {
-		opt, err := redis.ParseFailoverURL(url)
+// comma-separated host:port list for a cluster. Empty: the private
+// redis-server.
+func parseRedisURL(s string) (redisTarget, error) {
+	switch {
+	case s == "":
+		return redisTarget{}, nil
+	case strings.Contains(s, "master_name="):
+		opt, err := redis.ParseFailoverURL(s)
 		if err != nil {
-			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %w", err)
+			return redisTarget{}, badURL(s, err)
 		}
 		settle(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.MaxRetries)
-		return redis.NewFailoverClient(opt), nil
-	}
-	if strings.HasPrefix(url, "redis://") || strings.HasPrefix(url, "rediss://") || strings.HasPrefix(url, "unix://") {
-		opt, err := redis.ParseURL(url)
+		return redisTarget{failover: opt}, nil
+	case strings.HasPrefix(s, "redis://") || strings.HasPrefix(s, "rediss://") || strings.HasPrefix(s, "unix://"):
+		opt, err := redis.ParseURL(s)
 		if err != nil {
-			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %w", err)
+			return redisTarget{}, badURL(s, err)
 		}
-		return redis.NewClient(tuned(opt)), nil
+		return redisTarget{server: tuned(opt)}, nil
 	}
-	addrs := strings.Split(url, ",")
+	addrs := strings.Split(s, ",")
 	for _, a := range addrs {
-		if !strings.Contains(a, ":") {
-			return nil, fmt.Errorf("CLAIMDESK_REDIS_URL: %q is neither a redis:// URL nor a host:port list", url)
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return redisTarget{}, badValue{value: a, want: redisURLs}
 		}
 	}
 	if len(addrs) == 1 {
-		return redis.NewClient(tuned(&redis.Options{Addr: addrs[0]})), nil
+		return redisTarget{server: tuned(&redis.Options{Addr: addrs[0]})}, nil
 	}
-	return redis.NewClusterClient(&redis.ClusterOptions{
+	return redisTarget{cluster: &redis.ClusterOptions{
 		Addrs: addrs, DialTimeout: dialTimeout, ReadTimeout: ioTimeout, WriteTimeout: ioTimeout,
 		MaxRetries: noRetries, MaxRedirects: clusterRedirects,
-	}), nil
+	}}, nil
+}
+
+// badURL says what is wrong with a Redis URL without its password, which
+// neither the URL shown nor the parser's message repeats.
+func badURL(s string, err error) badValue {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	shown := ""
+	if u, perr := url.Parse(s); perr == nil {
+		shown = u.Redacted()
+	}
+	return badValue{value: shown, want: redisURLs + " (" + err.Error() + ")"}
+}
+
+// private reports whether the target is the private redis-server.
+func (t redisTarget) private() bool { return t == redisTarget{} }
+
+// client returns a new client of the target, which is not the private
+// redis-server.
+func (t redisTarget) client() redis.UniversalClient {
+	switch {
+	case t.failover != nil:
+		return redis.NewFailoverClient(t.failover)
+	case t.cluster != nil:
+		return redis.NewClusterClient(t.cluster)
+	}
+	return redis.NewClient(t.server)
 }
 
 // tuned gives one server's options claimdesk's settings where they have

@@ -17,29 +17,16 @@ import (
 // means one is gone or far behind.
 const replicaTimeout = time.Second
 
-// parseMinReplicas reads CLAIMDESK_MIN_REPLICAS: -1 when it is not
-// given, else a number from 0 to 16.
-func parseMinReplicas(setting string) (int, error) {
-	if setting == "" {
-		return -1, nil
-	}
-	n, err := strconv.Atoi(setting)
-	if err != nil || n < 0 || n > 16 {
-		return 0, usagef("bad min replicas %q: want a number from 0 to 16", setting)
-	}
-	return n, nil
-}
-
 // minReplicas is how many replicas must confirm a change: the setting
-// when given (parseMinReplicas), else 1 when every master of the store has
-// a replica and 0 when one has none. It also returns how many the store
+// (Config.MinReplicas) when given, else 1 when every master of the store
+// has a replica and 0 when one has none. It also returns how many the store
 // has.
 func minReplicas(ctx context.Context, rdb redis.UniversalClient, setting int) (n, have int, err error) {
 	have, err = replicasOf(ctx, rdb)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count the store's replicas: %w", err)
 	}
-	if setting < 0 {
+	if setting == autoReplicas {
 		return min(have, 1), have, nil
 	}
 	return setting, have, nil

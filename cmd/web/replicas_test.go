@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net"
 	"testing"
 	"time"
@@ -14,22 +13,10 @@ func TestMinReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	master := taskstest.Redis(t)
-	for _, c := range []struct {
-		setting string
-		want    int
-		bad     bool
-	}{{"", 0, false}, {"0", 0, false}, {"2", 2, false}, {"-1", 0, true}, {"x", 0, true}, {"17", 0, true}} {
-		setting, err := parseMinReplicas(c.setting)
-		var u usageError
-		if (err != nil) != c.bad || (err != nil && !errors.As(err, &u)) {
-			t.Errorf("setting %q: %v; want a usage error: %v", c.setting, err, c.bad)
-		}
-		if err != nil {
-			continue
-		}
+	for setting, want := range map[int]int{autoReplicas: 0, 0: 0, 2: 2} {
 		n, have, err := minReplicas(ctx, master.Client(), setting)
-		if err != nil || n != c.want || have != 0 {
-			t.Errorf("without replicas, setting %q: %d (have %d), %v; want %d", c.setting, n, have, err, c.want)
+		if err != nil || n != want || have != 0 {
+			t.Errorf("without replicas, setting %d: %d (have %d), %v; want %d", setting, n, have, err, want)
 		}
 	}
 
@@ -41,7 +28,7 @@ func TestMinReplicas(t *testing.T) {
 	t.Cleanup(func() { replica.Close() })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		n, have, err := minReplicas(ctx, master.Client(), -1)
+		n, have, err := minReplicas(ctx, master.Client(), autoReplicas)
 		if err == nil && n == 1 && have == 1 {
 			break
 		}
@@ -52,7 +39,7 @@ func TestMinReplicas(t *testing.T) {
 	}
 
 	cl := taskstest.RedisCluster(t, 3)
-	if n, have, err := minReplicas(ctx, cl.Client(), -1); err != nil || n != 0 || have != 0 {
+	if n, have, err := minReplicas(ctx, cl.Client(), autoReplicas); err != nil || n != 0 || have != 0 {
 		t.Errorf("cluster without replicas: %d (have %d), %v; want 0", n, have, err)
 	}
 	replicated, err := taskstest.StartCluster(taskstest.ClusterConfig{Masters: 2, Replicas: 1})
@@ -60,7 +47,7 @@ func TestMinReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { replicated.Close() })
-	if n, have, err := minReplicas(ctx, replicated.Client(), -1); err != nil || n != 1 || have != 1 {
+	if n, have, err := minReplicas(ctx, replicated.Client(), autoReplicas); err != nil || n != 1 || have != 1 {
 		t.Errorf("cluster with a replica per master: %d (have %d), %v; want 1", n, have, err)
 	}
 }
