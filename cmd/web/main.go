@@ -144,11 +144,20 @@ func open(ctx context.Context, c Config, log *slog.Logger, reset bool) (stores, 
 			"min_replicas", replicas, "connected", have)
 	}
 	log.Debug("changes wait for replicas", "min_replicas", replicas, "timeout", replicaTimeout)
-	s := stores{tasks: tasks.New(rdb, tasks.WithMinReplicas(replicas, replicaTimeout)), users: users.New(rdb)}
+	s := stores{tasks: tasks.New(rdb, tasks.WithMinReplicas(replicas, replicaTimeout)),
+		users: users.New(rdb, users.WithMinReplicas(replicas, replicaTimeout))}
 	if !reset {
 		if err := checkFormat(pingCtx, s.tasks); err != nil {
 			stop()
 			return stores{}, nil, nil, err
+		}
+		moved, tokens, err := s.users.Migrate(ctx)
+		if err != nil {
+			stop()
+			return stores{}, nil, nil, err
+		}
+		if moved+tokens > 0 {
+			log.Info("people data moved to its keys under {people}", "users", moved, "tokens", tokens)
 		}
 	}
 	// Every change to a user, from a command or a server, reaches the

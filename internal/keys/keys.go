@@ -3,11 +3,14 @@
 // its contents, and the package that owns it (reads and writes it). Other
 // packages build their keys only through this one.
 //
-// There are two kinds of keys. Per-queue keys, made by ForQueue, all carry
+// There are three kinds of keys. Per-queue keys, made by ForQueue, all carry
 // the hash tag {queue} as cd:{<queue>}:<suffix>, so every key of one queue
 // lives in one Redis Cluster slot and one Lua script can touch them
-// together. Global keys carry no hash tag, and no queue script ever touches
-// them: a script only reaches the keys of its own queue.
+// together. People keys (users, their index, API tokens) all carry the
+// hash tag {people} as cd:{people}:<suffix>, so one transaction changes
+// any of them together. Global keys carry no hash tag of a queue or of the
+// people, and no queue script ever touches them: a script only reaches the
+// keys of its own queue.
 //
 // Inside the per-queue keys a job or batch is known by its ULID alone,
 // without the ".queue" of its public id.
@@ -63,9 +66,6 @@ const Format = Prefix + "format"
 // Queues is a SET of every queue name. Owner: internal/tasks.
 const Queues = Prefix + "queues"
 
-// Users is a SET of every user name. Owner: internal/users.
-const Users = Prefix + "users"
-
 // Online is a ZSET of the users who have a page open (a websocket) on some
 // instance, each scored by when an instance last said so (Unix ms).
 // Owner: internal/notify (Presence).
@@ -81,33 +81,6 @@ const LastAction = Prefix + "lastaction"
 // target and detail; its id says when. Owner: internal/audit.
 const Audit = Prefix + "audit"
 
-// User returns the key of the named user, a HASH of role, queues (comma
-// separated), password (a bcrypt hash; absent for producers), disabled
-// ("1" while the user is disabled; absent otherwise), away ("1" while the
-// user says they are away; absent otherwise) and epoch (a counter
-// that a new password and disabling move on, ending every session begun
-// before; absent means 0). Owner: internal/users.
-func User(name string) string { return Prefix + "user:" + name }
-
-// Token returns the key of one API token's record, given the token's id
-// (the first 16 hex digits of the token's SHA-256): a HASH of user, hash
-// (the token's whole SHA-256 in hex; the token itself is never stored),
-// created and used (Unix ms: when it was made, when it was last presented)
-// and revoked (Unix ms, once revoked; the record then expires soon after).
-// Owner: internal/users.
-func Token(id string) string { return Prefix + "token:" + id }
-
-// UserTokens returns the key of the SET of the ids of one user's API
-// tokens. Owner: internal/users.
-func UserTokens(name string) string { return Prefix + "usertokens:" + name }
-
-// APIToken returns the key under which versions before token ids kept an
-// API token, given as the hex SHA-256 of the token: a STRING holding the
-// name of the user the token belongs to. claimdesk no longer writes it: it
-// moves such a token to its Token record the first time it sees it (used,
-// listed or revoked). Owner: internal/users.
-func APIToken(sha256Hex string) string { return Prefix + "apitoken:" + sha256Hex }
-
 // LoginThrottle returns the key that counts the login attempts from one
 // client (its address), for any names: a STRING counter that expires at the
 // end of the throttle window. Owner: internal/users.
@@ -121,13 +94,15 @@ func LoginThrottleName(client, nameHash string) string { return LoginThrottle(cl
 
 // LoginFailures returns the key that counts an account's failed logins in a
 // row, from any address, given the hash of the name: a STRING counter that
-// expires an hour after the last attempt. Owner: internal/users.
-func LoginFailures(nameHash string) string { return Prefix + "loginfailures:" + nameHash }
+// expires an hour after the last attempt. It carries the hash as a hash
+// tag, as LoginGate does, so that one transaction ends both (Unlock).
+// Owner: internal/users.
+func LoginFailures(nameHash string) string { return Prefix + "loginfailures:{" + nameHash + "}" }
 
 // LoginGate returns the key that holds back logins to an account that
 // failed too often, given the hash of the name: a STRING that exists, with
 // an expiry, until the account takes its next try. Owner: internal/users.
-func LoginGate(nameHash string) string { return Prefix + "logingate:" + nameHash }
+func LoginGate(nameHash string) string { return Prefix + "logingate:{" + nameHash + "}" }
 
 // LoginKnown returns the key of the client addresses that logged in to an
 // account, given the hash of the name: a ZSET of addresses scored by the
@@ -168,6 +143,61 @@ func CronLock(task string) string { return Prefix + "cronlock:" + task }
 // of JSON entries, newest first, trimmed to a few dozen. Owner:
 // internal/notify (the announcer writes it).
 func Recent(user string) string { return Prefix + "recent:" + user }
+
+// People keys: all carry the hash tag {people}, so that every key of the
+// people data lives in one Redis Cluster slot and one MULTI/EXEC changes
+// a user, the index of users and their tokens together. Owner of every
+// one: internal/users.
+
+// people is the start of every people key, hash tag included.
+const people = Prefix + "{people}:"
+
+// Users is a SET of every user name.
+const Users = people + "users"
+
+// User returns the key of the named user, a HASH of role, queues (comma
+// separated), password (a bcrypt hash; absent for producers), disabled
+// ("1" while the user is disabled; absent otherwise), away ("1" while the
+// user says they are away; absent otherwise) and epoch (a counter
+// that a new password and disabling move on, ending every session begun
+// before; absent means 0).
+func User(name string) string { return people + "user:" + name }
+
+// Token returns the key of one API token's record, given the token's id
+// (the first 16 hex digits of the token's SHA-256): a HASH of user, hash
+// (the token's whole SHA-256 in hex; the token itself is never stored),
+// created and used (Unix ms: when it was made, when it was last presented)
+// and revoked (Unix ms, once revoked; the record then expires soon after).
+func Token(id string) string { return people + "token:" + id }
+
+// UserTokens returns the key of the SET of the ids of one user's API
+// tokens.
+func UserTokens(name string) string { return people + "usertokens:" + name }
+
+// Keys of the people data as versions before the {people} hash tag kept
+// them: without a hash tag, each in a slot of its own. claimdesk no longer
+// writes them: internal/users (Store.Migrate) moves what they hold to the
+// people keys above when an instance starts.
+
+// OldUsers is where versions before the {people} hash tag kept Users.
+const OldUsers = Prefix + "users"
+
+// OldUser is where versions before the {people} hash tag kept User(name).
+func OldUser(name string) string { return Prefix + "user:" + name }
+
+// OldToken is where versions before the {people} hash tag kept Token(id).
+func OldToken(id string) string { return Prefix + "token:" + id }
+
+// OldUserTokens is where versions before the {people} hash tag kept
+// UserTokens(name).
+func OldUserTokens(name string) string { return Prefix + "usertokens:" + name }
+
+// APIToken returns the key under which versions before token ids kept an
+// API token, given as the hex SHA-256 of the token: a STRING holding the
+// name of the user the token belongs to. claimdesk no longer writes it: it
+// moves such a token to its Token record the first time it sees it (used,
+// listed or revoked). Owner: internal/users.
+func APIToken(sha256Hex string) string { return Prefix + "apitoken:" + sha256Hex }
 
 // Per-queue keys: all carry the hash tag {queue}. Owner of every one:
 // internal/tasks (the engine and its Lua scripts).

@@ -3,24 +3,12 @@ package tasks
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks/taskstest"
-
-	"github.com/redis/go-redis/v9"
 )
-
-// replicaOf starts a replica of master and waits until it has caught up.
-func replicaOf(t *testing.T, master *taskstest.Server) *taskstest.Server {
-	t.Helper()
-	host, port, _ := net.SplitHostPort(master.Addr())
-	replica := mustServer(t, "--replicaof", host, port)
-	follow(t, master, replica)
-	return replica
-}
 
 func mustServer(t *testing.T, args ...string) *taskstest.Server {
 	t.Helper()
@@ -32,42 +20,6 @@ func mustServer(t *testing.T, args ...string) *taskstest.Server {
 	return s
 }
 
-// follow makes replica replicate master and waits until it has caught up.
-func follow(t *testing.T, master, replica *taskstest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	host, port, _ := net.SplitHostPort(master.Addr())
-	if err := replica.Client().Do(ctx, "replicaof", host, port).Err(); err != nil {
-		t.Fatalf("replicaof: %v", err)
-	}
-	// Caught up: a write on the master is confirmed by the replica (WAIT
-	// on the connection that made it).
-	c := master.Client()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var wait *redis.Cmd
-		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, "caught-up", time.Now().String(), 0)
-			wait = p.Do(ctx, "wait", 1, 100)
-			return nil
-		})
-		if n, err := wait.Int64(); err == nil && n == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the replica did not catch up within 10s")
-		}
-	}
-}
-
-// detach makes the replica a master of its own: it confirms nothing more.
-func detach(t *testing.T, replica *taskstest.Server) {
-	t.Helper()
-	if err := replica.Client().Do(context.Background(), "replicaof", "no", "one").Err(); err != nil {
-		t.Fatalf("replicaof no one: %v", err)
-	}
-}
-
 // TestDurableAnswers: with a replica required, every change is on the
 // replica when it is answered; when the replica does not confirm, the
 // caller hears so and retrying by the retry contracts is safe.
@@ -76,7 +28,7 @@ func TestDurableAnswers(t *testing.T) {
 	ctx := context.Background()
 	// A replica that follows again syncs at once, not after 5 s.
 	master := mustServer(t, "--repl-diskless-sync-delay", "0")
-	replica := replicaOf(t, master)
+	replica := taskstest.Replica(t, master)
 	const timeout = time.Second
 	store := New(master.Client(), WithMinReplicas(1, timeout))
 	onReplica := New(replica.Client())
@@ -126,11 +78,11 @@ func TestDurableAnswers(t *testing.T) {
 	}
 
 	// Unconfirmed: each call says so, and its retry answers the same.
-	detach(t, replica)
+	taskstest.Detach(t, replica)
 	start := time.Now()
 	_, err = enqueue("k2")
 	unconfirmed("enqueue", err, start)
-	follow(t, master, replica)
+	taskstest.Follow(t, master, replica)
 	job, err = enqueue("k2")
 	if err != nil {
 		t.Fatalf("enqueue retried: %v", err)
@@ -139,25 +91,25 @@ func TestDurableAnswers(t *testing.T) {
 		t.Fatalf("after a retried enqueue %d jobs are ready, want 1", n.Ready)
 	}
 
-	detach(t, replica)
+	taskstest.Detach(t, replica)
 	start = time.Now()
 	_, err = store.Claim(ctx, "durable", "olga", WithClaimKey("c2"))
 	unconfirmed("claim", err, start)
 	if n, _ := store.Stats(ctx, "durable"); n.Ready != 0 || n.Reserved != 1 {
 		t.Fatalf("after an unconfirmed claim %d jobs are ready and %d reserved, want 0 and 1", n.Ready, n.Reserved)
 	}
-	follow(t, master, replica)
+	taskstest.Follow(t, master, replica)
 	// Nothing is ready: the retry can only answer the reservation made.
 	r, err = store.Claim(ctx, "durable", "olga", WithClaimKey("c2"))
 	if err != nil || r == nil || r.Job.ID != job.ID {
 		t.Fatalf("claim retried = %+v, %v; want job %s again", r, err, job.ID)
 	}
 
-	detach(t, replica)
+	taskstest.Detach(t, replica)
 	start = time.Now()
 	_, err = store.Complete(ctx, job.ID, r.Hold(), nil)
 	unconfirmed("complete", err, start)
-	follow(t, master, replica)
+	taskstest.Follow(t, master, replica)
 	done, err := store.Complete(ctx, job.ID, r.Hold(), nil)
 	if err != nil || done.State != StateCompleted {
 		t.Fatalf("complete retried = %+v, %v; want completed", done, err)

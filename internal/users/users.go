@@ -1,8 +1,18 @@
 // Package users keeps claimdesk's people and machines: users with a role and
 // the queues granted to them, bcrypt password hashes, whether a user is
 // disabled, API tokens (stored only as SHA-256 hashes, known by an id), and
-// the login throttle. Its keys, named in internal/keys, are global (no
-// queue hash tag) and no dispatch script touches them.
+// the login throttle. Its keys are named in internal/keys; no dispatch
+// script touches them.
+//
+// Every change of people data (a user, their role, queues, password,
+// disabling, away, a token made or revoked, a login delay ended) is one
+// MULTI/EXEC: the people keys share the hash tag {people}, so one
+// transaction holds every write of a change, the index of users
+// included, on a Redis Cluster too. Each is answered as done only once
+// the replicas the Store waits for have confirmed it (WithMinReplicas),
+// as the engine's changes are. What the login throttle counts, when a
+// token was last used, and the tidying of a user's list of tokens (ids of
+// tokens revoked or moved since) are written without waiting.
 package users
 
 import (
@@ -23,7 +33,9 @@ import (
 	"sync"
 	"time"
 
+	"claimdesk/internal/durable"
 	"claimdesk/internal/keys"
+	"claimdesk/internal/storeerr"
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
@@ -205,6 +217,25 @@ type Store struct {
 	now     func() time.Time
 
 	observers []Observer
+
+	// writes says how many replicas confirm a change (WithMinReplicas).
+	writes durable.Policy
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithMinReplicas makes every change to people data that the Store answers
+// as done one that n replicas have confirmed (Redis WAIT, after the
+// change, on the same connection) within timeout, as tasks.WithMinReplicas
+// does for the engine's changes: a disabling or a revoked token that only
+// the master holds is undone if the master fails before replicating it.
+// When fewer confirm in time, the call fails with
+// storeerr.ErrNotReplicated; the change stands on the master (made again,
+// a Create finds the name taken, a revoke finds no token, and NewToken
+// makes a second token). 0 waits for none.
+func WithMinReplicas(n int, timeout time.Duration) Option {
+	return func(s *Store) { s.writes = durable.Policy{Replicas: n, Timeout: timeout} }
 }
 
 // Observer is told the name of a user after the Store changed the user
@@ -232,8 +263,64 @@ type cachedUser struct {
 }
 
 // New returns a Store over rdb.
-func New(rdb redis.UniversalClient) *Store {
-	return &Store{rdb: rdb, tokens: map[string]cachedUser{}, names: map[string]cachedUser{}, now: time.Now}
+func New(rdb redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{rdb: rdb, tokens: map[string]cachedUser{}, names: map[string]cachedUser{}, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// maxTries bounds how often a change whose watched keys changed under it
+// is made again.
+const maxTries = 5
+
+// change makes one change of people data: fn reads with tx what the change
+// depends on, then sends the change as one MULTI/EXEC (tx.TxPipelined), on
+// the master of slot's slot, where every key it touches is; the replicas
+// the Store waits for confirm it (durable.Policy.Tx). With watch given,
+// the change is made only if those keys did not change since fn read
+// them, and fn runs again, up to maxTries times, when they did.
+func (s *Store) change(ctx context.Context, slot string, fn func(tx *redis.Tx) error, watch ...string) error {
+	for try := 1; ; try++ {
+		err := s.writes.Tx(ctx, s.rdb, slot, fn, watch...)
+		if errors.Is(err, redis.TxFailedErr) && try < maxTries {
+			continue
+		}
+		return err
+	}
+}
+
+// apply makes the change that queue sends, on slot's slot, as one
+// MULTI/EXEC that depends on nothing read (change).
+func (s *Store) apply(ctx context.Context, slot string, queue func(p redis.Pipeliner)) error {
+	return s.change(ctx, slot, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			queue(p)
+			return nil
+		})
+		return err
+	})
+}
+
+// settled runs after, which tells what a change did, if the change was
+// made: err is nil, or says only that replicas did not confirm it (it
+// stands on the master). It returns err as the caller's answer.
+func settled(err error, after func()) error {
+	if err == nil || errors.Is(err, storeerr.ErrNotReplicated) {
+		after()
+	}
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// userChanged forgets what the Store trusted of the named user and tells
+// the observers, after a change of the user.
+func (s *Store) userChanged(ctx context.Context, name string) {
+	s.Forget(name)
+	s.changed(ctx, name)
 }
 
 // Put creates or updates a user's role and queues; whether the user is
@@ -288,20 +375,13 @@ func (s *Store) put(ctx context.Context, u User, password string, create bool) e
 			return fmt.Errorf("%w: a new %s needs a password", ErrInvalid, u.Role)
 		}
 	}
-	write := func(tx redis.Cmdable) error {
-		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, key, fields)
-			if _, newPassword := fields["password"]; newPassword {
-				p.HIncrBy(ctx, key, "epoch", 1)
-			}
-			return nil
-		})
-		return err
-	}
-	var err error
+	var watch []string
 	if create {
 		// Only if nobody made the user meanwhile (optimistic: WATCH).
-		err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		watch = []string{key}
+	}
+	err := s.change(ctx, key, func(tx *redis.Tx) error {
+		if create {
 			n, err := tx.Exists(ctx, key).Result()
 			if err != nil {
 				return err
@@ -309,23 +389,21 @@ func (s *Store) put(ctx context.Context, u User, password string, create bool) e
 			if n > 0 {
 				return ErrExists
 			}
-			return write(tx)
-		}, key)
-		if errors.Is(err, ErrExists) || errors.Is(err, redis.TxFailedErr) {
-			return fmt.Errorf("%w: %s", ErrExists, u.Name)
 		}
-	} else {
-		err = write(s.rdb)
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, fields)
+			if _, newPassword := fields["password"]; newPassword {
+				p.HIncrBy(ctx, key, "epoch", 1)
+			}
+			p.SAdd(ctx, keys.Users, u.Name)
+			return nil
+		})
+		return err
+	}, watch...)
+	if errors.Is(err, ErrExists) {
+		return fmt.Errorf("%w: %s", ErrExists, u.Name)
 	}
-	if err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	s.forget(func(_ string, c cachedUser) bool { return c.user.Name == u.Name })
-	if err := s.rdb.SAdd(ctx, keys.Users, u.Name).Err(); err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	s.changed(ctx, u.Name)
-	return nil
+	return settled(err, func() { s.userChanged(ctx, u.Name) })
 }
 
 // List returns every user, sorted by name.
@@ -372,21 +450,15 @@ func (s *Store) setDisabled(ctx context.Context, name string, disabled bool) err
 		return err
 	}
 	key := keys.User(name)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err := s.apply(ctx, key, func(p redis.Pipeliner) {
 		if disabled {
 			p.HSet(ctx, key, "disabled", "1")
 			p.HIncrBy(ctx, key, "epoch", 1)
 		} else {
 			p.HDel(ctx, key, "disabled")
 		}
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	s.forget(func(_ string, c cachedUser) bool { return c.user.Name == name })
-	s.changed(ctx, name)
-	return nil
+	return settled(err, func() { s.userChanged(ctx, name) })
 }
 
 // SetAway says whether the named user is away (User.Away).
@@ -394,18 +466,15 @@ func (s *Store) SetAway(ctx context.Context, name string, away bool) error {
 	if _, err := s.Get(ctx, name); err != nil {
 		return err
 	}
-	var err error
-	if away {
-		err = s.rdb.HSet(ctx, keys.User(name), "away", "1").Err()
-	} else {
-		err = s.rdb.HDel(ctx, keys.User(name), "away").Err()
-	}
-	if err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	s.forget(func(_ string, c cachedUser) bool { return c.user.Name == name })
-	s.changed(ctx, name)
-	return nil
+	key := keys.User(name)
+	err := s.apply(ctx, key, func(p redis.Pipeliner) {
+		if away {
+			p.HSet(ctx, key, "away", "1")
+		} else {
+			p.HDel(ctx, key, "away")
+		}
+	})
+	return settled(err, func() { s.userChanged(ctx, name) })
 }
 
 // Get returns the named user. What it found is trusted for CacheTTL, or
@@ -640,11 +709,11 @@ func (s *Store) Unlock(ctx context.Context, name string) error {
 		return err
 	}
 	account := nameHash(name)
-	// Each key is its own slot on a cluster: one DEL each.
-	pipe := s.rdb.Pipeline()
-	pipe.Del(ctx, keys.LoginFailures(account))
-	pipe.Del(ctx, keys.LoginGate(account))
-	if _, err := pipe.Exec(ctx); err != nil {
+	failures := keys.LoginFailures(account)
+	err := s.apply(ctx, failures, func(p redis.Pipeliner) {
+		p.Del(ctx, failures, keys.LoginGate(account))
+	})
+	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
 	return nil
@@ -695,26 +764,25 @@ func (s *Store) PutToken(ctx context.Context, name, token string) error {
 	hash := tokenHash(token)
 	id := hash[:tokenIDLen]
 	key := keys.Token(id)
-	prev, err := s.rdb.HGet(ctx, key, "user").Result()
-	if err != nil && err != redis.Nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, "user", name, "hash", hash)
-		p.HSetNX(ctx, key, "created", s.now().UnixMilli())
-		p.HDel(ctx, key, "revoked")
-		p.Persist(ctx, key)
-		p.SAdd(ctx, keys.UserTokens(name), id)
-		if prev != "" && prev != name {
-			p.SRem(ctx, keys.UserTokens(prev), id)
+	err := s.change(ctx, key, func(tx *redis.Tx) error {
+		prev, err := tx.HGet(ctx, key, "user").Result()
+		if err != nil && err != redis.Nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	s.forget(func(k string, _ cachedUser) bool { return k == hash })
-	return nil
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, "user", name, "hash", hash)
+			p.HSetNX(ctx, key, "created", s.now().UnixMilli())
+			p.HDel(ctx, key, "revoked")
+			p.Persist(ctx, key)
+			p.SAdd(ctx, keys.UserTokens(name), id)
+			if prev != "" && prev != name {
+				p.SRem(ctx, keys.UserTokens(prev), id)
+			}
+			return nil
+		})
+		return err
+	}, key)
+	return settled(err, func() { s.forget(func(k string, _ cachedUser) bool { return k == hash }) })
 }
 
 // Tokens lists the named user's API tokens, oldest first.
@@ -777,17 +845,29 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: no token has the id %q", ErrTokenNotFound, id)
 	}
 	key := keys.Token(id)
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, "revoked", s.now().UnixMilli())
-		p.PExpire(ctx, key, revokedKeep)
-		p.SRem(ctx, keys.UserTokens(rec["user"]), id)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("redis: %w", err)
+	err = s.change(ctx, key, func(tx *redis.Tx) error {
+		// Read again, watched: the token may have moved to another user,
+		// or been revoked, since.
+		rec, err := tx.HMGet(ctx, key, "user", "revoked").Result()
+		if err != nil {
+			return err
+		}
+		user, _ := rec[0].(string)
+		if revoked, _ := rec[1].(string); user == "" || revoked != "" {
+			return ErrTokenNotFound
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, "revoked", s.now().UnixMilli())
+			p.PExpire(ctx, key, revokedKeep)
+			p.SRem(ctx, keys.UserTokens(user), id)
+			return nil
+		})
+		return err
+	}, key)
+	if errors.Is(err, ErrTokenNotFound) {
+		return fmt.Errorf("%w: no token has the id %q", ErrTokenNotFound, id)
 	}
-	s.forget(func(k string, _ cachedUser) bool { return k[:tokenIDLen] == id })
-	return nil
+	return settled(err, func() { s.forget(func(k string, _ cachedUser) bool { return k[:tokenIDLen] == id }) })
 }
 
 var tokenIDRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
@@ -903,10 +983,11 @@ func (s *Store) lookup(ctx context.Context, hash string) (User, error) {
 func (s *Store) adopt(ctx context.Context, hash, name string) (map[string]string, error) {
 	id := hash[:tokenIDLen]
 	// The record first: a lookup that misses the old key finds the record.
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	// The old key, in another slot, goes after it; should that fail, the
+	// token is adopted again, to the same record, when next seen.
+	err := s.apply(ctx, keys.Token(id), func(p redis.Pipeliner) {
 		p.HSet(ctx, keys.Token(id), "user", name, "hash", hash)
 		p.SAdd(ctx, keys.UserTokens(name), id)
-		return nil
 	})
 	if err == nil {
 		err = s.rdb.Del(ctx, keys.APIToken(hash)).Err()
@@ -939,6 +1020,103 @@ func (s *Store) adoptAll(ctx context.Context) error {
 		}
 		_, err = s.adopt(ctx, hash, name)
 		return err
+	})
+}
+
+// Migrate moves the people data that versions before the {people} hash
+// tag kept (keys.OldUser, keys.OldToken, keys.OldUserTokens, keys.OldUsers)
+// to the people keys, where this version reads it, and returns how many
+// users and tokens it moved. Call it when an instance starts, before it
+// serves: it walks the whole store (SCAN). It may run again, and in
+// several instances at once: a user or token already in place is kept as
+// it is, and an old key goes only once what it held is in place. The
+// users' index and each user's list of tokens are made anew from the
+// users and tokens found, so a user whose earlier version missed the
+// index is listed again.
+func (s *Store) Migrate(ctx context.Context) (users, tokens int, err error) {
+	var mu sync.Mutex
+	moved := func(n *int) {
+		mu.Lock()
+		defer mu.Unlock()
+		*n++
+	}
+	// Tokens first: a user who is listed already has their tokens.
+	err = s.migrate(ctx, keys.OldToken(""), tokenIDRE, keys.Token, func(p redis.Pipeliner, id string, rec map[string]string) {
+		if rec["user"] != "" && rec["revoked"] == "" {
+			p.SAdd(ctx, keys.UserTokens(rec["user"]), id)
+		}
+	}, func() { moved(&tokens) })
+	if err == nil {
+		err = s.migrate(ctx, keys.OldUser(""), nameRE, keys.User, func(p redis.Pipeliner, name string, _ map[string]string) {
+			p.SAdd(ctx, keys.Users, name)
+		}, func() { moved(&users) })
+	}
+	if err == nil {
+		err = keys.Scan(ctx, s.rdb, keys.OldUserTokens("*"), func(key string) error {
+			return s.rdb.Del(ctx, key).Err()
+		})
+	}
+	if err == nil {
+		err = s.rdb.Del(ctx, keys.OldUsers).Err()
+	}
+	if err != nil {
+		return users, tokens, fmt.Errorf("move people data to its keys of today: %w", err)
+	}
+	if users+tokens > 0 {
+		s.forget(func(string, cachedUser) bool { return true })
+	}
+	return users, tokens, nil
+}
+
+// migrate moves every hash whose key is oldPrefix and a name that nameRE
+// matches to newKey(name), with its expiry, unless newKey(name) exists
+// already; index adds to the change what lists the name. Then it deletes
+// the old key, and calls moved if it made the hash anew.
+func (s *Store) migrate(ctx context.Context, oldPrefix string, nameRE *regexp.Regexp, newKey func(string) string,
+	index func(p redis.Pipeliner, name string, rec map[string]string), moved func()) error {
+	return keys.Scan(ctx, s.rdb, oldPrefix+"*", func(old string) error {
+		name := strings.TrimPrefix(old, oldPrefix)
+		if !nameRE.MatchString(name) {
+			return nil
+		}
+		var rec *redis.MapStringStringCmd
+		var ttl *redis.DurationCmd
+		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			rec, ttl = p.HGetAll(ctx, old), p.PTTL(ctx, old)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(rec.Val()) == 0 {
+			return nil // moved or gone meanwhile
+		}
+		key := newKey(name)
+		made := false
+		err := s.change(ctx, key, func(tx *redis.Tx) error {
+			n, err := tx.Exists(ctx, key).Result()
+			if err != nil {
+				return err
+			}
+			if made = n == 0; !made {
+				return nil
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.HSet(ctx, key, rec.Val())
+				if ttl.Val() > 0 {
+					p.PExpire(ctx, key, ttl.Val())
+				}
+				index(p, name, rec.Val())
+				return nil
+			})
+			return err
+		}, key)
+		if err != nil {
+			return err
+		}
+		if made {
+			moved()
+		}
+		return s.rdb.Del(ctx, old).Err()
 	})
 }
 

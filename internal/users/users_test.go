@@ -351,7 +351,7 @@ func TestTokensListAndRevoke(t *testing.T) {
 }
 
 // TestTokensOfEarlierVersionsKeepWorking stores users and tokens as the
-// version before disabling and token ids did.
+// version before disabling, token ids and the {people} hash tag did.
 func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -360,7 +360,7 @@ func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.HSet(ctx, keys.User("old"), "role", "operator", "queues", "mail", "password", string(hash)).Err(); err != nil {
+	if err := rdb.HSet(ctx, keys.OldUser("old"), "role", "operator", "queues", "mail", "password", string(hash)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	legacy := func(token string) {
@@ -373,6 +373,9 @@ func TestTokensOfEarlierVersionsKeepWorking(t *testing.T) {
 	legacy(tokens[0])
 	legacy(tokens[1])
 	s := New(rdb)
+	if users, tokens, err := s.Migrate(ctx); err != nil || users != 1 || tokens != 0 {
+		t.Fatalf("Migrate moved %d users and %d tokens, %v; want 1 user", users, tokens, err)
+	}
 	u, err := s.Login(ctx, "old", "password-old", "10.0.0.1")
 	if err != nil || u.Disabled || !u.SessionValid(0) {
 		t.Fatalf("Login of a user of the earlier version: %+v, %v; want it to work, a session of epoch 0 valid", u, err)

@@ -444,6 +444,54 @@ func Redis(tb testing.TB) *Server {
 	return mustStart(tb, func() (*Server, error) { return NewServer() })
 }
 
+// Replica starts a private Redis server for the test as a replica of
+// master, with args appended to its command line, and waits until it has
+// caught up (Follow); it stops the server when the test ends.
+func Replica(tb testing.TB, master *Server, args ...string) *Server {
+	tb.Helper()
+	host, port, _ := net.SplitHostPort(master.Addr())
+	replica := mustStart(tb, func() (*Server, error) { return NewServer(append([]string{"--replicaof", host, port}, args...)...) })
+	Follow(tb, master, replica)
+	return replica
+}
+
+// Follow makes replica replicate master and waits until it has caught
+// up: a write on the master is confirmed by the replica (WAIT on the
+// connection that made it). It fails the test after 10 s.
+func Follow(tb testing.TB, master, replica *Server) {
+	tb.Helper()
+	ctx := context.Background()
+	host, port, _ := net.SplitHostPort(master.Addr())
+	if err := replica.Client().Do(ctx, "replicaof", host, port).Err(); err != nil {
+		tb.Fatalf("taskstest: replicaof: %v", err)
+	}
+	c := master.Client()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		var wait *redis.Cmd
+		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "taskstest:caught-up", time.Now().String(), 0)
+			wait = p.Do(ctx, "wait", 1, 100)
+			return nil
+		})
+		if n, err := wait.Int64(); err == nil && n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("taskstest: the replica did not catch up within %v", startTimeout)
+		}
+	}
+}
+
+// Detach makes replica a master of its own, as a failover promotes it: it
+// keeps what it had and confirms nothing more.
+func Detach(tb testing.TB, replica *Server) {
+	tb.Helper()
+	if err := replica.Client().Do(context.Background(), "replicaof", "no", "one").Err(); err != nil {
+		tb.Fatalf("taskstest: replicaof no one: %v", err)
+	}
+}
+
 // RedisCluster starts a private Redis Cluster of masters nodes for the test,
 // fails the test if it cannot, and stops the cluster when the test ends.
 func RedisCluster(tb testing.TB, masters int) *Cluster {
