@@ -1,7 +1,7 @@
 -- complete.lua: the holder finishes a reserved job with a result.
--- KEYS    -> conf, ready, reserved, completed, meta, payload, result, skips,
---            skipcount, batches, batchdone, parked, claims, holding, people
---            (of the queue's keys, see lib.lua)
+-- KEYS    -> ready, scheduled, reserved, completed, dead, canceled, meta,
+--            payload, result, skips, skipcount, batches, batchdone, parked,
+--            claims, holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -6,8 +6,7 @@
 -- next reservation while it lasts, and claims nothing new.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting (of the queue's keys,
---            see lib.lua)
+--            parked, claims, holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -2,42 +2,13 @@
 -- once as the top of a Redis function library and registers each script's
 -- own text as one function of it, so each script stays one atomic FCALL.
 --
--- Every queue script receives the same KEYS, all of one queue (one hash tag,
--- one cluster slot), in the order of keys.Queue.All() (internal/keys):
--- KEYS[1]  -> cd:{<queue>}:conf       HASH  queue settings
--- KEYS[2]  -> cd:{<queue>}:ready      ZSET  id -> rank
--- KEYS[3]  -> cd:{<queue>}:scheduled  ZSET  id -> due ms
--- KEYS[4]  -> cd:{<queue>}:reserved   ZSET  id -> deadline ms
--- KEYS[5]  -> cd:{<queue>}:completed  ZSET  id -> finished ms
--- KEYS[6]  -> cd:{<queue>}:dead       ZSET  id -> finished ms
--- KEYS[7]  -> cd:{<queue>}:canceled   ZSET  id -> finished ms
--- KEYS[8]  -> cd:{<queue>}:meta       HASH  id -> job metadata (MessagePack)
--- KEYS[9]  -> cd:{<queue>}:payload    HASH  id -> payload (JSON)
--- KEYS[10] -> cd:{<queue>}:result     HASH  id -> result (JSON)
--- KEYS[11] -> cd:{<queue>}:idem       HASH  idempotency key -> id
--- KEYS[12] -> cd:{<queue>}:skips      SET   "operator\nid"
--- KEYS[13] -> cd:{<queue>}:skipcount  HASH  operator -> live skips
--- KEYS[14] -> cd:{<queue>}:batches    HASH  batch id -> batch record (JSON)
--- KEYS[15] -> cd:{<queue>}:batchindex ZSET  batch id -> created ms
--- KEYS[16] -> cd:{<queue>}:batchdone  ZSET  batch id -> finished ms
--- KEYS[17] -> cd:{<queue>}:parked     ZSET  "batch|rank|id", score 0: ready
---                                           jobs of capped batches waiting
---                                           for a free slot, in lex order
--- KEYS[18] -> cd:{<queue>}:members    ZSET  "batch|id", score 0: every job
---                                           of every batch
--- KEYS[19] -> cd:{<queue>}:claims     HASH  "operator\nidempotency key" -> id
---                                           of the live claim made with it
--- KEYS[20] -> cd:{<queue>}:holding    ZSET  "operator\nid", score 0: the live
---                                           reservations by holder
--- KEYS[21] -> cd:{<queue>}:numbers    ZSET  "minute ready claims completed
---                                           dead oldest", score minute
---                                           (numbers.lua)
--- KEYS[22] -> cd:{<queue>}:people     HASH  "<day mod 8>\nperson" -> what the
---                                           person's reservations came to
---                                           that day (tally, below)
--- KEYS[23] -> cd:{<queue>}:waiting    ZSET  id -> ms it waits since: every
---                                           ready job, parked ones too
--- Each script's header names the keys it actually touches.
+-- Each script is handed the keys of one queue (one hash tag, one cluster
+-- slot) that it declares, and only those: scripts.go declares them per
+-- script file by part (scriptKeys), and each file's KEYS header lists the
+-- same parts. A key's part is what follows the hash tag, cd:{<queue>}:<part>;
+-- internal/keys says what each key holds. The keys handed to the call under
+-- way are K.<part>, a state's index also INDEX.<state>; a part not handed
+-- is nil, so no script can touch a key it did not declare.
 --
 -- Scripts answer {status, effects, values...} (answer, below): a status
 -- code, which scripts.go turns into a Go error in one place unless it is
@@ -45,20 +16,15 @@
 -- queue's counts after them, the batches it changed), from which
 -- everything downstream is built; then the script's own values.
 
--- K and INDEX name the keys of the call under way. BATCHES caches the batch
+-- K and INDEX name the keys of the call under way, by part (one table:
+-- INDEX is for the indexes of states). BATCHES caches the batch
 -- records it loaded and DIRTY marks those it changed; LOADED caches the
 -- jobs it loaded, so that every part of a call sees one job as one table;
 -- TRANS collects the transitions it made. begin sets them anew per call.
 local K, INDEX, BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}, {}, {}
 
 local function begin(keys)
-  K.conf, K.meta, K.payload, K.result = keys[1], keys[8], keys[9], keys[10]
-  K.idem, K.skips, K.skipcount = keys[11], keys[12], keys[13]
-  K.batches, K.batchindex, K.batchdone = keys[14], keys[15], keys[16]
-  K.parked, K.members, K.claims, K.holding = keys[17], keys[18], keys[19], keys[20]
-  K.numbers, K.people, K.waiting = keys[21], keys[22], keys[23]
-  INDEX.ready, INDEX.scheduled, INDEX.reserved = keys[2], keys[3], keys[4]
-  INDEX.completed, INDEX.dead, INDEX.canceled = keys[5], keys[6], keys[7]
+  K, INDEX = keys, keys
   BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}
 end
 
@@ -452,6 +418,14 @@ local function spend_attempt(id, m, action, actor, reason)
   end
 end
 
+-- plain is the answer of a script that never moves a job or changes a
+-- batch (one that reads, or changes only settings or indexes): it touches
+-- no key to answer.
+local function plain(status, ...)
+  if #TRANS > 0 or next(DIRTY) then error('plain answer of a call that changed jobs or batches') end
+  return {status, {}, ...}
+end
+
 -- answer is every script's reply: {status, effects, values...}. The
 -- effects are {} when the call changed nothing, else {transitions (11
 -- values each: id, action, from, to, actor, attempt, holder, deadline ms,
@@ -467,7 +441,7 @@ local function answer(status, ...)
     batches[#batches + 1] = bid
     batches[#batches + 1] = raw
   end
-  if #TRANS == 0 and #batches == 0 then return {status, {}, ...} end
+  if #TRANS == 0 and #batches == 0 then return plain(status, ...) end
   local parked = redis.call('ZCARD', K.parked)
   local counts = {redis.call('ZCARD', INDEX.ready) + parked, parked,
     redis.call('ZCARD', INDEX.scheduled), redis.call('ZCARD', INDEX.reserved),
