@@ -258,7 +258,8 @@ func (q Queue) Canceled() string { return q.Key(PartCanceled) }
 
 // Meta returns the queue's HASH of job id → the job's metadata (state,
 // title, priority, attempts, reservation, …) as a run of MessagePack values
-// (internal/tasks/lua/lib.lua), small and rewritten on every transition.
+// in the order of internal/tasks's metaFields, then its history (lua/lib.lua),
+// small and rewritten on every transition.
 func (q Queue) Meta() string { return q.Key(PartMeta) }
 
 // Payload returns the queue's HASH of job id → the producer's JSON payload,

@@ -190,8 +190,9 @@ const (
 )
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
-// code tables, and the tallies' days and handling-time buckets (tally.go),
-// from their definitions in Go.
+// code tables, the tallies' days and handling-time buckets (tally.go), and
+// how a job's metadata is packed (metaFields), from their definitions in
+// Go.
 func luaConstants() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
@@ -212,6 +213,20 @@ func luaConstants() string {
 	}
 	table("STATE_CODE", states)
 	table("ACTION_CODE", actions)
+	// A job's metadata, by metaFields: unpack_meta returns where the
+	// history after it starts (cmsgpack's offset, -1 at the end) and the
+	// fields as a table; pack_meta packs the fields of one.
+	var vars, fields, values []string
+	for i, f := range metaFields {
+		v := fmt.Sprintf("v%d", i+1)
+		vars = append(vars, v)
+		fields = append(fields, f.name+" = "+v)
+		values = append(values, "m."+f.name)
+	}
+	fmt.Fprintf(&b, "local META = %d\n", len(metaFields))
+	fmt.Fprintf(&b, "local function unpack_meta(raw)\n  local next_at, %s = cmsgpack.unpack_limit(raw, META, 0)\n  return next_at, {%s}\nend\n",
+		strings.Join(vars, ", "), strings.Join(fields, ", "))
+	fmt.Fprintf(&b, "local function pack_meta(m)\n  return cmsgpack.pack(%s)\nend\n", strings.Join(values, ", "))
 	return b.String()
 }
 

@@ -61,37 +61,29 @@ local function settings(...)
   return c
 end
 
--- Job metadata is stored as a run of MessagePack values, one per field in
--- the order below (META of them), nil where a field is absent: no field
--- names to keep in memory, and cmsgpack builds and walks no table of its
--- own while packing and unpacking (both happen on every change of state).
--- run_at is left out when it equals created_at. reserved_by and token stay
--- after a reservation ends, naming the last holder and the token a retry
--- of their last action would carry. The job's history follows the fields:
--- HISTORY_ENTRY values per entry (record, below), hist_n entries in all
--- since the job was made. internal/tasks/msgpack.go reads the same layout.
-local META = 21
+-- Job metadata is stored as a run of MessagePack values, one per field,
+-- nil where a field is absent: no field names to keep in memory, and
+-- cmsgpack builds and walks no table of its own while packing and
+-- unpacking (both happen on every change of state). The fields and their
+-- order are defined in Go (metaFields, internal/tasks/msgpack.go, which
+-- reads them back): pack_meta and unpack_meta, defined before this file,
+-- are made from that list. run_at is left out when it equals created_at.
+-- reserved_by and token stay after a reservation ends, naming the last
+-- holder and the token a retry of their last action would carry. The
+-- job's history follows the fields: HISTORY_ENTRY values per entry
+-- (record, below), hist_n entries in all since the job was made.
 
 local function load(id)
   local m = LOADED[id]
   if m then return m end
   local raw = redis.call('HGET', K.meta, id)
   if not raw then return nil end
-  local next_at, state, title, priority, attempts, max_attempts, lease_seconds,
-    created_at, run_at, rank, reserved_by, reserved_at, deadline, token,
-    extensions, finished_at, last_error, idempotency_key, skipped_by,
-    batch, claim_key, hist_n = cmsgpack.unpack_limit(raw, META, 0)
-  m = {
-    state = state, title = title, priority = priority, attempts = attempts,
-    max_attempts = max_attempts, lease_seconds = lease_seconds,
-    created_at = created_at, run_at = run_at or created_at, rank = rank,
-    reserved_by = reserved_by, reserved_at = reserved_at, deadline = deadline,
-    token = token, extensions = extensions, finished_at = finished_at,
-    last_error = last_error, idempotency_key = idempotency_key,
-    skipped_by = skipped_by, batch = batch, claim_key = claim_key,
-    hist_n = hist_n or 0, history = next_at == -1 and '' or string.sub(raw, next_at + 1),
-    raw = raw,
-  }
+  local next_at
+  next_at, m = unpack_meta(raw)
+  m.run_at = m.run_at or m.created_at
+  m.hist_n = m.hist_n or 0
+  m.history = next_at == -1 and '' or string.sub(raw, next_at + 1)
+  m.raw = raw
   LOADED[id] = m
   return m
 end
@@ -99,12 +91,9 @@ end
 -- store saves the job's metadata and history and returns them as stored.
 local function store(id, m)
   local run_at = m.run_at
-  if run_at == m.created_at then run_at = nil end
-  local raw = cmsgpack.pack(m.state, m.title, m.priority, m.attempts,
-    m.max_attempts, m.lease_seconds, m.created_at, run_at, m.rank,
-    m.reserved_by, m.reserved_at, m.deadline, m.token, m.extensions,
-    m.finished_at, m.last_error, m.idempotency_key, m.skipped_by, m.batch,
-    m.claim_key, m.hist_n) .. m.history
+  if run_at == m.created_at then m.run_at = nil end
+  local raw = pack_meta(m) .. m.history
+  m.run_at = run_at
   redis.call('HSET', K.meta, id, raw)
   m.raw = raw
   return raw
