@@ -303,6 +303,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 		return err
 	}
 	keyLists.Delete(name)
+	s.forms.Delete(name)
 	err := s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SRem(ctx, keys.Queues, name) })
 	if err != nil {
 		return redisErr(err)

@@ -59,7 +59,7 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartSkips, keys.PartSkipCount,
 		keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople,
 		keys.PartWaiting},
-	"complete": {keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
+	"complete": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
 		keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips, keys.PartSkipCount,
 		keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople,
 		keys.PartWaiting},
@@ -370,6 +370,10 @@ func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirme
 	}
 	if err, ok := statusErrors[code]; ok {
 		return nil, err
+	}
+	if code == "form" && len(res) == 3 {
+		stored, _ := res[2].(string)
+		return nil, &formChanged{stored: stored}
 	}
 	return nil, fmt.Errorf("script answered unknown status %q", code)
 }

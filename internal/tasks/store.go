@@ -8,7 +8,11 @@ package tasks
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +31,9 @@ type Store struct {
 	// under observeMu.
 	observers atomic.Pointer[[]Observer]
 	observeMu sync.Mutex
+	// forms are the outcome forms of the queues the Store completed
+	// jobs of, by queue name (completeHeld).
+	forms sync.Map
 	// minReplicas must confirm a change within replicaTimeout before it is
 	// answered as done (WithMinReplicas).
 	minReplicas    int
@@ -168,10 +175,13 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}, nil
 }
 
-// Complete finishes the reserved job with a result (a JSON object, or empty).
-// It fails with ErrReservationLost unless h is the live reservation's,
-// ErrForbidden when someone else sends the holder's token. A retry after it
-// took effect answers the job again (the result sent first stays).
+// Complete finishes the reserved job with a result (a JSON object, or
+// empty) that fits the queue's outcome form, if it has one: else it fails
+// with an *OutcomeError (ErrInvalid) and changes nothing. It fails with
+// ErrReservationLost unless h is the live reservation's, ErrForbidden when
+// someone else sends the holder's token; only the holder is told whether
+// the result fits. A retry after it took effect answers the job again (the
+// result sent first stays).
 func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.RawMessage) (*Job, error) {
 	body, err := jsonObject("result", result)
 	if err != nil {
@@ -181,7 +191,7 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 	if !ok {
 		return nil, ErrNotFound
 	}
-	res, err := s.holderCall(ctx, completeScript, queue, id, h, body)
+	res, err := s.completeHeld(ctx, completeScript, queue, id, h, body)
 	if err != nil {
 		return nil, err
 	}
@@ -192,13 +202,14 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 	return job, err
 }
 
-// CompleteNext completes the reserved job as Complete does and, in the
-// same atomic call, claims the next job of its queue for the holder as
-// Claim does: the loop of a person working a queue, in one call. The next
-// reservation is nil when none was claimed, and why is then ErrQueuePaused
-// or ErrHoldLimit if that is why, nil if nothing is ready. A retry after
-// it took effect answers the same completed job and, while it lasts, the
-// same next reservation; it never claims another.
+// CompleteNext completes the reserved job as Complete does (its result
+// must fit the queue's outcome form) and, in the same atomic call, claims
+// the next job of its queue for the holder as Claim does: the loop of a
+// person working a queue, in one call. The next reservation is nil when
+// none was claimed, and why is then ErrQueuePaused or ErrHoldLimit if that
+// is why, nil if nothing is ready. A retry after it took effect answers
+// the same completed job and, while it lasts, the same next reservation;
+// it never claims another.
 func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json.RawMessage) (done *Job, next *Reservation, why, err error) {
 	body, err := jsonObject("result", result)
 	if err != nil {
@@ -208,7 +219,7 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 	if !ok {
 		return nil, nil, nil, ErrNotFound
 	}
-	res, err := s.holderCall(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips)
+	res, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -231,6 +242,53 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 		return nil, nil, nil, err
 	}
 	return done, &Reservation{Job: claimed, Token: claimed.token, Deadline: *claimed.Deadline}, nil, nil
+}
+
+// formSeen is a queue's outcome form as the Store last read it: the form,
+// and the SHA-1 of its stored text, by which the completion scripts know
+// it (complete_held, lua/lib.lua).
+type formSeen struct {
+	form *Outcome
+	sum  string
+}
+
+// formTries bounds how often one completion meets a form changed since
+// the Store last read it.
+const formTries = 10
+
+// completeHeld runs a completion script (complete or complete_next) with
+// the result body and the script's further args, judged by the queue's
+// outcome form. The result is checked here, in Go, against the form the
+// Store last saw of the queue; the script completes the job only if that
+// is still the queue's form, read in the same atomic call, and otherwise
+// answers the form as it is now, to check the result again. So a
+// completion is judged by the form of the instant it takes effect,
+// whatever settings change meanwhile. The script tells the form apart
+// from others only for the job's holder, after the hold is checked.
+func (s *Store) completeHeld(ctx context.Context, sc script, queue, id string, h Hold, body string, args ...any) ([]any, error) {
+	for range formTries {
+		var seen formSeen // none seen: a sum no form has
+		if v, ok := s.forms.Load(queue); ok {
+			seen = v.(formSeen)
+		}
+		problem := seen.form.Check(json.RawMessage(body))
+		fits := "1"
+		if problem != nil {
+			fits = "0"
+		}
+		res, err := s.holderCall(ctx, sc, queue, id, h, append([]any{body, seen.sum, fits}, args...)...)
+		var changed *formChanged
+		switch {
+		case errors.As(err, &changed):
+			sum := sha1.Sum([]byte(changed.stored))
+			s.forms.Store(queue, formSeen{form: storedOutcome(changed.stored), sum: hex.EncodeToString(sum[:])})
+			continue
+		case errors.Is(err, errUnfit):
+			return nil, problem
+		}
+		return res, err
+	}
+	return nil, fmt.Errorf("complete %s: %w", id, errSettingsChanged)
 }
 
 // Release gives the reserved job back: it returns to its place in line.

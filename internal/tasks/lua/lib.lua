@@ -516,16 +516,28 @@ local function promote(limit)
 end
 
 -- complete_held finishes the reserved job for its holder with a result
--- (empty: none). It returns "ok" and the job's stored metadata and the
+-- (empty: none), if the result fits the queue's outcome form. The form is
+-- checked in Go (Outcome.Check), against the form as Go last read it:
+-- form names it (the SHA-1 of the form as stored in conf, "" for none)
+-- and fits says whether the result fits it ('1') or not. The form is read
+-- here again, in the same call that completes the job, so that a form
+-- changed meanwhile is never judged by the old one: if it differs, the
+-- answer is "form" and the form as stored, for Go to check the result
+-- again. Only the holder learns about the form: anyone else is answered
+-- by the hold first. It returns "ok" and the job's stored metadata and the
 -- result kept; "again" and the same when the holder completed it before
--- (a retry whose answer was lost: the result sent first stays); or an
--- error status and the answer to give.
-local function complete_held(id, token, holder, result)
+-- (a retry whose answer was lost: the result sent first stays); "unfit"
+-- when the result does not fit the form, changing nothing; or another
+-- status and the answer to give.
+local function complete_held(id, token, holder, result, form, fits)
   local m, done = take(id, token, holder, 'completed')
   if not m then
     if done[1] == 'ok' then return 'again', done[4], redis.call('HGET', K.result, id) or '' end
     return done[1], done
   end
+  local stored = redis.call('HGET', K.conf, 'outcome') or ''
+  if redis.sha1hex(stored) ~= form then return 'form', answer('form', stored) end
+  if fits ~= '1' then return 'unfit', answer('unfit') end
   if result ~= '' then redis.call('HSET', K.result, id, result) end
   finish(id, m, 'completed', 'completed', holder)
   return 'ok', store(id, m), result
