@@ -275,8 +275,8 @@ func (sc script) keysFor(queue string) []string {
 // run calls the script on the queue's keys (FCALL, loading the library
 // first where a server lacks it), tells the Store's observers what the call
 // changed, and turns its status code into an error. It returns the values
-// after the status and the effects.
-func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) ([]any, error) {
+// after the status and the effects, for the caller to read.
+func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (*reply, error) {
 	keys := sc.keysFor(queue)
 	res, unconfirmed, err := s.fcall(ctx, sc, keys, args)
 	if err != nil && functionMissing(err) {
@@ -294,7 +294,7 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 // readEach calls a script that only reads once per queue, all in one
 // round trip, and returns each call's values after the status and the
 // effects; a queue whose call failed has no values and its error.
-func (s *Store) readEach(ctx context.Context, sc script, queues []string, args ...any) ([][]any, []error, error) {
+func (s *Store) readEach(ctx context.Context, sc script, queues []string, args ...any) ([]*reply, []error, error) {
 	cmds := make([]*redis.Cmd, len(queues))
 	call := func() error {
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -315,7 +315,7 @@ func (s *Store) readEach(ctx context.Context, sc script, queues []string, args .
 	if err != nil && !isReply(err) {
 		return nil, nil, redisErr(err)
 	}
-	values, errs := make([][]any, len(queues)), make([]error, len(queues))
+	values, errs := make([]*reply, len(queues)), make([]error, len(queues))
 	for i, cmd := range cmds {
 		res, err := cmd.Slice()
 		if err != nil {
@@ -339,11 +339,12 @@ func (s *Store) loadLibrary(ctx context.Context) error {
 	return nil
 }
 
-// outcome reads a script's answer on the queue: it tells the Store's
-// observers what the call changed, and turns its status code into an
-// error (unconfirmed, when replicas did not confirm the change). It
-// returns the values after the status and the effects.
-func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirmed error) ([]any, error) {
+// outcome reads a script's answer on the queue, {status, effects,
+// values...}: it tells the Store's observers what the call changed, and
+// turns its status code into an error (unconfirmed, when replicas did not
+// confirm the change): the one place where they are. It returns the values
+// after the status and the effects.
+func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirmed error) (*reply, error) {
 	if len(res) < 2 {
 		return nil, errors.New("script answered no status and effects")
 	}
@@ -362,20 +363,24 @@ func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirme
 		return nil, redisErr(unconfirmed)
 	}
 	code, _ := res[0].(string)
-	if code == "ok" || code == "empty" {
+	r := &reply{queue: queue, values: res[2:]}
+	switch code {
+	case "ok", "empty":
 		if _, ok := keyLists.Load(queue); !ok {
 			keyLists.Store(queue, library.keysOf(queue))
 		}
-		return res[2:], nil
+		return r, nil
+	case "form":
+		changed := &formChanged{stored: r.str("outcome form")}
+		if err := r.done(); err != nil {
+			return nil, err
+		}
+		return nil, changed
 	}
 	if err, ok := statusErrors[code]; ok {
 		return nil, err
 	}
-	if code == "form" && len(res) == 3 {
-		stored, _ := res[2].(string)
-		return nil, &formChanged{stored: stored}
-	}
-	return nil, fmt.Errorf("script answered unknown status %q", code)
+	return nil, fmt.Errorf("%w: unknown status %q", errReply, code)
 }
 
 // fcall runs the script: a script that changes something durably (see
