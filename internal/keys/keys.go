@@ -211,8 +211,51 @@ func ForQueue(name string) Queue { return Queue{name: name} }
 // Name returns the name of the queue whose keys q names.
 func (q Queue) Name() string { return q.name }
 
-// key returns the queue's key with the given suffix, under the hash tag.
-func (q Queue) key(suffix string) string { return Prefix + "{" + q.name + "}:" + suffix }
+// Part names one key of a queue by what follows the hash tag in it
+// (cd:{<queue>}:<part>). The engine's scripts know each key they are
+// handed by its part (K.<part> in internal/tasks/lua/lib.lua), so a
+// script's keys are declared as a list of parts.
+type Part string
+
+// The parts of a queue's keys, one per method of Queue below, which says
+// what each key holds.
+const (
+	PartConf       Part = "conf"
+	PartReady      Part = "ready"
+	PartScheduled  Part = "scheduled"
+	PartReserved   Part = "reserved"
+	PartCompleted  Part = "completed"
+	PartDead       Part = "dead"
+	PartCanceled   Part = "canceled"
+	PartMeta       Part = "meta"
+	PartPayload    Part = "payload"
+	PartResult     Part = "result"
+	PartIdem       Part = "idem"
+	PartSkips      Part = "skips"
+	PartSkipCount  Part = "skipcount"
+	PartBatches    Part = "batches"
+	PartBatchIndex Part = "batchindex"
+	PartBatchDone  Part = "batchdone"
+	PartParked     Part = "parked"
+	PartMembers    Part = "members"
+	PartClaims     Part = "claims"
+	PartHolding    Part = "holding"
+	PartNumbers    Part = "numbers"
+	PartPeople     Part = "people"
+	PartWaiting    Part = "waiting"
+)
+
+// Parts lists every part of a queue's keys, in the order of All.
+var Parts = []Part{
+	PartConf, PartReady, PartScheduled, PartReserved, PartCompleted,
+	PartDead, PartCanceled, PartMeta, PartPayload, PartResult, PartIdem,
+	PartSkips, PartSkipCount, PartBatches, PartBatchIndex, PartBatchDone,
+	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
+	PartPeople, PartWaiting,
+}
+
+// Key returns the queue's key of the given part, under the hash tag.
+func (q Queue) Key(p Part) string { return Prefix + "{" + q.name + "}:" + string(p) }
 
 // Conf returns the queue's HASH of settings (lease_seconds, max_attempts,
 // …, outcome: the outcome form's JSON, "" for none), and of claims: how many claims the queue has answered, ever (the
@@ -220,83 +263,84 @@ func (q Queue) key(suffix string) string { return Prefix + "{" + q.name + "}:" +
 // ready job) and, while a queue made by an earlier version is indexed,
 // waiting_cursor (where the walk of Meta is). The queue exists exactly
 // when this key does.
-func (q Queue) Conf() string { return q.key("conf") }
+func (q Queue) Conf() string { return q.Key(PartConf) }
 
 // Ready returns the queue's ZSET of ready job id → rank; the lowest rank is
 // claimed first.
-func (q Queue) Ready() string { return q.key("ready") }
+func (q Queue) Ready() string { return q.Key(PartReady) }
 
 // Scheduled returns the queue's ZSET of scheduled job id → due time in ms.
-func (q Queue) Scheduled() string { return q.key("scheduled") }
+func (q Queue) Scheduled() string { return q.Key(PartScheduled) }
 
 // Reserved returns the queue's ZSET of reserved job id → reservation
 // deadline in ms.
-func (q Queue) Reserved() string { return q.key("reserved") }
+func (q Queue) Reserved() string { return q.Key(PartReserved) }
 
 // Completed returns the queue's ZSET of completed job id → completion time
 // in ms.
-func (q Queue) Completed() string { return q.key("completed") }
+func (q Queue) Completed() string { return q.Key(PartCompleted) }
 
 // Dead returns the queue's ZSET of dead job id → time the job died in ms.
-func (q Queue) Dead() string { return q.key("dead") }
+func (q Queue) Dead() string { return q.Key(PartDead) }
 
 // Canceled returns the queue's ZSET of canceled job id → cancel time in ms.
-func (q Queue) Canceled() string { return q.key("canceled") }
+func (q Queue) Canceled() string { return q.Key(PartCanceled) }
 
 // Meta returns the queue's HASH of job id → the job's metadata (state,
 // title, priority, attempts, reservation, …) as a run of MessagePack values
-// (internal/tasks/lua/lib.lua), small and rewritten on every transition.
-func (q Queue) Meta() string { return q.key("meta") }
+// in the order of internal/tasks's metaFields, then its history (lua/lib.lua),
+// small and rewritten on every transition.
+func (q Queue) Meta() string { return q.Key(PartMeta) }
 
 // Payload returns the queue's HASH of job id → the producer's JSON payload,
 // written once.
-func (q Queue) Payload() string { return q.key("payload") }
+func (q Queue) Payload() string { return q.Key(PartPayload) }
 
 // Result returns the queue's HASH of job id → the JSON result given on
 // completion.
-func (q Queue) Result() string { return q.key("result") }
+func (q Queue) Result() string { return q.Key(PartResult) }
 
 // Idem returns the queue's HASH of enqueue idempotency key → job id.
-func (q Queue) Idem() string { return q.key("idem") }
+func (q Queue) Idem() string { return q.Key(PartIdem) }
 
 // Skips returns the queue's SET of "operator\njob id": the operator skipped
 // that job and is not offered it again.
-func (q Queue) Skips() string { return q.key("skips") }
+func (q Queue) Skips() string { return q.Key(PartSkips) }
 
 // SkipCount returns the queue's HASH of operator → how many unfinished jobs
 // of the queue that operator has skipped; it bounds the work of claim.
-func (q Queue) SkipCount() string { return q.key("skipcount") }
+func (q Queue) SkipCount() string { return q.Key(PartSkipCount) }
 
 // Batches returns the queue's HASH of batch id → the batch's record as a
 // JSON object (title, priority, max_concurrent, state, counters, times).
-func (q Queue) Batches() string { return q.key("batches") }
+func (q Queue) Batches() string { return q.Key(PartBatches) }
 
 // BatchIndex returns the queue's ZSET of batch id → creation time in ms.
-func (q Queue) BatchIndex() string { return q.key("batchindex") }
+func (q Queue) BatchIndex() string { return q.Key(PartBatchIndex) }
 
 // BatchDone returns the queue's ZSET of ended batch id → end time in ms, for
 // retention.
-func (q Queue) BatchDone() string { return q.key("batchdone") }
+func (q Queue) BatchDone() string { return q.Key(PartBatchDone) }
 
 // Parked returns the queue's ZSET, all scores 0, of "batch|rank|id": the
 // ready jobs of batches with max_concurrent that wait for a free slot, each
 // batch's in rank order.
-func (q Queue) Parked() string { return q.key("parked") }
+func (q Queue) Parked() string { return q.Key(PartParked) }
 
 // Members returns the queue's ZSET, all scores 0, of "batch|id" for every
 // job of every batch, so one batch's jobs can be walked in bounded pages.
-func (q Queue) Members() string { return q.key("members") }
+func (q Queue) Members() string { return q.Key(PartMembers) }
 
 // Claims returns the queue's HASH of "operator\nidempotency key" → job id:
 // the live claims made with an Idempotency-Key header, so that a retried
 // claim answers with the same reservation. The engine deletes an entry when
 // its reservation ends.
-func (q Queue) Claims() string { return q.key("claims") }
+func (q Queue) Claims() string { return q.Key(PartClaims) }
 
 // Holding returns the queue's ZSET, all scores 0, of "operator\njob id": the
 // queue's live reservations by holder, so one person's are read without
 // walking everyone's. The engine keeps it with Reserved.
-func (q Queue) Holding() string { return q.key("holding") }
+func (q Queue) Holding() string { return q.Key(PartHolding) }
 
 // Numbers returns the queue's ZSET of "minute ready claims completed dead
 // oldest", scored by minute (Unix ms / 60000): the ready jobs when the
@@ -305,14 +349,14 @@ func (q Queue) Holding() string { return q.key("holding") }
 // had waited then, in ms (0: none, or not known; samples from before it
 // was kept lack it). The cron job writes the minute under way and drops
 // those a day old.
-func (q Queue) Numbers() string { return q.key("numbers") }
+func (q Queue) Numbers() string { return q.Key(PartNumbers) }
 
 // Waiting returns the queue's ZSET of every ready job id (claimable or
 // held back by its batch) → since when it waits (its run_at, ms), so the
 // oldest waiting job is found at once whatever the claim order. The
 // engine keeps it with Ready and Parked; a queue made before it is
 // indexed once by the cron job (Conf's "waiting_indexed" says when done).
-func (q Queue) Waiting() string { return q.key("waiting") }
+func (q Queue) Waiting() string { return q.Key(PartWaiting) }
 
 // People returns the queue's HASH of what each person's reservations of
 // the queue came to, per UTC day: field "<day mod 8>\n<person>", value a
@@ -322,19 +366,13 @@ func (q Queue) Waiting() string { return q.key("waiting") }
 // more than a week old is replaced by the same weekday's next, so the hash
 // holds at most eight fields per person. The engine's scripts write it as
 // reservations end.
-func (q Queue) People() string { return q.key("people") }
+func (q Queue) People() string { return q.Key(PartPeople) }
 
-// All returns the queue's keys in the order every queue script expects them
-// as KEYS (internal/tasks/lua/lib.lua names them): Conf, Ready, Scheduled,
-// Reserved, Completed, Dead, Canceled, Meta, Payload, Result, Idem, Skips,
-// SkipCount, Batches, BatchIndex, BatchDone, Parked, Members, Claims,
-// Holding, Numbers, People, Waiting.
+// All returns every key of the queue, in the order of Parts.
 func (q Queue) All() []string {
-	return []string{
-		q.Conf(), q.Ready(), q.Scheduled(), q.Reserved(), q.Completed(),
-		q.Dead(), q.Canceled(), q.Meta(), q.Payload(), q.Result(), q.Idem(),
-		q.Skips(), q.SkipCount(), q.Batches(), q.BatchIndex(), q.BatchDone(),
-		q.Parked(), q.Members(), q.Claims(), q.Holding(), q.Numbers(),
-		q.People(), q.Waiting(),
+	all := make([]string, len(Parts))
+	for i, p := range Parts {
+		all[i] = q.Key(p)
 	}
+	return all
 }

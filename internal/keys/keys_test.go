@@ -43,7 +43,7 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// All gives every per-queue key, in the order of the scripts' KEYS, each
+// All gives every per-queue key, in the order of Parts, each
 // under the queue's hash tag.
 func TestAll(t *testing.T) {
 	q := ForQueue("triage")

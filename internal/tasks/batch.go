@@ -187,11 +187,15 @@ func (s *Store) addJobs(ctx context.Context, queue, actor, id, record string, pr
 // SealBatch closes an open batch to new jobs; from then on it ends when its
 // last job does. Sealing a batch that is not open changes nothing.
 func (s *Store) SealBatch(ctx context.Context, id string) (*Batch, error) {
-	res, err := s.batchScript(ctx, batchSealScript, id)
+	r, err := s.batchScript(ctx, batchSealScript, id)
 	if err != nil {
 		return nil, err
 	}
-	return decodeBatch(id, res[0].(string))
+	record := r.str("batch")
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	return decodeBatch(id, record)
 }
 
 // CancelBatch cancels the batch for actor: every job of it not reserved is
@@ -206,18 +210,22 @@ func (s *Store) CancelBatch(ctx context.Context, id, actor string) (*Batch, erro
 	cursor := ""
 	for {
 		// Bounded steps, so no script runs long however big the batch.
-		res, err := s.batchScript(ctx, batchCancelScript, id, cursor, batchCancelStep, actor)
+		r, err := s.batchScript(ctx, batchCancelScript, id, cursor, batchCancelStep, actor)
 		if err != nil {
 			return nil, err
 		}
-		if cursor, _ = res[1].(string); cursor == "" {
-			return decodeBatch(id, res[0].(string))
+		record := r.str("batch")
+		if cursor = r.str("cursor"); r.done() != nil {
+			return nil, r.done()
+		}
+		if cursor == "" {
+			return decodeBatch(id, record)
 		}
 	}
 }
 
 // batchScript runs a script on a batch: now, the batch id, then args.
-func (s *Store) batchScript(ctx context.Context, sc script, id string, args ...any) ([]any, error) {
+func (s *Store) batchScript(ctx context.Context, sc script, id string, args ...any) (*reply, error) {
 	queue, ok := queueOf(id)
 	if !ok {
 		return nil, ErrBatchNotFound

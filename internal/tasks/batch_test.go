@@ -807,15 +807,15 @@ func TestBatchCancelInterrupted(t *testing.T) {
 
 		step := func(id string) []string {
 			t.Helper()
-			var res []any
+			var r *reply
 			var err error
 			ts := e.during(ActionCanceled, func() {
-				res, err = e.store.batchScript(e.ctx, batchCancelScript, id, "", 1, "sam")
+				r, err = e.store.batchScript(e.ctx, batchCancelScript, id, "", 1, "sam")
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cursor, _ := res[1].(string); cursor == "" {
+			if r.str("batch"); r.str("cursor") == "" || r.done() != nil {
 				t.Fatalf("one step of 1 over a batch of several jobs gave no cursor")
 			}
 			return jobIDs(ts)

@@ -43,19 +43,20 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 	}
 	var heads []head
 	for _, q := range queues {
-		res, err := s.run(ctx, headScript, q, s.nowArg())
+		r, err := s.run(ctx, headScript, q, s.nowArg())
 		switch {
 		case errors.Is(err, ErrQueueNotFound):
 			continue
 		case err != nil:
 			return nil, err
-		case len(res) < 5:
+		case !r.more():
 			continue // nothing ready (a claim there may still promote some)
 		}
-		priority, _ := res[1].(int64)
-		since, _ := res[2].(int64)
-		aging, _ := res[3].(int64)
-		now, _ := res[4].(int64)
+		r.str("head id")
+		priority, since, aging, now := r.int("priority"), r.int("waiting since"), r.int("ageing"), r.int("now")
+		if err := r.done(); err != nil {
+			return nil, err
+		}
 		h := head{queue: q, points: float64(priority), waitingFor: now - since}
 		if aging > 0 {
 			h.points += float64(now-since) / float64(aging)

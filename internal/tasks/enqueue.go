@@ -96,26 +96,22 @@ func (s *Store) enqueue(ctx context.Context, queue, actor, batchID, newBatch str
 			return "", "", nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
 		}
 	}
-	res, err := s.run(ctx, enqueueScript, queue, args...)
+	r, err := s.run(ctx, enqueueScript, queue, args...)
 	if err != nil {
 		return "", "", nil, err
 	}
-	batch, _ = res[0].(string)
-	batch = globalID(batch, queue)
-	record, _ = res[1].(string)
-	res = res[2:]
+	batch = globalID(r.str("batch id"), queue)
+	record = r.str("batch")
 	out := make([]Enqueued, len(jobs))
 	for i := range out {
-		r := res[i*4 : i*4+4]
-		job, err := jobFrom(queue, r[1:])
-		if err != nil {
-			return "", "", nil, err
+		out[i].Created = r.str("created or existing") == "created"
+		out[i].Job = r.job()
+		if out[i].Created && out[i].Job != nil {
+			out[i].Job.Payload = json.RawMessage(args[head+i*enqueueFields+8].(string))
 		}
-		out[i].Created = r[0] == "created"
-		if out[i].Created {
-			job.Payload = json.RawMessage(args[head+i*enqueueFields+8].(string))
-		}
-		out[i].Job = job
+	}
+	if err := r.done(); err != nil {
+		return "", "", nil, err
 	}
 	return batch, record, out, nil
 }

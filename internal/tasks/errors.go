@@ -90,6 +90,16 @@ var errKeyElsewhere = fmt.Errorf("%w: an idempotency_key of these jobs already m
 // between a read and a write made from it (PatchQueue reads them again).
 var errSettingsChanged = errors.New("the queue's settings changed meanwhile")
 
+// errUnfit means a result does not fit the queue's outcome form: the
+// holder is told how (an *OutcomeError) by completeHeld.
+var errUnfit = errors.New("the result does not fit the outcome form")
+
+// formChanged means a completion was checked against another outcome form
+// than the queue's: stored is the queue's, as stored (completeHeld).
+type formChanged struct{ stored string }
+
+func (e *formChanged) Error() string { return "the queue's outcome form changed meanwhile" }
+
 // statusErrors maps the status codes that scripts answer to errors.
 var statusErrors = map[string]error{
 	"not_found":        ErrNotFound,
@@ -107,4 +117,5 @@ var statusErrors = map[string]error{
 	"skip_limit":       ErrSkipLimit,
 	"forbidden":        ErrForbidden,
 	"not_ready":        ErrNotReady,
+	"unfit":            errUnfit,
 }

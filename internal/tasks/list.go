@@ -57,20 +57,25 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 			withPayloads = ""
 		}
 	}
-	res, err := s.run(ctx, listScript, queue, string(state), limit, score, after, withPayloads)
+	r, err := s.run(ctx, listScript, queue, string(state), limit, score, after, withPayloads)
 	if err != nil {
 		return Page{}, err
 	}
 	var page Page
-	for i := 1; i+3 < len(res); i += 4 {
-		job, err := jobFrom(queue, []any{res[i], res[i+2], res[i+3]})
+	more := r.flag("more")
+	for r.more() {
+		id, score, raw, payload := r.str("job id"), r.str("score"), r.str("job metadata"), r.str("job payload")
+		job, err := decodeJob(globalID(id, queue), raw, payload)
 		if err != nil {
 			return Page{}, err
 		}
 		page.Jobs = append(page.Jobs, job)
-		page.cursors = append(page.cursors, encodeCursor(res[i+1].(string), res[i].(string)))
+		page.cursors = append(page.cursors, encodeCursor(score, id))
 	}
-	if res[0] == int64(1) {
+	if err := r.done(); err != nil {
+		return Page{}, err
+	}
+	if more && len(page.cursors) > 0 {
 		page.NextCursor = page.cursors[len(page.cursors)-1]
 	}
 	return page, nil
@@ -295,22 +300,25 @@ func (s *Store) Holding(ctx context.Context, operator string, queues []string) (
 		return nil, err
 	}
 	var held []*Job
-	for i, res := range values {
+	for i, r := range values {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		for j := 0; j+1 < len(res); j += 2 {
-			raw, _ := res[j+1].(string)
+		for r.more() {
+			id, raw := r.str("job id"), r.str("job metadata")
 			if raw == "" {
 				continue
 			}
-			job, err := jobFrom(queues[i], []any{res[j], raw, "{}"})
+			job, err := decodeJob(globalID(id, queues[i]), raw, "{}")
 			if err != nil {
 				return nil, err
 			}
 			if job.Deadline != nil {
 				held = append(held, job)
 			}
+		}
+		if err := r.done(); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortFunc(held, func(a, b *Job) int {

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	cmdline "flag"
 	"fmt"
 	"os"
 	"strings"
@@ -46,7 +47,20 @@ func runTests(m *testing.M) int {
 	defer standalone.Close()
 	defer clustered.Close()
 	backends = []backend{{"standalone", standalone}, {"cluster", clustered}}
-	return m.Run()
+	// Every script runs checked: a call of one that touches a key it was
+	// not handed fails (checkedLibrary). Every test runs on the standalone
+	// server, whose client sees which scripts ran.
+	library = checkedLibrary(library)
+	var ran scriptsRan
+	standalone.AddHook(&ran)
+	code := m.Run()
+	if code == 0 && cmdline.Lookup("test.run").Value.String() == "" {
+		if missing := ran.missing(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "tasks tests: no test ran the scripts %v, so nothing checked their keys\n", missing)
+			return 1
+		}
+	}
+	return code
 }
 
 // clock is a test clock that moves only when told to.

@@ -20,12 +20,12 @@ func (s *Store) PromoteDue(ctx context.Context, queue string, limit int) (n int,
 
 // moved reads the answer of a maintenance script: more, how many jobs it
 // moved (or deleted, or indexed).
-func (s *Store) moved(res []any, err error) (int, bool, error) {
+func (s *Store) moved(r *reply, err error) (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	n, _ := res[1].(int64)
-	return int(n), res[0] == int64(1), nil
+	more, n := r.flag("more"), r.int("jobs")
+	return int(n), more, r.done()
 }
 
 // Purge deletes at most limit finished jobs older than the queue's
@@ -44,7 +44,7 @@ func (s *Store) IndexWaiting(ctx context.Context, queue string, limit int) (inde
 }
 
 // maintain runs one of the bounded maintenance scripts.
-func (s *Store) maintain(ctx context.Context, sc script, queue string, limit int) ([]any, error) {
+func (s *Store) maintain(ctx context.Context, sc script, queue string, limit int) (*reply, error) {
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}

@@ -115,23 +115,82 @@ func (r *msgpackReader) length() (int, error) {
 	return 0, fmt.Errorf("%w: 0x%02x is not an array", errMsgpack, t)
 }
 
-// metaFields is how many values a job's metadata has (META in lib.lua);
-// its history follows them.
-const metaFields = 21
+// metaFields are the fields of a job's metadata, in the order the
+// scripts store them: each field's name in lib.lua's job table (m.<name>)
+// and how it is read into meta. lib.lua's pack_meta and unpack_meta are
+// made from this list (luaConstants), so the place of a field is one fact.
+var metaFields = []struct {
+	name string
+	read func(m *meta, r *msgpackReader) error
+}{
+	{"state", func(m *meta, r *msgpackReader) error { return r.text((*string)(&m.State)) }},
+	{"title", func(m *meta, r *msgpackReader) error { return r.text(&m.Title) }},
+	{"priority", func(m *meta, r *msgpackReader) error { return r.small(&m.Priority) }},
+	{"attempts", func(m *meta, r *msgpackReader) error { return r.small(&m.Attempts) }},
+	{"max_attempts", func(m *meta, r *msgpackReader) error { return r.small(&m.MaxAttempts) }},
+	{"lease_seconds", func(m *meta, r *msgpackReader) error { return r.small(&m.LeaseSeconds) }},
+	{"created_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.CreatedAt) }},
+	// run_at is left out (nil) when it equals created_at.
+	{"run_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.RunAt) }},
+	{"rank", func(m *meta, r *msgpackReader) (err error) { m.Rank, err = r.number(); return err }},
+	{"reserved_by", func(m *meta, r *msgpackReader) error { return r.text(&m.ReservedBy) }},
+	{"reserved_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.ReservedAt) }},
+	{"deadline", func(m *meta, r *msgpackReader) error { return r.int64(&m.Deadline) }},
+	{"token", func(m *meta, r *msgpackReader) error { return r.text(&m.Token) }},
+	{"extensions", func(m *meta, r *msgpackReader) error { return r.small(&m.Extensions) }},
+	{"finished_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.FinishedAt) }},
+	{"last_error", func(m *meta, r *msgpackReader) error { return r.text(&m.LastError) }},
+	{"idempotency_key", func(m *meta, r *msgpackReader) error { return r.text(&m.IdempotencyKey) }},
+	{"skipped_by", func(m *meta, r *msgpackReader) error {
+		n, err := r.length()
+		if err != nil {
+			return err
+		}
+		m.SkippedBy = make([]string, n)
+		for i := range m.SkippedBy {
+			if err := r.text(&m.SkippedBy[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{"batch", func(m *meta, r *msgpackReader) error { return r.text(&m.Batch) }},
+	{"claim_key", func(m *meta, r *msgpackReader) error { return r.text(&m.ClaimKey) }},
+	{"hist_n", func(m *meta, r *msgpackReader) error { return r.small(&m.HistoryCount) }},
+}
+
+// text reads a string into dst.
+func (r *msgpackReader) text(dst *string) (err error) {
+	*dst, err = r.str()
+	return err
+}
+
+// int64 reads an integer into dst.
+func (r *msgpackReader) int64(dst *int64) (err error) {
+	*dst, err = r.integer()
+	return err
+}
+
+// small reads an integer into dst, an int.
+func (r *msgpackReader) small(dst *int) error {
+	n, err := r.integer()
+	*dst = int(n)
+	return err
+}
 
 // decodeMeta reads job metadata as the scripts store it: one value per
-// field, in lib.lua's order, nil for an absent field; then the history,
-// kept undecoded (decodeHistory).
+// field of metaFields, in its order, nil for an absent field; then the
+// history, kept undecoded (decodeHistory).
 func decodeMeta(raw string) (meta, error) {
 	var m meta
 	r := &msgpackReader{b: raw}
-	for field := 0; field < metaFields && r.i < len(r.b); field++ {
+	for field := 0; field < len(metaFields) && r.i < len(r.b); field++ {
 		if r.b[r.i] == 0xc0 { // nil
 			r.i++
 			continue
 		}
-		if err := m.read(field, r); err != nil {
-			return m, fmt.Errorf("field %d: %w", field, err)
+		if err := metaFields[field].read(&m, r); err != nil {
+			return m, fmt.Errorf("field %s: %w", metaFields[field].name, err)
 		}
 	}
 	if m.RunAt == 0 {
@@ -139,69 +198,4 @@ func decodeMeta(raw string) (meta, error) {
 	}
 	m.History = raw[r.i:]
 	return m, nil
-}
-
-// read reads the value of the field at this place.
-func (m *meta) read(field int, r *msgpackReader) (err error) {
-	small := func(dst *int) error {
-		n, err := r.integer()
-		*dst = int(n)
-		return err
-	}
-	switch field {
-	case 0:
-		var s string
-		s, err = r.str()
-		m.State = State(s)
-	case 1:
-		m.Title, err = r.str()
-	case 2:
-		err = small(&m.Priority)
-	case 3:
-		err = small(&m.Attempts)
-	case 4:
-		err = small(&m.MaxAttempts)
-	case 5:
-		err = small(&m.LeaseSeconds)
-	case 6:
-		m.CreatedAt, err = r.integer()
-	case 7:
-		m.RunAt, err = r.integer()
-	case 8:
-		m.Rank, err = r.number()
-	case 9:
-		m.ReservedBy, err = r.str()
-	case 10:
-		m.ReservedAt, err = r.integer()
-	case 11:
-		m.Deadline, err = r.integer()
-	case 12:
-		m.Token, err = r.str()
-	case 13:
-		err = small(&m.Extensions)
-	case 14:
-		m.FinishedAt, err = r.integer()
-	case 15:
-		m.LastError, err = r.str()
-	case 16:
-		m.IdempotencyKey, err = r.str()
-	case 17:
-		var n int
-		if n, err = r.length(); err != nil {
-			return err
-		}
-		m.SkippedBy = make([]string, n)
-		for i := range m.SkippedBy {
-			if m.SkippedBy[i], err = r.str(); err != nil {
-				return err
-			}
-		}
-	case 18:
-		m.Batch, err = r.str()
-	case 19:
-		m.ClaimKey, err = r.str()
-	case 20:
-		err = small(&m.HistoryCount)
-	}
-	return err
 }

@@ -31,8 +31,11 @@ func (s *Store) SampleNumbers(ctx context.Context, queue string) error {
 	if !validQueueName(queue) {
 		return ErrQueueNotFound
 	}
-	_, err := s.run(ctx, numbersScript, queue, s.nowArg(), NumbersKept)
-	return err
+	r, err := s.run(ctx, numbersScript, queue, s.nowArg(), NumbersKept)
+	if err != nil {
+		return err
+	}
+	return r.done()
 }
 
 // Numbers returns the queue's numbers of the last day, one per minute

@@ -214,3 +214,133 @@ func TestQueueOutcomeStored(t *testing.T) {
 		}
 	})
 }
+
+// completeBy calls Complete, or CompleteNext when next, and returns the
+// completed job.
+func (e *env) completeBy(next bool, id string, h Hold, result string) (*Job, error) {
+	if next {
+		j, _, _, err := e.store.CompleteNext(e.ctx, id, h, json.RawMessage(result))
+		return j, err
+	}
+	return e.store.Complete(e.ctx, id, h, json.RawMessage(result))
+}
+
+// The engine refuses a completion whose result does not fit the queue's
+// outcome form, with the form's problems, whoever calls it; it changes
+// nothing. Anyone but the holder is told what the hold is to them, never
+// the form's problems.
+func TestCompleteChecksOutcome(t *testing.T) {
+	const fits = `{"decision":"refund","category":"Billing","refund_amount":12.5,"customer_told":true}`
+	for _, next := range []bool{false, true} {
+		name := "Complete"
+		if next {
+			name = "CompleteNext"
+		}
+		t.Run(name, func(t *testing.T) {
+			onEachBackend(t, func(e *env) {
+				if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{Outcome: mustOutcome(t, supportForm)}); err != nil {
+					t.Fatal(err)
+				}
+				j := e.add("refund", 50)
+				r := e.claim("ann")
+
+				for _, result := range []string{``, `{"notes":"done"}`, `{"decision":"refund","category":"Billing","customer_told":true}`} {
+					_, err := e.completeBy(next, j.ID, r.Hold(), result)
+					var oe *OutcomeError
+					if !errors.As(err, &oe) || !errors.Is(err, ErrInvalid) {
+						t.Fatalf("completing with %q: %v, want an *OutcomeError", result, err)
+					}
+					want, _ := mustOutcome(t, supportForm).Check(json.RawMessage(result)).(*OutcomeError)
+					if oe.Error() != want.Error() {
+						t.Errorf("completing with %q: %q, want the form's own %q", result, oe.Error(), want.Error())
+					}
+				}
+				if got := e.get(j.ID); got.State != StateReserved || got.Result != nil {
+					t.Fatalf("after the refusals the job is %s with result %s, want reserved without", got.State, got.Result)
+				}
+				if ts := e.changes(); len(ts) != 2 { // its enqueue and claim
+					t.Fatalf("the refusals changed something: %+v", ts)
+				}
+
+				// Not the holder: the hold decides, the form is not told.
+				_, err := e.completeBy(next, j.ID, Hold{Holder: "bob", Token: r.Token}, `{}`)
+				wantErr(t, "the holder's token from someone else", err, ErrForbidden)
+				_, err = e.completeBy(next, j.ID, Hold{Holder: "ann", Token: "not-the-token"}, `{}`)
+				wantErr(t, "another token", err, ErrReservationLost)
+
+				done, err := e.completeBy(next, j.ID, r.Hold(), fits)
+				if err != nil || done.State != StateCompleted || string(done.Result) != fits {
+					t.Fatalf("completing with a result that fits: %+v, %v", done, err)
+				}
+				// Once completed, a retry is answered as the completion was,
+				// the result sent first kept; others are told the hold is gone.
+				again, err := e.completeBy(next, j.ID, r.Hold(), `{}`)
+				if err != nil || string(again.Result) != fits {
+					t.Fatalf("retry: %+v, %v", again, err)
+				}
+				_, err = e.completeBy(next, j.ID, Hold{Holder: "bob", Token: "x"}, `{}`)
+				wantErr(t, "someone else after the completion", err, ErrReservationLost)
+			})
+		})
+	}
+}
+
+// A completion is judged by the outcome form of the instant it takes
+// effect: a form changed after this Store last read it (by another
+// instance, say) is the one that counts, in both directions.
+func TestCompleteOutcomeChangedMeanwhile(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		other := New(e.rdb, WithClock(e.clock.Now)) // another instance
+		choose := func(choices ...string) {
+			t.Helper()
+			if _, _, err := other.PatchQueue(e.ctx, e.queue, QueuePatch{Outcome: &Outcome{Choices: choices}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		choose("yes", "no")
+		first := e.add("first", 50)
+		r := e.claim("ann")
+		if _, err := e.store.Complete(e.ctx, first.ID, r.Hold(), json.RawMessage(`{"decision":"yes"}`)); err != nil {
+			t.Fatalf("completing by the first form: %v", err)
+		}
+
+		// The form changes: what fitted the old one is refused...
+		choose("approve", "reject")
+		j := e.add("second", 50)
+		r = e.claim("ann")
+		_, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`{"decision":"yes"}`))
+		var oe *OutcomeError
+		if !errors.As(err, &oe) || !strings.Contains(oe.Fields["decision"], "approve, reject") {
+			t.Fatalf("completing by the old form after a change: %v, want refused by the new form", err)
+		}
+		// ...and what fits the new one is taken, though the old refused it.
+		choose("one", "two")
+		done, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`{"decision":"one"}`))
+		if err != nil || done.State != StateCompleted {
+			t.Fatalf("completing by the new form: %+v, %v", done, err)
+		}
+
+		// The form removed: any result is taken. The queue deleted and
+		// made again with another form: that form counts.
+		if _, _, err := other.PatchQueue(e.ctx, e.queue, QueuePatch{Outcome: &Outcome{}}); err != nil {
+			t.Fatal(err)
+		}
+		j = e.add("third", 50)
+		r = e.claim("ann")
+		if _, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`{"anything":1}`)); err != nil {
+			t.Fatalf("completing without a form: %v", err)
+		}
+		if err := other.DeleteQueue(e.ctx, e.queue); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.CreateQueue(e.ctx, Queue{Name: e.queue, Outcome: &Outcome{Choices: []string{"a", "b"}}}); err != nil {
+			t.Fatal(err)
+		}
+		j = e.add("in the new queue", 50)
+		r = e.claim("ann")
+		_, err = e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`{"anything":1}`))
+		if !errors.As(err, &oe) {
+			t.Fatalf("completing in a queue made again with a form: %v, want refused by it", err)
+		}
+	})
+}

@@ -281,15 +281,19 @@ func flag(b bool) string {
 // by mode) and lists it among the queues. It returns the settings as
 // stored.
 func (s *Store) writeQueue(ctx context.Context, mode, name string, settings ...any) (Queue, error) {
-	res, err := s.run(ctx, queuePutScript, name, append([]any{mode}, settings...)...)
+	r, err := s.run(ctx, queuePutScript, name, append([]any{mode}, settings...)...)
 	if err != nil {
+		return Queue{}, err
+	}
+	stored := r.settings()
+	if err := r.done(); err != nil {
 		return Queue{}, err
 	}
 	// The settings first: a queue listed in the registry always has them.
 	if err := s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SAdd(ctx, keys.Queues, name) }); err != nil {
 		return Queue{}, redisErr(err)
 	}
-	return queueFrom(name, pairs(res)), nil
+	return queueFrom(name, stored), nil
 }
 
 // DeleteQueue deletes an empty queue (no job ready, scheduled, reserved or
@@ -299,11 +303,16 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	if !validQueueName(name) {
 		return ErrQueueNotFound
 	}
-	if _, err := s.run(ctx, queueDeleteScript, name); err != nil {
+	r, err := s.run(ctx, queueDeleteScript, name)
+	if err == nil {
+		err = r.done()
+	}
+	if err != nil {
 		return err
 	}
 	keyLists.Delete(name)
-	err := s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SRem(ctx, keys.Queues, name) })
+	s.forms.Delete(name)
+	err = s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SRem(ctx, keys.Queues, name) })
 	if err != nil {
 		return redisErr(err)
 	}
@@ -316,17 +325,6 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 		}
 	}
 	return nil
-}
-
-// pairs reads field, value, … answered by a script into a map.
-func pairs(res []any) map[string]string {
-	m := make(map[string]string, len(res)/2)
-	for i := 0; i+1 < len(res); i += 2 {
-		k, _ := res[i].(string)
-		v, _ := res[i+1].(string)
-		m[k] = v
-	}
-	return m
 }
 
 // Queue returns the settings of the named queue.
@@ -419,12 +417,12 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	if !validQueueName(queue) {
 		return Stats{}, ErrQueueNotFound
 	}
-	res, err := s.run(ctx, statsScript, queue, s.nowArg(), time.Hour.Milliseconds())
+	r, err := s.run(ctx, statsScript, queue, s.nowArg(), time.Hour.Milliseconds())
 	if err != nil {
 		return Stats{}, err
 	}
-	st, _ := statsFrom(queue, res)
-	return st, nil
+	st, _, err := statsFrom(r)
+	return st, err
 }
 
 // QueueStats is a queue's settings and counts, read at one instant.
@@ -445,30 +443,30 @@ func (s *Store) Queues(ctx context.Context) ([]QueueStats, error) {
 		return nil, err
 	}
 	out := make([]QueueStats, 0, len(names))
-	for i, res := range values {
+	for i, r := range values {
 		if errors.Is(errs[i], ErrQueueNotFound) {
 			continue // listed, but its settings are not written yet, or gone
 		}
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		st, q := statsFrom(names[i], res)
+		st, q, err := statsFrom(r)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, QueueStats{Queue: q, Stats: st})
 	}
 	return out, nil
 }
 
-// statsFrom reads the answer of stats.lua on the queue: its counts and its
+// statsFrom reads the answer of stats.lua: the queue's counts and its
 // settings.
-func statsFrom(queue string, res []any) (Stats, Queue) {
-	const counts = 11
-	n := make([]int64, counts)
-	for i := range min(counts, len(res)) {
-		n[i], _ = res[i].(int64)
-	}
-	conf := pairs(res[min(counts, len(res)):])
-	return Stats{Queue: queue, Ready: n[0], Scheduled: n[1], Reserved: n[2], Completed: n[3],
-			Dead: n[4], Canceled: n[5], CompletedLastHour: n[6], Due: n[7], NextWaitingSince: optTime(n[8]), Held: n[9],
-			OldestWaitingSince: optTime(n[10])},
-		queueFrom(queue, conf)
+func statsFrom(r *reply) (Stats, Queue, error) {
+	st := Stats{Queue: r.queue, Ready: r.int("ready"), Scheduled: r.int("scheduled"), Reserved: r.int("reserved"),
+		Completed: r.int("completed"), Dead: r.int("dead"), Canceled: r.int("canceled"),
+		CompletedLastHour: r.int("completed recently"), Due: r.int("due"),
+		NextWaitingSince: optTime(r.int("next waiting since")), Held: r.int("held"),
+		OldestWaitingSince: optTime(r.int("oldest waiting since"))}
+	q := queueFrom(r.queue, r.settings())
+	return st, q, r.done()
 }

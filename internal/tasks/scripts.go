@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/storeerr"
 
 	"github.com/redis/go-redis/v9"
@@ -29,9 +31,77 @@ var library = newLibrary()
 // script is one Lua file of lua/, run as a function of the library.
 type script struct {
 	fn string
+	// at is the script's place among the library's, and so among a
+	// queue's key lists (queueKeys).
+	at int
 	// reads is set for scripts that change nothing: they need no replica
 	// to confirm them.
 	reads bool
+}
+
+// scriptKeys declares, for each script file of lua/, the keys of its queue
+// that the script may touch, by part: it is handed exactly these as KEYS,
+// in this order, and knows each as K.<part> (a state's index also as
+// INDEX.<state>, lib.lua). A key it was not handed is nil there, so the
+// script cannot touch it: a call that tried would fail. Each file's KEYS
+// header lists the same parts; the tests hold every script to its list
+// (TestScriptKeysDeclared, and the key check every test runs under).
+var scriptKeys = map[string][]keys.Part{
+	"batch_cancel": {keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
+		keys.PartCanceled, keys.PartMeta, keys.PartSkips, keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone,
+		keys.PartParked, keys.PartMembers, keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"batch_seal": {keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
+		keys.PartBatches, keys.PartBatchDone, keys.PartParked},
+	"cancel": {keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
+		keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartSkips, keys.PartSkipCount, keys.PartBatches,
+		keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"claim": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartSkips, keys.PartSkipCount,
+		keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople,
+		keys.PartWaiting},
+	"complete": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
+		keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips, keys.PartSkipCount,
+		keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople,
+		keys.PartWaiting},
+	"complete_next": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
+		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"enqueue": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartIdem, keys.PartBatches,
+		keys.PartBatchIndex, keys.PartBatchDone, keys.PartParked, keys.PartMembers, keys.PartWaiting},
+	"extend": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead,
+		keys.PartMeta, keys.PartPayload, keys.PartBatches, keys.PartParked},
+	"fail": {keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
+		keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartSkips, keys.PartSkipCount, keys.PartBatches,
+		keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"head":    {keys.PartConf, keys.PartReady, keys.PartMeta},
+	"holding": {keys.PartMeta, keys.PartHolding},
+	"list": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload},
+	"numbers": {keys.PartConf, keys.PartReady, keys.PartCompleted, keys.PartDead, keys.PartParked,
+		keys.PartNumbers, keys.PartWaiting},
+	"promote": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartSkips, keys.PartSkipCount, keys.PartBatches,
+		keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"purge": {keys.PartConf, keys.PartCompleted, keys.PartDead, keys.PartCanceled, keys.PartMeta,
+		keys.PartPayload, keys.PartResult, keys.PartIdem, keys.PartBatches, keys.PartBatchIndex,
+		keys.PartBatchDone, keys.PartMembers},
+	"queue_delete": keys.Parts,
+	"queue_put":    {keys.PartConf},
+	"reclaim": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartSkips, keys.PartSkipCount, keys.PartBatches,
+		keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"release": {keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
+		keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartSkips, keys.PartSkipCount, keys.PartBatches,
+		keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"requeue": {keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead,
+		keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartSkips, keys.PartSkipCount, keys.PartBatches,
+		keys.PartBatchDone, keys.PartParked, keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting},
+	"stats": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartParked, keys.PartWaiting},
+	"tally":         {keys.PartPeople},
+	"waiting_index": {keys.PartConf, keys.PartMeta, keys.PartWaiting},
 }
 
 var (
@@ -64,10 +134,14 @@ var (
 type functionLibrary struct {
 	code  string
 	names map[string]string // script file → function name
+	files []string          // the script files, in their places (script.at)
+	// parts are each script's keys, by its place: their places in
+	// keys.Parts, in the order the script is handed them.
+	parts [][]int
 }
 
 // newLibrary makes the library of every script file in lua/ (all but
-// lib.lua, which comes first).
+// lib.lua, which comes first), each declared in scriptKeys.
 func newLibrary() functionLibrary {
 	entries, err := luaFiles.ReadDir("lua")
 	if err != nil {
@@ -79,6 +153,9 @@ func newLibrary() functionLibrary {
 			files = append(files, name)
 		}
 	}
+	if len(files) != len(scriptKeys) {
+		panic(fmt.Sprintf("%d script files, %d declared in scriptKeys", len(files), len(scriptKeys)))
+	}
 	read := func(name string) string {
 		b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 		if err != nil {
@@ -87,23 +164,38 @@ func newLibrary() functionLibrary {
 		return string(b)
 	}
 	lib := luaConstants() + read("lib")
+	l := functionLibrary{names: map[string]string{}, files: files, parts: make([][]int, len(files))}
 	bodies := make([]string, len(files))
 	sum := sha1.New()
 	sum.Write([]byte(lib))
 	for i, f := range files {
-		bodies[i] = read(f)
+		declared, ok := scriptKeys[f]
+		if !ok {
+			panic("script " + f + " is not declared in scriptKeys")
+		}
+		// Each body sees its call's keys and arguments as KEYS and ARGV,
+		// as a script would; begin gives lib.lua the keys by part.
+		var bind strings.Builder
+		bind.WriteString("begin({")
+		for j, p := range declared {
+			at := slices.Index(keys.Parts, p)
+			if at < 0 || slices.Index(declared, p) < j {
+				panic(fmt.Sprintf("script %s declares %q, not a part or twice", f, p))
+			}
+			l.parts[i] = append(l.parts[i], at)
+			fmt.Fprintf(&bind, "%s = KEYS[%d], ", p, j+1)
+		}
+		bind.WriteString("})\n")
+		bodies[i] = bind.String() + read(f)
 		sum.Write([]byte(f + "\x00" + bodies[i]))
 	}
 	version := hex.EncodeToString(sum.Sum(nil))[:16]
-	l := functionLibrary{names: map[string]string{}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!lua name=claimdesk_%s\n%s\n", version, lib)
 	for i, f := range files {
 		name := "cd_" + version + "_" + f
 		l.names[f] = name
-		// Each body sees its call's keys and arguments as KEYS and ARGV, as
-		// a script would; begin binds lib.lua's key names to them.
-		fmt.Fprintf(&b, "redis.register_function('%s', function(KEYS, ARGV)\nbegin(KEYS)\n%s\nend)\n", name, bodies[i])
+		fmt.Fprintf(&b, "redis.register_function('%s', function(KEYS, ARGV)\n%s\nend)\n", name, bodies[i])
 	}
 	l.code = b.String()
 	return l
@@ -114,7 +206,7 @@ func (l functionLibrary) script(file string) script {
 	if !ok {
 		panic("no script " + file)
 	}
-	return script{fn: name}
+	return script{fn: name, at: slices.Index(l.files, file)}
 }
 
 // reader is script for a file that only reads.
@@ -143,22 +235,49 @@ func (l functionLibrary) load(ctx context.Context, rdb redis.UniversalClient) er
 	return fmt.Errorf("cannot load functions through a %T", rdb)
 }
 
-// keyLists caches the key list of every queue a script found: it is asked
-// for on every call. Names no script found are not kept, so requests for
-// made-up queues cannot grow it.
-var keyLists sync.Map // queue name → []string
+// keyLists caches the key lists of every queue a script found
+// (queueKeys): they are asked for on every call. Names no script found are
+// not kept, so requests for made-up queues cannot grow it.
+var keyLists sync.Map // queue name → queueKeys
+
+// queueKeys are the keys of one queue that each script is handed, by the
+// script's place (script.at).
+type queueKeys [][]string
+
+// keysOf returns the queue's keys of every script of the library.
+func (l functionLibrary) keysOf(queue string) queueKeys {
+	all := keysFor(queue).All()
+	qk := make(queueKeys, len(l.parts))
+	for i, parts := range l.parts {
+		qk[i] = make([]string, len(parts))
+		for j, at := range parts {
+			qk[i][j] = all[at]
+		}
+	}
+	return qk
+}
+
+// keysFor returns the keys of the queue that the script is handed: those
+// it declares (scriptKeys), in that order.
+func (sc script) keysFor(queue string) []string {
+	if cached, ok := keyLists.Load(queue); ok {
+		return cached.(queueKeys)[sc.at]
+	}
+	q := keysFor(queue)
+	parts := library.parts[sc.at]
+	ks := make([]string, len(parts))
+	for i, at := range parts {
+		ks[i] = q.Key(keys.Parts[at])
+	}
+	return ks
+}
 
 // run calls the script on the queue's keys (FCALL, loading the library
 // first where a server lacks it), tells the Store's observers what the call
 // changed, and turns its status code into an error. It returns the values
-// after the status and the effects.
-func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) ([]any, error) {
-	var keys []string
-	if cached, ok := keyLists.Load(queue); ok {
-		keys = cached.([]string)
-	} else {
-		keys = keysFor(queue).All()
-	}
+// after the status and the effects, for the caller to read.
+func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (*reply, error) {
+	keys := sc.keysFor(queue)
 	res, unconfirmed, err := s.fcall(ctx, sc, keys, args)
 	if err != nil && functionMissing(err) {
 		if err := s.loadLibrary(ctx); err != nil {
@@ -169,18 +288,18 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 	if err != nil {
 		return nil, redisErr(err)
 	}
-	return s.outcome(ctx, queue, keys, res, unconfirmed)
+	return s.outcome(ctx, queue, res, unconfirmed)
 }
 
 // readEach calls a script that only reads once per queue, all in one
 // round trip, and returns each call's values after the status and the
 // effects; a queue whose call failed has no values and its error.
-func (s *Store) readEach(ctx context.Context, sc script, queues []string, args ...any) ([][]any, []error, error) {
+func (s *Store) readEach(ctx context.Context, sc script, queues []string, args ...any) ([]*reply, []error, error) {
 	cmds := make([]*redis.Cmd, len(queues))
 	call := func() error {
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, q := range queues {
-				cmds[i] = p.FCall(ctx, sc.fn, keysFor(q).All(), args...)
+				cmds[i] = p.FCall(ctx, sc.fn, sc.keysFor(q), args...)
 			}
 			return nil
 		})
@@ -196,14 +315,14 @@ func (s *Store) readEach(ctx context.Context, sc script, queues []string, args .
 	if err != nil && !isReply(err) {
 		return nil, nil, redisErr(err)
 	}
-	values, errs := make([][]any, len(queues)), make([]error, len(queues))
+	values, errs := make([]*reply, len(queues)), make([]error, len(queues))
 	for i, cmd := range cmds {
 		res, err := cmd.Slice()
 		if err != nil {
 			errs[i] = redisErr(err)
 			continue
 		}
-		values[i], errs[i] = s.outcome(ctx, queues[i], keysFor(queues[i]).All(), res, nil)
+		values[i], errs[i] = s.outcome(ctx, queues[i], res, nil)
 	}
 	return values, errs, nil
 }
@@ -220,11 +339,12 @@ func (s *Store) loadLibrary(ctx context.Context) error {
 	return nil
 }
 
-// outcome reads a script's answer on the queue: it tells the Store's
-// observers what the call changed, and turns its status code into an
-// error (unconfirmed, when replicas did not confirm the change). It
-// returns the values after the status and the effects.
-func (s *Store) outcome(ctx context.Context, queue string, keys []string, res []any, unconfirmed error) ([]any, error) {
+// outcome reads a script's answer on the queue, {status, effects,
+// values...}: it tells the Store's observers what the call changed, and
+// turns its status code into an error (unconfirmed, when replicas did not
+// confirm the change): the one place where they are. It returns the values
+// after the status and the effects.
+func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirmed error) (*reply, error) {
 	if len(res) < 2 {
 		return nil, errors.New("script answered no status and effects")
 	}
@@ -243,14 +363,24 @@ func (s *Store) outcome(ctx context.Context, queue string, keys []string, res []
 		return nil, redisErr(unconfirmed)
 	}
 	code, _ := res[0].(string)
-	if code == "ok" || code == "empty" {
-		keyLists.LoadOrStore(queue, keys)
-		return res[2:], nil
+	r := &reply{queue: queue, values: res[2:]}
+	switch code {
+	case "ok", "empty":
+		if _, ok := keyLists.Load(queue); !ok {
+			keyLists.Store(queue, library.keysOf(queue))
+		}
+		return r, nil
+	case "form":
+		changed := &formChanged{stored: r.str("outcome form")}
+		if err := r.done(); err != nil {
+			return nil, err
+		}
+		return nil, changed
 	}
 	if err, ok := statusErrors[code]; ok {
 		return nil, err
 	}
-	return nil, fmt.Errorf("script answered unknown status %q", code)
+	return nil, fmt.Errorf("%w: unknown status %q", errReply, code)
 }
 
 // fcall runs the script: a script that changes something durably (see

@@ -8,7 +8,11 @@ package tasks
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +31,9 @@ type Store struct {
 	// under observeMu.
 	observers atomic.Pointer[[]Observer]
 	observeMu sync.Mutex
+	// forms are the outcome forms of the queues the Store completed
+	// jobs of, by queue name (completeHeld).
+	forms sync.Map
 	// minReplicas must confirm a change within replicaTimeout before it is
 	// answered as done (WithMinReplicas).
 	minReplicas    int
@@ -157,21 +164,29 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	if a.again {
 		again = "1"
 	}
-	res, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again)
-	if err != nil || len(res) == 0 {
+	r, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again)
+	if err != nil || !r.more() { // nothing ready
 		return nil, err
 	}
-	job, err := jobFrom(queue, res)
-	if err != nil {
+	job := r.job()
+	if err := r.done(); err != nil {
 		return nil, err
 	}
-	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}, nil
+	return reservationOf(job), nil
 }
 
-// Complete finishes the reserved job with a result (a JSON object, or empty).
-// It fails with ErrReservationLost unless h is the live reservation's,
-// ErrForbidden when someone else sends the holder's token. A retry after it
-// took effect answers the job again (the result sent first stays).
+// reservationOf is the live reservation of a reserved job.
+func reservationOf(job *Job) *Reservation {
+	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}
+}
+
+// Complete finishes the reserved job with a result (a JSON object, or
+// empty) that fits the queue's outcome form, if it has one: else it fails
+// with an *OutcomeError (ErrInvalid) and changes nothing. It fails with
+// ErrReservationLost unless h is the live reservation's, ErrForbidden when
+// someone else sends the holder's token; only the holder is told whether
+// the result fits. A retry after it took effect answers the job again (the
+// result sent first stays).
 func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.RawMessage) (*Job, error) {
 	body, err := jsonObject("result", result)
 	if err != nil {
@@ -181,24 +196,22 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 	if !ok {
 		return nil, ErrNotFound
 	}
-	res, err := s.holderCall(ctx, completeScript, queue, id, h, body)
+	r, err := s.completeHeld(ctx, completeScript, queue, id, h, body)
 	if err != nil {
 		return nil, err
 	}
-	job, err := jobFrom(queue, res)
-	if kept, _ := res[3].(string); job != nil && kept != "" {
-		job.Result = json.RawMessage(kept)
-	}
-	return job, err
+	c := r.completion(false)
+	return c.job, r.done()
 }
 
-// CompleteNext completes the reserved job as Complete does and, in the
-// same atomic call, claims the next job of its queue for the holder as
-// Claim does: the loop of a person working a queue, in one call. The next
-// reservation is nil when none was claimed, and why is then ErrQueuePaused
-// or ErrHoldLimit if that is why, nil if nothing is ready. A retry after
-// it took effect answers the same completed job and, while it lasts, the
-// same next reservation; it never claims another.
+// CompleteNext completes the reserved job as Complete does (its result
+// must fit the queue's outcome form) and, in the same atomic call, claims
+// the next job of its queue for the holder as Claim does: the loop of a
+// person working a queue, in one call. The next reservation is nil when
+// none was claimed, and why is then ErrQueuePaused or ErrHoldLimit if that
+// is why, nil if nothing is ready. A retry after it took effect answers
+// the same completed job and, while it lasts, the same next reservation;
+// it never claims another.
 func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json.RawMessage) (done *Job, next *Reservation, why, err error) {
 	body, err := jsonObject("result", result)
 	if err != nil {
@@ -208,29 +221,98 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 	if !ok {
 		return nil, nil, nil, ErrNotFound
 	}
-	res, err := s.holderCall(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips)
+	r, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	done, err = jobFrom(queue, res)
-	if err != nil {
+	c := r.completion(true)
+	if err := r.done(); err != nil {
 		return nil, nil, nil, err
 	}
-	if kept, _ := res[3].(string); kept != "" {
-		done.Result = json.RawMessage(kept)
+	return c.job, c.next, c.why, nil
+}
+
+// completion is the answer of complete.lua and complete_next.lua.
+type completion struct {
+	// job is the completed job, with the result kept.
+	job *Job
+	// next is the reservation complete_next.lua made, if any; why is why
+	// it made none, when not for want of a ready job.
+	next *Reservation
+	why  error
+}
+
+// completion reads a completion's answer: the job, the result kept, and
+// with next the next job (id, metadata, payload: all empty for none) and
+// the status of why none was claimed.
+func (r *reply) completion(next bool) completion {
+	var c completion
+	c.job = r.job()
+	if kept := r.str("result kept"); c.job != nil && kept != "" {
+		c.job.Result = json.RawMessage(kept)
 	}
-	if next, _ := res[4].(string); next == "" {
-		if len(res) > 7 {
-			code, _ := res[7].(string)
-			why = statusErrors[code] // none for "empty"
+	if !next {
+		return c
+	}
+	if len(r.values) > 0 && r.values[0] == "" {
+		r.str("next id")
+		r.str("next metadata")
+		r.str("next payload")
+		c.why = statusErrors[r.str("why no next")] // none for "empty"
+		return c
+	}
+	if claimed := r.job(); claimed != nil {
+		c.next = reservationOf(claimed)
+	}
+	r.str("why no next")
+	return c
+}
+
+// formSeen is a queue's outcome form as the Store last read it: the form,
+// and the SHA-1 of its stored text, by which the completion scripts know
+// it (complete_held, lua/lib.lua).
+type formSeen struct {
+	form *Outcome
+	sum  string
+}
+
+// formTries bounds how often one completion meets a form changed since
+// the Store last read it.
+const formTries = 10
+
+// completeHeld runs a completion script (complete or complete_next) with
+// the result body and the script's further args, judged by the queue's
+// outcome form. The result is checked here, in Go, against the form the
+// Store last saw of the queue; the script completes the job only if that
+// is still the queue's form, read in the same atomic call, and otherwise
+// answers the form as it is now, to check the result again. So a
+// completion is judged by the form of the instant it takes effect,
+// whatever settings change meanwhile. The script tells the form apart
+// from others only for the job's holder, after the hold is checked.
+func (s *Store) completeHeld(ctx context.Context, sc script, queue, id string, h Hold, body string, args ...any) (*reply, error) {
+	for range formTries {
+		var seen formSeen // none seen: a sum no form has
+		if v, ok := s.forms.Load(queue); ok {
+			seen = v.(formSeen)
 		}
-		return done, nil, why, nil
+		problem := seen.form.Check(json.RawMessage(body))
+		fits := "1"
+		if problem != nil {
+			fits = "0"
+		}
+		res, err := s.holderCall(ctx, sc, queue, id, h, append([]any{body, seen.sum, fits}, args...)...)
+		var changed *formChanged
+		switch {
+		case errors.As(err, &changed):
+			sum := sha1.Sum([]byte(changed.stored))
+			s.forms.Store(queue, formSeen{form: storedOutcome(changed.stored), sum: hex.EncodeToString(sum[:])})
+			continue
+		case errors.Is(err, errUnfit):
+			return nil, problem
+		}
+		return res, err
 	}
-	claimed, err := jobFrom(queue, res[4:])
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return done, &Reservation{Job: claimed, Token: claimed.token, Deadline: *claimed.Deadline}, nil, nil
+	return nil, fmt.Errorf("complete %s: %w", id, errSettingsChanged)
 }
 
 // Release gives the reserved job back: it returns to its place in line.
@@ -272,15 +354,16 @@ func (s *Store) fenced(ctx context.Context, sc script, id string, h Hold, args .
 	if !ok {
 		return nil, ErrNotFound
 	}
-	res, err := s.holderCall(ctx, sc, queue, id, h, args...)
+	r, err := s.holderCall(ctx, sc, queue, id, h, args...)
 	if err != nil {
 		return nil, err
 	}
-	return jobFrom(queue, res)
+	job := r.job()
+	return job, r.done()
 }
 
 // holderCall runs a holder's action script on the queue's job id.
-func (s *Store) holderCall(ctx context.Context, sc script, queue, id string, h Hold, args ...any) ([]any, error) {
+func (s *Store) holderCall(ctx context.Context, sc script, queue, id string, h Hold, args ...any) (*reply, error) {
 	if h.Token == "" || h.Holder == "" {
 		return nil, ErrReservationLost
 	}
@@ -340,15 +423,14 @@ func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts
 		o(&as)
 	}
 	args = append([]any{s.nowArg(), localID(id)}, args...)
-	res, err := s.run(ctx, sc, queue, append(args, actor, string(as.state), as.holder)...)
+	r, err := s.run(ctx, sc, queue, append(args, actor, string(as.state), as.holder)...)
 	if err != nil {
 		return nil, "", err
 	}
-	job, err := jobFrom(queue, res)
-	if err != nil {
+	job, holder := r.job(), r.str("former holder")
+	if err := r.done(); err != nil {
 		return nil, "", err
 	}
-	holder, _ := res[3].(string)
 	return job, holder, nil
 }
 
@@ -381,15 +463,6 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 		job.Result = json.RawMessage(r)
 	}
 	return job, nil
-}
-
-// jobFrom decodes the job of a script's answer on the queue: local id,
-// metadata, payload.
-func jobFrom(queue string, res []any) (*Job, error) {
-	id, _ := res[0].(string)
-	raw, _ := res[1].(string)
-	payload, _ := res[2].(string)
-	return decodeJob(globalID(id, queue), raw, payload)
 }
 
 // QueueOf returns the queue named in a job or batch id, or false if id is

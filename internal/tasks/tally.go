@@ -136,18 +136,19 @@ func (s *Store) Tallies(ctx context.Context, queues []string) (map[string]*Perso
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range values {
+	for i, r := range values {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		if len(v) < 2 {
-			return nil, errMsgpack
+		today, pairs := r.int("today"), r.list("tallies")
+		if err := r.done(); err != nil {
+			return nil, err
 		}
-		today, _ := v[0].(int64)
-		pairs, _ := v[1].([]any)
-		for j := 0; j+1 < len(pairs); j += 2 {
-			person, _ := pairs[j].(string)
-			raw, _ := pairs[j+1].(string)
+		for pairs.more() {
+			person, raw := pairs.str("person"), pairs.str("tally")
+			if pairs.err != nil {
+				return nil, pairs.err
+			}
 			day, t, err := decodeTally(raw)
 			if err != nil {
 				return nil, err

@@ -111,46 +111,42 @@ func (s *Store) Observe(fn Observer) {
 	s.observers.Store(&os)
 }
 
-// transitionValues is how many values a script answers per transition
-// (answer in lua/lib.lua).
-const transitionValues = 11
-
 // decodeEffects reads the effects part of a script's answer on queue:
-// {} when nothing changed, else {transitions, counts, batches, now}.
+// {} when nothing changed, else {transitions, counts, batches, now}
+// (answer in lua/lib.lua).
 func decodeEffects(queue string, raw any) (Effects, bool, error) {
 	parts, _ := raw.([]any)
 	if len(parts) == 0 {
 		return Effects{}, false, nil
 	}
-	if len(parts) != 4 {
-		return Effects{}, false, fmt.Errorf("script answered %d parts of effects", len(parts))
+	r := &reply{queue: queue, values: parts}
+	flat, counts, batches := r.list("transitions"), r.list("counts"), r.list("changed batches")
+	fx := Effects{Queue: queue, At: msTime(r.int("now"))}
+	if err := r.done(); err != nil {
+		return Effects{}, false, err
 	}
-	flat, _ := parts[0].([]any)
-	counts, _ := parts[1].([]any)
-	batches, _ := parts[2].([]any)
-	str := func(v any) string { s, _ := v.(string); return s }
-	num := func(v any) int64 { n, _ := v.(int64); return n }
-	fx := Effects{Queue: queue, At: msTime(num(parts[3]))}
-	for i := 0; i+transitionValues <= len(flat); i += transitionValues {
-		v := flat[i : i+transitionValues]
-		t := Transition{
-			JobID: globalID(str(v[0]), queue), Queue: queue, Action: Action(str(v[1])),
-			From: State(str(v[2])), To: State(str(v[3])), Actor: str(v[4]), Attempt: int(num(v[5])),
-			Holder: str(v[6]), Deadline: optTime(num(v[7])), Title: str(v[8]), Priority: int(num(v[9])),
-			BatchID: globalID(str(v[10]), queue), At: fx.At,
-		}
+	for flat.more() {
+		// In the order answer packs them, left to right.
+		t := Transition{JobID: globalID(flat.str("job id"), queue), Queue: queue,
+			Action: Action(flat.str("action")), From: State(flat.str("from")), To: State(flat.str("to")),
+			Actor: flat.str("actor"), Attempt: int(flat.int("attempt")), Holder: flat.str("holder"),
+			Deadline: optTime(flat.int("deadline")), Title: flat.str("title"), Priority: int(flat.int("priority")),
+			BatchID: globalID(flat.str("batch"), queue), At: fx.At}
 		fx.Transitions = append(fx.Transitions, t)
 	}
-	if len(counts) == 5 {
-		fx.Counts = Counts{Ready: num(counts[0]), Held: num(counts[1]), Scheduled: num(counts[2]),
-			Reserved: num(counts[3]), Dead: num(counts[4])}
-	}
-	for i := 0; i+1 < len(batches); i += 2 {
-		b, err := decodeBatch(globalID(str(batches[i]), queue), str(batches[i+1]))
+	fx.Counts = Counts{Ready: counts.int("ready"), Held: counts.int("held"), Scheduled: counts.int("scheduled"),
+		Reserved: counts.int("reserved"), Dead: counts.int("dead")}
+	for batches.more() {
+		b, err := decodeBatch(globalID(batches.str("batch id"), queue), batches.str("batch"))
 		if err != nil {
 			return Effects{}, false, err
 		}
 		fx.Batches = append(fx.Batches, b)
+	}
+	for _, part := range []*reply{flat, counts, batches} {
+		if err := part.done(); err != nil {
+			return Effects{}, false, err
+		}
 	}
 	return fx, true, nil
 }
@@ -190,8 +186,9 @@ const (
 )
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
-// code tables, and the tallies' days and handling-time buckets (tally.go),
-// from their definitions in Go.
+// code tables, the tallies' days and handling-time buckets (tally.go), and
+// how a job's metadata is packed (metaFields), from their definitions in
+// Go.
 func luaConstants() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
@@ -212,6 +209,20 @@ func luaConstants() string {
 	}
 	table("STATE_CODE", states)
 	table("ACTION_CODE", actions)
+	// A job's metadata, by metaFields: unpack_meta returns where the
+	// history after it starts (cmsgpack's offset, -1 at the end) and the
+	// fields as a table; pack_meta packs the fields of one.
+	var vars, fields, values []string
+	for i, f := range metaFields {
+		v := fmt.Sprintf("v%d", i+1)
+		vars = append(vars, v)
+		fields = append(fields, f.name+" = "+v)
+		values = append(values, "m."+f.name)
+	}
+	fmt.Fprintf(&b, "local META = %d\n", len(metaFields))
+	fmt.Fprintf(&b, "local function unpack_meta(raw)\n  local next_at, %s = cmsgpack.unpack_limit(raw, META, 0)\n  return next_at, {%s}\nend\n",
+		strings.Join(vars, ", "), strings.Join(fields, ", "))
+	fmt.Fprintf(&b, "local function pack_meta(m)\n  return cmsgpack.pack(%s)\nend\n", strings.Join(values, ", "))
 	return b.String()
 }
 

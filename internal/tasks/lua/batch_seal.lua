@@ -1,8 +1,8 @@
 -- batch_seal.lua: seals an open batch: no job may be added any more, and it
 -- completes when its last job ends. Sealing a sealed or ended batch changes
 -- nothing.
--- KEYS    -> ready, meta, batches, batchdone, parked (of the queue's keys,
---            see lib.lua)
+-- KEYS    -> ready, scheduled, reserved, dead, meta, batches, batchdone,
+--            parked
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- Output: {"batch_not_found"}, or {"ok", batch JSON}

@@ -1,9 +1,9 @@
 -- claim.lua: reserves the best-ranked ready job the operator has not skipped
 -- (or, given a job id, that job if it is in line and not skipped by them);
 -- claim_for (lib.lua) says how.
--- KEYS    -> conf, ready, scheduled, reserved, dead, canceled, meta, payload,
---            skips, skipcount, batches, batchdone, parked, claims, holding,
---            people, waiting (of the queue's keys, see lib.lua)
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, skips, skipcount, batches, batchdone, parked,
+--            claims, holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> operator
 -- ARGV[3] -> fresh reservation token

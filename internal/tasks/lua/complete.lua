@@ -1,17 +1,23 @@
--- complete.lua: the holder finishes a reserved job with a result.
--- KEYS    -> conf, ready, reserved, completed, meta, payload, result, skips,
---            skipcount, batches, batchdone, parked, claims, holding, people
---            (of the queue's keys, see lib.lua)
+-- complete.lua: the holder finishes a reserved job with a result that
+-- fits the queue's outcome form (complete_held, lib.lua, says how).
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled, meta,
+--            payload, result, skips, skipcount, batches, batchdone, parked,
+--            claims, holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
 -- ARGV[4] -> holder: the user acting
 -- ARGV[5] -> result JSON (empty: none)
--- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, or {"ok", id,
---         metadata, payload, the result kept}: a retry answers the result
---         sent first
+-- ARGV[6] -> the SHA-1 of the outcome form the result was checked against
+--            ("" for none)
+-- ARGV[7] -> "1" if the result fits that form
+-- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, {"form",
+--         the form as stored} (another form than the one checked
+--         against), {"unfit"} (the result does not fit the form), or
+--         {"ok", id, metadata, payload, the result kept}: a retry answers
+--         the result sent first
 clock(ARGV[1])
 local id = ARGV[2]
-local status, raw, kept = complete_held(id, ARGV[3], ARGV[4], ARGV[5])
+local status, raw, kept = complete_held(id, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if status == 'ok' or status == 'again' then return reply(id, raw, kept) end
 return raw

@@ -1,4 +1,5 @@
--- complete_next.lua: the holder finishes a reserved job with a result and,
+-- complete_next.lua: the holder finishes a reserved job with a result that
+-- fits the queue's outcome form (complete_held, lib.lua) and,
 -- in the same call, claims the next job of the queue (claim_for, lib.lua):
 -- the loop of a person working a queue, in one call. The next claim is
 -- made with the key "next " and the completed job's id (an engine's key,
@@ -6,29 +7,32 @@
 -- next reservation while it lasts, and claims nothing new.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting (of the queue's keys,
---            see lib.lua)
+--            parked, claims, holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
 -- ARGV[4] -> holder: the user acting
 -- ARGV[5] -> result JSON (empty: none)
--- ARGV[6] -> fresh reservation token for the next job
--- ARGV[7] -> most expired reservations to reclaim and scheduled jobs to promote
--- ARGV[8] -> most skipped jobs to look past
--- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, or {"ok", id,
+-- ARGV[6] -> the SHA-1 of the outcome form the result was checked against
+--            ("" for none)
+-- ARGV[7] -> "1" if the result fits that form
+-- ARGV[8] -> fresh reservation token for the next job
+-- ARGV[9] -> most expired reservations to reclaim and scheduled jobs to promote
+-- ARGV[10] -> most skipped jobs to look past
+-- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, {"form", the
+--         form as stored}, {"unfit"} (as complete.lua), or {"ok", id,
 --         metadata, payload, the result kept, next id, next metadata, next
 --         payload, why there is no next} (the next three empty when no
 --         job was claimed, and why: "empty", "queue_paused" or "hold_limit")
 clock(ARGV[1])
 local id, holder = ARGV[2], ARGV[4]
-local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5])
+local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5], ARGV[6], ARGV[7])
 if status ~= 'ok' and status ~= 'again' then return raw end
 -- A first completion cannot have claimed before; a retry only answers
 -- what the first one claimed.
 local mode = 'new'
 if status == 'again' then mode = 'again' end
-local claimed, next_id, next_raw = claim_for(holder, ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]),
+local claimed, next_id, next_raw = claim_for(holder, ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]),
   'next ' .. id, '', mode)
 if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '', claimed) end
 return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id), '')

@@ -1,8 +1,8 @@
 -- enqueue.lua: adds up to 1000 jobs at once, all or nothing, optionally to a
 -- batch that it creates or that is still open.
--- KEYS    -> conf, ready, scheduled, meta, payload, idem, batches,
---            batchindex, batchdone, parked, members, waiting (of the queue's
---            keys, see lib.lua)
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, idem, batches, batchindex, batchdone, parked,
+--            members, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[3] -> batch id (empty: the jobs belong to no batch)

@@ -1,6 +1,7 @@
 -- extend.lua: the holder moves a reservation's deadline forward, never
 -- backward, within the queue's max extensions and max total hold.
--- KEYS    -> conf, reserved, meta, payload (of the queue's keys, see lib.lua)
+-- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, batches,
+--            parked
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -1,8 +1,8 @@
 -- fail.lua: the holder reports the job failed; it goes back in line for
 -- another attempt, or dead when its attempts are used up.
--- KEYS    -> ready, reserved, dead, canceled, meta, payload, skips,
---            skipcount, batches, batchdone, parked, claims, holding, people,
---            waiting (of the queue's keys, see lib.lua)
+-- KEYS    -> ready, scheduled, reserved, completed, dead, canceled, meta,
+--            payload, skips, skipcount, batches, batchdone, parked, claims,
+--            holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

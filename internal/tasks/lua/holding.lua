@@ -1,6 +1,6 @@
 -- holding.lua: one person's live reservations of the queue, without their
 -- payloads (a page lists them; it never walks everyone's). Reads only.
--- KEYS    -> meta, holding (of the queue's keys, see lib.lua)
+-- KEYS    -> meta, holding
 -- ARGV[1] -> the holder
 -- ARGV[2] -> at most this many
 -- Output: {"ok", then per job: id, metadata}
@@ -16,4 +16,4 @@ if #held > 0 then
     out[#out + 1] = metas[i]
   end
 end
-return answer('ok', unpack(out))
+return plain('ok', unpack(out))

@@ -2,42 +2,13 @@
 -- once as the top of a Redis function library and registers each script's
 -- own text as one function of it, so each script stays one atomic FCALL.
 --
--- Every queue script receives the same KEYS, all of one queue (one hash tag,
--- one cluster slot), in the order of keys.Queue.All() (internal/keys):
--- KEYS[1]  -> cd:{<queue>}:conf       HASH  queue settings
--- KEYS[2]  -> cd:{<queue>}:ready      ZSET  id -> rank
--- KEYS[3]  -> cd:{<queue>}:scheduled  ZSET  id -> due ms
--- KEYS[4]  -> cd:{<queue>}:reserved   ZSET  id -> deadline ms
--- KEYS[5]  -> cd:{<queue>}:completed  ZSET  id -> finished ms
--- KEYS[6]  -> cd:{<queue>}:dead       ZSET  id -> finished ms
--- KEYS[7]  -> cd:{<queue>}:canceled   ZSET  id -> finished ms
--- KEYS[8]  -> cd:{<queue>}:meta       HASH  id -> job metadata (MessagePack)
--- KEYS[9]  -> cd:{<queue>}:payload    HASH  id -> payload (JSON)
--- KEYS[10] -> cd:{<queue>}:result     HASH  id -> result (JSON)
--- KEYS[11] -> cd:{<queue>}:idem       HASH  idempotency key -> id
--- KEYS[12] -> cd:{<queue>}:skips      SET   "operator\nid"
--- KEYS[13] -> cd:{<queue>}:skipcount  HASH  operator -> live skips
--- KEYS[14] -> cd:{<queue>}:batches    HASH  batch id -> batch record (JSON)
--- KEYS[15] -> cd:{<queue>}:batchindex ZSET  batch id -> created ms
--- KEYS[16] -> cd:{<queue>}:batchdone  ZSET  batch id -> finished ms
--- KEYS[17] -> cd:{<queue>}:parked     ZSET  "batch|rank|id", score 0: ready
---                                           jobs of capped batches waiting
---                                           for a free slot, in lex order
--- KEYS[18] -> cd:{<queue>}:members    ZSET  "batch|id", score 0: every job
---                                           of every batch
--- KEYS[19] -> cd:{<queue>}:claims     HASH  "operator\nidempotency key" -> id
---                                           of the live claim made with it
--- KEYS[20] -> cd:{<queue>}:holding    ZSET  "operator\nid", score 0: the live
---                                           reservations by holder
--- KEYS[21] -> cd:{<queue>}:numbers    ZSET  "minute ready claims completed
---                                           dead oldest", score minute
---                                           (numbers.lua)
--- KEYS[22] -> cd:{<queue>}:people     HASH  "<day mod 8>\nperson" -> what the
---                                           person's reservations came to
---                                           that day (tally, below)
--- KEYS[23] -> cd:{<queue>}:waiting    ZSET  id -> ms it waits since: every
---                                           ready job, parked ones too
--- Each script's header names the keys it actually touches.
+-- Each script is handed the keys of one queue (one hash tag, one cluster
+-- slot) that it declares, and only those: scripts.go declares them per
+-- script file by part (scriptKeys), and each file's KEYS header lists the
+-- same parts. A key's part is what follows the hash tag, cd:{<queue>}:<part>;
+-- internal/keys says what each key holds. The keys handed to the call under
+-- way are K.<part>, a state's index also INDEX.<state>; a part not handed
+-- is nil, so no script can touch a key it did not declare.
 --
 -- Scripts answer {status, effects, values...} (answer, below): a status
 -- code, which scripts.go turns into a Go error in one place unless it is
@@ -45,20 +16,15 @@
 -- queue's counts after them, the batches it changed), from which
 -- everything downstream is built; then the script's own values.
 
--- K and INDEX name the keys of the call under way. BATCHES caches the batch
+-- K and INDEX name the keys of the call under way, by part (one table:
+-- INDEX is for the indexes of states). BATCHES caches the batch
 -- records it loaded and DIRTY marks those it changed; LOADED caches the
 -- jobs it loaded, so that every part of a call sees one job as one table;
 -- TRANS collects the transitions it made. begin sets them anew per call.
 local K, INDEX, BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}, {}, {}
 
 local function begin(keys)
-  K.conf, K.meta, K.payload, K.result = keys[1], keys[8], keys[9], keys[10]
-  K.idem, K.skips, K.skipcount = keys[11], keys[12], keys[13]
-  K.batches, K.batchindex, K.batchdone = keys[14], keys[15], keys[16]
-  K.parked, K.members, K.claims, K.holding = keys[17], keys[18], keys[19], keys[20]
-  K.numbers, K.people, K.waiting = keys[21], keys[22], keys[23]
-  INDEX.ready, INDEX.scheduled, INDEX.reserved = keys[2], keys[3], keys[4]
-  INDEX.completed, INDEX.dead, INDEX.canceled = keys[5], keys[6], keys[7]
+  K, INDEX = keys, keys
   BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}
 end
 
@@ -95,37 +61,29 @@ local function settings(...)
   return c
 end
 
--- Job metadata is stored as a run of MessagePack values, one per field in
--- the order below (META of them), nil where a field is absent: no field
--- names to keep in memory, and cmsgpack builds and walks no table of its
--- own while packing and unpacking (both happen on every change of state).
--- run_at is left out when it equals created_at. reserved_by and token stay
--- after a reservation ends, naming the last holder and the token a retry
--- of their last action would carry. The job's history follows the fields:
--- HISTORY_ENTRY values per entry (record, below), hist_n entries in all
--- since the job was made. internal/tasks/msgpack.go reads the same layout.
-local META = 21
+-- Job metadata is stored as a run of MessagePack values, one per field,
+-- nil where a field is absent: no field names to keep in memory, and
+-- cmsgpack builds and walks no table of its own while packing and
+-- unpacking (both happen on every change of state). The fields and their
+-- order are defined in Go (metaFields, internal/tasks/msgpack.go, which
+-- reads them back): pack_meta and unpack_meta, defined before this file,
+-- are made from that list. run_at is left out when it equals created_at.
+-- reserved_by and token stay after a reservation ends, naming the last
+-- holder and the token a retry of their last action would carry. The
+-- job's history follows the fields: HISTORY_ENTRY values per entry
+-- (record, below), hist_n entries in all since the job was made.
 
 local function load(id)
   local m = LOADED[id]
   if m then return m end
   local raw = redis.call('HGET', K.meta, id)
   if not raw then return nil end
-  local next_at, state, title, priority, attempts, max_attempts, lease_seconds,
-    created_at, run_at, rank, reserved_by, reserved_at, deadline, token,
-    extensions, finished_at, last_error, idempotency_key, skipped_by,
-    batch, claim_key, hist_n = cmsgpack.unpack_limit(raw, META, 0)
-  m = {
-    state = state, title = title, priority = priority, attempts = attempts,
-    max_attempts = max_attempts, lease_seconds = lease_seconds,
-    created_at = created_at, run_at = run_at or created_at, rank = rank,
-    reserved_by = reserved_by, reserved_at = reserved_at, deadline = deadline,
-    token = token, extensions = extensions, finished_at = finished_at,
-    last_error = last_error, idempotency_key = idempotency_key,
-    skipped_by = skipped_by, batch = batch, claim_key = claim_key,
-    hist_n = hist_n or 0, history = next_at == -1 and '' or string.sub(raw, next_at + 1),
-    raw = raw,
-  }
+  local next_at
+  next_at, m = unpack_meta(raw)
+  m.run_at = m.run_at or m.created_at
+  m.hist_n = m.hist_n or 0
+  m.history = next_at == -1 and '' or string.sub(raw, next_at + 1)
+  m.raw = raw
   LOADED[id] = m
   return m
 end
@@ -133,12 +91,9 @@ end
 -- store saves the job's metadata and history and returns them as stored.
 local function store(id, m)
   local run_at = m.run_at
-  if run_at == m.created_at then run_at = nil end
-  local raw = cmsgpack.pack(m.state, m.title, m.priority, m.attempts,
-    m.max_attempts, m.lease_seconds, m.created_at, run_at, m.rank,
-    m.reserved_by, m.reserved_at, m.deadline, m.token, m.extensions,
-    m.finished_at, m.last_error, m.idempotency_key, m.skipped_by, m.batch,
-    m.claim_key, m.hist_n) .. m.history
+  if run_at == m.created_at then m.run_at = nil end
+  local raw = pack_meta(m) .. m.history
+  m.run_at = run_at
   redis.call('HSET', K.meta, id, raw)
   m.raw = raw
   return raw
@@ -452,6 +407,14 @@ local function spend_attempt(id, m, action, actor, reason)
   end
 end
 
+-- plain is the answer of a script that never moves a job or changes a
+-- batch (one that reads, or changes only settings or indexes): it touches
+-- no key to answer.
+local function plain(status, ...)
+  if #TRANS > 0 or next(DIRTY) then error('plain answer of a call that changed jobs or batches') end
+  return {status, {}, ...}
+end
+
 -- answer is every script's reply: {status, effects, values...}. The
 -- effects are {} when the call changed nothing, else {transitions (11
 -- values each: id, action, from, to, actor, attempt, holder, deadline ms,
@@ -467,7 +430,7 @@ local function answer(status, ...)
     batches[#batches + 1] = bid
     batches[#batches + 1] = raw
   end
-  if #TRANS == 0 and #batches == 0 then return {status, {}, ...} end
+  if #TRANS == 0 and #batches == 0 then return plain(status, ...) end
   local parked = redis.call('ZCARD', K.parked)
   local counts = {redis.call('ZCARD', INDEX.ready) + parked, parked,
     redis.call('ZCARD', INDEX.scheduled), redis.call('ZCARD', INDEX.reserved),
@@ -553,16 +516,28 @@ local function promote(limit)
 end
 
 -- complete_held finishes the reserved job for its holder with a result
--- (empty: none). It returns "ok" and the job's stored metadata and the
+-- (empty: none), if the result fits the queue's outcome form. The form is
+-- checked in Go (Outcome.Check), against the form as Go last read it:
+-- form names it (the SHA-1 of the form as stored in conf, "" for none)
+-- and fits says whether the result fits it ('1') or not. The form is read
+-- here again, in the same call that completes the job, so that a form
+-- changed meanwhile is never judged by the old one: if it differs, the
+-- answer is "form" and the form as stored, for Go to check the result
+-- again. Only the holder learns about the form: anyone else is answered
+-- by the hold first. It returns "ok" and the job's stored metadata and the
 -- result kept; "again" and the same when the holder completed it before
--- (a retry whose answer was lost: the result sent first stays); or an
--- error status and the answer to give.
-local function complete_held(id, token, holder, result)
+-- (a retry whose answer was lost: the result sent first stays); "unfit"
+-- when the result does not fit the form, changing nothing; or another
+-- status and the answer to give.
+local function complete_held(id, token, holder, result, form, fits)
   local m, done = take(id, token, holder, 'completed')
   if not m then
     if done[1] == 'ok' then return 'again', done[4], redis.call('HGET', K.result, id) or '' end
     return done[1], done
   end
+  local stored = redis.call('HGET', K.conf, 'outcome') or ''
+  if redis.sha1hex(stored) ~= form then return 'form', answer('form', stored) end
+  if fits ~= '1' then return 'unfit', answer('unfit') end
   if result ~= '' then redis.call('HSET', K.result, id, result) end
   finish(id, m, 'completed', 'completed', holder)
   return 'ok', store(id, m), result

@@ -1,7 +1,6 @@
 -- list.lua: one page of an index, in index order, after a cursor. Reads only.
--- KEYS    -> conf, the index read (ready, scheduled, reserved, completed,
---            dead or canceled), meta, payload (of the queue's keys, see
---            lib.lua)
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload
 -- ARGV[1] -> state whose index to read (ready, scheduled, reserved, ...)
 -- ARGV[2] -> page size
 -- ARGV[3] -> cursor score (empty: from the start)
@@ -9,7 +8,7 @@
 -- ARGV[5] -> "payloads" to answer each job's payload, else none
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), then per job: id, score, metadata,
 --         payload (or false)}
-if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
+if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 local index = INDEX[ARGV[1]]
 local limit = tonumber(ARGV[2])
 local after_score, after_id = tonumber(ARGV[3]), ARGV[4]
@@ -58,4 +57,4 @@ for i = 1, math.min(#page, 2 * limit), 2 do
   end
 end
 if #page > 2 * limit then out[1] = 1 end
-return answer('ok', unpack(out))
+return plain('ok', unpack(out))

@@ -1,15 +1,14 @@
 -- numbers.lua: samples the queue's numbers of the minute under way into
 -- K.numbers (one member per minute, replaced by each sample of the
 -- minute), and drops the minutes more than ARGV[2] old.
--- KEYS    -> conf, ready, completed, dead, parked, numbers, waiting (of the
---            queue's keys, see lib.lua)
+-- KEYS    -> conf, ready, completed, dead, parked, numbers, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> minutes to keep
 -- Output: {"queue_not_found"}, or {"ok"}
 local now = clock(ARGV[1])
 local keep = tonumber(ARGV[2])
 local claims = redis.call('HGET', K.conf, 'claims')
-if not redis.call('HGET', K.conf, 'max_hold_seconds') then return answer('queue_not_found') end
+if not redis.call('HGET', K.conf, 'max_hold_seconds') then return plain('queue_not_found') end
 local minute = math.floor(now / 60000)
 local from, to = int(minute * 60000), '(' .. int((minute + 1) * 60000)
 local oldest = oldest_waiting()
@@ -21,4 +20,4 @@ local sample = table.concat({int(minute),
 redis.call('ZREMRANGEBYSCORE', K.numbers, int(minute), int(minute))
 redis.call('ZREMRANGEBYSCORE', K.numbers, '-inf', '(' .. int(minute - keep))
 redis.call('ZADD', K.numbers, int(minute), sample)
-return answer('ok')
+return plain('ok')

@@ -1,6 +1,7 @@
 -- promote.lua: moves at most limit due scheduled jobs to ready.
--- KEYS    -> conf, ready, scheduled, canceled, meta, batches, batchdone,
---            parked, waiting (of the queue's keys, see lib.lua)
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, skips, skipcount, batches, batchdone, parked, claims,
+--            holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), jobs moved}

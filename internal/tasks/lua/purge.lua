@@ -3,24 +3,23 @@
 -- left of limit, finished batches older than both cut-offs (their jobs are
 -- gone by then). A job's history is part of its metadata and goes with it.
 -- KEYS    -> conf, completed, dead, canceled, meta, payload, result, idem,
---            batches, batchindex, batchdone, members (of the queue's keys,
---            see lib.lua)
+--            batches, batchindex, batchdone, members
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), number deleted}
 local now = clock(ARGV[1])
 local c = settings('retention_seconds', 'dead_retention_seconds')
-if not c then return answer('queue_not_found') end
+if not c then return plain('queue_not_found') end
 local budget = tonumber(ARGV[2])
 local deleted, more = 0, false
 local cutoffs = {
-  {'completed', now - c.retention_seconds * 1000},
-  {'canceled', now - c.retention_seconds * 1000},
-  {'dead', now - c.dead_retention_seconds * 1000},
+  {INDEX.completed, now - c.retention_seconds * 1000},
+  {INDEX.canceled, now - c.retention_seconds * 1000},
+  {INDEX.dead, now - c.dead_retention_seconds * 1000},
 }
 for _, rule in ipairs(cutoffs) do
-  local state, cutoff = rule[1], rule[2]
-  local old = redis.call('ZRANGEBYSCORE', INDEX[state], '-inf', cutoff, 'LIMIT', 0, budget + 1)
+  local index, cutoff = rule[1], rule[2]
+  local old = redis.call('ZRANGEBYSCORE', index, '-inf', cutoff, 'LIMIT', 0, budget + 1)
   if #old > budget then more = true end
   for i = 1, math.min(#old, budget) do
     local id = old[i]
@@ -28,7 +27,7 @@ for _, rule in ipairs(cutoffs) do
     if m and m.idempotency_key and redis.call('HGET', K.idem, m.idempotency_key) == id then
       redis.call('HDEL', K.idem, m.idempotency_key)
     end
-    redis.call('ZREM', INDEX[state], id)
+    redis.call('ZREM', index, id)
     redis.call('HDEL', K.meta, id)
     redis.call('HDEL', K.payload, id)
     redis.call('HDEL', K.result, id)
@@ -46,4 +45,4 @@ for i = 1, math.min(#old, budget) do
   redis.call('ZREM', K.batchdone, old[i])
 end
 deleted = deleted + math.min(#old, budget)
-return answer('ok', more and 1 or 0, deleted)
+return plain('ok', more and 1 or 0, deleted)

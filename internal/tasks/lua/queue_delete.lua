@@ -1,16 +1,19 @@
 -- queue_delete.lua: deletes an empty queue, with what is left of its
 -- finished jobs and batches. A queue is empty when no job of it is ready,
 -- scheduled, reserved or dead, and every batch of it has finished.
--- KEYS    -> every key of the queue (see lib.lua)
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, idem, skips, skipcount, batches,
+--            batchindex, batchdone, parked, members, claims, holding,
+--            numbers, people, waiting
 -- Output: {"queue_not_found"}, {"queue_not_empty"}, or {"ok"}
-if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
+if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 for _, k in ipairs({INDEX.ready, K.parked, INDEX.scheduled, INDEX.reserved, INDEX.dead}) do
-  if redis.call('ZCARD', k) > 0 then return answer('queue_not_empty') end
+  if redis.call('ZCARD', k) > 0 then return plain('queue_not_empty') end
 end
 if redis.call('ZCARD', K.batchindex) > redis.call('ZCARD', K.batchdone) then
-  return answer('queue_not_empty')
+  return plain('queue_not_empty')
 end
 -- UNLINK frees the finished jobs' records (up to the queue's retention of
 -- them) away from the script, so the call stays short however many.
 redis.call('UNLINK', unpack(KEYS))
-return answer('ok')
+return plain('ok')

@@ -1,7 +1,7 @@
 -- queue_put.lua: writes settings of a queue, creating it or not as asked.
 -- Each write counts in the settings' revision, conf's "rev", so a change
 -- made from settings read before can tell whether they still hold.
--- KEYS    -> conf (of the queue's keys, see lib.lua)
+-- KEYS    -> conf
 -- ARGV[1] -> "create": only a queue that does not exist yet; "update":
 --            only one that does; "put": either; "update <rev>": only one
 --            whose settings are still at that revision (0: never written
@@ -12,11 +12,11 @@
 --         setting, value, …}
 local mode, rev = string.match(ARGV[1], '^(%a+) ?(%d*)$')
 local exists = redis.call('EXISTS', K.conf) == 1
-if mode == 'create' and exists then return answer('queue_exists') end
-if mode == 'update' and not exists then return answer('queue_not_found') end
-if rev ~= '' and (redis.call('HGET', K.conf, 'rev') or '0') ~= rev then return answer('changed') end
+if mode == 'create' and exists then return plain('queue_exists') end
+if mode == 'update' and not exists then return plain('queue_not_found') end
+if rev ~= '' and (redis.call('HGET', K.conf, 'rev') or '0') ~= rev then return plain('changed') end
 -- A new queue's waiting index is whole from the start (waiting_index.lua).
 if not exists then redis.call('HSET', K.conf, 'waiting_indexed', '1') end
 redis.call('HSET', K.conf, unpack(ARGV, 2))
 redis.call('HINCRBY', K.conf, 'rev', 1)
-return answer('ok', unpack(redis.call('HGETALL', K.conf)))
+return plain('ok', unpack(redis.call('HGETALL', K.conf)))

@@ -2,9 +2,9 @@
 -- each job goes back in line with one attempt spent, or dead. First it
 -- files under their holders the reservations made before the holding index
 -- was kept (index_holding).
--- KEYS    -> conf, ready, reserved, dead, canceled, meta, skips, skipcount,
---            batches, batchdone, parked, claims, holding, people, waiting (of
---            the queue's keys, see lib.lua)
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, skips, skipcount, batches, batchdone, parked, claims,
+--            holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), jobs moved}

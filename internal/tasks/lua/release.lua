@@ -1,7 +1,7 @@
 -- release.lua: the holder gives a reserved job back to its place in line.
--- KEYS    -> ready, reserved, canceled, meta, payload, skips, skipcount,
---            batches, batchdone, parked, claims, holding, people, waiting (of
---            the queue's keys, see lib.lua)
+-- KEYS    -> ready, scheduled, reserved, completed, dead, canceled, meta,
+--            payload, skips, skipcount, batches, batchdone, parked, claims,
+--            holding, people, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

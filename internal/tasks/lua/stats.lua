@@ -1,6 +1,6 @@
 -- stats.lua: counts of the queue's jobs per state. Reads only.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, parked, waiting (of the queue's keys, see lib.lua)
+--            meta, parked, waiting
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> window in ms for "completed recently"
 -- Output: {"queue_not_found"}, or {"ok", ready, scheduled, reserved, completed, dead, canceled,
@@ -10,11 +10,11 @@
 --         then the queue's settings as field, value, ...}
 -- Ready counts every ready job: those in the claim line and those held back.
 local now = clock(ARGV[1])
-if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
+if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 local next_since = 0
 local head = redis.call('ZRANGE', INDEX.ready, 0, 0)
 if head[1] then next_since = load(head[1]).run_at end
-return answer('ok',
+return plain('ok',
   redis.call('ZCARD', INDEX.ready) + redis.call('ZCARD', K.parked), redis.call('ZCARD', INDEX.scheduled),
   redis.call('ZCARD', INDEX.reserved), redis.call('ZCARD', INDEX.completed),
   redis.call('ZCARD', INDEX.dead), redis.call('ZCARD', INDEX.canceled),

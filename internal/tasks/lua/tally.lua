@@ -1,6 +1,6 @@
 -- tally.lua: the queue's tallies of work by person (lib.lua, tally) of the
 -- last ARGV[2] days, today included. Reads only.
--- KEYS    -> people (of the queue's keys, see lib.lua)
+-- KEYS    -> people
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> days
 -- Output: {"ok", today (days since the Unix epoch, UTC), {person, tally,
@@ -16,4 +16,4 @@ for i = 1, #all, 2 do
     out[#out + 1] = all[i + 1]
   end
 end
-return answer('ok', today, out)
+return plain('ok', today, out)

@@ -3,13 +3,13 @@
 -- keep it for every job that changes meanwhile, so a walk of every job
 -- once, each indexed if ready when seen, makes it whole. Conf's
 -- waiting_cursor is where the walk is; waiting_indexed is set when done.
--- KEYS    -> conf, meta, waiting (of the queue's keys, see lib.lua)
+-- KEYS    -> conf, meta, waiting
 -- ARGV[1] -> now in ms (unused; every maintenance script takes it)
 -- ARGV[2] -> how many jobs to look at, about (HSCAN's COUNT)
 -- Output: {"queue_not_found"}, or {"ok", 1 if the walk goes on else 0,
 --         ready jobs indexed}
-if redis.call('EXISTS', K.conf) == 0 then return answer('queue_not_found') end
-if redis.call('HGET', K.conf, 'waiting_indexed') then return answer('ok', 0, 0) end
+if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
+if redis.call('HGET', K.conf, 'waiting_indexed') then return plain('ok', 0, 0) end
 local at = redis.call('HGET', K.conf, 'waiting_cursor') or '0'
 local step = redis.call('HSCAN', K.meta, at, 'COUNT', ARGV[2])
 local n, found = 0, step[2]
@@ -24,7 +24,7 @@ end
 if step[1] == '0' then
   redis.call('HSET', K.conf, 'waiting_indexed', '1')
   redis.call('HDEL', K.conf, 'waiting_cursor')
-  return answer('ok', 0, n)
+  return plain('ok', 0, n)
 end
 redis.call('HSET', K.conf, 'waiting_cursor', step[1])
-return answer('ok', 1, n)
+return plain('ok', 1, n)

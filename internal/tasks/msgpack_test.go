@@ -1,0 +1,132 @@
+package tasks
+
+import (
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Metadata packed by the scripts' pack_meta, every field set and each to
+// a value of its own, reads back into the same fields in Go; and the
+// scripts' unpack_meta reads back what pack_meta packed. Both are made
+// from metaFields, so a field put in the wrong place, or read into the
+// wrong field of meta, is told here.
+func TestMetaLayout(t *testing.T) {
+	t.Parallel()
+	rdb := backends[0].rdb
+	ctx := t.Context()
+	// The job below as lib.lua's job table, and as a Lua expression.
+	const job = `{state = 'reserved', title = 'Call back', priority = 7, attempts = 2,
+  max_attempts = 9, lease_seconds = 600, created_at = 1000, run_at = 2000, rank = -1.5,
+  reserved_by = 'ann', reserved_at = 3000, deadline = 4000, token = 'tok', extensions = 3,
+  finished_at = 5000, last_error = 'no answer', idempotency_key = 'idem-1',
+  skipped_by = {'bob', 'cy'}, batch = '01BATCH', claim_key = 'key-1', hist_n = 11}`
+	code := "#!lua name=metalayout_test\n" + luaConstants() + `
+redis.register_function('pack', function(KEYS, ARGV)
+  return pack_meta(` + job + `) .. ARGV[1]
+end)
+redis.register_function('unpack', function(KEYS, ARGV)
+  local next_at, m = unpack_meta(ARGV[1])
+  local out = {tostring(next_at)}
+  for _, name in ipairs({` + quotedMetaNames() + `}) do
+    local v = m[name]
+    if type(v) == 'table' then v = table.concat(v, ',') end
+    out[#out + 1] = name .. '=' .. tostring(v)
+  end
+  return out
+end)
+`
+	if err := rdb.FunctionLoadReplace(ctx, code).Err(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rdb.FCall(ctx, "pack", nil, "HISTORY").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeMeta(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := meta{
+		State: StateReserved, Title: "Call back", Priority: 7, Attempts: 2, MaxAttempts: 9,
+		LeaseSeconds: 600, CreatedAt: 1000, RunAt: 2000, Rank: -1.5, ReservedBy: "ann",
+		ReservedAt: 3000, Deadline: 4000, Token: "tok", Extensions: 3, FinishedAt: 5000,
+		LastError: "no answer", IdempotencyKey: "idem-1", SkippedBy: []string{"bob", "cy"},
+		Batch: "01BATCH", ClaimKey: "key-1", HistoryCount: 11, History: "HISTORY",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decodeMeta of pack_meta's metadata =\n%+v\nwant\n%+v", got, want)
+	}
+
+	back, err := rdb.FCall(ctx, "unpack", nil, raw).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// First where the history starts, after the fields (cmsgpack's offset).
+	wantBack := []string{strconv.Itoa(len(raw) - len("HISTORY")), "state=reserved", "title=Call back",
+		"priority=7", "attempts=2", "max_attempts=9", "lease_seconds=600", "created_at=1000",
+		"run_at=2000", "rank=-1.5", "reserved_by=ann", "reserved_at=3000", "deadline=4000",
+		"token=tok", "extensions=3", "finished_at=5000", "last_error=no answer",
+		"idempotency_key=idem-1", "skipped_by=bob,cy", "batch=01BATCH", "claim_key=key-1", "hist_n=11"}
+	if !slices.Equal(back, wantBack) {
+		t.Errorf("unpack_meta of pack_meta's metadata =\n%q\nwant\n%q", back, wantBack)
+	}
+}
+
+// quotedMetaNames is metaFields' names as a Lua list's items.
+func quotedMetaNames() string {
+	names := make([]string, len(metaFields))
+	for i, f := range metaFields {
+		names[i] = "'" + f.name + "'"
+	}
+	return strings.Join(names, ", ")
+}
+
+// The scripts use, on a job's table, the fields of metaFields and only
+// those (besides history and raw, which load keeps beside them): a field
+// the scripts set that metaFields lacks would not be stored, one they
+// never use is not theirs.
+func TestMetaFieldsUsed(t *testing.T) {
+	t.Parallel()
+	field := regexp.MustCompile(`\b(?:m|LOADED\[\w+\])\.(\w+)`)
+	used := map[string]bool{}
+	for file := range library.names {
+		for _, m := range field.FindAllStringSubmatch(luaCode(t, file), -1) {
+			used[m[1]] = true
+		}
+	}
+	for _, m := range field.FindAllStringSubmatch(luaCode(t, "lib"), -1) {
+		used[m[1]] = true
+	}
+	// enqueue.lua makes a job's table whole, with a constructor.
+	for _, m := range regexp.MustCompile(`(\w+) = `).FindAllStringSubmatch(jobConstructor(t), -1) {
+		used[m[1]] = true
+	}
+	delete(used, "history")
+	delete(used, "raw")
+	var names []string
+	for _, f := range metaFields {
+		names = append(names, f.name)
+		if !used[f.name] {
+			t.Errorf("metaFields has %q, which no script uses", f.name)
+		}
+	}
+	for name := range used {
+		if !slices.Contains(names, name) {
+			t.Errorf("the scripts use the job field %q, which metaFields lacks: it would not be stored", name)
+		}
+	}
+}
+
+// jobConstructor returns the table constructor of enqueue.lua's new job.
+func jobConstructor(t *testing.T) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)local m = \{(.*?)\n    \}`).FindStringSubmatch(luaCode(t, "enqueue"))
+	if m == nil {
+		t.Fatal("enqueue.lua makes no job table")
+	}
+	return m[1]
+}
