@@ -32,10 +32,9 @@ import (
 // fetches its fragments after connecting, when its viewer's own
 // reservations change (within 50–250 ms), and, on a supervisor's page, at
 // most about once a second while others' reservations, counts or batches
-// change; every fragment also polls every 15 s.
+// change; every fragment also polls (hx-trigger "every 15s": c.floorPoll,
+// shorter in the smoke run).
 const (
-	// floorPoll is how often every fragment polls (hx-trigger "every 15s").
-	floorPoll = 15 * time.Second
 	// floorIdleSessions is how many people the idle operators' pages
 	// belong to: tabs of a few sessions, since logins cost a bcrypt each.
 	// Idle people hold nothing, so their pages hear nothing of their own.
@@ -43,13 +42,10 @@ const (
 	// floorSettle is how long the pages sit after connecting before the
 	// measured phases.
 	floorSettle = 3 * time.Second
-	// floorQuiet is how long after the last change the bench waits before
-	// it compares what every page shows with the store.
-	floorQuiet = 3 * time.Second
-	// floorHandling bounds the time a working operator holds a job; one who
-	// finds nothing waits up to floorRetry before claiming again.
-	floorHandlingMin, floorHandlingMax = 5 * time.Second, 15 * time.Second
-	floorRetryMin, floorRetryMax       = 2 * time.Second, 5 * time.Second
+	// floorQuiet bounds how long after the last change the bench waits for
+	// every page to show the store's count (a busy server's last notices
+	// and fetches take a while; a lost one never comes).
+	floorQuiet = 30 * time.Second
 )
 
 // refresher is a page's schedule of fetches of one kind, as app.js's
@@ -270,8 +266,8 @@ func (p *floorPage) read(ctx context.Context, base string, closing *atomic.Bool)
 // runFloor opens c.floorPages operator pages and c.floorSupervisors
 // supervisor pages on one instance, flows c.floorRate jobs a second
 // through the queue, and has a fifth of the operators work them (claim,
-// hold 5–15 s, complete and claim the next; wait 2–5 s when nothing is
-// waiting). It measures the same load twice: with the pages fetching as
+// hold it c.floorHold, complete it and claim the next; wait c.floorRetry
+// when nothing is waiting). It measures the same load twice: with the pages fetching as
 // the shipped pages do, then with pages that only hold their websocket.
 func runFloor(ctx context.Context, c config) (result, error) {
 	r := result{Scenario: fmt.Sprintf("floor (%d operator and %d supervisor pages on one server, %d jobs/s)",
@@ -338,9 +334,10 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	}
 
 	// Open the pages.
-	var fetchOn, closing atomic.Bool
-	var fetches atomic.Int64
+	var fetchOn, pollOn, closing atomic.Bool
+	var fetches, polls atomic.Int64
 	fetchOn.Store(true)
+	pollOn.Store(true)
 	total := c.floorPages + c.floorSupervisors
 	pages := make([]*floorPage, total)
 	wsURL := "ws" + strings.TrimPrefix(a.url, "http") + "/ws"
@@ -377,7 +374,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		p := &floorPage{user: who.name, supervisor: supervisor, conn: conn, fetchOn: &fetchOn, fetches: &fetches,
 			client: &http.Client{Transport: transport, Jar: who.jar, Timeout: 30 * time.Second},
 			mine:   refresher{jitter: 200 * time.Millisecond}, others: refresher{gap: time.Second, jitter: 400 * time.Millisecond},
-			poll: time.NewTicker(floorPoll), done: make(chan struct{})}
+			poll: time.NewTicker(c.floorPoll), done: make(chan struct{})}
 		pages[i] = p
 		// The snapshot first: its counts, then the catch-up fetch.
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -406,15 +403,18 @@ func runFloor(ctx context.Context, c config) (result, error) {
 			// are spread over the interval, not all in step with the
 			// bench's opening of the pages.
 			select {
-			case <-time.After(rand.N(floorPoll)):
-				p.poll.Reset(floorPoll)
+			case <-time.After(rand.N(c.floorPoll)):
+				p.poll.Reset(c.floorPoll)
 			case <-p.done:
 				return
 			}
 			for {
 				select {
 				case <-p.poll.C:
-					fetch()
+					if pollOn.Load() {
+						polls.Add(1)
+						fetch()
+					}
 				case <-p.done:
 					return
 				}
@@ -448,6 +448,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	claimRec.Store(newRecorder("claim"))
 	completeRec.Store(newRecorder("complete"))
 	api := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	var counts floorCounts
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -469,7 +470,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fail(floorWork(wctx, api, a.url, queue, people[i].token, claimRec, completeRec))
+			fail(floorWork(wctx, c, api, a.url, queue, people[i].token, claimRec, completeRec, &counts))
 		}()
 	}
 
@@ -520,32 +521,44 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 
-	// Stop the work, let the last notices and fetches land, and compare
-	// what every page shows with the store.
+	// Stop the work and the polls (a poll would mend a lost refresh), let
+	// the last notices and the fetches they cause land, and compare what
+	// every page shows with the store.
 	fetchOn.Store(true)
+	pollOn.Store(false)
 	stopWork()
 	wg.Wait()
 	if p := workErr.Load(); p != nil {
 		return r, *p
 	}
-	if err := sleep(ctx, floorQuiet); err != nil {
-		return r, err
-	}
 	st, err := a.tasks.Stats(ctx, queue)
 	if err != nil {
 		return r, err
 	}
-	stale, dropped := 0, 0
+	stale := func() int {
+		n := 0
+		for _, p := range pages {
+			want := st.Ready - st.Held
+			if p.supervisor {
+				want = st.Ready
+			}
+			p.mu.Lock()
+			if !p.known || p.shown != want {
+				n++
+			}
+			p.mu.Unlock()
+		}
+		return n
+	}
+	quiet := time.Now()
+	for deadline := quiet.Add(floorQuiet); stale() > 0 && time.Now().Before(deadline); {
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return r, err
+		}
+	}
+	settled, left := time.Since(quiet), stale()
+	dropped := 0
 	for _, p := range pages {
-		want := st.Ready - st.Held
-		if p.supervisor {
-			want = st.Ready
-		}
-		p.mu.Lock()
-		if !p.known || p.shown != want {
-			stale++
-		}
-		p.mu.Unlock()
 		select {
 		case <-p.done:
 			dropped++
@@ -558,11 +571,16 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	r.Ops = []summary{shipped.claim, shipped.complete, socketsOnly.claim, socketsOnly.complete}
 	a.checkQuiet(&r)
 	r.check("no page's websocket dropped", dropped == 0, "%d of %d", dropped, total)
-	r.check("no refresh lost: every page ends showing the current ready count", stale == 0,
-		"%d of %d pages show another count than the store's %d", stale, total, st.Ready-st.Held)
+	r.check("no refresh lost: every page ends showing the current ready count", left == 0,
+		"%d of %d pages show another count than the store's %d after %s", left, total, st.Ready-st.Held, floorQuiet)
 	perSecond := func(n int64, p phase) float64 { return float64(n) / p.seconds }
 	r.fig("pages", float64(total), "")
 	r.fig("working operators", float64(workers), "")
+	r.fig("claims that found nothing", float64(counts.emptyClaims.Load()), "")
+	r.fig("completes that claimed the next job", float64(counts.withNext.Load()), "")
+	r.fig("completes that found no next job", float64(counts.withoutNext.Load()), "")
+	r.fig("polls (every page, every phase)", float64(polls.Load()), "")
+	r.fig("after the work: time until every page showed the store's count", settled.Seconds(), "s")
 	r.fig("fragment GETs/s, pages fetching", perSecond(shipped.fetches, shipped), "")
 	r.fig("Redis commands/s, pages fetching", perSecond(shipped.calls, shipped), "")
 	r.fig("Redis commands/s, pages hold websockets only", perSecond(socketsOnly.calls, socketsOnly), "")
@@ -577,10 +595,20 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	return r, nil
 }
 
+// floorCounts counts which way the working operators' calls went.
+type floorCounts struct {
+	emptyClaims, withNext, withoutNext atomic.Int64
+}
+
+// between is a random moment in [span[0], span[1]).
+func between(span [2]time.Duration) time.Duration {
+	return span[0] + rand.N(span[1]-span[0])
+}
+
 // floorWork is one working operator: claim, hold the job a while, then
 // complete it and claim the next in one call; with nothing waiting, wait a
 // little and claim again.
-func floorWork(ctx context.Context, cl *http.Client, base, queue, token string, claims, completes *atomic.Pointer[recorder]) error {
+func floorWork(ctx context.Context, c config, cl *http.Client, base, queue, token string, claims, completes *atomic.Pointer[recorder], n *floorCounts) error {
 	type claimed struct {
 		Job         tasks.Job
 		Reservation struct{ Token string }
@@ -600,12 +628,15 @@ func floorWork(ctx context.Context, cl *http.Client, base, queue, token string, 
 			claims.Load().add(t0, time.Since(t0))
 			if status == http.StatusOK {
 				held = &got
-			} else if err := sleep(ctx, floorRetryMin+rand.N(floorRetryMax-floorRetryMin)); err != nil {
+				continue
+			}
+			n.emptyClaims.Add(1)
+			if err := sleep(ctx, between(c.floorRetry)); err != nil {
 				return nil
 			}
 			continue
 		}
-		if err := sleep(ctx, floorHandlingMin+rand.N(floorHandlingMax-floorHandlingMin)); err != nil {
+		if err := sleep(ctx, between(c.floorHold)); err != nil {
 			return nil
 		}
 		var out struct{ Next *claimed }
@@ -620,10 +651,13 @@ func floorWork(ctx context.Context, cl *http.Client, base, queue, token string, 
 		}
 		completes.Load().add(t0, time.Since(t0))
 		held = out.Next
-		if held == nil {
-			if err := sleep(ctx, floorRetryMin+rand.N(floorRetryMax-floorRetryMin)); err != nil {
-				return nil
-			}
+		if held != nil {
+			n.withNext.Add(1)
+			continue
+		}
+		n.withoutNext.Add(1)
+		if err := sleep(ctx, between(c.floorRetry)); err != nil {
+			return nil
 		}
 	}
 }

@@ -20,11 +20,8 @@ import (
 // connection.
 const httpProducers = 8
 
-// httpBatch is the size of one batch enqueue.
-const httpBatch = 100
-
 // runHTTP runs the real server over loopback. Producers fill a queue with
-// exactly operators × cycles jobs, timed as single-job and 100-job
+// exactly operators × cycles jobs, timed as single-job and c.batch-job
 // enqueues; then c.operators virtual operators, each its own user with its
 // own API token and keep-alive connection, claim and complete jobs until
 // every job is done. It checks that every job was claimed and completed
@@ -44,20 +41,12 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 	// Fill the queue: about half the jobs one at a time, the rest in
-	// batches of 100, so every claim finds a job and none is left over.
+	// batches of c.batch (parse sees to at least one), so every claim finds
+	// a job and none is left over.
 	total := c.operators * c.cycles
-	batches := total / 2 / httpBatch
-	singles := total - batches*httpBatch
-	batchQueue := queue
-	if batches == 0 {
-		// Too few jobs for a batch (the smoke sizes): time one batch into a
-		// queue nobody claims from, so the claim run stays exact.
-		batchQueue, batches = "bench-http-batches", 1
-		if err := a.queue(ctx, batchQueue); err != nil {
-			return r, err
-		}
-	}
-	producerToken, err := a.userWithToken(ctx, "bench-producer", users.Producer, queue, batchQueue)
+	batches := total / 2 / c.batch
+	singles := total - batches*c.batch
+	producerToken, err := a.userWithToken(ctx, "bench-producer", users.Producer, queue)
 	if err != nil {
 		return r, err
 	}
@@ -90,7 +79,7 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 			return r, err
 		}
 	}
-	enqueue1, enqueue100 := newRecorder("http enqueue (1 job)"), newRecorder("http enqueue (100 jobs)")
+	enqueue1, enqueueBatch := newRecorder("http enqueue (1 job)"), newRecorder(fmt.Sprintf("http enqueue (%d jobs)", c.batch))
 	var mu sync.Mutex
 	enqueued := make(map[string]bool, total)
 	err = parallel(httpProducers, singles, func(w, i int) error {
@@ -112,25 +101,23 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 	err = parallel(httpProducers, batches, func(w, b int) error {
 		in := struct {
 			Jobs []jobBody `json:"jobs"`
-		}{make([]jobBody, httpBatch)}
+		}{make([]jobBody, c.batch)}
 		for k := range in.Jobs {
-			in.Jobs[k] = newJob(singles + b*httpBatch + k)
+			in.Jobs[k] = newJob(singles + b*c.batch + k)
 		}
 		var out struct{ Jobs []tasks.Job }
-		err := enqueue100.time(func() error {
-			_, err := call(ctx, producers[w], a.url, http.MethodPost, "/api/v1/queues/"+batchQueue+"/jobs", producerToken, in, &out)
+		err := enqueueBatch.time(func() error {
+			_, err := call(ctx, producers[w], a.url, http.MethodPost, "/api/v1/queues/"+queue+"/jobs", producerToken, in, &out)
 			return err
 		})
-		if err == nil && len(out.Jobs) != httpBatch {
-			err = fmt.Errorf("a batch of %d jobs answered %d", httpBatch, len(out.Jobs))
+		if err == nil && len(out.Jobs) != c.batch {
+			err = fmt.Errorf("a batch of %d jobs answered %d", c.batch, len(out.Jobs))
 		}
-		if batchQueue == queue {
-			mu.Lock()
-			for _, j := range out.Jobs {
-				enqueued[j.ID] = true
-			}
-			mu.Unlock()
+		mu.Lock()
+		for _, j := range out.Jobs {
+			enqueued[j.ID] = true
 		}
+		mu.Unlock()
 		return err
 	})
 	if err != nil {
@@ -195,7 +182,7 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 	}
 	commands, _, perCommand := callsSince(callsBefore, callsAfter)
 
-	r.Ops = []summary{enqueue1.summary(), enqueue100.summary(), claim.summary(), complete.summary(), cycle.summary()}
+	r.Ops = []summary{enqueue1.summary(), enqueueBatch.summary(), claim.summary(), complete.summary(), cycle.summary()}
 
 	// Exactly once: every job enqueued was claimed once and completed once.
 	claimed, completed, empty := map[string]int{}, map[string]int{}, 0
@@ -231,6 +218,7 @@ func runHTTP(ctx context.Context, c config) (result, error) {
 	r.fig("think time (after claim, after complete)", float64(c.think)/float64(time.Millisecond), "ms")
 	r.fig("concurrent producers", httpProducers, "")
 	r.fig("jobs enqueued one at a time", float64(singles), "")
+	r.fig(fmt.Sprintf("batches of %d jobs", c.batch), float64(batches), "")
 	r.fig("operator phase: completed jobs per second", float64(total)/work.Seconds(), "jobs/s")
 	r.fig("operator phase: claimdesk CPU", cores[0], "cores")
 	r.fig("operator phase: redis-server CPU", cores[1], "cores")

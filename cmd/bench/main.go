@@ -6,7 +6,7 @@
 //
 //	go run ./cmd/bench                     # every scenario, default sizes
 //	go run ./cmd/bench -only engine,scale  # some of them
-//	go run ./cmd/bench -smoke              # tiny sizes: does every scenario still run?
+//	go run ./cmd/bench -smoke              # small sizes, every branch of every scenario
 //
 // It starts its own redis-server (and, for http and notify, a claimdesk
 // server process from -claimdesk) on loopback.
@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"claimdesk/internal/tasks"
 )
 
 func main() {
@@ -53,6 +55,7 @@ type config struct {
 	messages    int // contention: messages per path
 	operators   int // http: virtual operators
 	cycles      int // http: claim+complete cycles per operator
+	batch       int // http: jobs per batch enqueue
 	think       time.Duration
 	sockets     int // notify: websocket clients
 	notices     int // notify: jobs enqueued while they listen
@@ -63,8 +66,13 @@ type config struct {
 	// long each of its two phases lasts.
 	floorPages, floorSupervisors, floorRate int
 	floorPhase                              time.Duration
-	claimdesk                               string
-	jsonPath                                string
+	// floor: how long a working operator holds a job, and how long one who
+	// found nothing waits before claiming again (each a random moment in
+	// [min, max)); how often every fragment polls.
+	floorHold, floorRetry [2]time.Duration
+	floorPoll             time.Duration
+	claimdesk             string
+	jsonPath              string
 }
 
 // scenario is one part of the bench.
@@ -89,13 +97,14 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale, replicas, floor); default all")
-	smoke := fs.Bool("smoke", false, "tiny sizes, to check that every scenario runs")
+	smoke := fs.Bool("smoke", false, "small sizes that take every branch of every scenario (the tests run it)")
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine and ceiling")
 	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")
 	fs.IntVar(&c.producers, "producers", 64, "contention: concurrent producers")
 	fs.IntVar(&c.messages, "messages", 5000, "contention: messages posted per path")
 	fs.IntVar(&c.operators, "operators", 200, "http: virtual operators")
 	fs.IntVar(&c.cycles, "cycles", 20, "http: claim and complete cycles per operator")
+	fs.IntVar(&c.batch, "batch", 100, "http: jobs per batch enqueue (about half the jobs come in batches)")
 	fs.DurationVar(&c.think, "think", 100*time.Millisecond, "http: an operator's time between actions (people read before they click)")
 	fs.IntVar(&c.sockets, "sockets", 2000, "notify: websocket clients")
 	fs.IntVar(&c.notices, "notices", 50, "notify: jobs enqueued while they listen")
@@ -106,6 +115,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.floorSupervisors, "floor-supervisors", 40, "floor: open supervisor pages")
 	fs.IntVar(&c.floorRate, "floor-rate", 10, "floor: jobs enqueued per second")
 	fs.DurationVar(&c.floorPhase, "floor-phase", 20*time.Second, "floor: how long each phase is measured")
+	c.floorHold, c.floorRetry, c.floorPoll = [2]time.Duration{5 * time.Second, 15 * time.Second}, [2]time.Duration{2 * time.Second, 5 * time.Second}, 15*time.Second
 	fs.StringVar(&c.claimdesk, "claimdesk", "bin/claimdesk", "the claimdesk binary that http and notify start")
 	fs.StringVar(&c.jsonPath, "json", "var/bench.json", "where to write the results as JSON (empty: nowhere)")
 	if err := fs.Parse(args); err != nil {
@@ -131,15 +141,23 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	}
 	if *smoke {
 		c.concurrency, c.jobs, c.producers, c.messages = 4, 200, 8, 200
-		c.operators, c.cycles, c.think, c.sockets, c.notices = 5, 3, 0, 20, 3
+		c.operators, c.cycles, c.batch, c.think, c.sockets, c.notices = 6, 4, 5, 0, 20, 3
 		c.sizes, c.reclaim, c.memJobs = []int{100, 1000}, 500, 1000
 		c.floorPages, c.floorSupervisors, c.floorRate, c.floorPhase = 30, 2, 5, 2*time.Second
+		// The floor's people and pages a tenth as slow, so that within its
+		// short phases operators complete jobs (with and without a next
+		// one) and pages poll.
+		c.floorHold, c.floorRetry, c.floorPoll = [2]time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}, [2]time.Duration{200 * time.Millisecond, 500 * time.Millisecond}, 1500*time.Millisecond
 	}
-	for _, v := range []int{c.concurrency, c.jobs, c.producers, c.messages, c.operators, c.cycles, c.sockets, c.notices, c.reclaim, c.memJobs,
+	for _, v := range []int{c.concurrency, c.jobs, c.producers, c.messages, c.operators, c.cycles, c.batch, c.sockets, c.notices, c.reclaim, c.memJobs,
 		c.floorPages, c.floorSupervisors, c.floorRate, int(c.floorPhase / time.Second)} {
 		if v < 1 {
 			return c, usageError{errors.New("counts and sizes must be at least 1")}
 		}
+	}
+	// The http scenario enqueues half its jobs in batches: at least one.
+	if c.batch > tasks.MaxBatch || c.operators*c.cycles < 2*c.batch {
+		return c, usageError{fmt.Errorf("-batch %d: at most %d, and -operators × -cycles (%d) at least twice it", c.batch, tasks.MaxBatch, c.operators*c.cycles)}
 	}
 	return c, nil
 }

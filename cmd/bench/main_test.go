@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,26 +17,32 @@ import (
 
 // TestSmoke runs every scenario at the smoke sizes against a claimdesk
 // binary built for the test: each must run, pass its correctness checks and
-// report its targets (which tiny sizes need not meet).
+// report its targets (which small sizes need not meet). The smoke sizes
+// take the branches the default sizes take (the http scenario's batches,
+// the floor's operators finding a job or none, its pages polling): every
+// timed operation must have been called, and the floor's every way taken.
 func TestSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts redis-server and claimdesk processes")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	bin := filepath.Join(t.TempDir(), "claimdesk")
+	dir := t.TempDir()
+	bin, jsonPath := filepath.Join(dir, "claimdesk"), filepath.Join(dir, "bench.json")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "claimdesk/cmd/web")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build claimdesk: %v\n%s", err, out)
 	}
 
 	var buf bytes.Buffer
-	err := run(ctx, []string{"-smoke", "-json", "", "-claimdesk", bin}, &buf)
+	err := run(ctx, []string{"-smoke", "-json", jsonPath, "-claimdesk", bin}, &buf)
 	out := buf.String()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
+	defer func() {
+		if t.Failed() {
+			t.Log(out)
+		}
+	}()
 	for _, sc := range scenarios {
 		if !strings.Contains(out, "running "+sc.name+"…") {
 			t.Errorf("scenario %s did not run", sc.name)
@@ -41,8 +51,31 @@ func TestSmoke(t *testing.T) {
 	if !strings.Contains(out, "targets met.") {
 		t.Errorf("no summary line")
 	}
-	if t.Failed() {
-		t.Log(out)
+
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []result
+	if err := json.Unmarshal(b, &results); err != nil {
+		t.Fatal(err)
+	}
+	figures := map[string]float64{}
+	for _, r := range results {
+		for _, op := range r.Ops {
+			if op.Calls == 0 {
+				t.Errorf("%s: %q was never called", r.Scenario, op.Op)
+			}
+		}
+		for _, f := range r.Figures {
+			figures[f.Name] = f.Value
+		}
+	}
+	for _, name := range []string{"batches of 5 jobs",
+		"claims that found nothing", "completes that claimed the next job", "completes that found no next job", "polls (every page, every phase)"} {
+		if v, ok := figures[name]; !ok || v < 1 {
+			t.Errorf("figure %q = %v (reported: %t), want at least 1", name, v, ok)
+		}
 	}
 }
 
@@ -55,6 +88,24 @@ func TestMissingBinary(t *testing.T) {
 	_, err = runHTTP(context.Background(), c)
 	if err == nil || !strings.Contains(err.Error(), "make build") {
 		t.Fatalf("err = %v, want one that says to run make build", err)
+	}
+}
+
+// TestBatchTooBig refuses an http scenario whose jobs cannot fill one
+// batch: it would time no batch enqueue.
+func TestBatchTooBig(t *testing.T) {
+	for _, args := range [][]string{
+		{"-operators", "10", "-cycles", "9", "-batch", "50"},
+		{"-operators", "100", "-cycles", "100", "-batch", "1001"},
+	} {
+		_, err := parse(args, io.Discard)
+		var usage usageError
+		if !errors.As(err, &usage) {
+			t.Errorf("parse(%q) = %v, want a usage error", args, err)
+		}
+	}
+	if _, err := parse([]string{"-operators", "10", "-cycles", "10", "-batch", "50"}, io.Discard); err != nil {
+		t.Errorf("100 jobs, batches of 50: %v", err)
 	}
 }
 

@@ -27,7 +27,9 @@ func runScale(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 8})
+	// A FLUSHALL of a million jobs, or an enqueue of a thousand, may take
+	// seconds on a busy machine: longer than go-redis's default 3 s.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 8, ReadTimeout: time.Minute})
 	defer rdb.Close()
 	// The reclaim part jumps ahead in time: every script takes "now" from
 	// this clock instead of Redis TIME.
@@ -38,7 +40,7 @@ func runScale(ctx context.Context, c config) (result, error) {
 	for _, size := range c.sizes {
 		q := fmt.Sprintf("ready-%d", size)
 		if err := fill(ctx, store, q, size); err != nil {
-			return r, err
+			return r, fmt.Errorf("fill %s: %w", q, err)
 		}
 		claims := newRecorder(fmt.Sprintf("claim with %d ready", size))
 		for i := range min(1000, size) {
@@ -57,7 +59,7 @@ func runScale(ctx context.Context, c config) (result, error) {
 		medians = append(medians, float64(s.P50))
 		// Free the memory before the next size.
 		if err := rdb.FlushAll(ctx).Err(); err != nil {
-			return r, err
+			return r, fmt.Errorf("flush after %s: %w", q, err)
 		}
 	}
 	if len(medians) > 1 {
@@ -66,10 +68,10 @@ func runScale(ctx context.Context, c config) (result, error) {
 	}
 
 	if err := measureReclaim(ctx, &r, rdb, store, &offset, c.reclaim); err != nil {
-		return r, err
+		return r, fmt.Errorf("reclaim: %w", err)
 	}
 	if err := measureMemory(ctx, &r, rdb, store, c.memJobs); err != nil {
-		return r, err
+		return r, fmt.Errorf("memory: %w", err)
 	}
 	return r, nil
 }

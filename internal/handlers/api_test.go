@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/notify"
@@ -81,6 +82,21 @@ type app struct {
 	hub      *notify.Hub
 	announce *notify.Announcer
 	rdb      redis.UniversalClient // the Redis it runs on
+	// ahead is how far the app's Stores judge time ahead of the wall clock
+	// (tasks.WithClock): passTime moves it, so that a deadline passes at
+	// once instead of after a real wait.
+	ahead atomic.Int64
+}
+
+// now is the app's clock: the wall clock, ahead by what passTime moved.
+func (a *app) now() time.Time { return time.Now().Add(time.Duration(a.ahead.Load())) }
+
+// passTime moves the app's clock just past t (a reservation's deadline,
+// say), as if the time until then had gone by; never back.
+func (a *app) passTime(t time.Time) {
+	if d := t.Sub(a.now()); d >= 0 {
+		a.ahead.Add(int64(d + time.Millisecond))
+	}
 }
 
 func newApp(t *testing.T) *app {
@@ -93,7 +109,8 @@ func newAppOn(t *testing.T, r redis.UniversalClient) *app {
 	t.Helper()
 	t.Parallel()
 	n := seq.Add(1)
-	a := &app{t: t, tasks: tasks.New(r), users: users.New(r), queue: fmt.Sprintf("h%d", n), rdb: r}
+	a := &app{t: t, users: users.New(r), queue: fmt.Sprintf("h%d", n), rdb: r}
+	a.tasks = tasks.New(r, tasks.WithClock(a.now))
 	ctx := context.Background()
 	if _, err := a.tasks.PutQueue(ctx, tasks.Queue{Name: a.queue}); err != nil {
 		t.Fatal(err)
@@ -131,7 +148,7 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 	done := make(chan struct{})
 	go func() { defer close(done); bus.Listen(ctx, hub.Deliver) }()
 	a.t.Cleanup(func() { cancel(); <-done })
-	ts := tasks.New(r)
+	ts := tasks.New(r, tasks.WithClock(a.now))
 	announce := notify.NewAnnouncer(bus, log)
 	ts.Observe(announce.Observe)
 	a.t.Cleanup(func() {

@@ -225,7 +225,7 @@ func TestHolderRetryIsAnsweredAgain(t *testing.T) {
 func TestStaleTokenOfAnExpiredReservation(t *testing.T) {
 	a := newApp(t)
 	peerName, peer := a.newUser(users.Operator, a.queue)
-	id := a.enqueueAs(a.producer, "short lease", `,"lease_seconds":1`)
+	id := a.enqueueAs(a.producer, "a lease", `,"lease_seconds":60`)
 	claim := "/api/v1/queues/" + a.queue + "/claim"
 	out := a.expect("POST", claim, a.operator, "", 200, "")
 	token := out["reservation"].(map[string]any)["token"].(string)
@@ -233,7 +233,7 @@ func TestStaleTokenOfAnExpiredReservation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(deadline) + 150*time.Millisecond)
+	a.passTime(deadline)
 	job := "/api/v1/jobs/" + id
 	// Expired, not yet taken back: the token is dead already.
 	a.expect("POST", job+"/complete", a.operator, fmt.Sprintf(`{"token":%q}`, token), 409, "reservation_lost")

@@ -63,7 +63,7 @@ func TestStoreTroubleAnswers503(t *testing.T) {
 // failure of the server: it is logged at debug, never as an error.
 func TestAbandonedRequestIsNoError(t *testing.T) {
 	a := newApp(t)
-	// A store client with one connection, held by a blocking read: the
+	// A store client with one connection, which the test holds: the
 	// server's next command waits for it until the request ends.
 	one := redis.NewClient(&redis.Options{Addr: rdb.(*redis.Client).Options().Addr, PoolSize: 1, PoolTimeout: 5 * time.Second})
 	t.Cleanup(func() { _ = one.Close() })
@@ -71,13 +71,13 @@ func TestAbandonedRequestIsNoError(t *testing.T) {
 	srv := a.serverWith(one, func(cfg *handlers.Config, _ *http.Server) {
 		cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
-	held := make(chan struct{})
-	go func() {
-		close(held)
-		one.BLPop(context.Background(), 2*time.Second, "claimdesk-test-nothing")
-	}()
-	<-held
-	time.Sleep(100 * time.Millisecond) // the blocking read has the connection
+	// A Conn keeps the connection its first command took until it is
+	// closed: once the ping is answered, the pool has none to give.
+	held := one.Conn()
+	if err := held.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/v1/queues/"+a.queue+"/claim", nil)

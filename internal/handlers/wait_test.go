@@ -241,7 +241,7 @@ func TestWaitOnAJobWakesWhenItEnds(t *testing.T) {
 			}
 		}, "canceled"},
 		{"expired on its last attempt", func(a *app) (string, func()) {
-			id := a.enqueueAs(a.producer, "one short attempt", `,"max_attempts":1,"lease_seconds":1`)
+			id := a.enqueueAs(a.producer, "one attempt", `,"max_attempts":1,"lease_seconds":60`)
 			out := a.expect("POST", "/api/v1/queues/"+a.queue+"/claim", a.operator, "", 200, "")
 			deadline, err := time.Parse(time.RFC3339Nano, out["reservation"].(map[string]any)["deadline"].(string))
 			if err != nil {
@@ -251,7 +251,7 @@ func TestWaitOnAJobWakesWhenItEnds(t *testing.T) {
 			return id, func() {
 				// The test server runs no cron: another operator's claim
 				// takes back the expired reservation first.
-				time.Sleep(time.Until(deadline) + 150*time.Millisecond)
+				a.passTime(deadline)
 				a.expect("POST", "/api/v1/queues/"+a.queue+"/claim", peer, "", 204, "")
 			}
 		}, "dead"},
