@@ -257,9 +257,9 @@ func (l functionLibrary) keysOf(queue string) queueKeys {
 	return qk
 }
 
-// keysFor returns the keys of the queue that the script is handed: those
+// handed returns the keys of the queue that the script is handed: those
 // it declares (scriptKeys), in that order.
-func (sc script) keysFor(queue string) []string {
+func (sc script) handed(queue string) []string {
 	if cached, ok := keyLists.Load(queue); ok {
 		return cached.(queueKeys)[sc.at]
 	}
@@ -277,7 +277,7 @@ func (sc script) keysFor(queue string) []string {
 // changed, and turns its status code into an error. It returns the values
 // after the status and the effects, for the caller to read.
 func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (*reply, error) {
-	keys := sc.keysFor(queue)
+	keys := sc.handed(queue)
 	res, unconfirmed, err := s.fcall(ctx, sc, keys, args)
 	if err != nil && functionMissing(err) {
 		if err := s.loadLibrary(ctx); err != nil {
@@ -299,7 +299,7 @@ func (s *Store) readEach(ctx context.Context, sc script, queues []string, args .
 	call := func() error {
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, q := range queues {
-				cmds[i] = p.FCall(ctx, sc.fn, sc.keysFor(q), args...)
+				cmds[i] = p.FCall(ctx, sc.fn, sc.handed(q), args...)
 			}
 			return nil
 		})

@@ -12,7 +12,7 @@
 --
 -- Scripts answer {status, effects, values...} (answer, below): a status
 -- code, which scripts.go turns into a Go error in one place unless it is
--- "ok" or "empty"; the effects of the call (the transitions it made, the
+-- "ok" or "empty" ("form" carries a value: complete_held); the effects of the call (the transitions it made, the
 -- queue's counts after them, the batches it changed), from which
 -- everything downstream is built; then the script's own values.
 
