@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"claimdesk/internal/audit"
+	"claimdesk/internal/desk"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/strictjson"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
-	"claimdesk/views"
 
 	"github.com/labstack/echo/v4"
 )
@@ -151,27 +150,8 @@ type queueSummary struct {
 	Outcome *tasks.Outcome `json:"outcome,omitempty"`
 }
 
-// visibleQueues returns the queues the user may see, with settings and
-// counts, from the instance's board.
-func (s *Server) visibleQueues(ctx context.Context, u users.User) ([]tasks.QueueStats, error) {
-	all, err := s.board.queues.get(ctx, s.tasks.Queues)
-	return visibleOf(all, u), err
-}
-
-// visibleOf returns those of the queues the user may see.
-func visibleOf(all []tasks.QueueStats, u users.User) []tasks.QueueStats {
-	qs := make([]tasks.QueueStats, 0, len(all))
-	for _, q := range all {
-		if u.CanSee(q.Queue.Name) {
-			qs = append(qs, q)
-		}
-	}
-	return qs
-}
-
 func (s *Server) apiQueues(c echo.Context) error {
-	u, _ := currentUser(c)
-	qs, err := s.visibleQueues(c.Request().Context(), u)
+	qs, err := s.desk.VisibleQueues(c.Request().Context(), actor(c))
 	if err != nil {
 		return err
 	}
@@ -189,7 +169,7 @@ func (s *Server) apiCreateQueue(c echo.Context) error {
 	if err := decode(c, &q); err != nil {
 		return err
 	}
-	q, err := s.createQueue(c, q, s.tasks.CreateQueue)
+	q, err := s.desk.CreateQueue(c.Request().Context(), actor(c), q, false)
 	if err != nil {
 		return err
 	}
@@ -201,7 +181,7 @@ func (s *Server) apiPatchQueue(c echo.Context) error {
 	if err := decode(c, &p); err != nil {
 		return err
 	}
-	q, err := s.patchQueue(c, c.Param("queue"), p)
+	q, err := s.desk.ChangeQueue(c.Request().Context(), actor(c), c.Param("queue"), p)
 	if err != nil {
 		return err
 	}
@@ -210,7 +190,7 @@ func (s *Server) apiPatchQueue(c echo.Context) error {
 
 func (s *Server) apiPause(paused bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := s.pauseQueue(c, c.Param("queue"), paused)
+		q, err := s.setPaused(c, c.Param("queue"), paused)
 		if err != nil {
 			return err
 		}
@@ -219,67 +199,18 @@ func (s *Server) apiPause(paused bool) echo.HandlerFunc {
 }
 
 func (s *Server) apiDeleteQueue(c echo.Context) error {
-	if err := s.deleteQueue(c, c.Param("queue")); err != nil {
+	if err := s.desk.DeleteQueue(c.Request().Context(), actor(c), c.Param("queue")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-// The queue actions the API and the pages share: each tells the board
-// and the pages what changed, and records itself in the audit log.
-
-func (s *Server) createQueue(c echo.Context, q tasks.Queue, create func(context.Context, tasks.Queue) (tasks.Queue, error)) (tasks.Queue, error) {
-	q, err := create(c.Request().Context(), q)
-	if err != nil {
-		return q, err
-	}
-	s.board.queues.drop()
-	s.record(c, audit.QueueCreated, q.Name, audit.SettingsDetail(q))
-	return q, nil
-}
-
-func (s *Server) patchQueue(c echo.Context, name string, p tasks.QueuePatch) (tasks.Queue, error) {
-	ctx := c.Request().Context()
-	q, was, err := s.tasks.PatchQueue(ctx, name, p)
-	if err != nil {
-		return q, err
-	}
-	s.queueSettingsChanged(ctx, q.Name, q.Paused)
-	s.record(c, audit.QueueChanged, q.Name, audit.SettingsChange(was, q))
-	return q, nil
-}
-
-func (s *Server) pauseQueue(c echo.Context, name string, paused bool) (tasks.Queue, error) {
-	ctx := c.Request().Context()
-	q, err := s.tasks.SetPaused(ctx, name, paused)
-	if err != nil {
-		return q, err
-	}
-	s.queueSettingsChanged(ctx, q.Name, q.Paused)
-	action := audit.QueueResumed
+// setPaused pauses or resumes the queue, for the API and the pages alike.
+func (s *Server) setPaused(c echo.Context, name string, paused bool) (tasks.Queue, error) {
 	if paused {
-		action = audit.QueuePaused
+		return s.desk.PauseQueue(c.Request().Context(), actor(c), name)
 	}
-	s.record(c, action, q.Name, "")
-	return q, nil
-}
-
-func (s *Server) deleteQueue(c echo.Context, name string) error {
-	ctx := c.Request().Context()
-	if err := s.tasks.DeleteQueue(ctx, name); err != nil {
-		return err
-	}
-	s.queueSettingsChanged(ctx, name, false)
-	s.record(c, audit.QueueDeleted, name, "")
-	return nil
-}
-
-// queueSettingsChanged tells this instance's board and every page showing
-// the queue that its settings changed (notify.QueueSettings).
-func (s *Server) queueSettingsChanged(ctx context.Context, queue string, paused bool) {
-	s.board.queues.drop()
-	s.board.settings.Delete(queue) // here at once; other instances by the notice
-	s.bus.TellQueueSettings(ctx, queue, paused)
+	return s.desk.ResumeQueue(c.Request().Context(), actor(c), name)
 }
 
 // enqueueBody is one job, or a batch in "jobs".
@@ -289,11 +220,6 @@ type enqueueBody struct {
 }
 
 func (s *Server) apiEnqueue(c echo.Context) error {
-	queue := c.Param("queue")
-	u, _ := currentUser(c)
-	if !u.CanSee(queue) {
-		return forbidden()
-	}
 	var body enqueueBody
 	if err := decode(c, &body); err != nil {
 		return err
@@ -308,7 +234,7 @@ func (s *Server) apiEnqueue(c echo.Context) error {
 	} else if body.NewJob.Title != "" || body.NewJob.Payload != nil {
 		return newError(http.StatusBadRequest, "invalid_field", "give one job or \"jobs\", not both")
 	}
-	out, err := s.tasks.Enqueue(c.Request().Context(), queue, u.Name, jobs)
+	out, err := s.desk.Enqueue(c.Request().Context(), actor(c), c.Param("queue"), jobs)
 	if err != nil {
 		return err
 	}
@@ -334,19 +260,13 @@ type reservationJSON struct {
 }
 
 func (s *Server) apiClaim(c echo.Context) error {
-	queue := c.Param("queue")
-	u, _ := currentUser(c)
-	if !u.CanWork(queue) {
-		return newError(http.StatusForbidden, "forbidden", "queue %s is not granted to you", queue)
-	}
-	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name, claimKey(c)...)
+	r, err := s.desk.Claim(c.Request().Context(), actor(c), c.Param("queue"), c.Request().Header.Get("Idempotency-Key"))
 	return claimed(c, r, err)
 }
 
 // apiClaimAny claims the next job across the operator's queues, or the
 // subset named in the body (tasks.Store.ClaimAny says how they rank).
 func (s *Server) apiClaimAny(c echo.Context) error {
-	u, _ := currentUser(c)
 	var body struct {
 		Queues []string `json:"queues"`
 	}
@@ -355,28 +275,8 @@ func (s *Server) apiClaimAny(c echo.Context) error {
 			return err
 		}
 	}
-	queues := u.Queues
-	if body.Queues != nil {
-		if len(body.Queues) == 0 {
-			return newError(http.StatusBadRequest, "invalid_field", "queues must name at least one queue, or be left out")
-		}
-		for _, q := range body.Queues {
-			if !u.CanWork(q) {
-				return newError(http.StatusForbidden, "forbidden", "queue %s is not granted to you", q)
-			}
-		}
-		queues = body.Queues
-	}
-	r, err := s.tasks.ClaimAny(c.Request().Context(), queues, u.Name, claimKey(c)...)
+	r, err := s.desk.ClaimAny(c.Request().Context(), actor(c), body.Queues, c.Request().Header.Get("Idempotency-Key"))
 	return claimed(c, r, err)
-}
-
-// claimKey makes a claim idempotent by the request's Idempotency-Key.
-func claimKey(c echo.Context) []tasks.ClaimOption {
-	if key := c.Request().Header.Get("Idempotency-Key"); key != "" {
-		return []tasks.ClaimOption{tasks.WithClaimKey(key)}
-	}
-	return nil
 }
 
 // claimed answers a claim: the job and its reservation, or 204.
@@ -391,57 +291,10 @@ func claimed(c echo.Context, r *tasks.Reservation, err error) error {
 		"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}})
 }
 
-// mayRead reports whether u may read the job: supervisors, producers of its
-// queue, its holder (who may finish what they hold, granted the queue or
-// no longer), and whoever completed it (so a holder whose answer was lost
-// can see that it was done) while the queue is still theirs.
-func mayRead(u users.User, j *tasks.Job) bool {
-	switch u.Role {
-	case users.Supervisor:
-		return true
-	case users.Producer:
-		return u.CanSee(j.Queue)
-	}
-	return j.State == tasks.StateReserved && j.ReservedBy == u.Name || u.CanWork(j.Queue) && j.CompletedBy == u.Name
-}
-
-// forbiddenJob answers a request for a job its sender may not read.
-func forbiddenJob() error {
-	return newError(http.StatusForbidden, "forbidden",
-		"only its holder, supervisors and the producers of its queue may read this job")
-}
-
-// mayReadHistory reports whether u may read the job's history: supervisors,
-// producers of its queue, and operators who held it (the history says who)
-// while the queue is still theirs.
-func mayReadHistory(u users.User, j *tasks.Job, h []tasks.Entry) bool {
-	if u.Role != users.Operator {
-		return mayRead(u, j)
-	}
-	if !u.CanWork(j.Queue) {
-		return false
-	}
-	for _, e := range h {
-		if e.Action == tasks.ActionClaimed && e.Actor == u.Name {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *Server) apiHistory(c echo.Context) error {
-	u, _ := currentUser(c)
-	j, err := s.tasks.Get(c.Request().Context(), c.Param("id"))
+	h, trimmed, err := s.desk.History(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
-	}
-	h, trimmed, err := j.History()
-	if err != nil {
-		return err
-	}
-	if !mayReadHistory(u, j, h) {
-		return newError(http.StatusForbidden, "forbidden",
-			"only supervisors, the producers of its queue and operators who held it may read this job's history")
 	}
 	out := map[string]any{"history": h}
 	if trimmed > 0 {
@@ -467,28 +320,23 @@ func waitParam(c echo.Context) (time.Duration, error) {
 }
 
 func (s *Server) apiGetJob(c echo.Context) error {
-	u, _ := currentUser(c)
 	ctx := c.Request().Context()
 	wait, err := waitParam(c)
 	if err != nil {
 		return err
 	}
-	j, err := s.tasks.Get(ctx, c.Param("id"))
+	j, err := s.desk.Job(ctx, actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	if !mayRead(u, j) {
-		return forbiddenJob()
-	}
 	if wait > 0 && !j.State.Terminal() {
-		j, err = waitUntil(ctx, s.hub, j.ID, wait, s.tasks.Get, func(j *tasks.Job) bool { return j.State.Terminal() })
-		if err != nil {
+		if _, err = waitUntil(ctx, s.hub, j.ID, wait, s.tasks.Get, func(j *tasks.Job) bool { return j.State.Terminal() }); err != nil {
 			return err
 		}
 		// What it became may be no longer the waiter's to read (its holder
-		// gave it back, and another completed it).
-		if !mayRead(u, j) {
-			return forbiddenJob()
+		// gave it back, and another completed it): read as the waiter.
+		if j, err = s.desk.Job(context.WithoutCancel(ctx), actor(c), j.ID); err != nil {
+			return err
 		}
 	}
 	return c.JSON(http.StatusOK, j)
@@ -520,23 +368,11 @@ func waitUntil[T any](ctx context.Context, hub *notify.Hub, id string, wait time
 }
 
 func (s *Server) apiCancel(c echo.Context) error {
-	u, _ := currentUser(c)
 	force, err := queryBool(c, "force")
 	if err != nil {
 		return err
 	}
-	if force && u.Role != users.Supervisor {
-		return newError(http.StatusForbidden, "forbidden", "only supervisors may force a cancel")
-	}
-	ctx := c.Request().Context()
-	j, err := s.tasks.Get(ctx, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	if !u.CanSee(j.Queue) {
-		return newError(http.StatusForbidden, "forbidden", "the job's queue, %s, is not granted to you", j.Queue)
-	}
-	j, _, err = s.superviseAction(c, "cancel", j.ID, force)
+	j, _, err := s.desk.Cancel(c.Request().Context(), actor(c), c.Param("id"), force)
 	if err != nil {
 		return err
 	}
@@ -544,43 +380,11 @@ func (s *Server) apiCancel(c echo.Context) error {
 }
 
 func (s *Server) apiRequeue(c echo.Context) error {
-	j, _, err := s.superviseAction(c, "requeue", c.Param("id"), false)
+	j, _, err := s.desk.Requeue(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, j)
-}
-
-// superviseAction requeues (from dead, or a force release) or cancels a
-// job (force: a reserved one too) for the API and the pages alike, and
-// records it in the audit log, saying whose reservation it ended.
-func (s *Server) superviseAction(c echo.Context, action, id string, force bool, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
-	ctx := c.Request().Context()
-	u, _ := currentUser(c)
-	var (
-		j      *tasks.Job
-		holder string
-		err    error
-		done   = audit.JobCanceled
-	)
-	if action == "requeue" {
-		j, holder, err = s.tasks.Requeue(ctx, id, u.Name, opts...)
-		done = audit.JobRequeued
-		if holder != "" {
-			done = audit.JobReleased
-		}
-	} else {
-		j, holder, err = s.tasks.Cancel(ctx, id, u.Name, force, opts...)
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	detail := quote(j.Title) + " in " + j.Queue
-	if holder != "" {
-		detail += ", held by " + holder
-	}
-	s.record(c, done, j.ID, detail)
-	return j, holder, nil
 }
 
 // holderBody is the body of the holder's actions.
@@ -594,7 +398,7 @@ type holderBody struct {
 // holderAction decodes the body and runs one of the holder's actions, as
 // the caller (the engine refuses anyone but the holder), answering what
 // the action returns.
-func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error)) error {
+func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error)) error {
 	var b holderBody
 	if err := decode(c, &b); err != nil {
 		return err
@@ -602,8 +406,7 @@ func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, id s
 	if b.Token == "" {
 		return newError(http.StatusBadRequest, "invalid_field", "token is required")
 	}
-	u, _ := currentUser(c)
-	answer, err := run(c.Request().Context(), c.Param("id"), tasks.Hold{Holder: u.Name, Token: b.Token}, b)
+	answer, err := run(c.Request().Context(), actor(c), c.Param("id"), b)
 	if err != nil {
 		return err
 	}
@@ -618,30 +421,11 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		form, err := s.outcomeOf(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := form.Check(b.Result); err != nil {
-			// Said only to the job's holder: anyone else is told what
-			// the engine would tell them.
-			if herr := s.tasks.CheckHold(ctx, id, h); herr != nil {
-				return nil, herr
-			}
-			return nil, err
-		}
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
 		if !next {
-			return s.tasks.Complete(ctx, id, h, b.Result)
+			return s.desk.Complete(ctx, a, id, b.Token, b.Result)
 		}
-		// A person whose grant of the queue was taken away may finish
-		// what they hold, but gets nothing more from it.
-		if q, _ := tasks.QueueOf(id); !u.CanWork(q) {
-			j, err := s.tasks.Complete(ctx, id, h, b.Result)
-			return map[string]any{"job": j, "next": nil}, err
-		}
-		j, r, why, err := s.tasks.CompleteNext(ctx, id, h, b.Result)
+		j, r, why, err := s.desk.CompleteNext(ctx, a, id, b.Token, b.Result)
 		if err != nil || r == nil {
 			out := map[string]any{"job": j, "next": nil}
 			if why != nil {
@@ -658,20 +442,20 @@ func (s *Server) apiComplete(c echo.Context) error {
 }
 
 func (s *Server) apiRelease(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		return s.tasks.Release(ctx, id, h)
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+		return s.desk.GiveBack(ctx, a, id, b.Token)
 	})
 }
 
 func (s *Server) apiSkip(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		return s.tasks.Skip(ctx, id, h)
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+		return s.desk.Skip(ctx, a, id, b.Token)
 	})
 }
 
 func (s *Server) apiExtend(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		j, err := s.tasks.Extend(ctx, id, h, b.Seconds)
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+		j, err := s.desk.MoreTime(ctx, a, id, b.Token, b.Seconds)
 		if err != nil {
 			return nil, err
 		}
@@ -680,8 +464,8 @@ func (s *Server) apiExtend(c echo.Context) error {
 }
 
 func (s *Server) apiFail(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		return s.tasks.Fail(ctx, id, h, b.Reason)
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+		return s.desk.CantBeDone(ctx, a, id, b.Token, b.Reason)
 	})
 }
 
@@ -784,9 +568,6 @@ func (s *Server) apiNumbers(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"minutes": out})
 }
 
-// maxBulk bounds the jobs of one bulk action.
-const maxBulk = tasks.MaxPageSize
-
 // limitParam reads the limit query parameter: def when absent, else 1 to
 // most.
 func limitParam(c echo.Context, def, most int) (int, error) {
@@ -804,26 +585,15 @@ func limitParam(c echo.Context, def, most int) (int, error) {
 }
 
 func (s *Server) apiRequeueDead(c echo.Context) error {
-	limit, err := limitParam(c, 100, maxBulk)
+	limit, err := limitParam(c, 100, desk.MaxBulk)
 	if err != nil {
 		return err
 	}
-	n, left, err := s.requeueDead(c, c.Param("queue"), limit)
+	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), c.Param("queue"), limit)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"requeued": n, "dead_left": left})
-}
-
-// requeueDead is one bounded step of "requeue all dead", for the API and
-// the pages alike, recorded in the audit log.
-func (s *Server) requeueDead(c echo.Context, queue string, limit int) (int, int64, error) {
-	u, _ := currentUser(c)
-	n, left, err := s.tasks.RequeueDead(c.Request().Context(), queue, u.Name, limit)
-	if n > 0 {
-		s.record(c, audit.DeadRequeued, queue, views.Plural(n, "dead job")+" back in line")
-	}
-	return n, left, err
 }
 
 func (s *Server) apiCancelMany(c echo.Context) error {
@@ -848,32 +618,17 @@ type bulkFailure struct {
 	Message string `json:"message"`
 }
 
-// cancelMany cancels each of the jobs (force: reserved ones too), for the
-// API and the pages alike: each in its own atomic call, at most maxBulk,
-// and records what it canceled in the audit log. A job it could not
-// cancel is told, not an error.
+// cancelMany cancels each of the jobs (force: reserved ones too), for
+// the API and the pages alike, saying of each job it could not cancel
+// why, as the API's errors would.
 func (s *Server) cancelMany(c echo.Context, ids []string, force bool) ([]string, []bulkFailure, error) {
-	if len(ids) == 0 || len(ids) > maxBulk {
-		return nil, nil, newError(http.StatusBadRequest, "invalid_field", "ids must name 1 to %d jobs", maxBulk)
+	canceled, failures, err := s.desk.CancelMany(c.Request().Context(), actor(c), ids, force)
+	failed := make([]bulkFailure, len(failures))
+	for i, f := range failures {
+		pub, _ := publicError(f.Err)
+		failed[i] = bulkFailure{f.ID, pub.Code, pub.Message}
 	}
-	u, _ := currentUser(c)
-	canceled, failed := []string{}, []bulkFailure{}
-	for _, id := range ids {
-		_, _, err := s.tasks.Cancel(c.Request().Context(), id, u.Name, force)
-		if err != nil {
-			pub, internal := publicError(err)
-			if internal {
-				return canceled, failed, err
-			}
-			failed = append(failed, bulkFailure{id, pub.Code, pub.Message})
-			continue
-		}
-		canceled = append(canceled, id)
-	}
-	if len(canceled) > 0 {
-		s.record(c, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), views.Plural(len(canceled), "job")+" canceled at once")
-	}
-	return canceled, failed, nil
+	return canceled, failed, err
 }
 
 // queryBool reads a flag of the query: true or false, absent for false.

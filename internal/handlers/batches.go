@@ -4,10 +4,8 @@ import (
 	"net/http"
 	"slices"
 
-	"claimdesk/internal/audit"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
-	"claimdesk/views"
 
 	"github.com/labstack/echo/v4"
 )
@@ -22,17 +20,11 @@ func (s *Server) batchRoutes(g *echo.Group) {
 }
 
 func (s *Server) apiCreateBatch(c echo.Context) error {
-	queue := c.Param("queue")
-	u, _ := currentUser(c)
-	if !u.CanSee(queue) {
-		return forbidden()
-	}
 	var body tasks.NewBatch
 	if err := decode(c, &body); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	b, out, err := s.tasks.CreateBatch(ctx, queue, u.Name, body)
+	b, out, err := s.desk.CreateBatch(c.Request().Context(), actor(c), c.Param("queue"), body)
 	if err != nil {
 		return err
 	}
@@ -50,11 +42,7 @@ func (s *Server) apiAddToBatch(c echo.Context) error {
 	if err := decode(c, &body); err != nil {
 		return err
 	}
-	if _, err := s.visibleBatch(c); err != nil {
-		return err
-	}
-	u, _ := currentUser(c)
-	_, out, err := s.tasks.AddToBatch(c.Request().Context(), c.Param("id"), u.Name, body.Jobs)
+	out, err := s.desk.AddToBatch(c.Request().Context(), actor(c), c.Param("id"), body.Jobs)
 	if err != nil {
 		return err
 	}
@@ -71,10 +59,7 @@ func jobsOf(out []tasks.Enqueued) []*tasks.Job {
 }
 
 func (s *Server) apiSealBatch(c echo.Context) error {
-	if _, err := s.visibleBatch(c); err != nil {
-		return err
-	}
-	b, err := s.tasks.SealBatch(c.Request().Context(), c.Param("id"))
+	b, err := s.desk.SealBatch(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -82,26 +67,11 @@ func (s *Server) apiSealBatch(c echo.Context) error {
 }
 
 func (s *Server) apiCancelBatch(c echo.Context) error {
-	if _, err := s.visibleBatch(c); err != nil {
-		return err
-	}
-	b, err := s.cancelBatch(c, c.Param("id"))
+	b, err := s.desk.CancelBatch(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, b)
-}
-
-// cancelBatch cancels a batch for the API and the pages alike, and records
-// it in the audit log.
-func (s *Server) cancelBatch(c echo.Context, id string) (*tasks.Batch, error) {
-	u, _ := currentUser(c)
-	b, err := s.tasks.CancelBatch(c.Request().Context(), id, u.Name)
-	if err != nil {
-		return nil, err
-	}
-	s.record(c, audit.BatchCanceled, b.ID, quote(b.Title)+" in "+b.Queue+", "+views.Plural(b.Total, "job"))
-	return b, nil
 }
 
 func (s *Server) apiGetBatch(c echo.Context) error {
@@ -109,7 +79,7 @@ func (s *Server) apiGetBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.visibleBatch(c)
+	b, err := s.desk.Batch(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -120,18 +90,4 @@ func (s *Server) apiGetBatch(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, b)
-}
-
-// visibleBatch returns the batch named in the path if the user may see its
-// queue; others are forbidden it.
-func (s *Server) visibleBatch(c echo.Context) (*tasks.Batch, error) {
-	u, _ := currentUser(c)
-	b, err := s.tasks.GetBatch(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return nil, err
-	}
-	if !u.CanSee(b.Queue) {
-		return nil, newError(http.StatusForbidden, "forbidden", "the batch's queue, %s, is not granted to you", b.Queue)
-	}
-	return b, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/desk"
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -73,6 +74,8 @@ var errorCodes = []struct {
 	{users.ErrExists, http.StatusConflict, "user_exists"},
 	{users.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrThrottled, http.StatusTooManyRequests, "rate_limited"},
+	{desk.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{desk.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 }
 
 // publicError turns any error into what the user may see, and reports

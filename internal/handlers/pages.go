@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"claimdesk/internal/desk"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -103,7 +104,10 @@ func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, er
 	if err != nil {
 		return views.Home{}, err
 	}
-	h := views.Home{Now: time.Now(), Queues: visibleOf(all, u), Away: u.Away}
+	h := views.Home{Now: time.Now(), Away: u.Away}
+	if h.Queues, err = s.desk.VisibleQueues(ctx, desk.Person(u)); err != nil {
+		return h, err
+	}
 	names := make([]string, len(all))
 	for i, q := range all {
 		names[i] = q.Queue.Name
@@ -121,33 +125,21 @@ func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, er
 
 // claimFrom claims the next job of one queue and opens its work page.
 func (s *Server) claimFrom(c echo.Context) error {
-	u, _ := currentUser(c)
-	queue := c.Param("queue")
-	if !u.CanWork(queue) {
-		return forbidden()
-	}
-	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name)
+	r, err := s.desk.Claim(c.Request().Context(), actor(c), c.Param("queue"), "")
 	return s.openClaimed(c, r, err)
 }
 
 // claimAny claims the next job across the operator's queues
 // (tasks.Store.ClaimAny says how they rank).
 func (s *Server) claimAny(c echo.Context) error {
-	u, _ := currentUser(c)
-	r, err := s.tasks.ClaimAny(c.Request().Context(), u.Queues, u.Name)
+	r, err := s.desk.ClaimAny(c.Request().Context(), actor(c), nil, "")
 	return s.openClaimed(c, r, err)
 }
 
 // claimJob claims the job a toast named, if it is still waiting for the
 // operator; otherwise the home page says so and offers the next.
 func (s *Server) claimJob(c echo.Context) error {
-	u, _ := currentUser(c)
-	id := c.Param("id")
-	queue, ok := tasks.QueueOf(id)
-	if !ok || !u.CanWork(queue) {
-		return tasks.ErrNotFound
-	}
-	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name, tasks.OnlyJob(id))
+	r, err := s.desk.ClaimJob(c.Request().Context(), actor(c), c.Param("id"))
 	if errors.Is(err, tasks.ErrNotReady) {
 		s.flash(c, "That job is no longer waiting: someone else took it, or it was withdrawn. Claim the next one below.")
 		return redirect(c, "/")
@@ -315,8 +307,7 @@ func redacted(j *tasks.Job) *tasks.Job {
 // refused answers the page again, saying why next to the button (refused).
 func (s *Server) workAction(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
-	id, h := c.Param("id"), tasks.Hold{Holder: u.Name, Token: c.FormValue("token")}
+	a, id, token := actor(c), c.Param("id"), c.FormValue("token")
 	var (
 		j   *tasks.Job
 		err error
@@ -330,23 +321,21 @@ func (s *Server) workAction(c echo.Context) error {
 			return s.refused(c, action, err)
 		}
 		if c.FormValue("next") != "" {
-			return s.completeNext(c, id, h, result)
+			return s.completeNext(c, id, token, result)
 		}
-		j, err = s.tasks.Complete(ctx, id, h, result)
+		j, err = s.desk.Complete(ctx, a, id, token, result)
 		msg = "Completed. Nice work."
 	case "release":
-		j, err = s.tasks.Release(ctx, id, h)
+		j, err = s.desk.GiveBack(ctx, a, id, token)
 		msg = "Given back: it keeps its place in line."
 	case "skip":
-		if j, err = s.tasks.Skip(ctx, id, h); err == nil {
-			return s.skipNext(c, j)
-		}
+		return s.skipNext(c, id, token)
 	case "fail":
-		j, err = s.tasks.Fail(ctx, id, h, strings.TrimSpace(c.FormValue("reason")))
+		j, err = s.desk.CantBeDone(ctx, a, id, token, strings.TrimSpace(c.FormValue("reason")))
 		msg = "Reported as failed."
 	case "extend":
 		secs, _ := strconv.Atoi(c.FormValue("seconds"))
-		if j, err = s.tasks.Extend(ctx, id, h, secs); err != nil {
+		if j, err = s.desk.MoreTime(ctx, a, id, token, secs); err != nil {
 			break
 		}
 		if fromScript(c) {
@@ -373,36 +362,33 @@ func (s *Server) workAction(c echo.Context) error {
 	return redirect(c, "/")
 }
 
-// skipNext follows a skip as people who skip mean it, "not for me, the
-// next one": it claims the next job of the queue (never the one skipped)
-// and opens it; or, when nothing else is waiting for the operator (or the
-// queue is no longer theirs), goes home. The claim's key is the skip's, so
-// a skip sent twice (a double click, a resubmitted form) opens the same
-// next job while it is held, and claims no second one.
-func (s *Server) skipNext(c echo.Context, skipped *tasks.Job) error {
+// skipNext skips the job and opens the next of its queue (desk.SkipNext);
+// or, when nothing else is waiting for the operator (or the queue is no
+// longer theirs), goes home.
+func (s *Server) skipNext(c echo.Context, id, token string) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	skipped, next, why, err := s.desk.SkipNext(ctx, actor(c), id, token)
+	if err != nil {
+		return s.refused(c, "skip", err)
+	}
 	s.published(ctx)
 	done := "Skipped " + quote(skipped.Title) + ": someone else will get it."
-	if !u.CanWork(skipped.Queue) {
+	switch words := noClaimWords(why, skipped.Queue); {
+	case errors.Is(why, desk.ErrForbidden):
 		s.flash(c, done)
-		return redirect(c, "/")
-	}
-	r, err := s.tasks.Claim(ctx, skipped.Queue, u.Name, tasks.WithClaimKey("after-skip:"+skipped.ID))
-	switch words := noClaimWords(err, skipped.Queue); {
 	case words != "":
 		s.flash(c, done)
 		s.note(c, words)
-	case err != nil:
+	case why != nil:
 		// The skip stands; the claim can be asked for again from home.
-		s.storeTrouble("claim after skip", err, "queue", skipped.Queue)
+		s.storeTrouble("claim after skip", why, "queue", skipped.Queue)
 		s.flash(c, done)
 		s.note(c, "The next job could not be claimed just now: claim it below.")
-	case r == nil:
+	case next == nil:
 		s.flash(c, done+" Nothing else is waiting in "+skipped.Queue+" for you.")
 	default:
 		s.flash(c, done+" Here is the next one.")
-		return redirect(c, "/jobs/"+r.Job.ID)
+		return redirect(c, "/jobs/"+next.Job.ID)
 	}
 	return redirect(c, "/")
 }
@@ -410,20 +396,9 @@ func (s *Server) skipNext(c echo.Context, skipped *tasks.Job) error {
 // completeNext completes the job and claims the next of its queue in one
 // call, and opens the next job's work page; or, when nothing else is
 // waiting (or the queue is no longer the operator's), goes home.
-func (s *Server) completeNext(c echo.Context, id string, h tasks.Hold, result json.RawMessage) error {
+func (s *Server) completeNext(c echo.Context, id, token string, result json.RawMessage) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
-	var (
-		j    *tasks.Job
-		next *tasks.Reservation
-		why  error
-		err  error
-	)
-	if q, _ := tasks.QueueOf(id); u.CanWork(q) {
-		j, next, why, err = s.tasks.CompleteNext(ctx, id, h, result)
-	} else {
-		j, err = s.tasks.Complete(ctx, id, h, result)
-	}
+	j, next, why, err := s.desk.CompleteNext(ctx, actor(c), id, token, result)
 	if err != nil {
 		return s.refused(c, "complete", err)
 	}
@@ -522,11 +497,10 @@ func (e *rowError) Is(target error) bool { return target == tasks.ErrInvalid }
 // first page from the instance's board.
 func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (views.Overview, error) {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
 	o := views.Overview{Now: time.Now(), Cursor: c.QueryParam("cursor")}
 	var err error
 	if withQueues {
-		if o.Queues, err = s.visibleQueues(ctx, u); err != nil {
+		if o.Queues, err = s.desk.VisibleQueues(ctx, actor(c)); err != nil {
 			return o, err
 		}
 	}
@@ -695,7 +669,7 @@ func (s *Server) createQueueForm(c echo.Context) error {
 	status := http.StatusBadRequest
 	if problem.Message == "" {
 		// Every setting was typed: a zero is no call for the default.
-		_, err := s.createQueue(c, q, s.tasks.CreateQueueAsGiven)
+		_, err := s.desk.CreateQueue(c.Request().Context(), actor(c), q, true)
 		switch {
 		case err == nil:
 			s.flash(c, "Created queue "+q.Name+". Grant it to the people who will work it.")
@@ -722,7 +696,7 @@ func (s *Server) queueSettingsForm(c echo.Context) error {
 	}
 	patch, problem := settingsForm(c, &q)
 	if problem.Message == "" {
-		if _, err = s.patchQueue(c, q.Name, patch); err == nil {
+		if _, err = s.desk.ChangeQueue(c.Request().Context(), actor(c), q.Name, patch); err == nil {
 			s.flash(c, "Saved the settings of "+q.Name+".")
 			return redirect(c, "/supervisor/queues/"+q.Name)
 		}
@@ -736,7 +710,7 @@ func (s *Server) queueSettingsForm(c echo.Context) error {
 // pauseForm pauses or resumes a queue from its page.
 func (s *Server) pauseForm(paused bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := s.pauseQueue(c, c.Param("queue"), paused)
+		q, err := s.setPaused(c, c.Param("queue"), paused)
 		if err != nil {
 			return err
 		}
@@ -752,7 +726,7 @@ func (s *Server) pauseForm(paused bool) echo.HandlerFunc {
 // deleteQueueForm deletes an empty queue from its page.
 func (s *Server) deleteQueueForm(c echo.Context) error {
 	name := c.Param("queue")
-	err := s.deleteQueue(c, name)
+	err := s.desk.DeleteQueue(c.Request().Context(), actor(c), name)
 	if errors.Is(err, tasks.ErrQueueNotEmpty) {
 		s.note(c, "Not deleted: only an empty queue can be deleted, and "+name+
 			" still has jobs ready, scheduled, in progress or dead, or a batch that has not finished.")
@@ -769,7 +743,7 @@ func (s *Server) deleteQueueForm(c echo.Context) error {
 // step; the page says how many are left, and offers the next step.
 func (s *Server) requeueDeadForm(c echo.Context) error {
 	queue := c.Param("queue")
-	n, left, err := s.requeueDead(c, queue, maxBulk)
+	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), queue, desk.MaxBulk)
 	if err != nil {
 		return err
 	}
@@ -819,7 +793,17 @@ func (s *Server) superviseJob(c echo.Context) error {
 	if seen != "" && !slices.Contains(tasks.States, seen) {
 		return newError(http.StatusBadRequest, "invalid_field", "state must be the job's state as the page showed it")
 	}
-	j, holder, err := s.superviseAction(c, action, c.Param("id"), true, tasks.AsSeen(seen, c.FormValue("holder")))
+	ctx, a, id, asSeen := c.Request().Context(), actor(c), c.Param("id"), tasks.AsSeen(seen, c.FormValue("holder"))
+	var (
+		j      *tasks.Job
+		holder string
+		err    error
+	)
+	if action == "requeue" {
+		j, holder, err = s.desk.Requeue(ctx, a, id, asSeen)
+	} else {
+		j, holder, err = s.desk.Cancel(ctx, a, id, true, asSeen)
+	}
 	if errors.Is(err, tasks.ErrInvalidState) {
 		s.note(c, "Nothing was done: the job changed since the page showed it. Here it is as it is now.")
 		return redirect(c, back)
@@ -860,7 +844,7 @@ func (s *Server) batchesFragment(c echo.Context) error {
 
 // cancelBatchForm cancels a batch from the batches page.
 func (s *Server) cancelBatchForm(c echo.Context) error {
-	b, err := s.cancelBatch(c, c.Param("id"))
+	b, err := s.desk.CancelBatch(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -2,13 +2,11 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
-	"claimdesk/internal/audit"
+	"claimdesk/internal/desk"
 	"claimdesk/internal/users"
 	"claimdesk/views"
 
@@ -77,53 +75,6 @@ func optional(t time.Time) *time.Time {
 	return &t
 }
 
-// notSelf refuses a change a supervisor may not make to themselves.
-func notSelf(c echo.Context, name, what string) error {
-	if u, _ := currentUser(c); u.Name == name {
-		return newError(http.StatusForbidden, "forbidden", "you cannot %s yourself: ask another supervisor", what)
-	}
-	return nil
-}
-
-// changePerson applies a change of role, queues and password to the
-// named user: a supervisor's own role stays.
-func (s *Server) changePerson(c echo.Context, u users.User, role *users.Role, queues *[]string, password string) (users.User, error) {
-	if role != nil && *role != u.Role {
-		if err := notSelf(c, u.Name, "change the role of"); err != nil {
-			return u, err
-		}
-		u.Role = *role
-	}
-	if queues != nil {
-		u.Queues = *queues
-	}
-	if err := s.users.Put(c.Request().Context(), u, password); err != nil {
-		return u, err
-	}
-	s.record(c, audit.UserChanged, u.Name, audit.PersonDetail(u, password != ""))
-	return u, nil
-}
-
-// createPerson adds a new user, and records it.
-func (s *Server) createPerson(c echo.Context, u users.User, password string) error {
-	if err := s.users.Create(c.Request().Context(), u, password); err != nil {
-		return err
-	}
-	s.record(c, audit.UserAdded, u.Name, audit.PersonDetail(u, password != ""))
-	return nil
-}
-
-// newToken makes an API token for the named user, and records it (its id,
-// never the token).
-func (s *Server) newToken(c echo.Context, name string) (string, error) {
-	token, err := s.users.NewToken(c.Request().Context(), name)
-	if err != nil {
-		return "", err
-	}
-	s.record(c, audit.TokenAdded, name, "token "+users.TokenID(token))
-	return token, nil
-}
-
 func (s *Server) apiUsers(c echo.Context) error {
 	list, err := s.users.List(c.Request().Context())
 	if err != nil {
@@ -155,7 +106,7 @@ func (s *Server) apiCreateUser(c echo.Context) error {
 		return err
 	}
 	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues}
-	if err := s.createPerson(c, u, b.Password); err != nil {
+	if err := s.desk.AddPerson(c.Request().Context(), actor(c), u, b.Password); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, userOut(u))
@@ -170,11 +121,8 @@ func (s *Server) apiPatchUser(c echo.Context) error {
 	if err := decode(c, &b); err != nil {
 		return err
 	}
-	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	u, err := s.desk.ChangePerson(c.Request().Context(), actor(c), c.Param("name"), desk.Change{Role: b.Role, Queues: b.Queues, Password: b.Password})
 	if err != nil {
-		return err
-	}
-	if u, err = s.changePerson(c, u, b.Role, b.Queues, b.Password); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, userOut(u))
@@ -182,25 +130,10 @@ func (s *Server) apiPatchUser(c echo.Context) error {
 
 // setDisabled disables or enables the named user, and returns them.
 func (s *Server) setDisabled(c echo.Context, name string, disabled bool) (users.User, error) {
-	ctx := c.Request().Context()
-	if _, err := s.users.Reload(ctx, name); err != nil {
-		return users.User{}, err
-	}
 	if disabled {
-		if err := notSelf(c, name, "disable"); err != nil {
-			return users.User{}, err
-		}
-		if err := s.users.Disable(ctx, name); err != nil {
-			return users.User{}, err
-		}
-		s.record(c, audit.UserDisabled, name, "")
-	} else {
-		if err := s.users.Enable(ctx, name); err != nil {
-			return users.User{}, err
-		}
-		s.record(c, audit.UserEnabled, name, "")
+		return s.desk.Disable(c.Request().Context(), actor(c), name)
 	}
-	return s.users.Reload(ctx, name)
+	return s.desk.Enable(c.Request().Context(), actor(c), name)
 }
 
 func (s *Server) apiDisable(disabled bool) echo.HandlerFunc {
@@ -214,7 +147,7 @@ func (s *Server) apiDisable(disabled bool) echo.HandlerFunc {
 }
 
 func (s *Server) apiTokens(c echo.Context) error {
-	ts, err := s.users.Tokens(c.Request().Context(), c.Param("name"))
+	ts, err := s.desk.Tokens(c.Request().Context(), actor(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -226,7 +159,7 @@ func (s *Server) apiTokens(c echo.Context) error {
 }
 
 func (s *Server) apiNewToken(c echo.Context) error {
-	token, err := s.newToken(c, c.Param("name"))
+	token, err := s.desk.NewToken(c.Request().Context(), actor(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -234,28 +167,10 @@ func (s *Server) apiNewToken(c echo.Context) error {
 }
 
 func (s *Server) apiRevokeToken(c echo.Context) error {
-	if err := s.revokeToken(c, c.Param("name"), c.Param("id")); err != nil {
+	if err := s.desk.RevokeToken(c.Request().Context(), actor(c), c.Param("name"), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-// revokeToken revokes the named user's token with the id given (a token
-// of someone else is not found here), and records it.
-func (s *Server) revokeToken(c echo.Context, name, id string) error {
-	ctx := c.Request().Context()
-	ts, err := s.users.Tokens(ctx, name)
-	if err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(ts, func(t users.Token) bool { return t.ID == id }) {
-		return fmt.Errorf("%w: %s has no token with the id %q", users.ErrTokenNotFound, name, id)
-	}
-	if err := s.users.RevokeToken(ctx, id); err != nil {
-		return err
-	}
-	s.record(c, audit.TokenRevoked, name, "token "+id)
-	return nil
 }
 
 // The pages.
@@ -298,7 +213,7 @@ func (s *Server) addPersonForm(c echo.Context) error {
 	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role"))}
 	form, _ := c.FormParams()
 	u.Queues = form["queues"]
-	err := s.createPerson(c, u, c.FormValue("password"))
+	err := s.desk.AddPerson(c.Request().Context(), actor(c), u, c.FormValue("password"))
 	if err == nil {
 		s.flash(c, "Added "+u.Name+" ("+string(u.Role)+").")
 		return redirect(c, "/supervisor/people/"+u.Name)
@@ -333,17 +248,13 @@ func (s *Server) personPage(c echo.Context) error {
 }
 
 func (s *Server) editPersonForm(c echo.Context) error {
-	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
-	if err != nil {
-		return err
-	}
 	role := users.Role(c.FormValue("role"))
 	form, _ := c.FormParams()
 	queues := form["queues"]
-	changed, err := s.changePerson(c, u, &role, &queues, c.FormValue("password"))
+	changed, err := s.desk.ChangePerson(c.Request().Context(), actor(c), c.Param("name"), desk.Change{Role: &role, Queues: &queues, Password: c.FormValue("password")})
 	if err == nil {
-		s.flash(c, "Saved "+u.Name+".")
-		return redirect(c, "/supervisor/people/"+u.Name)
+		s.flash(c, "Saved "+changed.Name+".")
+		return redirect(c, "/supervisor/people/"+changed.Name)
 	}
 	status, problem, err := personProblem(err)
 	if err != nil {
@@ -375,7 +286,7 @@ func (s *Server) newTokenForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	token, err := s.newToken(c, u.Name)
+	token, err := s.desk.NewToken(ctx, actor(c), u.Name)
 	if err != nil {
 		return err
 	}
@@ -385,7 +296,7 @@ func (s *Server) newTokenForm(c echo.Context) error {
 
 func (s *Server) revokeTokenForm(c echo.Context) error {
 	name, id := c.Param("name"), c.Param("id")
-	if err := s.revokeToken(c, name, id); err != nil {
+	if err := s.desk.RevokeToken(c.Request().Context(), actor(c), name, id); err != nil {
 		return err
 	}
 	s.flash(c, "Revoked the token "+id+": whatever used it stops working within 2 seconds.")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"claimdesk/internal/audit"
+	"claimdesk/internal/desk"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
@@ -110,6 +111,8 @@ type Server struct {
 	rates   *rateLimiter
 	// board is what every page shows alike, read once for all of them.
 	board *board
+	// desk is where every action of a request is done.
+	desk *desk.Desk
 }
 
 // Bounds of a request body.
@@ -136,6 +139,8 @@ func New(cfg Config) http.Handler {
 	s.metrics = newMetrics(s.registry)
 	cfg.Tasks.Observe(s.metrics.observe)
 	s.board = newBoard()
+	s.desk = desk.New(desk.Config{Redis: cfg.Redis, Tasks: cfg.Tasks, Users: cfg.Users, Bus: cfg.Bus, Log: cfg.Log,
+		Settings: s.queueSettings, Queues: s.boardQueues, SettingsChanged: s.board.settingsChanged})
 	s.registry.MustRegister(newQueueCollector(s))
 	cfg.Tasks.Observe(s.board.observe)
 	cfg.Hub.Tap(s.heard)
@@ -177,6 +182,12 @@ func New(cfg Config) http.Handler {
 		}
 		e.ServeHTTP(w, r)
 	})
+}
+
+// actor is who sends the request, as the desk knows them.
+func actor(c echo.Context) desk.Actor {
+	u, _ := currentUser(c)
+	return desk.Person(u)
 }
 
 // heard drops what this instance kept of what a notice says changed: the

@@ -135,9 +135,8 @@ func (s *Server) teamFragment(c echo.Context) error {
 
 // setAway lets an operator say they are away (no new-job notices) or back.
 func (s *Server) setAway(c echo.Context) error {
-	u, _ := currentUser(c)
 	away := c.FormValue("away") == "1"
-	if err := s.users.SetAway(c.Request().Context(), u.Name, away); err != nil {
+	if err := s.desk.SetAway(c.Request().Context(), actor(c), away); err != nil {
 		return err
 	}
 	if !away { // while away, the home page itself says so
