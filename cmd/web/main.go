@@ -399,8 +399,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	listening := make(chan struct{})
 	go func() { defer close(listening); hc.Bus.Listen(bg, hc.Hub.Deliver) }()
 	go hc.Presence.Run(bg, hc.Hub)
-	hc.Announce = notify.NewAnnouncer(hc.Bus, log)
-	hc.Tasks.Observe(hc.Announce.Observe)
+	announce := notify.NewAnnouncer(hc.Bus, log)
+	hc.Tasks.Observe(announce.Observe)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
 		Log: log, Interval: interval, Registry: hc.Registry})
 	stopCron := runner.Start(bg)
@@ -408,7 +408,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		stopCron()
 		closeCtx, cancel := context.WithTimeout(context.Background(), announceCloseTimeout)
 		defer cancel()
-		if err := hc.Announce.Close(closeCtx); err != nil {
+		if err := announce.Close(closeCtx); err != nil {
 			log.Warn("notices still pending at shutdown", "err", err)
 		}
 		stopBackground()

@@ -7,6 +7,11 @@
 // instance's caches what changed. The HTTP API, the pages and the command
 // line only translate to and from these methods.
 //
+// A Desk also has the Store record what the Team page and "My recent
+// work" need of every change that ends a reservation or that a person
+// makes (cron's expiries included), on the change's path, before it is
+// answered (recent.go).
+//
 // Refusals are errors: the engine's and the people's sentinel errors, and
 // ErrForbidden and ErrInvalid for the rules kept here.
 package desk
@@ -65,7 +70,9 @@ type Desk struct {
 	settingsChanged func(queue string)
 }
 
-// New returns the desk over cfg's stores.
+// New returns the desk over cfg's stores. It has cfg.Tasks record the
+// recent work and the last action of every change: make one Desk per
+// tasks.Store.
 func New(cfg Config) *Desk {
 	d := &Desk{tasks: cfg.Tasks, users: cfg.Users, audit: audit.New(cfg.Redis), bus: cfg.Bus, log: cfg.Log, rdb: cfg.Redis,
 		unavailable: storeerr.NewBurst(cfg.Log, "actions not fully recorded"),
@@ -79,6 +86,7 @@ func New(cfg Config) *Desk {
 	if d.settingsChanged == nil {
 		d.settingsChanged = func(string) {}
 	}
+	cfg.Tasks.Observe(d.recordWork)
 	return d
 }
 

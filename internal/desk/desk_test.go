@@ -12,9 +12,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"claimdesk/internal/audit"
 	"claimdesk/internal/desk"
+	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
@@ -515,5 +517,68 @@ func TestSetAway(t *testing.T) {
 	}
 	if u, err := f.users.Reload(f.ctx, f.op.Name); err != nil || !u.Away {
 		t.Errorf("the operator after saying they are away: %+v, %v", u, err)
+	}
+}
+
+// What a change keeps of people is written before the change is answered,
+// whoever ends the reservation: the holder, a supervisor, or cron's
+// reclaim of an expired one.
+func TestRecentWorkAndLastActionAreWrittenWithTheChange(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ts := tasks.New(rdb, tasks.WithClock(clock))
+	d := desk.New(desk.Config{Redis: rdb, Tasks: ts, Users: f.users, Bus: notify.NewBus(rdb, log), Log: log})
+	op := desk.Person(f.op)
+	for _, title := range []string{"done", "taken back", "expired"} {
+		if _, err := d.Enqueue(f.ctx, desk.Person(f.producer), f.queue, []tasks.NewJob{{Title: title}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func() *tasks.Reservation {
+		r, err := d.Claim(f.ctx, op, f.queue, "")
+		if err != nil || r == nil {
+			t.Fatalf("claim: %v, %v", r, err)
+		}
+		return r
+	}
+	r := claim()
+	if _, err := d.Complete(f.ctx, op, r.Job.ID, r.Token, nil); err != nil {
+		t.Fatal(err)
+	}
+	if at, err := rdb.HGet(f.ctx, keys.LastAction, f.op.Name).Int64(); err != nil || at != now.UnixMilli() {
+		t.Errorf("the operator's last action: %d, %v; want %d", at, err, now.UnixMilli())
+	}
+	r = claim()
+	if _, err := d.ForceRelease(f.ctx, desk.Person(f.super), r.Job.ID, f.op.Name); err != nil {
+		t.Fatal(err)
+	}
+	tick := func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+	claim()           // the job taken back comes first again
+	tick(time.Second) // its reservation ends first
+	r = claim()
+	tick(time.Duration(r.Job.LeaseSeconds+1) * time.Second)
+	if n, _, err := ts.ReclaimExpired(f.ctx, f.queue, 10); err != nil || n != 2 {
+		t.Fatalf("reclaim: %d, %v; want both held jobs", n, err)
+	}
+
+	recent, err := notify.RecentWork(f.ctx, rdb, f.op.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range recent {
+		got = append(got, w.Title+" "+string(w.Action)+" by "+w.Actor)
+	}
+	want := []string{"expired expired by system", "taken back expired by system",
+		"taken back force_released by " + f.super.Name, "done completed by " + f.op.Name}
+	if !slices.Equal(got, want) {
+		t.Errorf("recent work = %q, want %q", got, want)
 	}
 }

@@ -356,9 +356,6 @@ func (s *Server) workAction(c echo.Context) error {
 		return s.refused(c, action, err)
 	}
 	s.flash(c, msg+" "+quote(j.Title))
-	// The home page lists the job among the operator's recent work, which
-	// the announcer writes after the change: have it written first.
-	s.published(ctx)
 	return redirect(c, "/")
 }
 
@@ -371,7 +368,6 @@ func (s *Server) skipNext(c echo.Context, id, token string) error {
 	if err != nil {
 		return s.refused(c, "skip", err)
 	}
-	s.published(ctx)
 	done := "Skipped " + quote(skipped.Title) + ": someone else will get it."
 	switch words := noClaimWords(why, skipped.Queue); {
 	case errors.Is(why, desk.ErrForbidden):
@@ -402,7 +398,6 @@ func (s *Server) completeNext(c echo.Context, id, token string, result json.RawM
 	if err != nil {
 		return s.refused(c, "complete", err)
 	}
-	s.published(ctx)
 	if next == nil {
 		if why != nil {
 			s.flash(c, "Completed "+quote(j.Title)+".")
@@ -414,15 +409,6 @@ func (s *Server) completeNext(c echo.Context, id, token string, result json.RawM
 	}
 	s.flash(c, "Completed "+quote(j.Title)+". Here is the next one.")
 	return redirect(c, "/jobs/"+next.Job.ID)
-}
-
-// published waits until the notices and recent work of the changes made
-// so far are out, for a second at most (a slow Redis delays the page no
-// further; the live refresh brings them then).
-func (s *Server) published(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	_ = s.announce.Flush(ctx)
 }
 
 // quote sets a title off in running text, in quotation marks: a title may

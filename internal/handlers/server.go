@@ -53,10 +53,6 @@ type Config struct {
 	// Presence keeps who has a page open; whoever starts the server runs
 	// Presence.Run with Hub. Nil: one over Redis, that the sockets mark.
 	Presence *notify.Presence
-	// Announce publishes the notices of the handlers' state changes. It is
-	// the process's one announcer (cron shares it), and whoever starts the
-	// server closes it once the server has stopped.
-	Announce *notify.Announcer
 	// MetricsToken, when set, is the bearer token /metrics asks for.
 	MetricsToken string
 	// SeparateMetrics leaves /metrics out: a listener of its own serves
@@ -103,7 +99,6 @@ type Server struct {
 	presence    *notify.Presence
 	sockets     *socketCaps
 	pingPeriod  time.Duration
-	announce    *notify.Announcer
 	origin      string
 	instance    string
 	// headers are the security headers of every answer (securityHeaders).
@@ -128,7 +123,7 @@ const (
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets:    newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress)),
 		pingPeriod: cmp.Or(cfg.PingPeriod, DefaultPingPeriod)}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
