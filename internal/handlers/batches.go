@@ -3,21 +3,16 @@ package handlers
 import (
 	"net/http"
 	"slices"
+	"time"
 
 	"claimdesk/internal/tasks"
-	"claimdesk/internal/users"
+	"claimdesk/views"
 
 	"github.com/labstack/echo/v4"
 )
 
-func (s *Server) batchRoutes(g *echo.Group) {
-	producers := requireRole(users.Producer, users.Supervisor)
-	g.POST("/queues/:queue/batches", s.apiCreateBatch, producers)
-	g.POST("/batches/:id/jobs", s.apiAddToBatch, producers)
-	g.POST("/batches/:id/seal", s.apiSealBatch, producers)
-	g.GET("/batches/:id", s.apiGetBatch, producers)
-	g.DELETE("/batches/:id", s.apiCancelBatch, producers)
-}
+// Batches: a producer's request of many jobs, followed as one
+// (/api/v1/batches), and the supervisor's Batches page.
 
 func (s *Server) apiCreateBatch(c echo.Context) error {
 	var body tasks.NewBatch
@@ -90,4 +85,40 @@ func (s *Server) apiGetBatch(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, b)
+}
+
+// batchesView lists the newest batches of every queue.
+func (s *Server) batchesView(c echo.Context) (views.BatchesView, error) {
+	bs, err := s.tasks.ListBatches(c.Request().Context(), "", 50)
+	return views.BatchesView{Batches: bs, Now: time.Now()}, err
+}
+
+func (s *Server) batchesPage(c echo.Context) error {
+	v, err := s.batchesView(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.BatchesPage(s.page(c, "Batches"), v))
+}
+
+func (s *Server) batchesFragment(c echo.Context) error {
+	v, err := s.batchesView(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.BatchList(s.fragment(c), v))
+}
+
+// cancelBatchForm cancels a batch from the batches page.
+func (s *Server) cancelBatchForm(c echo.Context) error {
+	b, err := s.desk.CancelBatch(c.Request().Context(), actor(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	msg := "Canceled the batch " + quote(b.Title) + "."
+	if !b.Ended() {
+		msg += " " + views.Plural(b.Reserved, "job") + " in progress may still finish."
+	}
+	s.flash(c, msg)
+	return redirect(c, "/supervisor/batches")
 }

@@ -19,36 +19,6 @@ import (
 // supervisor may not disable themselves nor change their own role, so the
 // last supervisor cannot lock everyone out by a slip.
 
-func (s *Server) peopleRoutes(e *echo.Echo, g *echo.Group) {
-	user, sup := s.requireUser, requireRole(users.Supervisor)
-	e.GET("/supervisor/people", s.peoplePage, user, sup)
-	e.POST("/supervisor/people", s.addPersonForm, user, sup)
-	e.GET("/supervisor/people/:name", s.personPage, user, sup)
-	e.POST("/supervisor/people/:name", s.editPersonForm, user, sup)
-	e.POST("/supervisor/people/:name/disable", s.disableForm(true), user, sup)
-	e.POST("/supervisor/people/:name/enable", s.disableForm(false), user, sup)
-	e.POST("/supervisor/people/:name/tokens", s.newTokenForm, user, sup)
-	e.POST("/supervisor/people/:name/tokens/:id/revoke", s.revokeTokenForm, user, sup)
-
-	g.GET("/users", s.apiUsers, sup)
-	g.POST("/users", s.apiCreateUser, sup)
-	g.GET("/users/:name", s.apiUser, sup)
-	g.PATCH("/users/:name", s.apiPatchUser, sup)
-	g.POST("/users/:name/disable", s.apiDisable(true), sup)
-	g.POST("/users/:name/enable", s.apiDisable(false), sup)
-	g.GET("/users/:name/tokens", s.apiTokens, sup)
-	g.POST("/users/:name/tokens", s.apiNewToken, sup)
-	g.DELETE("/users/:name/tokens/:id", s.apiRevokeToken, sup)
-
-	e.GET("/supervisor/audit", s.auditPage, user, sup)
-	e.GET("/supervisor/team", s.teamPage, user, sup)
-	e.GET("/supervisor/fragments/team", s.teamFragment, user, sup)
-	e.GET("/supervisor/fragments/team-work", s.teamWorkFragment, user, sup)
-	g.GET("/team", s.apiTeam, sup)
-	e.POST("/away", s.setAway, user, requireRole(users.Operator))
-	g.GET("/audit", s.auditAPI, sup)
-}
-
 // userJSON is a user as the API shows it (never a password).
 type userJSON struct {
 	Name     string     `json:"name"`
@@ -66,13 +36,6 @@ type tokenJSON struct {
 	ID       string     `json:"id"`
 	Created  *time.Time `json:"created_at"`
 	LastUsed *time.Time `json:"last_used_at"`
-}
-
-func optional(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }
 
 func (s *Server) apiUsers(c echo.Context) error {

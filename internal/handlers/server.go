@@ -154,15 +154,7 @@ func New(cfg Config) http.Handler {
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxPageBody, Skipper: isAPI}))
 	e.Use(s.loadSession, limitLoginBody, s.rates.byAddress, s.authenticate, s.checkCSRF)
 
-	e.GET("/ws", s.websocket, s.rates.byUser, s.requireUser)
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
-	e.GET("/readyz", s.readyz)
-	e.GET("/static/*", asset)
-
-	s.pageRoutes(e)
-	api := e.Group("/api/v1", s.rates.byUser, s.requireUser)
-	s.apiRoutes(api)
-	s.peopleRoutes(e, api)
+	s.routes(e)
 	s.metrics.knowRoutes(e.Routes())
 	if cfg.SeparateMetrics {
 		return e
@@ -324,3 +316,18 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		return nil
 	}
 }
+
+// flash tells the next whole page that an action succeeded.
+func (s *Server) flash(c echo.Context, msg string) {
+	s.sessions.Put(c.Request().Context(), flashKey, msg)
+}
+
+// note tells the next whole page why an action did nothing (not a
+// failure of claimdesk's, nor a success).
+func (s *Server) note(c echo.Context, msg string) {
+	s.sessions.Put(c.Request().Context(), noteKey, msg)
+}
+
+// quote sets a title off in running text, in quotation marks: a title may
+// hold parentheses of its own.
+func quote(title string) string { return "“" + title + "”" }
