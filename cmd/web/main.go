@@ -401,6 +401,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	go hc.Presence.Run(bg, hc.Hub)
 	announce := notify.NewAnnouncer(hc.Bus, log)
 	hc.Tasks.Observe(announce.Observe)
+	// The handlers' desk records what cron's changes keep of people too:
+	// made before cron's first run.
+	handler := handlers.New(*hc)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
 		Log: log, Interval: interval, Registry: hc.Registry})
 	stopCron := runner.Start(bg)
@@ -419,7 +422,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	srv := httpServer(handlers.New(*hc), readTimeout)
+	srv := httpServer(handler, readTimeout)
 	done := make(chan error, 2)
 	if c.metricsAddr != "" {
 		mln, err := net.Listen("tcp", c.metricsAddr)

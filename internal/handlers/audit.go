@@ -24,7 +24,7 @@ func (s *Server) auditAPI(c echo.Context) error {
 	if err != nil {
 		return auditError(err)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"entries": entries, "next_cursor": nullable(next)})
+	return c.JSON(http.StatusOK, auditAnswer{entries, nullable(next)})
 }
 
 func auditError(err error) error {

@@ -27,13 +27,11 @@ func (s *Server) apiCreateBatch(c echo.Context) error {
 	if len(out) > 0 && !slices.ContainsFunc(out, func(e tasks.Enqueued) bool { return e.Created }) {
 		status = http.StatusOK // a repeat: every job, and so the batch, existed
 	}
-	return c.JSON(status, map[string]any{"batch": b, "jobs": jobsOf(out)})
+	return c.JSON(status, batchAnswer{b, jobsOf(out)})
 }
 
 func (s *Server) apiAddToBatch(c echo.Context) error {
-	var body struct {
-		Jobs []tasks.NewJob `json:"jobs"`
-	}
+	var body addToBatchRequest
 	if err := decode(c, &body); err != nil {
 		return err
 	}
@@ -41,7 +39,7 @@ func (s *Server) apiAddToBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"jobs": jobsOf(out)})
+	return c.JSON(http.StatusCreated, jobsAnswer{jobsOf(out)})
 }
 
 // jobsOf lists the jobs of a batch request, as the response lists them.

@@ -33,12 +33,8 @@ type apiError struct {
 
 // body is the JSON body of the error: {"error": {"code", "message" and,
 // when known, "fields"}}.
-func (e *apiError) body() map[string]any {
-	inner := map[string]any{"code": e.Code, "message": e.Message}
-	if len(e.Fields) > 0 {
-		inner["fields"] = e.Fields
-	}
-	return map[string]any{"error": inner}
+func (e *apiError) body() errorAnswer {
+	return errorAnswer{errorDetail{Code: e.Code, Fields: e.Fields, Message: e.Message}}
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"time"
 
 	"claimdesk/internal/tasks"
 	"claimdesk/views"
@@ -47,19 +46,7 @@ func (s *Server) apiHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"history": h}
-	if trimmed > 0 {
-		out["trimmed"] = trimmed
-	}
-	return c.JSON(http.StatusOK, out)
-}
-
-// reservationEntry is one entry of GET /api/v1/reservations.
-type reservationEntry struct {
-	Job        *tasks.Job `json:"job"`
-	Operator   string     `json:"operator"`
-	ReservedAt *time.Time `json:"reserved_at"`
-	Deadline   *time.Time `json:"deadline"`
+	return c.JSON(http.StatusOK, historyAnswer{h, trimmed})
 }
 
 func (s *Server) apiReservations(c echo.Context) error {
@@ -75,7 +62,7 @@ func (s *Server) apiReservations(c echo.Context) error {
 	for i, j := range p.Jobs {
 		out[i] = reservationEntry{j, j.ReservedBy, j.ReservedAt, j.Deadline}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"reservations": out, "next_cursor": nullable(p.NextCursor)})
+	return c.JSON(http.StatusOK, reservationsAnswer{nullable(p.NextCursor), out})
 }
 
 func (s *Server) apiListJobs(c echo.Context) error {
@@ -92,23 +79,22 @@ func (s *Server) apiListJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := map[string]any{}
+	var out jobListAnswer
 	var p tasks.Page
 	if f.Empty() {
 		p, err = s.tasks.ListJobs(c.Request().Context(), queue, state, limit, c.QueryParam("cursor"))
 	} else {
 		var scanned int
 		p, scanned, err = s.tasks.FindJobs(c.Request().Context(), queue, state, f, limit, c.QueryParam("cursor"))
-		out["scanned"] = scanned
+		out.Scanned = &scanned
 	}
 	if err != nil {
 		return err
 	}
-	jobs := p.Jobs
-	if jobs == nil {
-		jobs = []*tasks.Job{}
+	out.Jobs, out.NextCursor = p.Jobs, nullable(p.NextCursor)
+	if out.Jobs == nil {
+		out.Jobs = []*tasks.Job{}
 	}
-	out["jobs"], out["next_cursor"] = jobs, nullable(p.NextCursor)
 	return c.JSON(http.StatusOK, out)
 }
 
@@ -147,10 +133,7 @@ func (s *Server) apiRequeue(c echo.Context) error {
 }
 
 func (s *Server) apiCancelMany(c echo.Context) error {
-	var b struct {
-		IDs   []string `json:"ids"`
-		Force bool     `json:"force"`
-	}
+	var b cancelManyRequest
 	if err := decode(c, &b); err != nil {
 		return err
 	}
@@ -158,14 +141,7 @@ func (s *Server) apiCancelMany(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"canceled": canceled, "failed": failed})
-}
-
-// bulkFailure is a job a bulk action could not change, and why.
-type bulkFailure struct {
-	ID      string `json:"id"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	return c.JSON(http.StatusOK, cancelManyAnswer{canceled, failed})
 }
 
 // cancelMany cancels each of the jobs (force: reserved ones too), for

@@ -19,23 +19,8 @@ import (
 // supervisor may not disable themselves nor change their own role, so the
 // last supervisor cannot lock everyone out by a slip.
 
-// userJSON is a user as the API shows it (never a password).
-type userJSON struct {
-	Name     string     `json:"name"`
-	Role     users.Role `json:"role"`
-	Queues   []string   `json:"queues"`
-	Disabled bool       `json:"disabled"`
-}
-
 func userOut(u users.User) userJSON {
 	return userJSON{Name: u.Name, Role: u.Role, Queues: append([]string{}, u.Queues...), Disabled: u.Disabled}
-}
-
-// tokenJSON is an API token as the API lists it (never the token).
-type tokenJSON struct {
-	ID       string     `json:"id"`
-	Created  *time.Time `json:"created_at"`
-	LastUsed *time.Time `json:"last_used_at"`
 }
 
 func (s *Server) apiUsers(c echo.Context) error {
@@ -47,7 +32,7 @@ func (s *Server) apiUsers(c echo.Context) error {
 	for i, u := range list {
 		out[i] = userOut(u)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"users": out})
+	return c.JSON(http.StatusOK, usersAnswer{out})
 }
 
 func (s *Server) apiUser(c echo.Context) error {
@@ -59,12 +44,7 @@ func (s *Server) apiUser(c echo.Context) error {
 }
 
 func (s *Server) apiCreateUser(c echo.Context) error {
-	var b struct {
-		Name     string     `json:"name"`
-		Role     users.Role `json:"role"`
-		Queues   []string   `json:"queues"`
-		Password string     `json:"password"`
-	}
+	var b createUserRequest
 	if err := decode(c, &b); err != nil {
 		return err
 	}
@@ -76,11 +56,7 @@ func (s *Server) apiCreateUser(c echo.Context) error {
 }
 
 func (s *Server) apiPatchUser(c echo.Context) error {
-	var b struct {
-		Role     *users.Role `json:"role"`
-		Queues   *[]string   `json:"queues"`
-		Password string      `json:"password"`
-	}
+	var b patchUserRequest
 	if err := decode(c, &b); err != nil {
 		return err
 	}
@@ -118,7 +94,7 @@ func (s *Server) apiTokens(c echo.Context) error {
 	for i, t := range ts {
 		out[i] = tokenJSON{t.ID, optional(t.Created), optional(t.LastUsed)}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"tokens": out})
+	return c.JSON(http.StatusOK, tokensAnswer{out})
 }
 
 func (s *Server) apiNewToken(c echo.Context) error {
@@ -126,7 +102,7 @@ func (s *Server) apiNewToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]string{"token": token, "id": users.TokenID(token)})
+	return c.JSON(http.StatusCreated, newTokenAnswer{ID: users.TokenID(token), Token: token})
 }
 
 func (s *Server) apiRevokeToken(c echo.Context) error {

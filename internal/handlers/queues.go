@@ -21,23 +21,6 @@ import (
 // and its settings: create, change, pause, resume, delete, requeue its
 // dead.
 
-// queueSummary is one entry of GET /api/v1/queues.
-type queueSummary struct {
-	Name         string `json:"name"`
-	Ready        int64  `json:"ready"`
-	Held         int64  `json:"held"`
-	Scheduled    int64  `json:"scheduled"`
-	Reserved     int64  `json:"reserved"`
-	Dead         int64  `json:"dead"`
-	LeaseSeconds int    `json:"lease_seconds"`
-	MaxAttempts  int    `json:"max_attempts"`
-	MaxHeld      int    `json:"max_held"`
-	Paused       bool   `json:"paused"`
-	// Outcome is the queue's outcome form, which a completion's result
-	// must fit.
-	Outcome *tasks.Outcome `json:"outcome,omitempty"`
-}
-
 func (s *Server) apiQueues(c echo.Context) error {
 	qs, err := s.desk.VisibleQueues(c.Request().Context(), actor(c))
 	if err != nil {
@@ -49,7 +32,7 @@ func (s *Server) apiQueues(c echo.Context) error {
 		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead,
 			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused, q.Queue.Outcome}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"queues": out})
+	return c.JSON(http.StatusOK, queuesAnswer{out})
 }
 
 func (s *Server) apiCreateQueue(c echo.Context) error {
@@ -101,17 +84,6 @@ func (s *Server) setPaused(c echo.Context, name string, paused bool) (tasks.Queu
 	return s.desk.ResumeQueue(c.Request().Context(), actor(c), name)
 }
 
-// minuteJSON is one minute of a queue's numbers.
-type minuteJSON struct {
-	At        time.Time `json:"at"`
-	Ready     int64     `json:"ready"`
-	Claims    int64     `json:"claims"`
-	Completed int64     `json:"completed"`
-	Dead      int64     `json:"dead"`
-	// OldestWaitSeconds is how long the oldest ready job had waited.
-	OldestWaitSeconds float64 `json:"oldest_wait_seconds"`
-}
-
 func (s *Server) apiNumbers(c echo.Context) error {
 	ctx := c.Request().Context()
 	if _, err := s.tasks.Queue(ctx, c.Param("queue")); err != nil {
@@ -125,7 +97,7 @@ func (s *Server) apiNumbers(c echo.Context) error {
 	for i, m := range ms {
 		out[i] = minuteJSON{m.At, m.Ready, m.Claims, m.Completed, m.Dead, m.OldestWait.Seconds()}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"minutes": out})
+	return c.JSON(http.StatusOK, minutesAnswer{out})
 }
 
 func (s *Server) apiRequeueDead(c echo.Context) error {
@@ -137,7 +109,7 @@ func (s *Server) apiRequeueDead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"requeued": n, "dead_left": left})
+	return c.JSON(http.StatusOK, requeueDeadAnswer{DeadLeft: left, Requeued: n})
 }
 
 // overview gathers what the supervisor's page shows: the queues' counts

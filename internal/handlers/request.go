@@ -142,11 +142,12 @@ func limitParam(c echo.Context, def, most int) (int, error) {
 	return limit, nil
 }
 
-func nullable(s string) any {
+// nullable is s, or null when it is empty.
+func nullable(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 func optional(t time.Time) *time.Time {

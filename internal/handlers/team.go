@@ -145,17 +145,6 @@ func (s *Server) setAway(c echo.Context) error {
 	return redirect(c, "/")
 }
 
-// tallyJSON is a tally as the API shows it.
-type tallyJSON struct {
-	Completed int64 `json:"completed"`
-	GivenBack int64 `json:"given_back"`
-	Failed    int64 `json:"failed"`
-	Expired   int64 `json:"expired"`
-	TakenBack int64 `json:"taken_back"`
-	// MedianHandlingSeconds is null without completions.
-	MedianHandlingSeconds *float64 `json:"median_handling_seconds"`
-}
-
 func tallyOut(t tasks.Tally) tallyJSON {
 	out := tallyJSON{Completed: t.Completed, GivenBack: t.GivenBack, Failed: t.Failed, Expired: t.Expired, TakenBack: t.TakenBack}
 	if m := t.MedianHandling(); m > 0 {
@@ -163,25 +152,6 @@ func tallyOut(t tasks.Tally) tallyJSON {
 		out.MedianHandlingSeconds = &secs
 	}
 	return out
-}
-
-// heldJSON is a job someone holds, as GET /api/v1/team lists it.
-type heldJSON struct {
-	ID         string     `json:"id"`
-	Queue      string     `json:"queue"`
-	Title      string     `json:"title"`
-	ReservedAt *time.Time `json:"reserved_at"`
-}
-
-// memberJSON is one person as GET /api/v1/team shows them.
-type memberJSON struct {
-	Name         string     `json:"name"`
-	Role         users.Role `json:"role"`
-	Status       string     `json:"status"`
-	Holding      []heldJSON `json:"holding"`
-	LastActionAt *time.Time `json:"last_action_at"`
-	Today        tallyJSON  `json:"today"`
-	Last7Days    tallyJSON  `json:"last_7_days"`
 }
 
 // apiTeam answers what the Team page shows: everyone who works jobs, where
@@ -205,5 +175,5 @@ func (s *Server) apiTeam(c echo.Context) error {
 		}
 		out = append(out, mj)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"people": out, "more_held": v.More})
+	return c.JSON(http.StatusOK, teamAnswer{MoreHeld: v.More, People: out})
 }

@@ -27,14 +27,8 @@ import (
 // their reservations (complete, give back, skip, more time, can't be done)
 // through the API and on the job's work page.
 
-// enqueueBody is one job, or a batch in "jobs".
-type enqueueBody struct {
-	tasks.NewJob
-	Jobs []tasks.NewJob `json:"jobs"`
-}
-
 func (s *Server) apiEnqueue(c echo.Context) error {
-	var body enqueueBody
+	var body enqueueRequest
 	if err := decode(c, &body); err != nil {
 		return err
 	}
@@ -61,16 +55,9 @@ func (s *Server) apiEnqueue(c echo.Context) error {
 		}
 	}
 	if single {
-		return c.JSON(status, map[string]any{"job": list[0]})
+		return c.JSON(status, jobAnswer{list[0]})
 	}
-	return c.JSON(status, map[string]any{"jobs": list})
-}
-
-// reservationJSON is the claim's proof, sent only to the claimer.
-type reservationJSON struct {
-	Token        string    `json:"token"`
-	Deadline     time.Time `json:"deadline"`
-	LeaseSeconds int       `json:"lease_seconds"`
+	return c.JSON(status, jobsAnswer{list})
 }
 
 func (s *Server) apiClaim(c echo.Context) error {
@@ -81,9 +68,7 @@ func (s *Server) apiClaim(c echo.Context) error {
 // apiClaimAny claims the next job across the operator's queues, or the
 // subset named in the body (tasks.Store.ClaimAny says how they rank).
 func (s *Server) apiClaimAny(c echo.Context) error {
-	var body struct {
-		Queues []string `json:"queues"`
-	}
+	var body claimAnyRequest
 	if c.Request().ContentLength != 0 {
 		if err := decode(c, &body); err != nil {
 			return err
@@ -101,23 +86,14 @@ func claimed(c echo.Context, r *tasks.Reservation, err error) error {
 	if r == nil {
 		return c.NoContent(http.StatusNoContent)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"job": r.Job,
-		"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}})
-}
-
-// holderBody is the body of the holder's actions.
-type holderBody struct {
-	Token   string          `json:"token"`
-	Result  json.RawMessage `json:"result"`
-	Reason  string          `json:"reason"`
-	Seconds int             `json:"seconds"`
+	return c.JSON(http.StatusOK, claimOf(r))
 }
 
 // holderAction decodes the body and runs one of the holder's actions, as
 // the caller (the engine refuses anyone but the holder), answering what
 // the action returns.
-func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error)) error {
-	var b holderBody
+func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error)) error {
+	var b holderRequest
 	if err := decode(c, &b); err != nil {
 		return err
 	}
@@ -139,50 +115,49 @@ func (s *Server) apiComplete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
 		if !next {
 			return s.desk.Complete(ctx, a, id, b.Token, b.Result)
 		}
 		j, r, why, err := s.desk.CompleteNext(ctx, a, id, b.Token, b.Result)
 		if err != nil || r == nil {
-			out := map[string]any{"job": j, "next": nil}
+			out := completeNextAnswer{Job: j}
 			if why != nil {
 				// Why nothing was claimed: the queue is paused, or the
 				// holder is at its max_held.
 				pub, _ := publicError(why)
-				out["next_error"] = map[string]string{"code": pub.Code, "message": pub.Message}
+				out.NextError = &nextError{pub.Code, pub.Message}
 			}
 			return out, err
 		}
-		return map[string]any{"job": j, "next": map[string]any{"job": r.Job,
-			"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}}}, nil
+		return completeNextAnswer{Job: j, Next: claimOf(r)}, nil
 	})
 }
 
 func (s *Server) apiRelease(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
 		return s.desk.GiveBack(ctx, a, id, b.Token)
 	})
 }
 
 func (s *Server) apiSkip(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
 		return s.desk.Skip(ctx, a, id, b.Token)
 	})
 }
 
 func (s *Server) apiExtend(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
 		j, err := s.desk.MoreTime(ctx, a, id, b.Token, b.Seconds)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"deadline": j.Deadline}, nil
+		return extendAnswer{j.Deadline}, nil
 	})
 }
 
 func (s *Server) apiFail(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderBody) (any, error) {
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
 		return s.desk.CantBeDone(ctx, a, id, b.Token, b.Reason)
 	})
 }
