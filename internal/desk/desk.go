@@ -61,8 +61,8 @@ type Desk struct {
 	bus   *notify.Bus
 	log   *slog.Logger
 	rdb   redis.UniversalClient
-	// unavailable logs, once per burst, the audit entries and recent work
-	// the store's passing troubles kept from being written.
+	// unavailable logs, once per burst, the recent work the store's
+	// passing troubles kept from being written.
 	unavailable *storeerr.Burst
 
 	settings        func(ctx context.Context, queue string) (tasks.Queue, error)
@@ -75,7 +75,7 @@ type Desk struct {
 // tasks.Store.
 func New(cfg Config) *Desk {
 	d := &Desk{tasks: cfg.Tasks, users: cfg.Users, audit: audit.New(cfg.Redis), bus: cfg.Bus, log: cfg.Log, rdb: cfg.Redis,
-		unavailable: storeerr.NewBurst(cfg.Log, "actions not fully recorded"),
+		unavailable: storeerr.NewBurst(cfg.Log, "changes not in recent work"),
 		settings:    cfg.Settings, queues: cfg.Queues, settingsChanged: cfg.SettingsChanged}
 	if d.settings == nil {
 		d.settings = cfg.Tasks.Queue
@@ -170,14 +170,15 @@ func need(a Actor, roles ...users.Role) error {
 }
 
 // record adds what the actor did to the audit log. A failure to record is
-// logged: the action itself stands.
+// logged as an error, each time (the command line logs errors only): the
+// action itself stands.
 func (d *Desk) record(ctx context.Context, a Actor, action, target, detail string) {
 	if err := d.audit.Record(context.WithoutCancel(ctx), a.Name(), action, target, detail); err != nil {
-		d.trouble("action not recorded in the audit log", err, "action", action, "target", target)
+		d.log.Error("action not recorded in the audit log", "err", err, "actor", a.Name(), "action", action, "target", target)
 	}
 }
 
-// trouble logs what the desk failed to write after an action that stands:
+// trouble logs what the desk failed to write after a change that stands:
 // the store's passing troubles once per burst, anything else as an error.
 func (d *Desk) trouble(msg string, err error, args ...any) {
 	if storeerr.Transient(err) {
