@@ -35,6 +35,7 @@ import (
 
 	"claimdesk/internal/audit"
 	"claimdesk/internal/cron"
+	"claimdesk/internal/desk"
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
@@ -103,22 +104,19 @@ type stores struct {
 	users *users.Store
 	// bus tells running instances of changes made outside them.
 	bus *notify.Bus
-	// audit records what the administrative commands did.
-	audit *audit.Log
-}
-
-// record adds what a command did to the audit log; a failure is told on
-// standard error, the change itself stands.
-func (st stores) record(ctx context.Context, action, target, detail string) {
-	if err := st.audit.Record(ctx, audit.CommandLine, action, target, detail); err != nil {
-		fmt.Fprintf(os.Stderr, "claimdesk: %s of %s not recorded in the audit log: %v\n", action, target, err)
-	}
+	// desk does what the administrative commands do (openForCommand).
+	desk *desk.Desk
 }
 
 // openForCommand opens the stores for an admin command.
 func (c Config) openForCommand(ctx context.Context) (stores, func(), error) {
-	st, _, stop, err := open(ctx, c, c.commandLogger(), false)
-	return st, stop, err
+	log := c.commandLogger()
+	st, hc, stop, err := open(ctx, c, log, false)
+	if err != nil {
+		return st, stop, err
+	}
+	st.desk = desk.New(desk.Config{Redis: hc.Redis, Tasks: st.tasks, Users: st.users, Bus: st.bus, Log: log})
+	return st, stop, nil
 }
 
 // open connects to Redis and, unless reset says the caller empties the
@@ -162,7 +160,7 @@ func open(ctx context.Context, c Config, log *slog.Logger, reset bool) (stores, 
 	}
 	// Every change to a user, from a command or a server, reaches the
 	// websockets of every running instance.
-	s.bus, s.audit = notify.NewBus(rdb, log), audit.New(rdb)
+	s.bus = notify.NewBus(rdb, log)
 	s.users.Observe(s.bus.TellUserChanged)
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
 		Bus: s.bus, Hub: notify.NewHub(), Presence: notify.NewPresence(rdb, log)}, stop, nil
@@ -213,8 +211,11 @@ func serve(ctx context.Context, c Config, stdout io.Writer) error {
 	listening := make(chan struct{})
 	go func() { defer close(listening); hc.Bus.Listen(bg, hc.Hub.Deliver) }()
 	go hc.Presence.Run(bg, hc.Hub)
-	hc.Announce = notify.NewAnnouncer(hc.Bus, log)
-	hc.Tasks.Observe(hc.Announce.Observe)
+	announce := notify.NewAnnouncer(hc.Bus, log)
+	hc.Tasks.Observe(announce.Observe)
+	// The handlers' desk records what cron's changes keep of people too:
+	// made before cron's first run.
+	handler := handlers.New(*hc)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
 		Log: log, Interval: c.CronInterval, Registry: hc.Registry})
 	stopCron := runner.Start(bg)
@@ -222,7 +223,7 @@ func serve(ctx context.Context, c Config, stdout io.Writer) error {
 		stopCron()
 		closeCtx, cancel := context.WithTimeout(context.Background(), announceCloseTimeout)
 		defer cancel()
-		if err := hc.Announce.Close(closeCtx); err != nil {
+		if err := announce.Close(closeCtx); err != nil {
 			log.Warn("notices still pending at shutdown", "err", err)
 		}
 		stopBackground()
@@ -233,7 +234,7 @@ func serve(ctx context.Context, c Config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := httpServer(handlers.New(*hc), c.ReadTimeout)
+	srv := httpServer(handler, c.ReadTimeout)
 	done := make(chan error, 2)
 	if c.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", c.MetricsAddr)
@@ -421,24 +422,19 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch tasks.QueuePatch, role, queues string, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
 	switch what {
 	case "queue":
-		action, made := audit.QueueCreated, "created"
-		q, err := st.tasks.CreateQueue(ctx, q)
-		detail := "" // of a change: what it changed
+		made := "created"
+		q, err := st.desk.CreateQueue(ctx, desk.CommandLine, q, false)
 		if errors.Is(err, tasks.ErrQueueExists) {
-			action, made = audit.QueueChanged, "changed"
+			made = "changed"
 			if patch == (tasks.QueuePatch{}) {
-				action, made = "", "unchanged"
-			}
-			var was tasks.Queue
-			if q, was, err = st.tasks.PatchQueue(ctx, name, patch); err == nil {
-				detail = audit.SettingsChange(was, q)
+				made = "unchanged"
+				q, err = st.tasks.Queue(ctx, name)
+			} else {
+				q, err = st.desk.ChangeQueue(ctx, desk.CommandLine, name, patch)
 			}
 		}
 		if err != nil {
 			return err
-		}
-		if action != "" {
-			st.record(ctx, action, q.Name, cmp.Or(detail, audit.SettingsDetail(q)))
 		}
 		fmt.Fprintf(stdout, "queue %s %s: %s\n", q.Name, made, audit.SettingsDetail(q))
 	case "user":
@@ -454,17 +450,19 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch
 		if queues != "" {
 			u.Queues = strings.Split(queues, ",")
 		}
-		if err := st.users.Put(ctx, u, password); err != nil {
-			return err
+		err := st.desk.AddPerson(ctx, desk.CommandLine, u, password)
+		if errors.Is(err, users.ErrExists) {
+			u, err = st.desk.ChangePerson(ctx, desk.CommandLine, name, desk.Change{Role: &u.Role, Queues: &u.Queues, Password: password})
 		}
-		st.record(ctx, audit.UserChanged, u.Name, audit.PersonDetail(u, password != ""))
-		fmt.Fprintf(stdout, "user %s: %s %s\n", u.Name, u.Role, strings.Join(u.Queues, ","))
-	case "token":
-		token, err := st.users.NewToken(ctx, name)
 		if err != nil {
 			return err
 		}
-		st.record(ctx, audit.TokenAdded, name, "token "+users.TokenID(token))
+		fmt.Fprintf(stdout, "user %s: %s %s\n", u.Name, u.Role, strings.Join(u.Queues, ","))
+	case "token":
+		token, err := st.desk.NewToken(ctx, desk.CommandLine, name)
+		if err != nil {
+			return err
+		}
 		fmt.Fprintln(stdout, token)
 	}
 	return nil
@@ -490,25 +488,22 @@ func adminCmd(ctx context.Context, what string, args []string, getenv func(strin
 	defer stop()
 	switch what {
 	case "user disable":
-		if err := st.users.Disable(ctx, arg); err != nil {
+		if _, err := st.desk.Disable(ctx, desk.CommandLine, arg); err != nil {
 			return fmt.Errorf("user %s: %w", arg, err)
 		}
-		st.record(ctx, audit.UserDisabled, arg, "")
 		fmt.Fprintf(stdout, "user %s disabled: sessions ended, websockets closed, tokens refused\n", arg)
 	case "user enable":
-		if err := st.users.Enable(ctx, arg); err != nil {
+		if _, err := st.desk.Enable(ctx, desk.CommandLine, arg); err != nil {
 			return fmt.Errorf("user %s: %w", arg, err)
 		}
-		st.record(ctx, audit.UserEnabled, arg, "")
 		fmt.Fprintf(stdout, "user %s enabled: tokens work again; sessions ended by the disable stay ended\n", arg)
 	case "user unlock":
-		if err := st.users.Unlock(ctx, arg); err != nil {
+		if err := st.desk.Unlock(ctx, desk.CommandLine, arg); err != nil {
 			return fmt.Errorf("user %s: %w", arg, err)
 		}
-		st.record(ctx, audit.UserUnlocked, arg, "")
 		fmt.Fprintf(stdout, "user %s: logins are no longer delayed\n", arg)
 	case "token list":
-		tokens, err := st.users.Tokens(ctx, arg)
+		tokens, err := st.desk.Tokens(ctx, desk.CommandLine, arg)
 		if err != nil {
 			return fmt.Errorf("user %s: %w", arg, err)
 		}
@@ -516,22 +511,19 @@ func adminCmd(ctx context.Context, what string, args []string, getenv func(strin
 			fmt.Fprintln(stdout, t.ID, timeOrDash(t.Created), timeOrDash(t.LastUsed))
 		}
 	case "token revoke":
-		if err := st.users.RevokeToken(ctx, arg); err != nil {
+		if err := st.desk.RevokeToken(ctx, desk.CommandLine, "", arg); err != nil {
 			return err
 		}
-		st.record(ctx, audit.TokenRevoked, arg, "token "+arg)
 		fmt.Fprintf(stdout, "token %s revoked\n", arg)
 	case "queue pause", "queue resume":
 		paused := what == "queue pause"
-		if _, err := st.tasks.SetPaused(ctx, arg, paused); err != nil {
+		set := st.desk.ResumeQueue
+		if paused {
+			set = st.desk.PauseQueue
+		}
+		if _, err := set(ctx, desk.CommandLine, arg); err != nil {
 			return fmt.Errorf("queue %s: %w", arg, err)
 		}
-		action := audit.QueueResumed
-		if paused {
-			action = audit.QueuePaused
-		}
-		st.record(ctx, action, arg, "")
-		st.bus.TellQueueSettings(ctx, arg, paused)
 		if paused {
 			fmt.Fprintf(stdout, "queue %s paused: it takes enqueues, claims answer queue_paused\n", arg)
 		} else {

@@ -208,3 +208,32 @@ func idTime(id string) time.Time {
 	n, _ := strconv.ParseInt(ms, 10, 64)
 	return time.UnixMilli(n).UTC()
 }
+
+// JobDetail says which job an action on a job was about, and whose
+// reservation it ended (holder, "" for none), as an entry's detail:
+// “Title” in queue, held by ann.
+func JobDetail(j *tasks.Job, holder string) string {
+	d := quote(j.Title) + " in " + j.Queue
+	if holder != "" {
+		d += ", held by " + holder
+	}
+	return d
+}
+
+// BatchDetail says which batch an action on a batch was about, as an
+// entry's detail: “Title” in queue, 12 jobs.
+func BatchDetail(b *tasks.Batch) string {
+	return quote(b.Title) + " in " + b.Queue + ", " + count(b.Total, "job")
+}
+
+// DeadRequeuedDetail says how many dead jobs went back in line, as an
+// entry's detail.
+func DeadRequeuedDetail(n int) string { return count(n, "dead job") + " back in line" }
+
+// JobsCanceledDetail says how many jobs were canceled at once, as an
+// entry's detail.
+func JobsCanceledDetail(n int) string { return count(n, "job") + " canceled at once" }
+
+// quote sets a title off in running text, in quotation marks: a title may
+// hold parentheses of its own.
+func quote(title string) string { return "“" + title + "”" }

@@ -1,140 +1,93 @@
 package handlers
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"net/http"
-	"reflect"
-	"strconv"
-	"strings"
 	"time"
 
 	"claimdesk/internal/audit"
-	"claimdesk/internal/notify"
-	"claimdesk/internal/strictjson"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
-	"claimdesk/views"
-
-	"github.com/labstack/echo/v4"
 )
 
-func (s *Server) apiRoutes(g *echo.Group) {
-	super := requireRole(users.Supervisor)
-	producers := requireRole(users.Producer, users.Supervisor)
-	g.GET("/queues", s.apiQueues)
-	g.POST("/queues", s.apiCreateQueue, super)
-	g.PATCH("/queues/:queue", s.apiPatchQueue, super)
-	g.DELETE("/queues/:queue", s.apiDeleteQueue, super)
-	g.POST("/queues/:queue/pause", s.apiPause(true), super)
-	g.POST("/queues/:queue/resume", s.apiPause(false), super)
-	g.POST("/queues/:queue/jobs", s.apiEnqueue, producers)
-	g.POST("/queues/:queue/claim", s.apiClaim, requireRole(users.Operator))
-	g.POST("/claim", s.apiClaimAny, requireRole(users.Operator))
-	g.GET("/jobs", s.apiListJobs, super)
-	g.GET("/jobs/:id", s.apiGetJob)
-	g.GET("/jobs/:id/history", s.apiHistory)
-	g.DELETE("/jobs/:id", s.apiCancel, producers)
-	g.POST("/jobs/:id/complete", s.apiComplete)
-	g.POST("/jobs/:id/release", s.apiRelease)
-	g.POST("/jobs/:id/skip", s.apiSkip)
-	g.POST("/jobs/:id/extend", s.apiExtend)
-	g.POST("/jobs/:id/fail", s.apiFail)
-	g.POST("/jobs/:id/requeue", s.apiRequeue, super)
-	g.POST("/jobs/cancel", s.apiCancelMany, super)
-	g.POST("/queues/:queue/requeue-dead", s.apiRequeueDead, super)
-	g.GET("/queues/:queue/numbers", s.apiNumbers, super)
-	g.GET("/reservations", s.apiReservations, super)
-	s.batchRoutes(g)
+// The bodies of /api/v1 that are not the engine's own types (tasks.Job,
+// tasks.Batch, tasks.Queue, tasks.Entry…): what each route takes and what
+// it answers, as docs/api.md describes them. Fields are in the order in
+// which they are sent.
+
+// Requests.
+
+// enqueueRequest is one job, or a batch in "jobs" (POST
+// /queues/{queue}/jobs).
+type enqueueRequest struct {
+	tasks.NewJob
+	Jobs []tasks.NewJob `json:"jobs"`
 }
 
-// decode reads a JSON body into v strictly (decodeJSON).
-func decode(c echo.Context, v any) error {
-	body, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) || errors.Is(err, echo.ErrStatusRequestEntityTooLarge) {
-			return newError(http.StatusRequestEntityTooLarge, "too_large", "request body too large")
-		}
-		return err
-	}
-	return decodeJSON(body, v)
+// claimAnyRequest names the queues to claim from (POST /claim); no body,
+// or no "queues": every queue granted the operator.
+type claimAnyRequest struct {
+	Queues []string `json:"queues"`
 }
 
-// decodeJSON decodes body, one JSON value, into v strictly. Malformed JSON,
-// data after the value and unknown fields are invalid_json; wrong types,
-// text that is not valid UTF-8 or escapes half a surrogate pair, a key
-// twice in one object (at any depth, payloads and results included) and a
-// field name in other letter case ({"Title": …}, which encoding/json would
-// take for "title") are invalid_field, naming the field. Either way v is
-// not to be used.
-func decodeJSON(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		var timeErr *time.ParseError
-		switch {
-		case errors.As(err, &typeErr):
-			return newError(http.StatusBadRequest, "invalid_field", "%s must be %s", typeErrorAt(body, typeErr), typeWords(typeErr.Type))
-		case errors.As(err, &timeErr):
-			return newError(http.StatusBadRequest, "invalid_field", "a time must be written as in RFC 3339, like 2026-11-23T09:30:00Z, not %q", timeErr.Value)
-		case strings.HasPrefix(err.Error(), "Time.UnmarshalJSON"):
-			// A time given as something else than a string: time.Time
-			// says so in Go's words, which are not the sender's.
-			return newError(http.StatusBadRequest, "invalid_field", "a time must be a string written as in RFC 3339, like 2026-11-23T09:30:00Z")
-		}
-		return newError(http.StatusBadRequest, "invalid_json", "body is not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return newError(http.StatusBadRequest, "invalid_json", "body has data after the JSON value")
-	}
-	if e := strictjson.Check(body, reflect.TypeOf(v)); e != nil {
-		return newError(http.StatusBadRequest, "invalid_field", "%s %s", e.In(""), e.Problem)
-	}
-	return nil
+// holderRequest is the body of the holder's actions (POST
+// /jobs/{id}/complete, release, skip, extend and fail): the reservation's
+// token, and what each action takes besides.
+type holderRequest struct {
+	Token   string          `json:"token"`
+	Result  json.RawMessage `json:"result"`
+	Reason  string          `json:"reason"`
+	Seconds int             `json:"seconds"`
 }
 
-// typeErrorAt names the value of body a type error is about, as the
-// sender wrote it: "jobs[1].title", or "the body".
-func typeErrorAt(body []byte, e *json.UnmarshalTypeError) string {
-	path, ok := strictjson.PathAt(body, e.Offset)
-	switch {
-	case !ok:
-		return e.Field // encoding/json's words, without indexes
-	case path == "":
-		return "the body"
-	}
-	return (&strictjson.Error{Path: path}).In("")
+// cancelManyRequest names the jobs to cancel (POST /jobs/cancel).
+type cancelManyRequest struct {
+	IDs   []string `json:"ids"`
+	Force bool     `json:"force"`
 }
 
-// typeWords names the JSON a Go type is decoded from.
-func typeWords(t reflect.Type) string {
-	if t == reflect.TypeFor[time.Time]() {
-		return "a time written as in RFC 3339"
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Pointer:
-		return typeWords(t.Elem())
-	}
-	return "a JSON object"
+// addToBatchRequest is the jobs to add to an open batch (POST
+// /batches/{id}/jobs).
+type addToBatchRequest struct {
+	Jobs []tasks.NewJob `json:"jobs"`
 }
 
-// queueSummary is one entry of GET /api/v1/queues.
+// createUserRequest is a new person (POST /users).
+type createUserRequest struct {
+	Name     string     `json:"name"`
+	Role     users.Role `json:"role"`
+	Queues   []string   `json:"queues"`
+	Password string     `json:"password"`
+}
+
+// patchUserRequest is a change to a person (PATCH /users/{name}): what is
+// left out stays.
+type patchUserRequest struct {
+	Role     *users.Role `json:"role"`
+	Queues   *[]string   `json:"queues"`
+	Password string      `json:"password"`
+}
+
+// Answers.
+
+// errorAnswer is every error: {"error": {"code", "fields"?, "message"}}.
+type errorAnswer struct {
+	Error errorDetail `json:"error"`
+}
+
+// errorDetail is what went wrong: fields, when set, says what is wrong
+// with each field of the input.
+type errorDetail struct {
+	Code    string            `json:"code"`
+	Fields  map[string]string `json:"fields,omitempty"`
+	Message string            `json:"message"`
+}
+
+// queuesAnswer lists the queues the caller may see (GET /queues).
+type queuesAnswer struct {
+	Queues []queueSummary `json:"queues"`
+}
+
+// queueSummary is one entry of GET /queues.
 type queueSummary struct {
 	Name         string `json:"name"`
 	Ready        int64  `json:"ready"`
@@ -151,610 +104,10 @@ type queueSummary struct {
 	Outcome *tasks.Outcome `json:"outcome,omitempty"`
 }
 
-// visibleQueues returns the queues the user may see, with settings and
-// counts, from the instance's board.
-func (s *Server) visibleQueues(ctx context.Context, u users.User) ([]tasks.QueueStats, error) {
-	all, err := s.board.queues.get(ctx, s.tasks.Queues)
-	return visibleOf(all, u), err
-}
-
-// visibleOf returns those of the queues the user may see.
-func visibleOf(all []tasks.QueueStats, u users.User) []tasks.QueueStats {
-	qs := make([]tasks.QueueStats, 0, len(all))
-	for _, q := range all {
-		if u.CanSee(q.Queue.Name) {
-			qs = append(qs, q)
-		}
-	}
-	return qs
-}
-
-func (s *Server) apiQueues(c echo.Context) error {
-	u, _ := currentUser(c)
-	qs, err := s.visibleQueues(c.Request().Context(), u)
-	if err != nil {
-		return err
-	}
-	out := make([]queueSummary, len(qs))
-	for i, q := range qs {
-		st := q.Stats
-		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead,
-			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused, q.Queue.Outcome}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"queues": out})
-}
-
-func (s *Server) apiCreateQueue(c echo.Context) error {
-	var q tasks.Queue
-	if err := decode(c, &q); err != nil {
-		return err
-	}
-	q, err := s.createQueue(c, q, s.tasks.CreateQueue)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, q)
-}
-
-func (s *Server) apiPatchQueue(c echo.Context) error {
-	var p tasks.QueuePatch
-	if err := decode(c, &p); err != nil {
-		return err
-	}
-	q, err := s.patchQueue(c, c.Param("queue"), p)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, q)
-}
-
-func (s *Server) apiPause(paused bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		q, err := s.pauseQueue(c, c.Param("queue"), paused)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, q)
-	}
-}
-
-func (s *Server) apiDeleteQueue(c echo.Context) error {
-	if err := s.deleteQueue(c, c.Param("queue")); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
-}
-
-// The queue actions the API and the pages share: each tells the board
-// and the pages what changed, and records itself in the audit log.
-
-func (s *Server) createQueue(c echo.Context, q tasks.Queue, create func(context.Context, tasks.Queue) (tasks.Queue, error)) (tasks.Queue, error) {
-	q, err := create(c.Request().Context(), q)
-	if err != nil {
-		return q, err
-	}
-	s.board.queues.drop()
-	s.record(c, audit.QueueCreated, q.Name, audit.SettingsDetail(q))
-	return q, nil
-}
-
-func (s *Server) patchQueue(c echo.Context, name string, p tasks.QueuePatch) (tasks.Queue, error) {
-	ctx := c.Request().Context()
-	q, was, err := s.tasks.PatchQueue(ctx, name, p)
-	if err != nil {
-		return q, err
-	}
-	s.queueSettingsChanged(ctx, q.Name, q.Paused)
-	s.record(c, audit.QueueChanged, q.Name, audit.SettingsChange(was, q))
-	return q, nil
-}
-
-func (s *Server) pauseQueue(c echo.Context, name string, paused bool) (tasks.Queue, error) {
-	ctx := c.Request().Context()
-	q, err := s.tasks.SetPaused(ctx, name, paused)
-	if err != nil {
-		return q, err
-	}
-	s.queueSettingsChanged(ctx, q.Name, q.Paused)
-	action := audit.QueueResumed
-	if paused {
-		action = audit.QueuePaused
-	}
-	s.record(c, action, q.Name, "")
-	return q, nil
-}
-
-func (s *Server) deleteQueue(c echo.Context, name string) error {
-	ctx := c.Request().Context()
-	if err := s.tasks.DeleteQueue(ctx, name); err != nil {
-		return err
-	}
-	s.queueSettingsChanged(ctx, name, false)
-	s.record(c, audit.QueueDeleted, name, "")
-	return nil
-}
-
-// queueSettingsChanged tells this instance's board and every page showing
-// the queue that its settings changed (notify.QueueSettings).
-func (s *Server) queueSettingsChanged(ctx context.Context, queue string, paused bool) {
-	s.board.queues.drop()
-	s.board.settings.Delete(queue) // here at once; other instances by the notice
-	s.bus.TellQueueSettings(ctx, queue, paused)
-}
-
-// enqueueBody is one job, or a batch in "jobs".
-type enqueueBody struct {
-	tasks.NewJob
-	Jobs []tasks.NewJob `json:"jobs"`
-}
-
-func (s *Server) apiEnqueue(c echo.Context) error {
-	queue := c.Param("queue")
-	u, _ := currentUser(c)
-	if !u.CanSee(queue) {
-		return forbidden()
-	}
-	var body enqueueBody
-	if err := decode(c, &body); err != nil {
-		return err
-	}
-	single := body.Jobs == nil
-	jobs := body.Jobs
-	if single {
-		if key := c.Request().Header.Get("Idempotency-Key"); key != "" && body.IdempotencyKey == "" {
-			body.IdempotencyKey = key
-		}
-		jobs = []tasks.NewJob{body.NewJob}
-	} else if body.NewJob.Title != "" || body.NewJob.Payload != nil {
-		return newError(http.StatusBadRequest, "invalid_field", "give one job or \"jobs\", not both")
-	}
-	out, err := s.tasks.Enqueue(c.Request().Context(), queue, u.Name, jobs)
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
-	list := make([]*tasks.Job, len(out))
-	for i, e := range out {
-		list[i] = e.Job
-		if e.Created {
-			status = http.StatusCreated
-		}
-	}
-	if single {
-		return c.JSON(status, map[string]any{"job": list[0]})
-	}
-	return c.JSON(status, map[string]any{"jobs": list})
-}
-
-// reservationJSON is the claim's proof, sent only to the claimer.
-type reservationJSON struct {
-	Token        string    `json:"token"`
-	Deadline     time.Time `json:"deadline"`
-	LeaseSeconds int       `json:"lease_seconds"`
-}
-
-func (s *Server) apiClaim(c echo.Context) error {
-	queue := c.Param("queue")
-	u, _ := currentUser(c)
-	if !u.CanWork(queue) {
-		return newError(http.StatusForbidden, "forbidden", "queue %s is not granted to you", queue)
-	}
-	r, err := s.tasks.Claim(c.Request().Context(), queue, u.Name, claimKey(c)...)
-	return claimed(c, r, err)
-}
-
-// apiClaimAny claims the next job across the operator's queues, or the
-// subset named in the body (tasks.Store.ClaimAny says how they rank).
-func (s *Server) apiClaimAny(c echo.Context) error {
-	u, _ := currentUser(c)
-	var body struct {
-		Queues []string `json:"queues"`
-	}
-	if c.Request().ContentLength != 0 {
-		if err := decode(c, &body); err != nil {
-			return err
-		}
-	}
-	queues := u.Queues
-	if body.Queues != nil {
-		if len(body.Queues) == 0 {
-			return newError(http.StatusBadRequest, "invalid_field", "queues must name at least one queue, or be left out")
-		}
-		for _, q := range body.Queues {
-			if !u.CanWork(q) {
-				return newError(http.StatusForbidden, "forbidden", "queue %s is not granted to you", q)
-			}
-		}
-		queues = body.Queues
-	}
-	r, err := s.tasks.ClaimAny(c.Request().Context(), queues, u.Name, claimKey(c)...)
-	return claimed(c, r, err)
-}
-
-// claimKey makes a claim idempotent by the request's Idempotency-Key.
-func claimKey(c echo.Context) []tasks.ClaimOption {
-	if key := c.Request().Header.Get("Idempotency-Key"); key != "" {
-		return []tasks.ClaimOption{tasks.WithClaimKey(key)}
-	}
-	return nil
-}
-
-// claimed answers a claim: the job and its reservation, or 204.
-func claimed(c echo.Context, r *tasks.Reservation, err error) error {
-	if err != nil {
-		return err
-	}
-	if r == nil {
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"job": r.Job,
-		"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}})
-}
-
-// mayRead reports whether u may read the job: supervisors, producers of its
-// queue, its holder (who may finish what they hold, granted the queue or
-// no longer), and whoever completed it (so a holder whose answer was lost
-// can see that it was done) while the queue is still theirs.
-func mayRead(u users.User, j *tasks.Job) bool {
-	switch u.Role {
-	case users.Supervisor:
-		return true
-	case users.Producer:
-		return u.CanSee(j.Queue)
-	}
-	return j.State == tasks.StateReserved && j.ReservedBy == u.Name || u.CanWork(j.Queue) && j.CompletedBy == u.Name
-}
-
-// forbiddenJob answers a request for a job its sender may not read.
-func forbiddenJob() error {
-	return newError(http.StatusForbidden, "forbidden",
-		"only its holder, supervisors and the producers of its queue may read this job")
-}
-
-// mayReadHistory reports whether u may read the job's history: supervisors,
-// producers of its queue, and operators who held it (the history says who)
-// while the queue is still theirs.
-func mayReadHistory(u users.User, j *tasks.Job, h []tasks.Entry) bool {
-	if u.Role != users.Operator {
-		return mayRead(u, j)
-	}
-	if !u.CanWork(j.Queue) {
-		return false
-	}
-	for _, e := range h {
-		if e.Action == tasks.ActionClaimed && e.Actor == u.Name {
-			return true
-		}
-	}
-	return false
-}
-
-func (s *Server) apiHistory(c echo.Context) error {
-	u, _ := currentUser(c)
-	j, err := s.tasks.Get(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	h, trimmed, err := j.History()
-	if err != nil {
-		return err
-	}
-	if !mayReadHistory(u, j, h) {
-		return newError(http.StatusForbidden, "forbidden",
-			"only supervisors, the producers of its queue and operators who held it may read this job's history")
-	}
-	out := map[string]any{"history": h}
-	if trimmed > 0 {
-		out["trimmed"] = trimmed
-	}
-	return c.JSON(http.StatusOK, out)
-}
-
-// maxWait bounds GET /api/v1/jobs/{id}?wait=N.
-const maxWait = 60
-
-// waitParam reads ?wait=N, 0 to maxWait seconds.
-func waitParam(c echo.Context) (time.Duration, error) {
-	w := c.QueryParam("wait")
-	if w == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(w)
-	if err != nil || n < 0 || n > maxWait {
-		return 0, newError(http.StatusBadRequest, "invalid_field", "wait must be 0 to %d seconds", maxWait)
-	}
-	return time.Duration(n) * time.Second, nil
-}
-
-func (s *Server) apiGetJob(c echo.Context) error {
-	u, _ := currentUser(c)
-	ctx := c.Request().Context()
-	wait, err := waitParam(c)
-	if err != nil {
-		return err
-	}
-	j, err := s.tasks.Get(ctx, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	if !mayRead(u, j) {
-		return forbiddenJob()
-	}
-	if wait > 0 && !j.State.Terminal() {
-		j, err = waitUntil(ctx, s.hub, j.ID, wait, s.tasks.Get, func(j *tasks.Job) bool { return j.State.Terminal() })
-		if err != nil {
-			return err
-		}
-		// What it became may be no longer the waiter's to read (its holder
-		// gave it back, and another completed it).
-		if !mayRead(u, j) {
-			return forbiddenJob()
-		}
-	}
-	return c.JSON(http.StatusOK, j)
-}
-
-// waitUntil returns what get(id) answers once done says it is finished,
-// or as it is when the wait is over (read again then: a change whose notice
-// was lost is not missed). It sleeps on the hub until a notice says the job
-// or batch finished: no polling loop.
-func waitUntil[T any](ctx context.Context, hub *notify.Hub, id string, wait time.Duration,
-	get func(context.Context, string) (T, error), done func(T) bool) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	for {
-		// Wait first, then look: a finish between the two is not missed.
-		woken, stop := hub.Wait(id)
-		v, err := get(context.WithoutCancel(ctx), id)
-		if err != nil || done(v) {
-			stop()
-			return v, err
-		}
-		select {
-		case <-ctx.Done():
-			stop()
-			return get(context.WithoutCancel(ctx), id)
-		case <-woken:
-		}
-	}
-}
-
-func (s *Server) apiCancel(c echo.Context) error {
-	u, _ := currentUser(c)
-	force, err := queryBool(c, "force")
-	if err != nil {
-		return err
-	}
-	if force && u.Role != users.Supervisor {
-		return newError(http.StatusForbidden, "forbidden", "only supervisors may force a cancel")
-	}
-	ctx := c.Request().Context()
-	j, err := s.tasks.Get(ctx, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	if !u.CanSee(j.Queue) {
-		return newError(http.StatusForbidden, "forbidden", "the job's queue, %s, is not granted to you", j.Queue)
-	}
-	j, _, err = s.superviseAction(c, "cancel", j.ID, force)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, j)
-}
-
-func (s *Server) apiRequeue(c echo.Context) error {
-	j, _, err := s.superviseAction(c, "requeue", c.Param("id"), false)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, j)
-}
-
-// superviseAction requeues (from dead, or a force release) or cancels a
-// job (force: a reserved one too) for the API and the pages alike, and
-// records it in the audit log, saying whose reservation it ended.
-func (s *Server) superviseAction(c echo.Context, action, id string, force bool, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
-	ctx := c.Request().Context()
-	u, _ := currentUser(c)
-	var (
-		j      *tasks.Job
-		holder string
-		err    error
-		done   = audit.JobCanceled
-	)
-	if action == "requeue" {
-		j, holder, err = s.tasks.Requeue(ctx, id, u.Name, opts...)
-		done = audit.JobRequeued
-		if holder != "" {
-			done = audit.JobReleased
-		}
-	} else {
-		j, holder, err = s.tasks.Cancel(ctx, id, u.Name, force, opts...)
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	detail := quote(j.Title) + " in " + j.Queue
-	if holder != "" {
-		detail += ", held by " + holder
-	}
-	s.record(c, done, j.ID, detail)
-	return j, holder, nil
-}
-
-// holderBody is the body of the holder's actions.
-type holderBody struct {
-	Token   string          `json:"token"`
-	Result  json.RawMessage `json:"result"`
-	Reason  string          `json:"reason"`
-	Seconds int             `json:"seconds"`
-}
-
-// holderAction decodes the body and runs one of the holder's actions, as
-// the caller (the engine refuses anyone but the holder), answering what
-// the action returns.
-func (s *Server) holderAction(c echo.Context, run func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error)) error {
-	var b holderBody
-	if err := decode(c, &b); err != nil {
-		return err
-	}
-	if b.Token == "" {
-		return newError(http.StatusBadRequest, "invalid_field", "token is required")
-	}
-	u, _ := currentUser(c)
-	answer, err := run(c.Request().Context(), c.Param("id"), tasks.Hold{Holder: u.Name, Token: b.Token}, b)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, answer)
-}
-
-// apiComplete completes the job; with ?next=true it also claims the next
-// job of the queue for the holder in the same atomic call, and answers
-// both: {"job": the completed job, "next": {"job", "reservation"} or null}.
-func (s *Server) apiComplete(c echo.Context) error {
-	next, err := queryBool(c, "next")
-	if err != nil {
-		return err
-	}
-	u, _ := currentUser(c)
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		form, err := s.outcomeOf(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := form.Check(b.Result); err != nil {
-			// Said only to the job's holder: anyone else is told what
-			// the engine would tell them.
-			if herr := s.tasks.CheckHold(ctx, id, h); herr != nil {
-				return nil, herr
-			}
-			return nil, err
-		}
-		if !next {
-			return s.tasks.Complete(ctx, id, h, b.Result)
-		}
-		// A person whose grant of the queue was taken away may finish
-		// what they hold, but gets nothing more from it.
-		if q, _ := tasks.QueueOf(id); !u.CanWork(q) {
-			j, err := s.tasks.Complete(ctx, id, h, b.Result)
-			return map[string]any{"job": j, "next": nil}, err
-		}
-		j, r, why, err := s.tasks.CompleteNext(ctx, id, h, b.Result)
-		if err != nil || r == nil {
-			out := map[string]any{"job": j, "next": nil}
-			if why != nil {
-				// Why nothing was claimed: the queue is paused, or the
-				// holder is at its max_held.
-				pub, _ := publicError(why)
-				out["next_error"] = map[string]string{"code": pub.Code, "message": pub.Message}
-			}
-			return out, err
-		}
-		return map[string]any{"job": j, "next": map[string]any{"job": r.Job,
-			"reservation": reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}}}, nil
-	})
-}
-
-func (s *Server) apiRelease(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		return s.tasks.Release(ctx, id, h)
-	})
-}
-
-func (s *Server) apiSkip(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		return s.tasks.Skip(ctx, id, h)
-	})
-}
-
-func (s *Server) apiExtend(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		j, err := s.tasks.Extend(ctx, id, h, b.Seconds)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"deadline": j.Deadline}, nil
-	})
-}
-
-func (s *Server) apiFail(c echo.Context) error {
-	return s.holderAction(c, func(ctx context.Context, id string, h tasks.Hold, b holderBody) (any, error) {
-		return s.tasks.Fail(ctx, id, h, b.Reason)
-	})
-}
-
-// reservationEntry is one entry of GET /api/v1/reservations.
-type reservationEntry struct {
-	Job        *tasks.Job `json:"job"`
-	Operator   string     `json:"operator"`
-	ReservedAt *time.Time `json:"reserved_at"`
-	Deadline   *time.Time `json:"deadline"`
-}
-
-func (s *Server) apiReservations(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
-	if err != nil {
-		return err
-	}
-	p, err := s.tasks.ListReservations(c.Request().Context(), c.QueryParam("queue"), limit, c.QueryParam("cursor"))
-	if err != nil {
-		return err
-	}
-	out := make([]reservationEntry, len(p.Jobs))
-	for i, j := range p.Jobs {
-		out[i] = reservationEntry{j, j.ReservedBy, j.ReservedAt, j.Deadline}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"reservations": out, "next_cursor": nullable(p.NextCursor)})
-}
-
-func (s *Server) apiListJobs(c echo.Context) error {
-	limit, err := queryInt(c, "limit")
-	if err != nil {
-		return err
-	}
-	queue := c.QueryParam("queue") // "": every queue
-	state := tasks.State(c.QueryParam("state"))
-	if state == "" {
-		state = tasks.StateReady
-	}
-	f, err := jobFilter(c)
-	if err != nil {
-		return err
-	}
-	out := map[string]any{}
-	var p tasks.Page
-	if f.Empty() {
-		p, err = s.tasks.ListJobs(c.Request().Context(), queue, state, limit, c.QueryParam("cursor"))
-	} else {
-		var scanned int
-		p, scanned, err = s.tasks.FindJobs(c.Request().Context(), queue, state, f, limit, c.QueryParam("cursor"))
-		out["scanned"] = scanned
-	}
-	if err != nil {
-		return err
-	}
-	jobs := p.Jobs
-	if jobs == nil {
-		jobs = []*tasks.Job{}
-	}
-	out["jobs"], out["next_cursor"] = jobs, nullable(p.NextCursor)
-	return c.JSON(http.StatusOK, out)
-}
-
-// jobFilter reads a job listing's filter from the query: person, batch,
-// priority and q (text in the title).
-func jobFilter(c echo.Context) (tasks.Filter, error) {
-	f := tasks.Filter{Person: c.QueryParam("person"), Batch: c.QueryParam("batch"), Text: c.QueryParam("q")}
-	if v := c.QueryParam("priority"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 100 {
-			return f, newError(http.StatusBadRequest, "invalid_field", "priority must be a number from 0 to 100")
-		}
-		f.Priority = &n
-	}
-	return f, nil
+// minutesAnswer is a queue's numbers of the last day (GET
+// /queues/{queue}/numbers).
+type minutesAnswer struct {
+	Minutes []minuteJSON `json:"minutes"`
 }
 
 // minuteJSON is one minute of a queue's numbers.
@@ -768,77 +121,97 @@ type minuteJSON struct {
 	OldestWaitSeconds float64 `json:"oldest_wait_seconds"`
 }
 
-func (s *Server) apiNumbers(c echo.Context) error {
-	ctx := c.Request().Context()
-	if _, err := s.tasks.Queue(ctx, c.Param("queue")); err != nil {
-		return err
-	}
-	ms, err := s.tasks.Numbers(ctx, c.Param("queue"))
-	if err != nil {
-		return err
-	}
-	out := make([]minuteJSON, len(ms))
-	for i, m := range ms {
-		out[i] = minuteJSON{m.At, m.Ready, m.Claims, m.Completed, m.Dead, m.OldestWait.Seconds()}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"minutes": out})
+// requeueDeadAnswer is one step of requeueing a queue's dead jobs (POST
+// /queues/{queue}/requeue-dead).
+type requeueDeadAnswer struct {
+	DeadLeft int64 `json:"dead_left"`
+	Requeued int   `json:"requeued"`
 }
 
-// maxBulk bounds the jobs of one bulk action.
-const maxBulk = tasks.MaxPageSize
-
-// limitParam reads the limit query parameter: def when absent, else 1 to
-// most.
-func limitParam(c echo.Context, def, most int) (int, error) {
-	limit, err := queryInt(c, "limit")
-	if err != nil {
-		return 0, err
-	}
-	if limit == 0 {
-		return def, nil
-	}
-	if limit < 1 || limit > most {
-		return 0, newError(http.StatusBadRequest, "invalid_field", "limit must be between 1 and %d", most)
-	}
-	return limit, nil
+// jobAnswer is one job enqueued (POST /queues/{queue}/jobs).
+type jobAnswer struct {
+	Job *tasks.Job `json:"job"`
 }
 
-func (s *Server) apiRequeueDead(c echo.Context) error {
-	limit, err := limitParam(c, 100, maxBulk)
-	if err != nil {
-		return err
-	}
-	n, left, err := s.requeueDead(c, c.Param("queue"), limit)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"requeued": n, "dead_left": left})
+// jobsAnswer is the jobs of one request (POST /queues/{queue}/jobs with
+// "jobs", POST /batches/{id}/jobs).
+type jobsAnswer struct {
+	Jobs []*tasks.Job `json:"jobs"`
 }
 
-// requeueDead is one bounded step of "requeue all dead", for the API and
-// the pages alike, recorded in the audit log.
-func (s *Server) requeueDead(c echo.Context, queue string, limit int) (int, int64, error) {
-	u, _ := currentUser(c)
-	n, left, err := s.tasks.RequeueDead(c.Request().Context(), queue, u.Name, limit)
-	if n > 0 {
-		s.record(c, audit.DeadRequeued, queue, views.Plural(n, "dead job")+" back in line")
-	}
-	return n, left, err
+// claimAnswer is a job claimed and its reservation (POST
+// /queues/{queue}/claim, POST /claim).
+type claimAnswer struct {
+	Job         *tasks.Job      `json:"job"`
+	Reservation reservationJSON `json:"reservation"`
 }
 
-func (s *Server) apiCancelMany(c echo.Context) error {
-	var b struct {
-		IDs   []string `json:"ids"`
-		Force bool     `json:"force"`
-	}
-	if err := decode(c, &b); err != nil {
-		return err
-	}
-	canceled, failed, err := s.cancelMany(c, b.IDs, b.Force)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"canceled": canceled, "failed": failed})
+// reservationJSON is the claim's proof, sent only to the claimer.
+type reservationJSON struct {
+	Token        string    `json:"token"`
+	Deadline     time.Time `json:"deadline"`
+	LeaseSeconds int       `json:"lease_seconds"`
+}
+
+// claimOf answers the reservation r.
+func claimOf(r *tasks.Reservation) *claimAnswer {
+	return &claimAnswer{r.Job, reservationJSON{r.Token, r.Deadline, r.Job.LeaseSeconds}}
+}
+
+// completeNextAnswer is a completion and the claim that followed it (POST
+// /jobs/{id}/complete?next=true): next is null when nothing was claimed,
+// and next_error then says why, when a queue's rule refused it.
+type completeNextAnswer struct {
+	Job       *tasks.Job   `json:"job"`
+	Next      *claimAnswer `json:"next"`
+	NextError *nextError   `json:"next_error,omitempty"`
+}
+
+// nextError is why nothing was claimed after a completion.
+type nextError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// extendAnswer is the reservation's new deadline (POST /jobs/{id}/extend).
+type extendAnswer struct {
+	Deadline *time.Time `json:"deadline"`
+}
+
+// historyAnswer is a job's history, oldest first (GET /jobs/{id}/history);
+// trimmed, when not 0, is how many of its entries were dropped.
+type historyAnswer struct {
+	History []tasks.Entry `json:"history"`
+	Trimmed int           `json:"trimmed,omitempty"`
+}
+
+// jobListAnswer is a page of jobs (GET /jobs): scanned is there when a
+// filter was given, and says how many jobs were looked at.
+type jobListAnswer struct {
+	Jobs       []*tasks.Job `json:"jobs"`
+	NextCursor *string      `json:"next_cursor"`
+	Scanned    *int         `json:"scanned,omitempty"`
+}
+
+// reservationsAnswer is a page of live reservations (GET /reservations).
+type reservationsAnswer struct {
+	NextCursor   *string            `json:"next_cursor"`
+	Reservations []reservationEntry `json:"reservations"`
+}
+
+// reservationEntry is one entry of GET /reservations.
+type reservationEntry struct {
+	Job        *tasks.Job `json:"job"`
+	Operator   string     `json:"operator"`
+	ReservedAt *time.Time `json:"reserved_at"`
+	Deadline   *time.Time `json:"deadline"`
+}
+
+// cancelManyAnswer says which jobs were canceled, and why the others were
+// not (POST /jobs/cancel).
+type cancelManyAnswer struct {
+	Canceled []string      `json:"canceled"`
+	Failed   []bulkFailure `json:"failed"`
 }
 
 // bulkFailure is a job a bulk action could not change, and why.
@@ -848,60 +221,83 @@ type bulkFailure struct {
 	Message string `json:"message"`
 }
 
-// cancelMany cancels each of the jobs (force: reserved ones too), for the
-// API and the pages alike: each in its own atomic call, at most maxBulk,
-// and records what it canceled in the audit log. A job it could not
-// cancel is told, not an error.
-func (s *Server) cancelMany(c echo.Context, ids []string, force bool) ([]string, []bulkFailure, error) {
-	if len(ids) == 0 || len(ids) > maxBulk {
-		return nil, nil, newError(http.StatusBadRequest, "invalid_field", "ids must name 1 to %d jobs", maxBulk)
-	}
-	u, _ := currentUser(c)
-	canceled, failed := []string{}, []bulkFailure{}
-	for _, id := range ids {
-		_, _, err := s.tasks.Cancel(c.Request().Context(), id, u.Name, force)
-		if err != nil {
-			pub, internal := publicError(err)
-			if internal {
-				return canceled, failed, err
-			}
-			failed = append(failed, bulkFailure{id, pub.Code, pub.Message})
-			continue
-		}
-		canceled = append(canceled, id)
-	}
-	if len(canceled) > 0 {
-		s.record(c, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), views.Plural(len(canceled), "job")+" canceled at once")
-	}
-	return canceled, failed, nil
+// batchAnswer is a batch made and its first jobs (POST
+// /queues/{queue}/batches).
+type batchAnswer struct {
+	Batch *tasks.Batch `json:"batch"`
+	Jobs  []*tasks.Job `json:"jobs"`
 }
 
-// queryBool reads a flag of the query: true or false, absent for false.
-func queryBool(c echo.Context, name string) (bool, error) {
-	switch c.QueryParam(name) {
-	case "", "false":
-		return false, nil
-	case "true":
-		return true, nil
-	}
-	return false, newError(http.StatusBadRequest, "invalid_field", "%s must be true or false", name)
+// usersAnswer lists the people (GET /users).
+type usersAnswer struct {
+	Users []userJSON `json:"users"`
 }
 
-func queryInt(c echo.Context, name string) (int, error) {
-	v := c.QueryParam(name)
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, newError(http.StatusBadRequest, "invalid_field", "%s must be a number", name)
-	}
-	return n, nil
+// userJSON is a user as the API shows it (never a password).
+type userJSON struct {
+	Name     string     `json:"name"`
+	Role     users.Role `json:"role"`
+	Queues   []string   `json:"queues"`
+	Disabled bool       `json:"disabled"`
 }
 
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+// tokensAnswer lists a person's API tokens (GET /users/{name}/tokens).
+type tokensAnswer struct {
+	Tokens []tokenJSON `json:"tokens"`
+}
+
+// tokenJSON is an API token as the API lists it (never the token).
+type tokenJSON struct {
+	ID       string     `json:"id"`
+	Created  *time.Time `json:"created_at"`
+	LastUsed *time.Time `json:"last_used_at"`
+}
+
+// newTokenAnswer is a token made, shown this once (POST
+// /users/{name}/tokens).
+type newTokenAnswer struct {
+	ID    string `json:"id"`
+	Token string `json:"token"`
+}
+
+// teamAnswer is what the Team page shows (GET /team).
+type teamAnswer struct {
+	MoreHeld bool         `json:"more_held"`
+	People   []memberJSON `json:"people"`
+}
+
+// memberJSON is one person as GET /team shows them.
+type memberJSON struct {
+	Name         string     `json:"name"`
+	Role         users.Role `json:"role"`
+	Status       string     `json:"status"`
+	Holding      []heldJSON `json:"holding"`
+	LastActionAt *time.Time `json:"last_action_at"`
+	Today        tallyJSON  `json:"today"`
+	Last7Days    tallyJSON  `json:"last_7_days"`
+}
+
+// heldJSON is a job a member holds.
+type heldJSON struct {
+	ID         string     `json:"id"`
+	Queue      string     `json:"queue"`
+	Title      string     `json:"title"`
+	ReservedAt *time.Time `json:"reserved_at"`
+}
+
+// tallyJSON is a tally as the API shows it.
+type tallyJSON struct {
+	Completed int64 `json:"completed"`
+	GivenBack int64 `json:"given_back"`
+	Failed    int64 `json:"failed"`
+	Expired   int64 `json:"expired"`
+	TakenBack int64 `json:"taken_back"`
+	// MedianHandlingSeconds is null without completions.
+	MedianHandlingSeconds *float64 `json:"median_handling_seconds"`
+}
+
+// auditAnswer is a page of the audit log, newest first (GET /audit).
+type auditAnswer struct {
+	Entries    []audit.Entry `json:"entries"`
+	NextCursor *string       `json:"next_cursor"`
 }

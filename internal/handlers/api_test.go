@@ -161,7 +161,7 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 	us := users.New(r)
 	us.Observe(bus.TellUserChanged)
 	return handlers.Config{Redis: r, Tasks: ts, Users: us, Log: log,
-		PublicURL: "http://example.test", Bus: bus, Hub: hub, Announce: announce}
+		PublicURL: "http://example.test", Bus: bus, Hub: hub}
 }
 
 // serverWith starts another server of the app over r, with its

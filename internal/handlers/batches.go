@@ -3,36 +3,23 @@ package handlers
 import (
 	"net/http"
 	"slices"
+	"time"
 
-	"claimdesk/internal/audit"
 	"claimdesk/internal/tasks"
-	"claimdesk/internal/users"
 	"claimdesk/views"
 
 	"github.com/labstack/echo/v4"
 )
 
-func (s *Server) batchRoutes(g *echo.Group) {
-	producers := requireRole(users.Producer, users.Supervisor)
-	g.POST("/queues/:queue/batches", s.apiCreateBatch, producers)
-	g.POST("/batches/:id/jobs", s.apiAddToBatch, producers)
-	g.POST("/batches/:id/seal", s.apiSealBatch, producers)
-	g.GET("/batches/:id", s.apiGetBatch, producers)
-	g.DELETE("/batches/:id", s.apiCancelBatch, producers)
-}
+// Batches: a producer's request of many jobs, followed as one
+// (/api/v1/batches), and the supervisor's Batches page.
 
 func (s *Server) apiCreateBatch(c echo.Context) error {
-	queue := c.Param("queue")
-	u, _ := currentUser(c)
-	if !u.CanSee(queue) {
-		return forbidden()
-	}
 	var body tasks.NewBatch
 	if err := decode(c, &body); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	b, out, err := s.tasks.CreateBatch(ctx, queue, u.Name, body)
+	b, out, err := s.desk.CreateBatch(c.Request().Context(), actor(c), c.Param("queue"), body)
 	if err != nil {
 		return err
 	}
@@ -40,25 +27,19 @@ func (s *Server) apiCreateBatch(c echo.Context) error {
 	if len(out) > 0 && !slices.ContainsFunc(out, func(e tasks.Enqueued) bool { return e.Created }) {
 		status = http.StatusOK // a repeat: every job, and so the batch, existed
 	}
-	return c.JSON(status, map[string]any{"batch": b, "jobs": jobsOf(out)})
+	return c.JSON(status, batchAnswer{b, jobsOf(out)})
 }
 
 func (s *Server) apiAddToBatch(c echo.Context) error {
-	var body struct {
-		Jobs []tasks.NewJob `json:"jobs"`
-	}
+	var body addToBatchRequest
 	if err := decode(c, &body); err != nil {
 		return err
 	}
-	if _, err := s.visibleBatch(c); err != nil {
-		return err
-	}
-	u, _ := currentUser(c)
-	_, out, err := s.tasks.AddToBatch(c.Request().Context(), c.Param("id"), u.Name, body.Jobs)
+	out, err := s.desk.AddToBatch(c.Request().Context(), actor(c), c.Param("id"), body.Jobs)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"jobs": jobsOf(out)})
+	return c.JSON(http.StatusCreated, jobsAnswer{jobsOf(out)})
 }
 
 // jobsOf lists the jobs of a batch request, as the response lists them.
@@ -71,10 +52,7 @@ func jobsOf(out []tasks.Enqueued) []*tasks.Job {
 }
 
 func (s *Server) apiSealBatch(c echo.Context) error {
-	if _, err := s.visibleBatch(c); err != nil {
-		return err
-	}
-	b, err := s.tasks.SealBatch(c.Request().Context(), c.Param("id"))
+	b, err := s.desk.SealBatch(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -82,26 +60,11 @@ func (s *Server) apiSealBatch(c echo.Context) error {
 }
 
 func (s *Server) apiCancelBatch(c echo.Context) error {
-	if _, err := s.visibleBatch(c); err != nil {
-		return err
-	}
-	b, err := s.cancelBatch(c, c.Param("id"))
+	b, err := s.desk.CancelBatch(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, b)
-}
-
-// cancelBatch cancels a batch for the API and the pages alike, and records
-// it in the audit log.
-func (s *Server) cancelBatch(c echo.Context, id string) (*tasks.Batch, error) {
-	u, _ := currentUser(c)
-	b, err := s.tasks.CancelBatch(c.Request().Context(), id, u.Name)
-	if err != nil {
-		return nil, err
-	}
-	s.record(c, audit.BatchCanceled, b.ID, quote(b.Title)+" in "+b.Queue+", "+views.Plural(b.Total, "job"))
-	return b, nil
 }
 
 func (s *Server) apiGetBatch(c echo.Context) error {
@@ -109,7 +72,7 @@ func (s *Server) apiGetBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.visibleBatch(c)
+	b, err := s.desk.Batch(c.Request().Context(), actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -122,16 +85,38 @@ func (s *Server) apiGetBatch(c echo.Context) error {
 	return c.JSON(http.StatusOK, b)
 }
 
-// visibleBatch returns the batch named in the path if the user may see its
-// queue; others are forbidden it.
-func (s *Server) visibleBatch(c echo.Context) (*tasks.Batch, error) {
-	u, _ := currentUser(c)
-	b, err := s.tasks.GetBatch(c.Request().Context(), c.Param("id"))
+// batchesView lists the newest batches of every queue.
+func (s *Server) batchesView(c echo.Context) (views.BatchesView, error) {
+	bs, err := s.tasks.ListBatches(c.Request().Context(), "", 50)
+	return views.BatchesView{Batches: bs, Now: time.Now()}, err
+}
+
+func (s *Server) batchesPage(c echo.Context) error {
+	v, err := s.batchesView(c)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if !u.CanSee(b.Queue) {
-		return nil, newError(http.StatusForbidden, "forbidden", "the batch's queue, %s, is not granted to you", b.Queue)
+	return s.render(c, http.StatusOK, views.BatchesPage(s.page(c, "Batches"), v))
+}
+
+func (s *Server) batchesFragment(c echo.Context) error {
+	v, err := s.batchesView(c)
+	if err != nil {
+		return err
 	}
-	return b, nil
+	return s.render(c, http.StatusOK, views.BatchList(s.fragment(c), v))
+}
+
+// cancelBatchForm cancels a batch from the batches page.
+func (s *Server) cancelBatchForm(c echo.Context) error {
+	b, err := s.desk.CancelBatch(c.Request().Context(), actor(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	msg := "Canceled the batch " + quote(b.Title) + "."
+	if !b.Ended() {
+		msg += " " + views.Plural(b.Reserved, "job") + " in progress may still finish."
+	}
+	s.flash(c, msg)
+	return redirect(c, "/supervisor/batches")
 }

@@ -54,6 +54,14 @@ func (b *board) observe(_ context.Context, fx tasks.Effects) {
 	}
 }
 
+// settingsChanged drops what a change of the queue's settings made here
+// changed (desk.Config.SettingsChanged): other instances learn it from
+// the notice.
+func (b *board) settingsChanged(queue string) {
+	b.queues.drop()
+	b.settings.Delete(queue)
+}
+
 // heard drops what a notice says changed (notify.Hub.Tap): the counts of
 // a queue, the reservations, or everything after a resync.
 func (b *board) heard(n *notify.Notice) {
@@ -159,6 +167,11 @@ func (s *Server) queueSettings(ctx context.Context, name string) (tasks.Queue, e
 		s.board.settings.Delete(name) // only queues that exist are kept
 	}
 	return q, err
+}
+
+// boardQueues reads every queue with its counts, from the board.
+func (s *Server) boardQueues(ctx context.Context) ([]tasks.QueueStats, error) {
+	return s.board.queues.get(ctx, s.tasks.Queues)
 }
 
 // outcomeOf returns the outcome form of the job's queue: nil when it has

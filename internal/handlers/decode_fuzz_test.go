@@ -17,13 +17,13 @@ import (
 // taken again and decodes to the same value. Their seed corpora in
 // testdata/fuzz run with every go test.
 
-func FuzzDecodeEnqueue(f *testing.F) { fuzzDecode[enqueueBody](f) }
+func FuzzDecodeEnqueue(f *testing.F) { fuzzDecode[enqueueRequest](f) }
 
 func FuzzDecodeBatch(f *testing.F) { fuzzDecode[tasks.NewBatch](f) }
 
 // FuzzDecodeHolder covers the bodies of complete, fail, extend, release
 // and skip.
-func FuzzDecodeHolder(f *testing.F) { fuzzDecode[holderBody](f) }
+func FuzzDecodeHolder(f *testing.F) { fuzzDecode[holderRequest](f) }
 
 func FuzzDecodeQueue(f *testing.F) { fuzzDecode[tasks.Queue](f) }
 

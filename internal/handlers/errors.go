@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/desk"
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -32,12 +33,8 @@ type apiError struct {
 
 // body is the JSON body of the error: {"error": {"code", "message" and,
 // when known, "fields"}}.
-func (e *apiError) body() map[string]any {
-	inner := map[string]any{"code": e.Code, "message": e.Message}
-	if len(e.Fields) > 0 {
-		inner["fields"] = e.Fields
-	}
-	return map[string]any{"error": inner}
+func (e *apiError) body() errorAnswer {
+	return errorAnswer{errorDetail{Code: e.Code, Fields: e.Fields, Message: e.Message}}
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -73,6 +70,8 @@ var errorCodes = []struct {
 	{users.ErrExists, http.StatusConflict, "user_exists"},
 	{users.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrThrottled, http.StatusTooManyRequests, "rate_limited"},
+	{desk.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{desk.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 }
 
 // publicError turns any error into what the user may see, and reports

@@ -70,14 +70,15 @@ func (l *commandLog) during(fn func()) []string {
 // appLogged is an app whose server's every Redis command is logged.
 func appLogged(t *testing.T) (*app, *commandLog) {
 	log := &commandLog{}
+	var ts *tasks.Store
 	a := appWith(t, func(c *handlers.Config) {
 		r := redis.NewClient(&redis.Options{Addr: c.Redis.(*redis.Client).Options().Addr})
 		t.Cleanup(func() { r.Close() })
 		r.AddHook(log)
-		ts := tasks.New(r)
-		ts.Observe(c.Announce.Observe)
+		ts = tasks.New(r)
 		c.Redis, c.Tasks, c.Users = r, ts, users.New(r)
 	})
+	ts.Observe(a.announce.Observe)
 	return a, log
 }
 

@@ -2,13 +2,11 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
-	"claimdesk/internal/audit"
+	"claimdesk/internal/desk"
 	"claimdesk/internal/users"
 	"claimdesk/views"
 
@@ -21,107 +19,8 @@ import (
 // supervisor may not disable themselves nor change their own role, so the
 // last supervisor cannot lock everyone out by a slip.
 
-func (s *Server) peopleRoutes(e *echo.Echo, g *echo.Group) {
-	user, sup := s.requireUser, requireRole(users.Supervisor)
-	e.GET("/supervisor/people", s.peoplePage, user, sup)
-	e.POST("/supervisor/people", s.addPersonForm, user, sup)
-	e.GET("/supervisor/people/:name", s.personPage, user, sup)
-	e.POST("/supervisor/people/:name", s.editPersonForm, user, sup)
-	e.POST("/supervisor/people/:name/disable", s.disableForm(true), user, sup)
-	e.POST("/supervisor/people/:name/enable", s.disableForm(false), user, sup)
-	e.POST("/supervisor/people/:name/tokens", s.newTokenForm, user, sup)
-	e.POST("/supervisor/people/:name/tokens/:id/revoke", s.revokeTokenForm, user, sup)
-
-	g.GET("/users", s.apiUsers, sup)
-	g.POST("/users", s.apiCreateUser, sup)
-	g.GET("/users/:name", s.apiUser, sup)
-	g.PATCH("/users/:name", s.apiPatchUser, sup)
-	g.POST("/users/:name/disable", s.apiDisable(true), sup)
-	g.POST("/users/:name/enable", s.apiDisable(false), sup)
-	g.GET("/users/:name/tokens", s.apiTokens, sup)
-	g.POST("/users/:name/tokens", s.apiNewToken, sup)
-	g.DELETE("/users/:name/tokens/:id", s.apiRevokeToken, sup)
-
-	e.GET("/supervisor/audit", s.auditPage, user, sup)
-	e.GET("/supervisor/team", s.teamPage, user, sup)
-	e.GET("/supervisor/fragments/team", s.teamFragment, user, sup)
-	e.GET("/supervisor/fragments/team-work", s.teamWorkFragment, user, sup)
-	g.GET("/team", s.apiTeam, sup)
-	e.POST("/away", s.setAway, user, requireRole(users.Operator))
-	g.GET("/audit", s.auditAPI, sup)
-}
-
-// userJSON is a user as the API shows it (never a password).
-type userJSON struct {
-	Name     string     `json:"name"`
-	Role     users.Role `json:"role"`
-	Queues   []string   `json:"queues"`
-	Disabled bool       `json:"disabled"`
-}
-
 func userOut(u users.User) userJSON {
 	return userJSON{Name: u.Name, Role: u.Role, Queues: append([]string{}, u.Queues...), Disabled: u.Disabled}
-}
-
-// tokenJSON is an API token as the API lists it (never the token).
-type tokenJSON struct {
-	ID       string     `json:"id"`
-	Created  *time.Time `json:"created_at"`
-	LastUsed *time.Time `json:"last_used_at"`
-}
-
-func optional(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
-// notSelf refuses a change a supervisor may not make to themselves.
-func notSelf(c echo.Context, name, what string) error {
-	if u, _ := currentUser(c); u.Name == name {
-		return newError(http.StatusForbidden, "forbidden", "you cannot %s yourself: ask another supervisor", what)
-	}
-	return nil
-}
-
-// changePerson applies a change of role, queues and password to the
-// named user: a supervisor's own role stays.
-func (s *Server) changePerson(c echo.Context, u users.User, role *users.Role, queues *[]string, password string) (users.User, error) {
-	if role != nil && *role != u.Role {
-		if err := notSelf(c, u.Name, "change the role of"); err != nil {
-			return u, err
-		}
-		u.Role = *role
-	}
-	if queues != nil {
-		u.Queues = *queues
-	}
-	if err := s.users.Put(c.Request().Context(), u, password); err != nil {
-		return u, err
-	}
-	s.record(c, audit.UserChanged, u.Name, audit.PersonDetail(u, password != ""))
-	return u, nil
-}
-
-// createPerson adds a new user, and records it.
-func (s *Server) createPerson(c echo.Context, u users.User, password string) error {
-	if err := s.users.Create(c.Request().Context(), u, password); err != nil {
-		return err
-	}
-	s.record(c, audit.UserAdded, u.Name, audit.PersonDetail(u, password != ""))
-	return nil
-}
-
-// newToken makes an API token for the named user, and records it (its id,
-// never the token).
-func (s *Server) newToken(c echo.Context, name string) (string, error) {
-	token, err := s.users.NewToken(c.Request().Context(), name)
-	if err != nil {
-		return "", err
-	}
-	s.record(c, audit.TokenAdded, name, "token "+users.TokenID(token))
-	return token, nil
 }
 
 func (s *Server) apiUsers(c echo.Context) error {
@@ -133,7 +32,7 @@ func (s *Server) apiUsers(c echo.Context) error {
 	for i, u := range list {
 		out[i] = userOut(u)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"users": out})
+	return c.JSON(http.StatusOK, usersAnswer{out})
 }
 
 func (s *Server) apiUser(c echo.Context) error {
@@ -145,36 +44,24 @@ func (s *Server) apiUser(c echo.Context) error {
 }
 
 func (s *Server) apiCreateUser(c echo.Context) error {
-	var b struct {
-		Name     string     `json:"name"`
-		Role     users.Role `json:"role"`
-		Queues   []string   `json:"queues"`
-		Password string     `json:"password"`
-	}
+	var b createUserRequest
 	if err := decode(c, &b); err != nil {
 		return err
 	}
 	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues}
-	if err := s.createPerson(c, u, b.Password); err != nil {
+	if err := s.desk.AddPerson(c.Request().Context(), actor(c), u, b.Password); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, userOut(u))
 }
 
 func (s *Server) apiPatchUser(c echo.Context) error {
-	var b struct {
-		Role     *users.Role `json:"role"`
-		Queues   *[]string   `json:"queues"`
-		Password string      `json:"password"`
-	}
+	var b patchUserRequest
 	if err := decode(c, &b); err != nil {
 		return err
 	}
-	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	u, err := s.desk.ChangePerson(c.Request().Context(), actor(c), c.Param("name"), desk.Change{Role: b.Role, Queues: b.Queues, Password: b.Password})
 	if err != nil {
-		return err
-	}
-	if u, err = s.changePerson(c, u, b.Role, b.Queues, b.Password); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, userOut(u))
@@ -182,25 +69,10 @@ func (s *Server) apiPatchUser(c echo.Context) error {
 
 // setDisabled disables or enables the named user, and returns them.
 func (s *Server) setDisabled(c echo.Context, name string, disabled bool) (users.User, error) {
-	ctx := c.Request().Context()
-	if _, err := s.users.Reload(ctx, name); err != nil {
-		return users.User{}, err
-	}
 	if disabled {
-		if err := notSelf(c, name, "disable"); err != nil {
-			return users.User{}, err
-		}
-		if err := s.users.Disable(ctx, name); err != nil {
-			return users.User{}, err
-		}
-		s.record(c, audit.UserDisabled, name, "")
-	} else {
-		if err := s.users.Enable(ctx, name); err != nil {
-			return users.User{}, err
-		}
-		s.record(c, audit.UserEnabled, name, "")
+		return s.desk.Disable(c.Request().Context(), actor(c), name)
 	}
-	return s.users.Reload(ctx, name)
+	return s.desk.Enable(c.Request().Context(), actor(c), name)
 }
 
 func (s *Server) apiDisable(disabled bool) echo.HandlerFunc {
@@ -214,7 +86,7 @@ func (s *Server) apiDisable(disabled bool) echo.HandlerFunc {
 }
 
 func (s *Server) apiTokens(c echo.Context) error {
-	ts, err := s.users.Tokens(c.Request().Context(), c.Param("name"))
+	ts, err := s.desk.Tokens(c.Request().Context(), actor(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -222,40 +94,22 @@ func (s *Server) apiTokens(c echo.Context) error {
 	for i, t := range ts {
 		out[i] = tokenJSON{t.ID, optional(t.Created), optional(t.LastUsed)}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"tokens": out})
+	return c.JSON(http.StatusOK, tokensAnswer{out})
 }
 
 func (s *Server) apiNewToken(c echo.Context) error {
-	token, err := s.newToken(c, c.Param("name"))
+	token, err := s.desk.NewToken(c.Request().Context(), actor(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]string{"token": token, "id": users.TokenID(token)})
+	return c.JSON(http.StatusCreated, newTokenAnswer{ID: users.TokenID(token), Token: token})
 }
 
 func (s *Server) apiRevokeToken(c echo.Context) error {
-	if err := s.revokeToken(c, c.Param("name"), c.Param("id")); err != nil {
+	if err := s.desk.RevokeToken(c.Request().Context(), actor(c), c.Param("name"), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-// revokeToken revokes the named user's token with the id given (a token
-// of someone else is not found here), and records it.
-func (s *Server) revokeToken(c echo.Context, name, id string) error {
-	ctx := c.Request().Context()
-	ts, err := s.users.Tokens(ctx, name)
-	if err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(ts, func(t users.Token) bool { return t.ID == id }) {
-		return fmt.Errorf("%w: %s has no token with the id %q", users.ErrTokenNotFound, name, id)
-	}
-	if err := s.users.RevokeToken(ctx, id); err != nil {
-		return err
-	}
-	s.record(c, audit.TokenRevoked, name, "token "+id)
-	return nil
 }
 
 // The pages.
@@ -298,7 +152,7 @@ func (s *Server) addPersonForm(c echo.Context) error {
 	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role"))}
 	form, _ := c.FormParams()
 	u.Queues = form["queues"]
-	err := s.createPerson(c, u, c.FormValue("password"))
+	err := s.desk.AddPerson(c.Request().Context(), actor(c), u, c.FormValue("password"))
 	if err == nil {
 		s.flash(c, "Added "+u.Name+" ("+string(u.Role)+").")
 		return redirect(c, "/supervisor/people/"+u.Name)
@@ -333,17 +187,13 @@ func (s *Server) personPage(c echo.Context) error {
 }
 
 func (s *Server) editPersonForm(c echo.Context) error {
-	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
-	if err != nil {
-		return err
-	}
 	role := users.Role(c.FormValue("role"))
 	form, _ := c.FormParams()
 	queues := form["queues"]
-	changed, err := s.changePerson(c, u, &role, &queues, c.FormValue("password"))
+	changed, err := s.desk.ChangePerson(c.Request().Context(), actor(c), c.Param("name"), desk.Change{Role: &role, Queues: &queues, Password: c.FormValue("password")})
 	if err == nil {
-		s.flash(c, "Saved "+u.Name+".")
-		return redirect(c, "/supervisor/people/"+u.Name)
+		s.flash(c, "Saved "+changed.Name+".")
+		return redirect(c, "/supervisor/people/"+changed.Name)
 	}
 	status, problem, err := personProblem(err)
 	if err != nil {
@@ -375,7 +225,7 @@ func (s *Server) newTokenForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	token, err := s.newToken(c, u.Name)
+	token, err := s.desk.NewToken(ctx, actor(c), u.Name)
 	if err != nil {
 		return err
 	}
@@ -385,7 +235,7 @@ func (s *Server) newTokenForm(c echo.Context) error {
 
 func (s *Server) revokeTokenForm(c echo.Context) error {
 	name, id := c.Param("name"), c.Param("id")
-	if err := s.revokeToken(c, name, id); err != nil {
+	if err := s.desk.RevokeToken(c.Request().Context(), actor(c), name, id); err != nil {
 		return err
 	}
 	s.flash(c, "Revoked the token "+id+": whatever used it stops working within 2 seconds.")

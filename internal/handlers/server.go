@@ -1,6 +1,9 @@
 // Package handlers is claimdesk's HTTP surface: the operator and supervisor
-// pages, the JSON API of docs/api.md, login and sessions, and the one place
-// where errors become status codes.
+// pages, the JSON API of docs/api.md (its bodies in api.go), login and
+// sessions, and the one place where errors become status codes
+// (errors.go). A handler reads the request, has the desk (internal/desk)
+// do what it asks, and renders the answer; routes.go lists every route
+// with its guard.
 package handlers
 
 import (
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"claimdesk/internal/audit"
+	"claimdesk/internal/desk"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
@@ -52,10 +56,6 @@ type Config struct {
 	// Presence keeps who has a page open; whoever starts the server runs
 	// Presence.Run with Hub. Nil: one over Redis, that the sockets mark.
 	Presence *notify.Presence
-	// Announce publishes the notices of the handlers' state changes. It is
-	// the process's one announcer (cron shares it), and whoever starts the
-	// server closes it once the server has stopped.
-	Announce *notify.Announcer
 	// MetricsToken, when set, is the bearer token /metrics asks for.
 	MetricsToken string
 	// SeparateMetrics leaves /metrics out: a listener of its own serves
@@ -102,7 +102,6 @@ type Server struct {
 	presence    *notify.Presence
 	sockets     *socketCaps
 	pingPeriod  time.Duration
-	announce    *notify.Announcer
 	origin      string
 	instance    string
 	// headers are the security headers of every answer (securityHeaders).
@@ -110,6 +109,8 @@ type Server struct {
 	rates   *rateLimiter
 	// board is what every page shows alike, read once for all of them.
 	board *board
+	// desk is where every action of a request is done.
+	desk *desk.Desk
 }
 
 // Bounds of a request body.
@@ -125,7 +126,7 @@ const (
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), announce: cfg.Announce, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets:    newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress)),
 		pingPeriod: cmp.Or(cfg.PingPeriod, DefaultPingPeriod)}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
@@ -136,6 +137,8 @@ func New(cfg Config) http.Handler {
 	s.metrics = newMetrics(s.registry)
 	cfg.Tasks.Observe(s.metrics.observe)
 	s.board = newBoard()
+	s.desk = desk.New(desk.Config{Redis: cfg.Redis, Tasks: cfg.Tasks, Users: cfg.Users, Bus: cfg.Bus, Log: cfg.Log,
+		Queues: s.boardQueues, SettingsChanged: s.board.settingsChanged})
 	s.registry.MustRegister(newQueueCollector(s))
 	cfg.Tasks.Observe(s.board.observe)
 	cfg.Hub.Tap(s.heard)
@@ -154,15 +157,7 @@ func New(cfg Config) http.Handler {
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxPageBody, Skipper: isAPI}))
 	e.Use(s.loadSession, limitLoginBody, s.rates.byAddress, s.authenticate, s.checkCSRF)
 
-	e.GET("/ws", s.websocket, s.rates.byUser, s.requireUser)
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
-	e.GET("/readyz", s.readyz)
-	e.GET("/static/*", asset)
-
-	s.pageRoutes(e)
-	api := e.Group("/api/v1", s.rates.byUser, s.requireUser)
-	s.apiRoutes(api)
-	s.peopleRoutes(e, api)
+	s.routes(e)
 	s.metrics.knowRoutes(e.Routes())
 	if cfg.SeparateMetrics {
 		return e
@@ -177,6 +172,12 @@ func New(cfg Config) http.Handler {
 		}
 		e.ServeHTTP(w, r)
 	})
+}
+
+// actor is who sends the request, as the desk knows them.
+func actor(c echo.Context) desk.Actor {
+	u, _ := currentUser(c)
+	return desk.Person(u)
 }
 
 // heard drops what this instance kept of what a notice says changed: the
@@ -318,3 +319,18 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		return nil
 	}
 }
+
+// flash tells the next whole page that an action succeeded.
+func (s *Server) flash(c echo.Context, msg string) {
+	s.sessions.Put(c.Request().Context(), flashKey, msg)
+}
+
+// note tells the next whole page why an action did nothing (not a
+// failure of claimdesk's, nor a success).
+func (s *Server) note(c echo.Context, msg string) {
+	s.sessions.Put(c.Request().Context(), noteKey, msg)
+}
+
+// quote sets a title off in running text, in quotation marks: a title may
+// hold parentheses of its own.
+func quote(title string) string { return "“" + title + "”" }

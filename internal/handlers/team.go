@@ -135,26 +135,14 @@ func (s *Server) teamFragment(c echo.Context) error {
 
 // setAway lets an operator say they are away (no new-job notices) or back.
 func (s *Server) setAway(c echo.Context) error {
-	u, _ := currentUser(c)
 	away := c.FormValue("away") == "1"
-	if err := s.users.SetAway(c.Request().Context(), u.Name, away); err != nil {
+	if err := s.desk.SetAway(c.Request().Context(), actor(c), away); err != nil {
 		return err
 	}
 	if !away { // while away, the home page itself says so
 		s.flash(c, "Welcome back: new jobs are announced again.")
 	}
 	return redirect(c, "/")
-}
-
-// tallyJSON is a tally as the API shows it.
-type tallyJSON struct {
-	Completed int64 `json:"completed"`
-	GivenBack int64 `json:"given_back"`
-	Failed    int64 `json:"failed"`
-	Expired   int64 `json:"expired"`
-	TakenBack int64 `json:"taken_back"`
-	// MedianHandlingSeconds is null without completions.
-	MedianHandlingSeconds *float64 `json:"median_handling_seconds"`
 }
 
 func tallyOut(t tasks.Tally) tallyJSON {
@@ -164,25 +152,6 @@ func tallyOut(t tasks.Tally) tallyJSON {
 		out.MedianHandlingSeconds = &secs
 	}
 	return out
-}
-
-// heldJSON is a job someone holds, as GET /api/v1/team lists it.
-type heldJSON struct {
-	ID         string     `json:"id"`
-	Queue      string     `json:"queue"`
-	Title      string     `json:"title"`
-	ReservedAt *time.Time `json:"reserved_at"`
-}
-
-// memberJSON is one person as GET /api/v1/team shows them.
-type memberJSON struct {
-	Name         string     `json:"name"`
-	Role         users.Role `json:"role"`
-	Status       string     `json:"status"`
-	Holding      []heldJSON `json:"holding"`
-	LastActionAt *time.Time `json:"last_action_at"`
-	Today        tallyJSON  `json:"today"`
-	Last7Days    tallyJSON  `json:"last_7_days"`
 }
 
 // apiTeam answers what the Team page shows: everyone who works jobs, where
@@ -206,5 +175,5 @@ func (s *Server) apiTeam(c echo.Context) error {
 		}
 		out = append(out, mj)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"people": out, "more_held": v.More})
+	return c.JSON(http.StatusOK, teamAnswer{MoreHeld: v.More, People: out})
 }

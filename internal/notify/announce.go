@@ -3,15 +3,11 @@ package notify
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Announcer turns the engine's transitions into notices and publishes them.
@@ -22,8 +18,9 @@ import (
 // and returns, and one goroutine publishes everything pending at once, in
 // one pipeline, however many changes came in meanwhile. So under load many
 // changes of a queue share one queue.changed. Notices keep the order in
-// which they were announced. It also keeps each person's recent work (the
-// reservations of theirs that ended, and how) in the same pipeline.
+// which they were announced. What is kept of people (their recent work,
+// when they last acted) is not written here, where it could be dropped,
+// but on the change's path (RecordWork).
 // Failures are logged, never returned: notices are hints, and the change
 // itself already happened.
 //
@@ -65,7 +62,7 @@ const (
 	flushTimeout = 5 * time.Second
 )
 
-// announcement is one change's notices and recent work, or a marker of
+// announcement is one change's notices, or a marker of
 // Flush (flushed set, nothing else).
 type announcement struct {
 	notices []Notice
@@ -74,9 +71,6 @@ type announcement struct {
 	counts  *Notice
 	batches []*tasks.Batch
 	at      time.Time
-	recent  []Work
-	// actors are the users who made the change (keys.LastAction).
-	actors []string
 	// flushed is closed once everything queued before the marker has
 	// been published.
 	flushed chan struct{}
@@ -105,9 +99,6 @@ func (a *Announcer) Observe(ctx context.Context, fx tasks.Effects) {
 	an := announcement{at: fx.At, batches: fx.Batches}
 	available := 0
 	for _, t := range fx.Transitions {
-		if t.Actor != tasks.System && !slices.Contains(an.actors, t.Actor) {
-			an.actors = append(an.actors, t.Actor)
-		}
 		ns := noticesOf(t)
 		if len(ns) > 0 && ns[len(ns)-1].Type == JobAvailable {
 			if available++; available > availablePerCall {
@@ -115,9 +106,6 @@ func (a *Announcer) Observe(ctx context.Context, fx tasks.Effects) {
 			}
 		}
 		an.notices = append(an.notices, ns...)
-		if w, ok := workOf(t); ok {
-			an.recent = append(an.recent, w)
-		}
 	}
 	if len(fx.Transitions) > 0 {
 		c := fx.Counts
@@ -254,11 +242,9 @@ func (a *Announcer) flush(group []announcement) {
 // publish sends the notices of the announcements, in order, followed by a
 // batch.changed (and batch.finished, once it ended) for every batch they
 // changed and a queue.changed for every queue, each with the latest counts
-// among them; and records the recent work. One pipeline.
+// among them. One pipeline.
 func (a *Announcer) publish(ctx context.Context, group []announcement) {
 	var ns []Notice
-	var recent []Work
-	acted := map[string]any{} // user → when they last acted (ms)
 	type latest struct {
 		at time.Time
 		i  int // index in tail
@@ -277,10 +263,6 @@ func (a *Announcer) publish(ctx context.Context, group []announcement) {
 	}
 	for _, an := range group {
 		ns = append(ns, an.notices...)
-		recent = append(recent, an.recent...)
-		for _, actor := range an.actors {
-			acted[actor] = an.at.UnixMilli()
-		}
 		for _, b := range an.batches {
 			bn := batchNotices(b)
 			last("batch "+b.ID, an.at, bn[0])
@@ -297,16 +279,10 @@ func (a *Announcer) publish(ctx context.Context, group []announcement) {
 			ns = append(ns, n)
 		}
 	}
-	if len(ns) == 0 && len(recent) == 0 && len(acted) == 0 {
+	if len(ns) == 0 {
 		return
 	}
-	also := func(p redis.Pipeliner) {
-		recordWork(ctx, p, recent)
-		if len(acted) > 0 {
-			p.HSet(ctx, keys.LastAction, acted)
-		}
-	}
-	if err := a.bus.publish(ctx, ns, also); err != nil {
+	if err := a.bus.Publish(ctx, ns...); err != nil {
 		a.log.Warn("notice not sent", "err", err)
 	}
 }

@@ -99,7 +99,34 @@ func (b *Bus) Publish(ctx context.Context, notices ...Notice) error {
 	if len(notices) == 0 {
 		return nil
 	}
-	return b.publish(ctx, notices, nil)
+	ids, err := b.live(ctx)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	if b.listening.Load() && !slices.Contains(ids, b.id) {
+		// Registered after the list was read (or Redis lost it): the
+		// listener pops its list all the same.
+		ids = append(slices.Clip(ids), b.id)
+	}
+	msgs := make([]any, len(notices))
+	for i, n := range notices {
+		raw, err := json.Marshal(n)
+		if err != nil {
+			return err
+		}
+		msgs[i] = raw
+	}
+	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.RPush(ctx, b.list(id), msgs...)
+			p.LTrim(ctx, b.list(id), -maxBacklog, -1)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	return nil
 }
 
 // TellUserChanged tells every live instance that the named user changed,
@@ -123,44 +150,6 @@ func (b *Bus) TellQueueSettings(ctx context.Context, queue string, paused bool) 
 		b.log.Warn("queue settings change not told to the running instances: pages show it at their next fetch",
 			"queue", queue, "err", err)
 	}
-}
-
-// publish pushes notices to every live instance's list, in one pipeline
-// with what also adds.
-func (b *Bus) publish(ctx context.Context, notices []Notice, also func(redis.Pipeliner)) error {
-	ids, err := b.live(ctx)
-	if err != nil {
-		return fmt.Errorf("notify: %w", err)
-	}
-	if b.listening.Load() && !slices.Contains(ids, b.id) {
-		// Registered after the list was read (or Redis lost it): the
-		// listener pops its list all the same.
-		ids = append(slices.Clip(ids), b.id)
-	}
-	msgs := make([]any, len(notices))
-	for i, n := range notices {
-		raw, err := json.Marshal(n)
-		if err != nil {
-			return err
-		}
-		msgs[i] = raw
-	}
-	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, id := range ids {
-			if len(msgs) > 0 {
-				p.RPush(ctx, b.list(id), msgs...)
-				p.LTrim(ctx, b.list(id), -maxBacklog, -1)
-			}
-		}
-		if also != nil {
-			also(p)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("notify: %w", err)
-	}
-	return nil
 }
 
 // Listen registers the instance and hands every notice pushed to it to

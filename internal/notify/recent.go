@@ -45,15 +45,35 @@ func workOf(t tasks.Transition) (Work, bool) {
 		State: t.To, At: t.At, holder: t.Holder}, true
 }
 
-// recordWork adds the work to its people's lists.
-func recordWork(ctx context.Context, p redis.Pipeliner, ws []Work) {
-	for _, w := range ws {
-		raw, _ := json.Marshal(w)
-		key := keys.Recent(w.holder)
-		p.LPush(ctx, key, raw)
-		p.LTrim(ctx, key, 0, recentKeep-1)
-		p.Expire(ctx, key, recentFor)
-	}
+// RecordWork writes what one change did that is kept of people, in one
+// round trip: the reservations it ended, in their holders' recent work,
+// and when each person who made it last acted (keys.LastAction, behind
+// the Team page's working and idle). It is written on the change's path
+// (the desk has the Store call it), not with the notices, which may be
+// dropped.
+func RecordWork(ctx context.Context, rdb redis.UniversalClient, fx tasks.Effects) error {
+	acted := map[string]any{}
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, t := range fx.Transitions {
+			if t.Actor != tasks.System {
+				acted[t.Actor] = fx.At.UnixMilli()
+			}
+			w, ok := workOf(t)
+			if !ok {
+				continue
+			}
+			raw, _ := json.Marshal(w)
+			key := keys.Recent(w.holder)
+			p.LPush(ctx, key, raw)
+			p.LTrim(ctx, key, 0, recentKeep-1)
+			p.Expire(ctx, key, recentFor)
+		}
+		if len(acted) > 0 {
+			p.HSet(ctx, keys.LastAction, acted)
+		}
+		return nil
+	})
+	return err
 }
 
 // RecentWork returns the person's latest ended reservations, newest first.

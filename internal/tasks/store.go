@@ -482,21 +482,3 @@ func (s *Store) Held(ctx context.Context, id, operator string) (*Reservation, er
 	}
 	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}, nil
 }
-
-// CheckHold says what a holder action with h would be told of the hold,
-// changing nothing: nil while h is the job's reservation, ErrForbidden for
-// the token of someone else's, ErrReservationLost for any other token.
-func (s *Store) CheckHold(ctx context.Context, id string, h Hold) error {
-	job, err := s.Get(ctx, id)
-	switch {
-	case err != nil:
-		return err
-	case job.token != h.Token:
-		return ErrReservationLost
-	case job.ReservedBy != h.Holder:
-		return ErrForbidden
-	case job.State != StateReserved:
-		return ErrReservationLost
-	}
-	return nil
-}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"claimdesk/internal/desk"
 	"claimdesk/internal/keys"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
@@ -327,7 +328,7 @@ func (s *Server) snapshot(ctx context.Context, u users.User) (snapshot, error) {
 		snap.Reservations = append(snap.Reservations, h.Reservations...)
 		return snap, err
 	}
-	qs, err := s.visibleQueues(ctx, u)
+	qs, err := s.desk.VisibleQueues(ctx, desk.Person(u))
 	if err != nil {
 		return snap, err
 	}

@@ -1,0 +1,192 @@
+package desk
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"claimdesk/internal/audit"
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
+)
+
+// Jobs: who may read a job and its history, and what supervisors and
+// producers do to jobs (cancel, requeue, force release).
+
+// mayRead reports whether a may read the job: supervisors, producers of
+// its queue, its holder (who may finish what they hold, granted the queue
+// or no longer), and whoever completed it (so a holder whose answer was
+// lost can see that it was done) while the queue is still theirs.
+func mayRead(a Actor, j *tasks.Job) bool {
+	switch {
+	case a.is(users.Supervisor):
+		return true
+	case a.is(users.Producer):
+		return a.canSee(j.Queue)
+	}
+	return j.State == tasks.StateReserved && j.ReservedBy == a.Name() || a.canWork(j.Queue) && j.CompletedBy == a.Name()
+}
+
+// errReadJob refuses a job to whom may not read it.
+var errReadJob = forbidden("only its holder, supervisors and the producers of its queue may read this job")
+
+// Job returns the job, if a may read it (mayRead).
+func (d *Desk) Job(ctx context.Context, a Actor, id string) (*tasks.Job, error) {
+	j, err := d.tasks.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !mayRead(a, j) {
+		return nil, errReadJob
+	}
+	return j, nil
+}
+
+// History returns the job's history, oldest first, and how many of its
+// oldest entries were trimmed, if a may read it: supervisors, producers of
+// its queue, and operators who held it (the history says who) while the
+// queue is still theirs.
+func (d *Desk) History(ctx context.Context, a Actor, id string) ([]tasks.Entry, int, error) {
+	j, err := d.tasks.Get(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	h, trimmed, err := j.History()
+	if err != nil {
+		return nil, 0, err
+	}
+	if !mayReadHistory(a, j, h) {
+		return nil, 0, forbidden("only supervisors, the producers of its queue and operators who held it may read this job's history")
+	}
+	return h, trimmed, nil
+}
+
+func mayReadHistory(a Actor, j *tasks.Job, h []tasks.Entry) bool {
+	if !a.is(users.Operator) {
+		return mayRead(a, j)
+	}
+	if !a.canWork(j.Queue) {
+		return false
+	}
+	for _, e := range h {
+		if e.Action == tasks.ActionClaimed && e.Actor == a.Name() {
+			return true
+		}
+	}
+	return false
+}
+
+// Cancel cancels the job, for a producer of its queue or a supervisor; a
+// reserved job only when force says so, which is a supervisor's alone. It
+// returns the job and whose reservation the cancel ended ("": none).
+func (d *Desk) Cancel(ctx context.Context, a Actor, id string, force bool, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
+	if err := need(a, users.Producer, users.Supervisor); err != nil {
+		return nil, "", err
+	}
+	if force && !a.is(users.Supervisor) {
+		return nil, "", forbidden("only supervisors may force a cancel")
+	}
+	if !a.is(users.Supervisor) {
+		j, err := d.tasks.Get(ctx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		if !a.canSee(j.Queue) {
+			return nil, "", forbidden("the job's queue, %s, is not granted to you", j.Queue)
+		}
+	}
+	j, holder, err := d.tasks.Cancel(ctx, id, a.Name(), force, opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	d.record(ctx, a, audit.JobCanceled, j.ID, audit.JobDetail(j, holder))
+	return j, holder, nil
+}
+
+// Requeue puts a dead job back in line with fresh attempts, or takes a
+// reserved one from its holder and puts it back in line (a force
+// release), for a supervisor. It returns the job and whose reservation it
+// ended ("": none).
+func (d *Desk) Requeue(ctx context.Context, a Actor, id string, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
+	if err := need(a, users.Supervisor); err != nil {
+		return nil, "", err
+	}
+	j, holder, err := d.tasks.Requeue(ctx, id, a.Name(), opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	action := audit.JobRequeued
+	if holder != "" {
+		action = audit.JobReleased
+	}
+	d.record(ctx, a, action, j.ID, audit.JobDetail(j, holder))
+	return j, holder, nil
+}
+
+// ForceRelease takes the reserved job from its holder and puts it back in
+// line, only while the holder is the one named: Requeue of a reservation.
+func (d *Desk) ForceRelease(ctx context.Context, a Actor, id, holder string) (*tasks.Job, error) {
+	j, _, err := d.Requeue(ctx, a, id, tasks.AsSeen(tasks.StateReserved, holder))
+	return j, err
+}
+
+// RequeueDead puts up to limit of the queue's dead jobs back in line, for
+// a supervisor, and says how many it moved and how many are left dead.
+func (d *Desk) RequeueDead(ctx context.Context, a Actor, queue string, limit int) (int, int64, error) {
+	if err := need(a, users.Supervisor); err != nil {
+		return 0, 0, err
+	}
+	n, left, err := d.tasks.RequeueDead(ctx, queue, a.Name(), limit)
+	if n > 0 {
+		d.record(ctx, a, audit.DeadRequeued, queue, audit.DeadRequeuedDetail(n))
+	}
+	return n, left, err
+}
+
+// MaxBulk bounds the jobs of one bulk action.
+const MaxBulk = tasks.MaxPageSize
+
+// Failure is a job a bulk action could not change, and why.
+type Failure struct {
+	ID  string
+	Err error
+}
+
+// CancelMany cancels each of the jobs (force: reserved ones too), each in
+// its own atomic call, for a supervisor. A job the engine refused to
+// cancel (gone, finished, reserved without force) is a failure, not an
+// error; any other error stops it there.
+func (d *Desk) CancelMany(ctx context.Context, a Actor, ids []string, force bool) (canceled []string, failed []Failure, err error) {
+	if err := need(a, users.Supervisor); err != nil {
+		return nil, nil, err
+	}
+	if len(ids) == 0 || len(ids) > MaxBulk {
+		return nil, nil, invalid("ids must name 1 to %d jobs", MaxBulk)
+	}
+	canceled, failed = []string{}, []Failure{}
+	for _, id := range ids {
+		if _, _, err = d.tasks.Cancel(ctx, id, a.Name(), force); err != nil {
+			if !jobRefused(err) {
+				break
+			}
+			failed, err = append(failed, Failure{id, err}), nil
+			continue
+		}
+		canceled = append(canceled, id)
+	}
+	if len(canceled) > 0 {
+		d.record(ctx, a, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), audit.JobsCanceledDetail(len(canceled)))
+	}
+	return canceled, failed, err
+}
+
+// jobRefused reports whether err is the engine's refusal of an action on
+// one job, about that job.
+func jobRefused(err error) bool {
+	for _, e := range []error{tasks.ErrNotFound, tasks.ErrQueueNotFound, tasks.ErrInvalidState, tasks.ErrInvalid} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

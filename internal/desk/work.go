@@ -1,0 +1,152 @@
+package desk
+
+import (
+	"context"
+	"encoding/json"
+
+	"claimdesk/internal/tasks"
+	"claimdesk/internal/users"
+)
+
+// Work: producers enqueue jobs, operators claim them and end their
+// reservations. The holder's actions are the holder's alone: the engine
+// refuses a token that is not the live reservation of the job.
+
+// Enqueue adds jobs to the queue, for a producer of the queue or a
+// supervisor; the jobs that existed by their idempotency key are answered
+// as they are (Created false).
+func (d *Desk) Enqueue(ctx context.Context, a Actor, queue string, jobs []tasks.NewJob) ([]tasks.Enqueued, error) {
+	if err := need(a, users.Producer, users.Supervisor); err != nil {
+		return nil, err
+	}
+	if !a.canSee(queue) {
+		return nil, errRole
+	}
+	return d.tasks.Enqueue(ctx, queue, a.Name(), jobs)
+}
+
+// claimable refuses a claim from the queue by anyone but an operator
+// granted it.
+func claimable(a Actor, queue string) error {
+	if err := need(a, users.Operator); err != nil {
+		return err
+	}
+	if !a.canWork(queue) {
+		return forbidden("queue %s is not granted to you", queue)
+	}
+	return nil
+}
+
+// claimKey makes a claim idempotent by key, if there is one.
+func claimKey(key string) []tasks.ClaimOption {
+	if key == "" {
+		return nil
+	}
+	return []tasks.ClaimOption{tasks.WithClaimKey(key)}
+}
+
+// Claim reserves the next job of the queue for an operator granted it; nil
+// when nothing is waiting for them. A claim with the key of an earlier one
+// answers that one's reservation while it is held (key "": none).
+func (d *Desk) Claim(ctx context.Context, a Actor, queue, key string) (*tasks.Reservation, error) {
+	if err := claimable(a, queue); err != nil {
+		return nil, err
+	}
+	return d.tasks.Claim(ctx, queue, a.Name(), claimKey(key)...)
+}
+
+// ClaimAny reserves the next job across the queues named (nil: every queue
+// granted the operator), ranked as tasks.Store.ClaimAny says; nil when
+// nothing is waiting.
+func (d *Desk) ClaimAny(ctx context.Context, a Actor, queues []string, key string) (*tasks.Reservation, error) {
+	if err := need(a, users.Operator); err != nil {
+		return nil, err
+	}
+	if queues == nil {
+		queues = a.user.Queues
+	} else if len(queues) == 0 {
+		return nil, invalid("queues must name at least one queue, or be left out")
+	}
+	for _, q := range queues {
+		if err := claimable(a, q); err != nil {
+			return nil, err
+		}
+	}
+	return d.tasks.ClaimAny(ctx, queues, a.Name(), claimKey(key)...)
+}
+
+// ClaimJob reserves the job named, if it is still waiting for the
+// operator (tasks.ErrNotReady otherwise); a job of a queue not granted
+// them is not found.
+func (d *Desk) ClaimJob(ctx context.Context, a Actor, id string) (*tasks.Reservation, error) {
+	queue, ok := tasks.QueueOf(id)
+	if !ok || claimable(a, queue) != nil {
+		return nil, tasks.ErrNotFound
+	}
+	return d.tasks.Claim(ctx, queue, a.Name(), tasks.OnlyJob(id))
+}
+
+// hold is the actor's hold of a job by its reservation's token.
+func hold(a Actor, token string) tasks.Hold { return tasks.Hold{Holder: a.Name(), Token: token} }
+
+// Complete completes the job its holder holds by token, with its result
+// (nil: none), which must fit the queue's outcome form: the engine judges
+// it, and tells only the holder how it does not fit.
+func (d *Desk) Complete(ctx context.Context, a Actor, id, token string, result json.RawMessage) (*tasks.Job, error) {
+	return d.tasks.Complete(ctx, id, hold(a, token), result)
+}
+
+// CompleteNext completes the job as Complete does and claims the next job
+// of its queue for its holder in the same atomic call. next is nil when
+// nothing was claimed; why, when not nil, says why (the queue is paused,
+// the holder is at its max_held, or the queue is no longer granted them:
+// a person whose grant was taken away may finish what they hold, but
+// claims nothing more from it).
+func (d *Desk) CompleteNext(ctx context.Context, a Actor, id, token string, result json.RawMessage) (done *tasks.Job, next *tasks.Reservation, why, err error) {
+	h := hold(a, token)
+	if queue, _ := tasks.QueueOf(id); !a.canWork(queue) {
+		done, err = d.tasks.Complete(ctx, id, h, result)
+		return done, nil, nil, err
+	}
+	return d.tasks.CompleteNext(ctx, id, h, result)
+}
+
+// GiveBack ends the holder's reservation: the job goes back in line, in
+// its place.
+func (d *Desk) GiveBack(ctx context.Context, a Actor, id, token string) (*tasks.Job, error) {
+	return d.tasks.Release(ctx, id, hold(a, token))
+}
+
+// Skip gives the job back as "not for me": it goes to someone else, never
+// again to the holder.
+func (d *Desk) Skip(ctx context.Context, a Actor, id, token string) (*tasks.Job, error) {
+	return d.tasks.Skip(ctx, id, hold(a, token))
+}
+
+// SkipNext skips the job as Skip does and claims the next job of its
+// queue, as people who skip mean it: "not for me, the next one". The
+// claim's key is the skip's, so a skip sent twice (a double click, a
+// resubmitted form) answers the same next job while it is held, and claims
+// no second one. next is nil when nothing was claimed; why, when not nil,
+// says why (the claim was refused: ErrForbidden when the queue is no
+// longer theirs). The skip stands whatever the claim did.
+func (d *Desk) SkipNext(ctx context.Context, a Actor, id, token string) (skipped *tasks.Job, next *tasks.Reservation, why, err error) {
+	skipped, err = d.Skip(ctx, a, id, token)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	next, why = d.Claim(ctx, a, skipped.Queue, "after-skip:"+skipped.ID)
+	return skipped, next, why, nil
+}
+
+// MoreTime moves the holder's deadline to seconds from now, within the
+// queue's limits on extensions and on holding.
+func (d *Desk) MoreTime(ctx context.Context, a Actor, id, token string, seconds int) (*tasks.Job, error) {
+	return d.tasks.Extend(ctx, id, hold(a, token), seconds)
+}
+
+// CantBeDone ends the holder's reservation as failed, saying why: the job
+// is tried again later, or is dead after its last attempt.
+func (d *Desk) CantBeDone(ctx context.Context, a Actor, id, token, reason string) (*tasks.Job, error) {
+	return d.tasks.Fail(ctx, id, hold(a, token), reason)
+}

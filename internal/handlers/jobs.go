@@ -1,0 +1,223 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"claimdesk/internal/tasks"
+	"claimdesk/views"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Jobs: reading a job and its history, listing jobs and reservations, and
+// what supervisors and producers do to jobs (cancel, requeue, force
+// release), one or many.
+
+func (s *Server) apiGetJob(c echo.Context) error {
+	ctx := c.Request().Context()
+	wait, err := waitParam(c)
+	if err != nil {
+		return err
+	}
+	j, err := s.desk.Job(ctx, actor(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if wait > 0 && !j.State.Terminal() {
+		if _, err = waitUntil(ctx, s.hub, j.ID, wait, s.tasks.Get, func(j *tasks.Job) bool { return j.State.Terminal() }); err != nil {
+			return err
+		}
+		// What it became may be no longer the waiter's to read (its holder
+		// gave it back, and another completed it): read as the waiter.
+		if j, err = s.desk.Job(context.WithoutCancel(ctx), actor(c), j.ID); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
+func (s *Server) apiHistory(c echo.Context) error {
+	h, trimmed, err := s.desk.History(c.Request().Context(), actor(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, historyAnswer{h, trimmed})
+}
+
+func (s *Server) apiReservations(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	p, err := s.tasks.ListReservations(c.Request().Context(), c.QueryParam("queue"), limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	out := make([]reservationEntry, len(p.Jobs))
+	for i, j := range p.Jobs {
+		out[i] = reservationEntry{j, j.ReservedBy, j.ReservedAt, j.Deadline}
+	}
+	return c.JSON(http.StatusOK, reservationsAnswer{nullable(p.NextCursor), out})
+}
+
+func (s *Server) apiListJobs(c echo.Context) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	queue := c.QueryParam("queue") // "": every queue
+	state := tasks.State(c.QueryParam("state"))
+	if state == "" {
+		state = tasks.StateReady
+	}
+	f, err := jobFilter(c)
+	if err != nil {
+		return err
+	}
+	var out jobListAnswer
+	var p tasks.Page
+	if f.Empty() {
+		p, err = s.tasks.ListJobs(c.Request().Context(), queue, state, limit, c.QueryParam("cursor"))
+	} else {
+		var scanned int
+		p, scanned, err = s.tasks.FindJobs(c.Request().Context(), queue, state, f, limit, c.QueryParam("cursor"))
+		out.Scanned = &scanned
+	}
+	if err != nil {
+		return err
+	}
+	out.Jobs, out.NextCursor = p.Jobs, nullable(p.NextCursor)
+	if out.Jobs == nil {
+		out.Jobs = []*tasks.Job{}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// jobFilter reads a job listing's filter from the query: person, batch,
+// priority and q (text in the title).
+func jobFilter(c echo.Context) (tasks.Filter, error) {
+	f := tasks.Filter{Person: c.QueryParam("person"), Batch: c.QueryParam("batch"), Text: c.QueryParam("q")}
+	if v := c.QueryParam("priority"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			return f, newError(http.StatusBadRequest, "invalid_field", "priority must be a number from 0 to 100")
+		}
+		f.Priority = &n
+	}
+	return f, nil
+}
+
+func (s *Server) apiCancel(c echo.Context) error {
+	force, err := queryBool(c, "force")
+	if err != nil {
+		return err
+	}
+	j, _, err := s.desk.Cancel(c.Request().Context(), actor(c), c.Param("id"), force)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
+func (s *Server) apiRequeue(c echo.Context) error {
+	j, _, err := s.desk.Requeue(c.Request().Context(), actor(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
+func (s *Server) apiCancelMany(c echo.Context) error {
+	var b cancelManyRequest
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	canceled, failed, err := s.cancelMany(c, b.IDs, b.Force)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cancelManyAnswer{canceled, failed})
+}
+
+// cancelMany cancels each of the jobs (force: reserved ones too), for
+// the API and the pages alike, saying of each job it could not cancel
+// why, as the API's errors would.
+func (s *Server) cancelMany(c echo.Context, ids []string, force bool) ([]string, []bulkFailure, error) {
+	canceled, failures, err := s.desk.CancelMany(c.Request().Context(), actor(c), ids, force)
+	failed := make([]bulkFailure, len(failures))
+	for i, f := range failures {
+		pub, _ := publicError(f.Err)
+		failed[i] = bulkFailure{f.ID, pub.Code, pub.Message}
+	}
+	return canceled, failed, err
+}
+
+// superviseJob runs a supervisor's action on a job: requeue (from dead, or
+// force release) or cancel (forced), only if the job is still as the page
+// showed it (its form says how); else it says so, and the page shows the
+// job as it is now.
+func (s *Server) superviseJob(c echo.Context) error {
+	action := c.Param("action")
+	if action != "requeue" && action != "cancel" {
+		return echo.ErrNotFound
+	}
+	back := s.localPath(c.Request().Referer(), "/supervisor")
+	seen := tasks.State(c.FormValue("state")) // "": whatever it is now
+	if seen != "" && !slices.Contains(tasks.States, seen) {
+		return newError(http.StatusBadRequest, "invalid_field", "state must be the job's state as the page showed it")
+	}
+	ctx, a, id, asSeen := c.Request().Context(), actor(c), c.Param("id"), tasks.AsSeen(seen, c.FormValue("holder"))
+	var (
+		j      *tasks.Job
+		holder string
+		err    error
+	)
+	if action == "requeue" {
+		j, holder, err = s.desk.Requeue(ctx, a, id, asSeen)
+	} else {
+		j, holder, err = s.desk.Cancel(ctx, a, id, true, asSeen)
+	}
+	if errors.Is(err, tasks.ErrInvalidState) {
+		s.note(c, "Nothing was done: the job changed since the page showed it. Here it is as it is now.")
+		return redirect(c, back)
+	}
+	if err != nil {
+		return err
+	}
+	msg := quote(j.Title) + " is " + string(j.State) + "."
+	if holder != "" {
+		msg += " " + holder + " no longer holds it."
+	}
+	s.flash(c, msg)
+	// Back to the page the action came from, if it is one of claimdesk's.
+	return redirect(c, back)
+}
+
+// cancelSelectedForm cancels the jobs ticked on a queue's page.
+func (s *Server) cancelSelectedForm(c echo.Context) error {
+	queue := c.Param("queue")
+	form, _ := c.FormParams()
+	back := "/supervisor/queues/" + queue + "?state=" + url.QueryEscape(c.FormValue("state"))
+	if len(form["id"]) == 0 {
+		s.note(c, "Nothing was selected: tick the jobs to cancel first.")
+		return redirect(c, back)
+	}
+	// Forced only from the list of reserved jobs: a job of another list
+	// claimed since the page showed it stays with its holder.
+	canceled, failed, err := s.cancelMany(c, form["id"], c.FormValue("state") == string(tasks.StateReserved))
+	if err != nil {
+		return err
+	}
+	if len(canceled) > 0 {
+		s.flash(c, "Canceled "+views.Plural(len(canceled), "job")+".")
+	}
+	if len(failed) > 0 {
+		s.note(c, views.Plural(len(failed), "job")+" could not be canceled: "+failed[0].Message+".")
+	}
+	return redirect(c, back)
+}

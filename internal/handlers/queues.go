@@ -1,0 +1,376 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"claimdesk/internal/desk"
+	"claimdesk/internal/tasks"
+	"claimdesk/views"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Queues: the queues with their counts, the supervisor's overview of them
+// and of the live reservations, a queue's page with its jobs and numbers,
+// and its settings: create, change, pause, resume, delete, requeue its
+// dead.
+
+func (s *Server) apiQueues(c echo.Context) error {
+	qs, err := s.desk.VisibleQueues(c.Request().Context(), actor(c))
+	if err != nil {
+		return err
+	}
+	out := make([]queueSummary, len(qs))
+	for i, q := range qs {
+		st := q.Stats
+		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead,
+			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused, q.Queue.Outcome}
+	}
+	return c.JSON(http.StatusOK, queuesAnswer{out})
+}
+
+func (s *Server) apiCreateQueue(c echo.Context) error {
+	var q tasks.Queue
+	if err := decode(c, &q); err != nil {
+		return err
+	}
+	q, err := s.desk.CreateQueue(c.Request().Context(), actor(c), q, false)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, q)
+}
+
+func (s *Server) apiPatchQueue(c echo.Context) error {
+	var p tasks.QueuePatch
+	if err := decode(c, &p); err != nil {
+		return err
+	}
+	q, err := s.desk.ChangeQueue(c.Request().Context(), actor(c), c.Param("queue"), p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, q)
+}
+
+func (s *Server) apiPause(paused bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		q, err := s.setPaused(c, c.Param("queue"), paused)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, q)
+	}
+}
+
+func (s *Server) apiDeleteQueue(c echo.Context) error {
+	if err := s.desk.DeleteQueue(c.Request().Context(), actor(c), c.Param("queue")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// setPaused pauses or resumes the queue, for the API and the pages alike.
+func (s *Server) setPaused(c echo.Context, name string, paused bool) (tasks.Queue, error) {
+	if paused {
+		return s.desk.PauseQueue(c.Request().Context(), actor(c), name)
+	}
+	return s.desk.ResumeQueue(c.Request().Context(), actor(c), name)
+}
+
+func (s *Server) apiNumbers(c echo.Context) error {
+	ctx := c.Request().Context()
+	if _, err := s.tasks.Queue(ctx, c.Param("queue")); err != nil {
+		return err
+	}
+	ms, err := s.tasks.Numbers(ctx, c.Param("queue"))
+	if err != nil {
+		return err
+	}
+	out := make([]minuteJSON, len(ms))
+	for i, m := range ms {
+		out[i] = minuteJSON{m.At, m.Ready, m.Claims, m.Completed, m.Dead, m.OldestWait.Seconds()}
+	}
+	return c.JSON(http.StatusOK, minutesAnswer{out})
+}
+
+func (s *Server) apiRequeueDead(c echo.Context) error {
+	limit, err := limitParam(c, 100, desk.MaxBulk)
+	if err != nil {
+		return err
+	}
+	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), c.Param("queue"), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, requeueDeadAnswer{DeadLeft: left, Requeued: n})
+}
+
+// overview gathers what the supervisor's page shows: the queues' counts
+// (withQueues) and a page of live reservations (withReservations), the
+// first page from the instance's board.
+func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (views.Overview, error) {
+	ctx := c.Request().Context()
+	o := views.Overview{Now: time.Now(), Cursor: c.QueryParam("cursor")}
+	var err error
+	if withQueues {
+		if o.Queues, err = s.desk.VisibleQueues(ctx, actor(c)); err != nil {
+			return o, err
+		}
+	}
+	if !withReservations {
+		return o, nil
+	}
+	var p tasks.Page
+	if o.Cursor == "" {
+		p, err = s.board.reservations.get(ctx, s.firstReservations)
+	} else {
+		p, err = s.reservationsAfter(ctx, o.Cursor)
+	}
+	o.Reservations, o.NextCursor = p.Jobs, p.NextCursor
+	return o, err
+}
+
+// reservationsPage is how many live reservations the supervisor's page
+// lists at a time.
+const reservationsPage = 50
+
+// reservationsAfter reads a page of live reservations, every queue's,
+// soonest deadline first, after the cursor; without payloads, which the
+// table does not show.
+func (s *Server) reservationsAfter(ctx context.Context, cursor string) (tasks.Page, error) {
+	return s.tasks.ListReservations(ctx, "", reservationsPage, cursor, tasks.WithoutPayloads)
+}
+
+// firstReservations reads the first page of live reservations (the
+// board's).
+func (s *Server) firstReservations(ctx context.Context) (tasks.Page, error) {
+	return s.reservationsAfter(ctx, "")
+}
+
+func (s *Server) supervisorHome(c echo.Context) error {
+	o, err := s.overview(c, true, true)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.SupervisorHome(s.page(c, "Supervise"), o))
+}
+
+func (s *Server) statsFragment(c echo.Context) error {
+	o, err := s.overview(c, true, false)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.QueueStats(o))
+}
+
+func (s *Server) reservationsFragment(c echo.Context) error {
+	o, err := s.overview(c, false, true)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.Reservations(s.fragment(c), o))
+}
+
+func (s *Server) queuePage(c echo.Context) error {
+	q, err := s.tasks.Queue(c.Request().Context(), c.Param("queue"))
+	if err != nil {
+		return err
+	}
+	return s.renderQueuePage(c, http.StatusOK, q, views.SettingsProblem{})
+}
+
+// renderQueuePage draws a queue's page with the jobs of the state asked
+// for, and its settings form showing q (as typed, when problem says what
+// is wrong with it).
+func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem views.SettingsProblem) error {
+	ctx := c.Request().Context()
+	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
+	f, err := jobFilter(c)
+	if err != nil {
+		return err
+	}
+	var p tasks.Page
+	scanned := 0
+	if f.Empty() {
+		p, err = s.tasks.ListJobs(ctx, q.Name, state, 50, c.QueryParam("cursor"), tasks.WithoutPayloads)
+	} else {
+		p, scanned, err = s.tasks.FindJobs(ctx, q.Name, state, f, 50, c.QueryParam("cursor"), tasks.WithoutPayloads)
+	}
+	if err != nil {
+		return err
+	}
+	st, err := s.tasks.Stats(ctx, q.Name)
+	if err != nil {
+		return err
+	}
+	day, err := s.tasks.Numbers(ctx, q.Name)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem, Typed: typedSettings(c),
+		Filter: f, Scanned: scanned, Day: views.DaySeries(day, now)}
+	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
+}
+
+func (s *Server) newQueuePage(c echo.Context) error {
+	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{
+		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, nil, views.SettingsProblem{}))
+}
+
+// settingsForm reads the settings form: every setting it shows, as a
+// patch, and the same written over q, to show again. A field that cannot
+// be read (views.ReadSetting) is a problem, in words.
+func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.SettingsProblem) {
+	var p tasks.QueuePatch
+	for _, f := range []struct {
+		name string
+		to   *int
+		set  **int
+	}{
+		{"lease_seconds", &q.LeaseSeconds, &p.LeaseSeconds}, {"max_attempts", &q.MaxAttempts, &p.MaxAttempts},
+		{"max_extensions", &q.MaxExtensions, &p.MaxExtensions}, {"max_hold_seconds", &q.MaxHoldSeconds, &p.MaxHoldSeconds},
+		{"aging_seconds", &q.AgingSeconds, &p.AgingSeconds}, {"max_held", &q.MaxHeld, &p.MaxHeld},
+	} {
+		n, problem := views.ReadSetting(f.name, c.FormValue(f.name))
+		if problem.Message != "" {
+			return p, problem
+		}
+		*f.to, *f.set = n, &n
+	}
+	// The outcome form, when the form sent its box (a box left empty
+	// removes it).
+	if form, err := c.FormParams(); err != nil || form["outcome"] == nil {
+		return p, views.SettingsProblem{}
+	}
+	o, err := tasks.ParseOutcome(c.FormValue("outcome"))
+	var v *tasks.ValidationError
+	if errors.As(err, &v) {
+		return p, views.SettingProblem(v)
+	}
+	if o == nil {
+		o = &tasks.Outcome{}
+	}
+	q.Outcome, p.Outcome = o, o
+	return p, views.SettingsProblem{}
+}
+
+// typedSettings is what the settings form sent, to show again as typed
+// (nil when it sent nothing).
+func typedSettings(c echo.Context) url.Values {
+	if form, err := c.FormParams(); err == nil && c.Request().Method == http.MethodPost {
+		return form
+	}
+	return nil
+}
+
+// settingProblem says in words what the store refused of a queue's
+// settings, or returns err when it was no such refusal.
+func settingProblem(err error) (views.SettingsProblem, error) {
+	var v *tasks.ValidationError
+	if errors.As(err, &v) {
+		return views.SettingProblem(v), nil
+	}
+	return views.SettingsProblem{}, err
+}
+
+// createQueueForm creates a queue from the new queue form. A taken name
+// or a bad setting shows the form again, as typed, saying what is wrong.
+func (s *Server) createQueueForm(c echo.Context) error {
+	q := tasks.Queue{Name: strings.TrimSpace(c.FormValue("name"))}.WithDefaults()
+	_, problem := settingsForm(c, &q)
+	status := http.StatusBadRequest
+	if problem.Message == "" {
+		// Every setting was typed: a zero is no call for the default.
+		_, err := s.desk.CreateQueue(c.Request().Context(), actor(c), q, true)
+		switch {
+		case err == nil:
+			s.flash(c, "Created queue "+q.Name+". Grant it to the people who will work it.")
+			return redirect(c, "/supervisor/queues/"+q.Name)
+		case errors.Is(err, tasks.ErrQueueExists):
+			status, problem = http.StatusConflict, views.SettingsProblem{Field: "name",
+				Message: "A queue named " + q.Name + " already exists. Choose another name, or open that queue to change its settings."}
+		default:
+			if problem, err = settingProblem(err); err != nil {
+				return err
+			}
+		}
+	}
+	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, typedSettings(c), problem))
+}
+
+// queueSettingsForm saves the settings form of a queue's page. A bad
+// setting shows the page again with the form as typed, saying what is
+// wrong; nothing is saved then.
+func (s *Server) queueSettingsForm(c echo.Context) error {
+	q, err := s.tasks.Queue(c.Request().Context(), c.Param("queue"))
+	if err != nil {
+		return err
+	}
+	patch, problem := settingsForm(c, &q)
+	if problem.Message == "" {
+		if _, err = s.desk.ChangeQueue(c.Request().Context(), actor(c), q.Name, patch); err == nil {
+			s.flash(c, "Saved the settings of "+q.Name+".")
+			return redirect(c, "/supervisor/queues/"+q.Name)
+		}
+		if problem, err = settingProblem(err); err != nil {
+			return err
+		}
+	}
+	return s.renderQueuePage(c, http.StatusBadRequest, q, problem)
+}
+
+// pauseForm pauses or resumes a queue from its page.
+func (s *Server) pauseForm(paused bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		q, err := s.setPaused(c, c.Param("queue"), paused)
+		if err != nil {
+			return err
+		}
+		if paused {
+			s.flash(c, "Paused "+q.Name+": nobody can claim its jobs until you resume it. Jobs can still be added.")
+		} else {
+			s.flash(c, "Resumed "+q.Name+": its jobs can be claimed again.")
+		}
+		return redirect(c, "/supervisor/queues/"+q.Name)
+	}
+}
+
+// deleteQueueForm deletes an empty queue from its page.
+func (s *Server) deleteQueueForm(c echo.Context) error {
+	name := c.Param("queue")
+	err := s.desk.DeleteQueue(c.Request().Context(), actor(c), name)
+	if errors.Is(err, tasks.ErrQueueNotEmpty) {
+		s.note(c, "Not deleted: only an empty queue can be deleted, and "+name+
+			" still has jobs ready, scheduled, in progress or dead, or a batch that has not finished.")
+		return redirect(c, "/supervisor/queues/"+name)
+	}
+	if err != nil {
+		return err
+	}
+	s.flash(c, "Deleted queue "+name+".")
+	return redirect(c, "/supervisor")
+}
+
+// requeueDeadForm puts the queue's dead jobs back in line, maxBulk at a
+// step; the page says how many are left, and offers the next step.
+func (s *Server) requeueDeadForm(c echo.Context) error {
+	queue := c.Param("queue")
+	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), queue, desk.MaxBulk)
+	if err != nil {
+		return err
+	}
+	msg := "Requeued " + views.Plural(n, "dead job") + " with fresh attempts."
+	if left > 0 {
+		msg += " " + views.Plural(int(left), "dead job") + " left: press Requeue all dead again to go on."
+	}
+	s.flash(c, msg)
+	return redirect(c, "/supervisor/queues/"+queue+"?state=dead")
+}

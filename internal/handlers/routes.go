@@ -1,0 +1,126 @@
+package handlers
+
+import (
+	"net/http"
+
+	"claimdesk/internal/users"
+
+	"github.com/labstack/echo/v4"
+)
+
+// routes lists every route of claimdesk with its guard: requireUser (a
+// session or, under /api/v1, a token) and the roles it is for. The desk
+// checks again who may do each action (their grants, themselves); a guard
+// here only keeps a role away from pages and calls that are not for it.
+// Middleware is given per route, not per group, for the pages: a group's
+// middleware would also guard its catch-all route and turn unknown pages
+// into 403s.
+func (s *Server) routes(e *echo.Echo) {
+	user := s.requireUser
+	op := requireRole(users.Operator)
+	sup := requireRole(users.Supervisor)
+	producers := requireRole(users.Producer, users.Supervisor)
+	api := e.Group("/api/v1", s.rates.byUser, s.requireUser)
+
+	// Running claimdesk.
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/readyz", s.readyz)
+	e.GET("/static/*", asset)
+
+	// Auth (auth.go).
+	e.GET("/login", s.loginPage)
+	e.POST("/login", s.login, s.rates.logins)
+	e.POST("/logout", s.logout, user)
+
+	// Live (live.go).
+	e.GET("/ws", s.websocket, s.rates.byUser, user)
+
+	// Work (work.go).
+	api.POST("/queues/:queue/jobs", s.apiEnqueue, producers)
+	api.POST("/queues/:queue/claim", s.apiClaim, op)
+	api.POST("/claim", s.apiClaimAny, op)
+	api.POST("/jobs/:id/complete", s.apiComplete)
+	api.POST("/jobs/:id/release", s.apiRelease)
+	api.POST("/jobs/:id/skip", s.apiSkip)
+	api.POST("/jobs/:id/extend", s.apiExtend)
+	api.POST("/jobs/:id/fail", s.apiFail)
+	e.GET("/", s.home, user)
+	e.GET("/fragments/home", s.homeFragment, user, op)
+	e.POST("/claim", s.claimAny, user, op)
+	e.POST("/queues/:queue/claim", s.claimFrom, user, op)
+	e.GET("/jobs/:id", s.jobPage, user)
+	e.POST("/jobs/:id/claim", s.claimJob, user, op)
+	e.POST("/jobs/:id/:action", s.workAction, user, op)
+
+	// Jobs (jobs.go).
+	api.GET("/jobs", s.apiListJobs, sup)
+	api.GET("/jobs/:id", s.apiGetJob)
+	api.GET("/jobs/:id/history", s.apiHistory)
+	api.DELETE("/jobs/:id", s.apiCancel, producers)
+	api.POST("/jobs/:id/requeue", s.apiRequeue, sup)
+	api.POST("/jobs/cancel", s.apiCancelMany, sup)
+	api.GET("/reservations", s.apiReservations, sup)
+	e.POST("/supervisor/jobs/:id/:action", s.superviseJob, user, sup)
+	e.POST("/supervisor/queues/:queue/cancel-selected", s.cancelSelectedForm, user, sup)
+
+	// Queues (queues.go).
+	api.GET("/queues", s.apiQueues)
+	api.POST("/queues", s.apiCreateQueue, sup)
+	api.PATCH("/queues/:queue", s.apiPatchQueue, sup)
+	api.DELETE("/queues/:queue", s.apiDeleteQueue, sup)
+	api.POST("/queues/:queue/pause", s.apiPause(true), sup)
+	api.POST("/queues/:queue/resume", s.apiPause(false), sup)
+	api.POST("/queues/:queue/requeue-dead", s.apiRequeueDead, sup)
+	api.GET("/queues/:queue/numbers", s.apiNumbers, sup)
+	e.GET("/supervisor", s.supervisorHome, user, sup)
+	e.GET("/supervisor/fragments/reservations", s.reservationsFragment, user, sup)
+	e.GET("/supervisor/fragments/stats", s.statsFragment, user, sup)
+	e.GET("/supervisor/queues/new", s.newQueuePage, user, sup)
+	e.POST("/supervisor/queues", s.createQueueForm, user, sup)
+	e.GET("/supervisor/queues/:queue", s.queuePage, user, sup)
+	e.POST("/supervisor/queues/:queue/settings", s.queueSettingsForm, user, sup)
+	e.POST("/supervisor/queues/:queue/pause", s.pauseForm(true), user, sup)
+	e.POST("/supervisor/queues/:queue/resume", s.pauseForm(false), user, sup)
+	e.POST("/supervisor/queues/:queue/delete", s.deleteQueueForm, user, sup)
+	e.POST("/supervisor/queues/:queue/requeue-dead", s.requeueDeadForm, user, sup)
+
+	// Batches (batches.go).
+	api.POST("/queues/:queue/batches", s.apiCreateBatch, producers)
+	api.POST("/batches/:id/jobs", s.apiAddToBatch, producers)
+	api.POST("/batches/:id/seal", s.apiSealBatch, producers)
+	api.GET("/batches/:id", s.apiGetBatch, producers)
+	api.DELETE("/batches/:id", s.apiCancelBatch, producers)
+	e.GET("/supervisor/batches", s.batchesPage, user, sup)
+	e.GET("/supervisor/fragments/batches", s.batchesFragment, user, sup)
+	e.POST("/supervisor/batches/:id/cancel", s.cancelBatchForm, user, sup)
+
+	// People (people.go).
+	api.GET("/users", s.apiUsers, sup)
+	api.POST("/users", s.apiCreateUser, sup)
+	api.GET("/users/:name", s.apiUser, sup)
+	api.PATCH("/users/:name", s.apiPatchUser, sup)
+	api.POST("/users/:name/disable", s.apiDisable(true), sup)
+	api.POST("/users/:name/enable", s.apiDisable(false), sup)
+	api.GET("/users/:name/tokens", s.apiTokens, sup)
+	api.POST("/users/:name/tokens", s.apiNewToken, sup)
+	api.DELETE("/users/:name/tokens/:id", s.apiRevokeToken, sup)
+	e.GET("/supervisor/people", s.peoplePage, user, sup)
+	e.POST("/supervisor/people", s.addPersonForm, user, sup)
+	e.GET("/supervisor/people/:name", s.personPage, user, sup)
+	e.POST("/supervisor/people/:name", s.editPersonForm, user, sup)
+	e.POST("/supervisor/people/:name/disable", s.disableForm(true), user, sup)
+	e.POST("/supervisor/people/:name/enable", s.disableForm(false), user, sup)
+	e.POST("/supervisor/people/:name/tokens", s.newTokenForm, user, sup)
+	e.POST("/supervisor/people/:name/tokens/:id/revoke", s.revokeTokenForm, user, sup)
+
+	// Team (team.go).
+	api.GET("/team", s.apiTeam, sup)
+	e.GET("/supervisor/team", s.teamPage, user, sup)
+	e.GET("/supervisor/fragments/team", s.teamFragment, user, sup)
+	e.GET("/supervisor/fragments/team-work", s.teamWorkFragment, user, sup)
+	e.POST("/away", s.setAway, user, op)
+
+	// Audit (audit.go).
+	api.GET("/audit", s.auditAPI, sup)
+	e.GET("/supervisor/audit", s.auditPage, user, sup)
+}
