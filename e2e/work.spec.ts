@@ -164,7 +164,7 @@ test.describe('a reservation taken away', () => {
     for (const button of [work.completeButton, work.releaseButton, work.skipButton, work.extendButton]) {
       await expect(button).toBeDisabled();
     }
-    await expect(alice.locator('#extend-hint')).toHaveText(''); // no time to offer any more
+    await expect(work.extendHint).toBeHidden(); // no time to offer any more
     await stillTheSamePage();
 
     // …and should alice send the form anyway, the server refuses it.

@@ -376,7 +376,7 @@ func Layout(p Page) templ.Component {
 }
 
 // navEntries are the navigation's targets, most specific first.
-// settingsDialog lists the page's keyboard shortcuts (static/app.js fills
+// settingsDialog lists the page's keyboard shortcuts (static/js/settings.js fills
 // the list from the page's buttons) and holds this browser's settings:
 // single-key shortcuts on or off, and how to be told of new work while
 // the tab is hidden.
@@ -434,7 +434,7 @@ func navClass(path, target string) string {
 }
 
 // csrfField is the hidden CSRF input every form carries.
-// hotkey marks a button as pressed by a single key (static/app.js), as
+// hotkey marks a button as pressed by a single key (static/js/settings.js), as
 // assistive technology reads it; none for "".
 func hotkey(key string) templ.Attributes {
 	if key == "" {

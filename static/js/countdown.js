@@ -24,21 +24,21 @@ function tick() {
 }
 
 /**
- * endedWords says why a reservation of the viewer's ended, by action of
- * actor, in the server's words (views/history.go, outcomePhrases); "" for
- * an action it has no words for.
+ * endedSentence says why a reservation of the viewer's ended, by action of
+ * actor, in the server's sentence (views/history.go, outcomePhrases); ""
+ * for an action it has no sentence for.
  * @param {HTMLElement} box
  * @param {string} action
  * @param {string} actor
  * @returns {string}
  */
-function endedWords(box, action, actor) {
+function endedSentence(box, action, actor) {
   /** @type {Record<string, Record<string, string>>} */
-  let phrases = {};
-  try { phrases = JSON.parse(box.dataset.outcomes || "{}"); } catch { /* no words: say less */ }
+  let sentences = {};
+  try { sentences = JSON.parse(box.dataset.outcomes || "{}"); } catch { /* none: say less */ }
   const kind = actor === document.body.dataset.user ? "own" : actor === "system" ? "system" : "other";
-  const words = (phrases[kind] || {})[action];
-  return words ? words.split("{actor}").join(actor) : "";
+  const sentence = (sentences[kind] || {})[action];
+  return sentence ? sentence.split("{actor}").join(actor) : "";
 }
 
 /**
@@ -53,10 +53,11 @@ export function lose(action, actor) {
   if (isActing()) return;
   const box = document.getElementById("ended");
   if (!box) return;
-  const words = endedWords(box, action, actor);
-  if (!box.hidden && !words) return;
+  const sentence = endedSentence(box, action, actor);
+  if (!box.hidden && !sentence) return;
+  // With no sentence for it, the page's own says the reservation ended.
   const why = one("[data-ended-why]", box);
-  if (why) why.textContent = "This reservation ended" + (words ? ": " + words : "") + ".";
+  if (why && sentence) why.textContent = sentence;
   box.hidden = false;
   const soon = document.getElementById("soon");
   if (soon) soon.hidden = true;
@@ -65,27 +66,24 @@ export function lose(action, actor) {
   if (bar) bar.hidden = true;
 }
 
-// More time is offered only when it would add time (a press right after a
-// claim would not), and says how much: the deadline would become now plus
-// the lease, never past the longest hold.
+// More time is offered from the moment the server said a press adds
+// enough (tasks.MoreTime, rendered as the button's data-offer-from), and
+// not once the reservation ended.
 function extendOffer() {
-  const button = /** @type {HTMLButtonElement | null} */ (one("button[data-extend-ms]"));
-  const clock = one("[data-testid=countdown]");
-  if (!button || !clock) return;
-  const now = Date.now(), deadline = Date.parse(clock.dataset.deadline || "");
-  const lease = Number(button.dataset.extendMs), until = Date.parse(button.dataset.holdUntil || "");
-  let target = now + lease;
-  if (!isNaN(until)) target = Math.min(target, until);
-  const gain = target - deadline, worth = gain >= Math.max(lease / 10, 5000);
+  const button = /** @type {HTMLButtonElement | null} */ (document.getElementById("extend-button"));
+  if (!button) return;
   const hint = document.getElementById("extend-hint");
-  const work = button.closest(".work");
-  if (work && work.querySelector("#ended:not([hidden])")) {
-    if (hint) hint.textContent = ""; // nothing to add to a reservation that ended
+  const ended = document.getElementById("ended");
+  if (ended && !ended.hidden) {
+    if (hint) hint.hidden = true; // nothing to add to a reservation that ended
     return;
   }
-  button.disabled = !worth;
-  if (hint) hint.textContent = hint.dataset.extendHint +
-    (worth ? " · adds " + format(gain) : " · adds time once some of it has passed");
+  const from = Date.parse(button.dataset.offerFrom || "");
+  const offered = !isNaN(from) && Date.now() >= from;
+  button.disabled = !offered;
+  const later = document.getElementById("extend-later"), now = document.getElementById("extend-now");
+  if (later) later.hidden = offered;
+  if (now) now.hidden = !offered;
 }
 
 function everySecond() {

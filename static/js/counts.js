@@ -8,6 +8,7 @@ import { all, htmx, one } from "./dom.js";
  * @property {string} queue
  * @property {number} ready
  * @property {number} [held]
+ * @property {number} [claimable] what a claim may take now: the server's count
  * @property {number} [scheduled]
  * @property {number} [reserved]
  * @property {number} [dead]
@@ -27,9 +28,10 @@ function showCount(el, n) {
 
 /** @param {Counts} n */
 function setQueueCounts(n) {
-  const held = n.held || 0, ready = n.ready - held;
+  const ready = n.claimable;
   all('[data-queue="' + CSS.escape(n.queue) + '"]').forEach((card) => {
-    const count = one("[data-testid=ready-count]", card);
+    if (ready === undefined) return;
+    const count = one("[data-claimable]", card);
     if (count) count.textContent = String(ready);
     const b = /** @type {HTMLButtonElement | null} */ (one("button[data-claim]", card));
     if (b) b.disabled = ready === 0 || card.hasAttribute("data-paused");
@@ -40,7 +42,7 @@ function setQueueCounts(n) {
     if (waiting && ready > 0 && waiting.dataset.waiting === "none") waiting.textContent = "A job is waiting";
     if (waiting) waiting.dataset.waiting = ready > 0 ? "some" : "none";
     showCount(one("[data-in-progress]", card), n.reserved);
-    showCount(one("[data-batch-wait]", card), held);
+    showCount(one("[data-batch-wait]", card), n.held);
   });
   all('[data-stats-queue="' + CSS.escape(n.queue) + '"]').forEach((row) => {
     /** @type {("ready" | "scheduled" | "reserved" | "dead")[]} */
@@ -68,7 +70,7 @@ function setQueueCounts(n) {
 // when there is work.
 const baseTitle = document.title;
 function showWaiting() {
-  const cells = all("[data-queue] [data-testid=ready-count], [data-stats-queue] [data-count=ready]");
+  const cells = all("[data-queue] [data-claimable], [data-stats-queue] [data-count=ready]");
   if (!cells.length) return;
   let n = 0;
   cells.forEach((c) => { n += Number(c.textContent) || 0; });

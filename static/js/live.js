@@ -12,6 +12,7 @@
 // (keep the two in step).
 import { all, one } from "./dom.js";
 import { lose } from "./countdown.js";
+import { isActing } from "./forms.js";
 import { heardCounts, setCounts } from "./counts.js";
 import { offline } from "./offline.js";
 import { alertNewWork } from "./settings.js";
@@ -74,6 +75,21 @@ function jobChanged(id) {
   all(sel).forEach((el) => { el.dispatchEvent(new Event("job-changed")); });
 }
 
+/**
+ * extended shows the new deadline of the page's reservation. Extended
+ * elsewhere (another tab), More time's box fetches itself afresh, for
+ * what the server offers now; extended by this page, its answer brought
+ * the box already.
+ * @param {string} deadline
+ */
+function extended(deadline) {
+  all("[data-deadline]").forEach((el) => { el.dataset.deadline = deadline; });
+  const box = document.getElementById("extend");
+  if (box && !isActing() && Date.parse(box.dataset.renderedFor || "") !== Date.parse(deadline)) {
+    box.dispatchEvent(new Event("extended-elsewhere"));
+  }
+}
+
 /** @param {Notice} n */
 function onNotice(n) {
   if (n.job_id) jobChanged(n.job_id);
@@ -102,10 +118,7 @@ function onNotice(n) {
       mine.soon();
       return;
     case "reservation.extended":
-      if (work && work.dataset.jobId === n.job_id && n.deadline) {
-        const deadline = n.deadline;
-        all("[data-deadline]").forEach((el) => { el.dataset.deadline = deadline; });
-      }
+      if (work && work.dataset.jobId === n.job_id && n.deadline) extended(n.deadline);
       break;
     case "reservation.expiring":
       // The server warns a minute ahead; a short lease's page warns later

@@ -1,4 +1,5 @@
-// Toasts announce a new job on the operator's home.
+// Toasts announce a new job on the operator's home, as the page's
+// template (#new-job) shows one.
 import { one } from "./dom.js";
 
 /**
@@ -10,26 +11,17 @@ import { one } from "./dom.js";
  */
 export function toast(queue, title, jobId) {
   const box = document.getElementById("toasts");
-  if (!box || !one("[data-queue]")) return; // the home only
-  const t = document.createElement("div");
-  t.className = "toast";
-  t.setAttribute("role", "status");
-  t.dataset.testid = "toast";
-  const text = document.createElement("span");
-  text.textContent = "New job in " + queue + (title ? ": " + title : "");
-  const form = document.createElement("form");
-  form.method = "post";
-  form.action = jobId ? "/jobs/" + encodeURIComponent(jobId) + "/claim" : "/queues/" + encodeURIComponent(queue) + "/claim";
-  const csrf = document.createElement("input");
-  csrf.type = "hidden"; csrf.name = "_csrf"; csrf.value = document.body.dataset.csrf || "";
-  const claim = document.createElement("button");
-  claim.type = "submit"; claim.className = "primary small"; claim.textContent = "Claim";
-  form.append(csrf, claim);
-  const close = document.createElement("button");
-  close.type = "button"; close.className = "link"; close.textContent = "×";
-  close.setAttribute("aria-label", "Dismiss");
-  close.addEventListener("click", () => { t.remove(); });
-  t.append(text, form, close);
+  const made = /** @type {HTMLTemplateElement | null} */ (document.getElementById("new-job"));
+  if (!box || !made || !jobId) return; // the home only
+  const t = /** @type {HTMLElement} */ (made.content.firstElementChild?.cloneNode(true));
+  const slot = (/** @type {string} */ name) => one('[data-slot="' + name + '"]', t);
+  const q = slot("queue"), named = slot("title"), titled = slot("titled");
+  if (q) q.textContent = queue;
+  if (named) named.textContent = title || "";
+  if (titled) titled.hidden = !title;
+  const form = /** @type {HTMLFormElement | null} */ (one("form[data-job-action]", t));
+  if (form) form.action = (form.dataset.jobAction || "").replace("{job}", encodeURIComponent(jobId));
+  one("[data-dismiss]", t)?.addEventListener("click", () => { t.remove(); });
   box.prepend(t);
   while (box.children.length > 3) box.lastElementChild?.remove();
   // It goes after 10 s, but not while the pointer is on it or it has the
