@@ -106,6 +106,8 @@ test('a batch capped at two is followed live to completion; a waiting producer h
   batches,
   playwright,
 }) => {
+  // Three people's pages and a producer's wait: three times the usual budget.
+  test.slow();
   const { batch, jobs } = await batches.create('Quarter-end invoices', { size: 3, max_concurrent: 2 });
   expect(batch).toMatchObject({ queue: QUEUE, state: 'sealed', total: 3, ready: 3, reserved: 0, max_concurrent: 2 });
   const ids = jobs.map((j) => j.id);
