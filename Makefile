@@ -6,7 +6,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 # deps installs what a fresh Debian machine lacks: redis-server for the
 # store and the tests, chromium for the browser tests, the npm packages.
-deps:
+deps: node_modules/.package-lock.json
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
@@ -14,7 +14,11 @@ deps:
 		echo "installing$$missing (apt-get)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@[ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error
+
+# The npm packages, as package-lock.json names them (npm ci writes
+# node_modules/.package-lock.json, so this runs again only when it changes).
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
 
 generate:
 	$(GO) tool templ generate
@@ -44,12 +48,16 @@ screenshots: build
 	mkdir -p docs/screens
 	npx playwright test --config e2e/shots.config.ts
 
-lint: generate
+# lint checks the Go (gofmt, vet, staticcheck, templ files current) and
+# the page's script (static/app.js and js/: JSDoc types by tsc, eslint).
+lint: node_modules/.package-lock.json generate
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	@[ -z "$$CI" ] || git diff --exit-code --stat -- "*_templ.go" || { echo "generated templ files are stale: run make generate and commit"; exit 1; }
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	npx tsc -p static
+	npx eslint
 
 # bench runs cmd/bench: every scenario, a table with PASS/FAIL per target,
 # and var/bench.json. Flags for bigger runs: go run ./cmd/bench -h

@@ -171,6 +171,15 @@ export class OperatorApi {
     return (await res.json()) as Job;
   }
 
+  /** Moves the reservation's deadline to seconds from now (More time). */
+  async extend(claim: Claim, seconds: number): Promise<void> {
+    const res = await this.request.post(`/api/v1/jobs/${claim.job.id}/extend`, {
+      headers: await this.headers(),
+      data: { token: claim.token, seconds },
+    });
+    expect(res.status(), await res.text()).toBe(200);
+  }
+
   /** Gives the job back: it keeps its place in line. */
   async release(claim: Claim): Promise<Job> {
     const res = await this.request.post(`/api/v1/jobs/${claim.job.id}/release`, {

@@ -1,5 +1,6 @@
 import { expect, test } from './fixtures';
 import { checkScreen } from './screen';
+import { recordRequests } from './sends';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { WorkPage } from './pages/WorkPage';
 
@@ -23,9 +24,9 @@ test.describe('keyboard and attention', () => {
     await alice.keyboard.press('?');
     const box = alice.getByTestId('settings');
     await expect(box).toBeVisible();
-    for (const [key, words] of [['n', 'Complete & next'], ['d', 'Complete'], ['m', 'More time'], ['g', 'Give back']]) {
-      await expect(box.locator('dt', { hasText: key }).locator('+ dd')).toHaveText(words);
-    }
+    // Each key, then what it does: in the page's order, after the box's own.
+    await expect(box.getByRole('term')).toHaveText(['?', 'n', 'd', 'm', 'g']);
+    await expect(box.getByRole('definition')).toHaveText(['This box', 'Complete & next', 'Complete', 'More time', 'Give back']);
     await checkScreen(alice, 'the settings box', false);
 
     // Turned off: the keys do nothing, and the buttons no longer show them.
@@ -33,8 +34,9 @@ test.describe('keyboard and attention', () => {
     await box.getByRole('button', { name: 'Done' }).click();
     await expect(box).toBeHidden();
     await expect(work.releaseButton.locator('kbd')).toBeHidden();
+    const sent = await recordRequests(alice);
     await alice.keyboard.press('g');
-    await alice.waitForTimeout(500);
+    expect(await sent()).toEqual([]);
     expect(work.jobId()).toBe(job.id);
     expect((await api.get(job)).state).toBe('reserved');
     // The setting is kept in this browser: still off on the next page.
@@ -64,11 +66,12 @@ test.describe('keyboard and attention', () => {
 
     // g, answered No: nothing is sent, the notes stay.
     const asked: string[] = [];
+    const sent = await recordRequests(alice);
     alice.once('dialog', (d) => { asked.push(d.message()); void d.dismiss(); });
     await alice.keyboard.press('g');
     await expect.poll(() => asked.length).toBe(1);
     expect(asked[0]).toContain('Give back? What you typed for this job');
-    await alice.waitForTimeout(300);
+    expect(await sent()).toEqual([]);
     expect(work.jobId()).toBe(job.id);
     await expect(work.notes).toHaveValue('Half way through the check');
     expect((await api.get(job)).state).toBe('reserved');
@@ -88,11 +91,13 @@ test.describe('keyboard and attention', () => {
 
   test('a job left untouched goes without a question, though its form has a list; a choice made in the list asks first', async ({ openAs, jobs, api }) => {
     const alice = await openAs('alice');
-    const job = await jobs.create('support-escalations', 'Escalation E2E-UNTOUCHED');
     const home = new OperatorHomePage(alice);
     const work = new WorkPage(alice);
     await home.goto();
-    await home.claimNextIn('support-escalations');
+    await home.live.waitUntilLive();
+    // support-escalations ages priorities: its toast claims this very job.
+    const job = await jobs.create('support-escalations', 'Escalation E2E-UNTOUCHED');
+    await home.claimFromToast(job.title);
     expect(await work.waitForJob()).toBe(job.id);
     const category = alice.getByLabel(/Category/);
     await expect(category).toHaveValue('');
@@ -101,9 +106,10 @@ test.describe('keyboard and attention', () => {
 
     // A category chosen is something typed: Give back asks (No: it stays).
     await category.selectOption({ index: 1 });
+    const sent = await recordRequests(alice);
     await work.releaseButton.click();
     await expect.poll(() => asked.length).toBe(1);
-    await alice.waitForTimeout(300);
+    expect(await sent()).toEqual([]);
     expect((await api.get(job)).state).toBe('reserved');
 
     // Back to "Choose…", as the page came: it goes without a question.
@@ -116,6 +122,8 @@ test.describe('keyboard and attention', () => {
 
   test('the tab title counts the jobs waiting; a toast stays while the pointer is on it', async ({ openAs, jobs }) => {
     const alice = await openAs('alice');
+    // The page's clock is the test's: a toast's 10 s pass when it says so.
+    await alice.clock.install();
     const home = new OperatorHomePage(alice);
     await home.goto();
     await home.live.waitUntilLive();
@@ -127,11 +135,14 @@ test.describe('keyboard and attention', () => {
     const toast = home.toastFor(job.title);
     await expect(toast).toBeVisible();
     await checkScreen(alice, 'home with a toast', false);
+    // Its 10 s pass, and it looks again every 2 s: it stays while pointed at.
     await toast.hover();
-    await alice.waitForTimeout(11_000);
+    await alice.clock.runFor(13_000);
     await expect(toast).toBeVisible();
+    // The pointer gone, it goes at the next look.
     await alice.mouse.move(0, 0);
-    await expect(toast).toBeHidden({ timeout: 3_000 });
+    await alice.clock.runFor(1_000);
+    await expect(toast).toBeHidden();
   });
 
   test('new work while the tab is hidden: a tone or a browser notification, as chosen in the settings box', async ({ openAs, jobs }) => {
@@ -160,10 +171,12 @@ test.describe('keyboard and attention', () => {
     await home.live.waitUntilLive();
     const count = (what: string) => alice.evaluate((k) => (window as unknown as Record<string, number | string[]>)[k], what);
 
-    // By default: nothing.
-    await jobs.create('invoice-review', 'Check invoice INV-E2E-QUIET');
-    await alice.waitForTimeout(1_000);
+    // By default: nothing. (The toast says the notice came: whatever it
+    // set off has run.)
+    const quiet = await jobs.create('invoice-review', 'Check invoice INV-E2E-QUIET');
+    await expect(home.toastFor(quiet.title)).toBeVisible();
     expect(await count('__tones')).toBe(0);
+    expect(await count('__notes')).toEqual([]);
 
     await alice.getByTestId('open-settings').click();
     const box = alice.getByTestId('settings');
@@ -180,8 +193,8 @@ test.describe('keyboard and attention', () => {
     await home.live.waitUntilLive();
     await jobs.create('invoice-review', 'Check invoice INV-E2E-TONE');
     await expect.poll(() => count('__tones')).toBe(1);
-    await jobs.create('invoice-review', 'Check invoice INV-E2E-TONE-AGAIN');
-    await alice.waitForTimeout(1_000);
+    const again = await jobs.create('invoice-review', 'Check invoice INV-E2E-TONE-AGAIN');
+    await expect(home.toastFor(again.title)).toBeVisible();
     expect(await count('__tones')).toBe(1);
     expect(await count('__notes')).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { OperatorHomePage } from './pages/OperatorHomePage';
 import { SupervisorPage } from './pages/SupervisorPage';
 import { WorkPage } from './pages/WorkPage';
 import { checkScreen } from './screen';
+import { countHandled, recordRequests } from './sends';
 
 // Live updates: every change is published through Redis to every web
 // instance, which pushes it over /ws to the pages that may see it. The
@@ -145,10 +146,7 @@ test.describe('an abandoned reservation', () => {
     const alice = await openAs('alice');
     const home = new OperatorHomePage(alice);
     const work = new WorkPage(alice);
-    let warned = false;
-    alice.on('websocket', (ws) => ws.on('framereceived', (f) => {
-      if (String(f.payload).includes('"reservation.expiring"')) warned = true;
-    }));
+    const warned = await countHandled(alice, 'reservation.expiring');
     await home.goto();
     await home.claimNextIn('invoice-review');
     expect(await work.waitForJob()).toBe(job.id);
@@ -159,8 +157,7 @@ test.describe('an abandoned reservation', () => {
       new MutationObserver(() => { if (!soon.hidden) (window as unknown as { shown: boolean }).shown = true; })
         .observe(soon, { attributes: true });
     });
-    await expect.poll(() => warned, { timeout: 15_000 }).toBe(true);
-    await alice.waitForTimeout(300);
+    await expect.poll(warned, { timeout: 15_000 }).toBe(1);
     expect(await alice.evaluate(() => (window as unknown as { shown?: boolean }).shown ?? false)).toBe(false);
     await expect(work.expiring).toBeHidden();
     await expect(work.expiring).toContainText('Less than 13 seconds left');
@@ -203,12 +200,15 @@ test.describe('an abandoned reservation', () => {
       }, { timeout: 10_000 })
       .toEqual({ state: 'ready', attempts: 1 });
 
-    // carol gets it next.
+    // carol gets it next, and at once asks for the time the rest of the
+    // test takes: her reservation has the job's 3 s lease too.
     const carol = await openAs('carol');
     const carolHome = new OperatorHomePage(carol);
     const carolWork = new WorkPage(carol);
-    await carolHome.goto();
-    await carolHome.claimNextIn('invoice-review');
+    const claim = await new OperatorApi(carol.request).claim('invoice-review');
+    expect(claim?.job.id).toBe(job.id);
+    await new OperatorApi(carol.request).extend(claim!, 600);
+    await carol.goto(`/jobs/${job.id}`);
     expect(await carolWork.waitForJob()).toBe(job.id);
     const carols = await api.get(job);
     expect(carols.state).toBe('reserved');
@@ -345,12 +345,18 @@ test.describe('the connection indicator', () => {
     const before = await home.readyCountNow('invoice-review');
     const stillTheSamePage = await home.live.markDocument();
 
+    // The server itself still answers: the page asks it, and shows no
+    // banner; the forms go on working.
+    await page.evaluate(() => {
+      const banner = document.getElementById('offline')!;
+      new MutationObserver(() => { if (!banner.hidden) (window as unknown as { banner: boolean }).banner = true; })
+        .observe(banner, { attributes: true });
+    });
+    const asked = page.waitForResponse((r) => new URL(r.url()).pathname === '/healthz');
     await ws.drop(0);
     await home.live.expectState('reconnecting');
     await expect(home.live.indicator).toHaveText('reconnecting…');
-    // The server itself still answers: no banner, the forms go on working.
-    await page.waitForTimeout(3_500);
-    await expect(page.getByTestId('offline')).toBeHidden();
+    expect((await asked).ok()).toBe(true);
     // The page tries again (after half a second); hold that attempt back.
     await expect.poll(() => ws.count()).toBe(2);
     await home.live.expectState('reconnecting');
@@ -362,6 +368,7 @@ test.describe('the connection indicator', () => {
     ws.letThrough(1);
     await home.live.waitUntilLive();
     await expect(home.readyCount('invoice-review')).toHaveText(String(before + 1), { timeout: AT_ONCE });
+    expect(await page.evaluate(() => (window as unknown as { banner?: boolean }).banner ?? false), 'the banner showed').toBe(false);
     await stillTheSamePage();
   });
 
@@ -392,14 +399,12 @@ test.describe('the connection indicator', () => {
     const banner = page.getByTestId('offline');
     await expect(banner).toBeVisible({ timeout: 5_000 });
     await expect(banner).toContainText('Connection lost.');
-    let posted = 0;
-    page.on('request', (r) => { if (r.method() === 'POST') posted += 1; });
+    const sent = await recordRequests(page);
     // Its buttons say they wait; pressed anyway, nothing is sent.
     await expect(work.completeButton).toHaveAttribute('aria-disabled', 'true');
     await work.completeButton.click({ force: true });
     await expect(banner).toBeFocused();
-    await page.waitForTimeout(300);
-    expect(posted).toBe(0);
+    expect(await sent()).toEqual([]);
     await expect(work.notes).toHaveValue('Checked the amounts.');
     await checkScreen(page, 'the work page, offline', false);
 
@@ -468,10 +473,18 @@ test.describe('what an open page fetches', () => {
     const alice = await openAs('alice');
     const home = new OperatorHomePage(alice);
     const fetched = fragmentRequests(alice);
+    const sent = await recordRequests(alice, { fromStart: true });
+    const fragmentsSent = async () => (await sent()).filter((p) => p.includes('/fragments/')).length;
+    // The page's time stands still but where the test moves it: every
+    // fetch it would make is due when the test says, and its 15 s poll
+    // never is.
+    await alice.clock.install();
+    await alice.clock.pauseAt(Date.now() + 1_000);
     await home.goto();
     await home.live.waitUntilLive();
     // The catch-up after connecting, within a random moment of 2 s.
-    await expect.poll(() => fetched.length, { timeout: 3_000 }).toBe(1);
+    await alice.clock.runFor(2_100);
+    await expect.poll(() => fetched.length).toBe(1);
     const before = await home.readyCountNow('invoice-review');
 
     // New jobs, and another operator's claim: counts and toasts, no request.
@@ -482,13 +495,17 @@ test.describe('what an open page fetches', () => {
     const carol = new OperatorApi((await openAs('carol')).request);
     expect(await carol.claim('invoice-review')).not.toBeNull();
     await expect(home.readyCount('invoice-review')).toHaveText(String(before + 1), { timeout: AT_ONCE });
-    await alice.waitForTimeout(700);
-    expect(fetched, 'counts and new jobs cost no request').toHaveLength(1);
+    // Whatever the notices asked for is due by now (a refresh waits at
+    // most 250 ms); the page sends a fetch at once when it is.
+    await alice.clock.runFor(1_000);
+    expect(await fragmentsSent(), 'counts and new jobs cost no request').toBe(1);
 
     // alice claims in another tab: her home fetches once, and lists it.
     const mine = await new OperatorApi(alice.request).claim('invoice-review');
+    await alice.clock.runFor(1_000);
     await expect(home.myReservations).toContainText(mine!.job.title, { timeout: AT_ONCE });
-    await alice.waitForTimeout(700);
+    await alice.clock.runFor(1_000);
+    expect(await fragmentsSent()).toBe(2);
     expect(fetched).toEqual(['/fragments/home', '/fragments/home']);
   });
 

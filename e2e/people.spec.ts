@@ -31,7 +31,7 @@ test('a person disabled from the command line is sent to the login page at once,
   const onB = await context.newPage();
   await onB.goto(`${BASE_URL_B}/`);
   for (const page of [onA, onB]) {
-    await expect(page.locator('#live')).toHaveAttribute('data-state', 'live');
+    await expect(page.getByTestId('live')).toHaveAttribute('data-state', 'live');
   }
 
   admin(['user', 'disable', name]);

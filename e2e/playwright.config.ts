@@ -13,7 +13,9 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   forbidOnly: !!process.env.CI,
-  retries: process.env.CI ? 1 : 0,
+  // No retries: a test that fails once is a bug to find, in the test or
+  // the page, not a flake to hide.
+  retries: 0,
   timeout: 30_000,
   expect: { timeout: 5_000 },
   reporter: process.env.CI
@@ -21,7 +23,7 @@ export default defineConfig({
     : [['list']],
   use: {
     baseURL: BASE_URL,
-    trace: 'on-first-retry',
+    trace: 'retain-on-failure',
     browserName: 'chromium',
     headless: true,
     viewport: { width: 1280, height: 800 },

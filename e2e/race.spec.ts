@@ -13,6 +13,8 @@ const QUEUE = 'invoice-review';
 const ROUNDS = 3;
 
 test('two operators race for the same job: exactly one gets it', async ({ openAs, jobs, api }) => {
+  // Three rounds of two pages each: three times the usual budget.
+  test.slow();
   const racers = await Promise.all(
     (['alice', 'carol'] as const).map(async (name) => {
       const page = await openAs(name);

@@ -54,6 +54,8 @@ for (const screen of SCREENS) {
     });
 
     test('the supervisor pages', async ({ openAs }) => {
+      // Eleven pages, each checked by axe: three times the usual budget.
+      test.slow();
       const sam = await openAs('sam', 'A', { viewport: screen.viewport });
       for (const path of [
         '/supervisor', '/supervisor/queues/invoice-review', '/supervisor/queues/invoice-review?state=dead',
@@ -76,6 +78,8 @@ for (const screen of SCREENS) {
     });
 
     test('in the dark theme: home, Supervise and Team', async ({ openAs }) => {
+      // Two people's pages, each checked by axe: three times the usual budget.
+      test.slow();
       const alice = await openAs('alice', 'A', { viewport: screen.viewport });
       await alice.emulateMedia({ colorScheme: 'dark' });
       await alice.goto('/');

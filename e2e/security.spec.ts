@@ -58,29 +58,30 @@ test('a job with HTML in its title and payload is shown as text', async ({ openA
 });
 
 test('a form POST without the CSRF token is refused', async ({ openAs, jobs, api }) => {
+  // carol's queues all have strict priority: her claim takes this job.
   const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-CSRF');
-  const alice = await openAs('alice');
-  await new OperatorHomePage(alice).goto();
+  const carol = await openAs('carol');
+  await new OperatorHomePage(carol).goto();
 
   // page.request shares the browser context's cookies: the session rides along.
-  const without = await alice.request.post('/claim', { maxRedirects: 0 });
+  const without = await carol.request.post('/claim', { maxRedirects: 0 });
   expect(without.status()).toBe(403);
   expect(await without.text()).toContain('the form was stale or forged');
 
-  const forged = await alice.request.post('/claim', { form: { _csrf: 'forged-token' }, maxRedirects: 0 });
+  const forged = await carol.request.post('/claim', { form: { _csrf: 'forged-token' }, maxRedirects: 0 });
   expect(forged.status()).toBe(403);
   expect((await api.get(job)).state).toBe('ready');
 
-  const csrf = await alice.evaluate(() => document.body.dataset.csrf);
+  const csrf = await carol.evaluate(() => document.body.dataset.csrf);
   expect(csrf).toBeTruthy();
-  const withToken = await alice.request.post('/claim', { form: { _csrf: csrf! }, maxRedirects: 0 });
+  const withToken = await carol.request.post('/claim', { form: { _csrf: csrf! }, maxRedirects: 0 });
   expect(withToken.status()).not.toBe(403);
   expect(withToken.status()).toBe(303);
   expect(withToken.headers()['location']).toBe(`/jobs/${job.id}`);
 
   const claimed = await api.get(job);
   expect(claimed.state).toBe('reserved');
-  expect(claimed.reserved_by).toBe('alice');
+  expect(claimed.reserved_by).toBe('carol');
 });
 
 test('the supervisor page refuses an action without the CSRF token', async ({ openAs, jobs, api }) => {

@@ -79,8 +79,8 @@ func outcome(a tasks.Action, actor, me string) string {
 }
 
 // endedSentence is what a work page says when the viewer's reservation
-// ended, given outcome's words ("" when unknown). static/app.js builds the
-// same sentence.
+// ended, given outcome's words ("" when unknown); outcomePhrases gives the
+// page's script the same sentences.
 func endedSentence(why string) string {
 	if why == "" {
 		return "This reservation ended."
@@ -95,17 +95,17 @@ const actorMark = "{actor}"
 var endingActions = []tasks.Action{tasks.ActionCompleted, tasks.ActionReleased, tasks.ActionSkipped,
 	tasks.ActionFailed, tasks.ActionExpired, tasks.ActionForceReleased, tasks.ActionCanceled}
 
-// outcomePhrases is outcome's words for the viewer me, as JSON, for the
-// work page's script to say why a reservation ended when a notice tells it
-// (so the words live in one place): per action, "own" when me acted,
-// "system" when nobody did, "other" when someone else did, with actorMark
-// for their name.
+// outcomePhrases is endedSentence of outcome's words for the viewer me, as
+// JSON, for the work page's script to say why a reservation ended when a
+// notice tells it (so the words live in one place): per action, "own" when
+// me acted, "system" when nobody did, "other" when someone else did, with
+// actorMark for their name.
 func outcomePhrases(me string) string {
 	p := map[string]map[tasks.Action]string{"own": {}, "system": {}, "other": {}}
 	for _, a := range endingActions {
-		p["own"][a] = outcome(a, me, me)
-		p["system"][a] = outcome(a, tasks.System, me)
-		p["other"][a] = outcome(a, actorMark, me)
+		p["own"][a] = endedSentence(outcome(a, me, me))
+		p["system"][a] = endedSentence(outcome(a, tasks.System, me))
+		p["other"][a] = endedSentence(outcome(a, actorMark, me))
 	}
 	b, _ := json.Marshal(p) // maps of strings always encode
 	return string(b)

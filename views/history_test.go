@@ -98,8 +98,8 @@ func TestEndedBecause(t *testing.T) {
 	}
 }
 
-// TestOutcomePhrases checks that the words the work page's script is given
-// are outcome's, whoever acted.
+// TestOutcomePhrases checks that the sentences the work page's script is
+// given are outcome's words in endedSentence, whoever acted.
 func TestOutcomePhrases(t *testing.T) {
 	t.Parallel()
 	var p map[string]map[tasks.Action]string
@@ -109,7 +109,7 @@ func TestOutcomePhrases(t *testing.T) {
 	for _, a := range endingActions {
 		for kind, actor := range map[string]string{"own": "ann", "system": tasks.System, "other": "sam"} {
 			got := strings.ReplaceAll(p[kind][a], actorMark, actor)
-			if want := outcome(a, actor, "ann"); got != want {
+			if want := endedSentence(outcome(a, actor, "ann")); got != want {
 				t.Errorf("%s %s: script would say %q, want %q", kind, a, got, want)
 			}
 		}

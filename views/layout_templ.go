@@ -45,7 +45,7 @@ func Layout(p Page) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " · claimdesk</title><link rel=\"stylesheet\" href=\"/static/app.css\"><link rel=\"icon\" href=\"/static/favicon.svg\" type=\"image/svg+xml\"><script src=\"/static/vendor/htmx.min.js\" defer></script><script src=\"/static/app.js\" defer></script></head><body data-csrf=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " · claimdesk</title><link rel=\"stylesheet\" href=\"/static/app.css\"><link rel=\"icon\" href=\"/static/favicon.svg\" type=\"image/svg+xml\"><script src=\"/static/vendor/htmx.min.js\" defer></script><script type=\"module\" src=\"/static/app.js\"></script></head><body data-csrf=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -376,7 +376,7 @@ func Layout(p Page) templ.Component {
 }
 
 // navEntries are the navigation's targets, most specific first.
-// settingsDialog lists the page's keyboard shortcuts (static/app.js fills
+// settingsDialog lists the page's keyboard shortcuts (static/js/settings.js fills
 // the list from the page's buttons) and holds this browser's settings:
 // single-key shortcuts on or off, and how to be told of new work while
 // the tab is hidden.
@@ -434,7 +434,7 @@ func navClass(path, target string) string {
 }
 
 // csrfField is the hidden CSRF input every form carries.
-// hotkey marks a button as pressed by a single key (static/app.js), as
+// hotkey marks a button as pressed by a single key (static/js/settings.js), as
 // assistive technology reads it; none for "".
 func hotkey(key string) templ.Attributes {
 	if key == "" {

@@ -46,6 +46,14 @@ func span(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
+// moment is iso for a time that may be zero (none): "" then.
+func moment(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return iso(&t)
+}
+
 // iso formats a time for machines (data attributes, <time datetime>).
 func iso(t *time.Time) string {
 	if t == nil {
@@ -63,7 +71,13 @@ func countdown(t *time.Time, now time.Time) string {
 	if left <= 0 {
 		return "expired"
 	}
-	secs := int(left.Round(time.Second).Seconds())
+	return clock(left)
+}
+
+// clock writes a duration as a countdown shows it: m:ss, h:mm:ss from an
+// hour.
+func clock(d time.Duration) string {
+	secs := int(d.Round(time.Second).Seconds())
 	if secs >= 3600 {
 		return fmt.Sprintf("%d:%02d:%02d", secs/3600, secs/60%60, secs%60)
 	}

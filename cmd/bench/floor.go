@@ -48,7 +48,7 @@ const (
 	floorQuiet = 30 * time.Second
 )
 
-// refresher is a page's schedule of fetches of one kind, as app.js's
+// refresher is a page's schedule of fetches of one kind, as static/js/live.js's
 // refresher: soon asks for one within 50 ms plus a random moment up to
 // spread, at least gap after the last; one asked for while a fetch of the
 // page is under way goes once it ends.
@@ -122,7 +122,7 @@ type floorPage struct {
 	// shown is the ready count the page shows for the queue: the last
 	// that a notice or a fetched fragment said, whichever came last; but
 	// a fragment whose request went out before the last notice came shows
-	// the notice's again (app.js, after a swap).
+	// the notice's again (static/js/counts.js, after a swap).
 	mu      sync.Mutex
 	shown   int64
 	known   bool
@@ -197,10 +197,10 @@ func (p *floorPage) show(n int64) {
 // every field of a notify.Notice, keeps the load generator light: it runs
 // on the same cores as the server it measures.
 type pageNotice struct {
-	Type     string `json:"type"`
-	Operator string `json:"operator"`
-	Ready    *int64 `json:"ready"`
-	Held     *int64 `json:"held"`
+	Type      string `json:"type"`
+	Operator  string `json:"operator"`
+	Ready     *int64 `json:"ready"`
+	Claimable *int64 `json:"claimable"`
 }
 
 // read handles the page's notices until the socket ends, as onNotice does.
@@ -237,11 +237,10 @@ func (p *floorPage) read(ctx context.Context, base string, closing *atomic.Bool)
 		for _, n := range ns {
 			switch n.Type {
 			case notify.QueueChanged:
-				ready := *n.Ready
 				if p.supervisor {
-					p.show(ready)
+					p.show(*n.Ready)
 				} else {
-					p.show(ready - *n.Held)
+					p.show(*n.Claimable)
 				}
 				others()
 			case notify.JobAvailable, notify.ReservationExpiring:
@@ -392,7 +391,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 			case supervisor:
 				p.show(q.Ready)
 			default:
-				p.show(q.Ready - q.Held)
+				p.show(q.Claimable())
 			}
 		}
 		fetch := func() { p.fetch(pctx, a.url) }
@@ -538,7 +537,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	stale := func() int {
 		n := 0
 		for _, p := range pages {
-			want := st.Ready - st.Held
+			want := st.Claimable()
 			if p.supervisor {
 				want = st.Ready
 			}
@@ -572,7 +571,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	a.checkQuiet(&r)
 	r.check("no page's websocket dropped", dropped == 0, "%d of %d", dropped, total)
 	r.check("no refresh lost: every page ends showing the current ready count", left == 0,
-		"%d of %d pages show another count than the store's %d after %s", left, total, st.Ready-st.Held, floorQuiet)
+		"%d of %d pages show another count than the store's %d after %s", left, total, st.Claimable(), floorQuiet)
 	perSecond := func(n int64, p phase) float64 { return float64(n) / p.seconds }
 	r.fig("pages", float64(total), "")
 	r.fig("working operators", float64(workers), "")

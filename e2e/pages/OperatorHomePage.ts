@@ -47,6 +47,16 @@ export class OperatorHomePage {
     return this.toastFor(title).getByRole('button', { name: 'Claim', exact: true });
   }
 
+  /**
+   * Claims the very job a toast announces (the page must be live before
+   * the job is made) and waits for its work page. On a queue that ages
+   * priorities, "Claim next" may rightly take an older job instead.
+   */
+  async claimFromToast(title: string) {
+    await this.toastClaimButton(title).click();
+    await this.page.waitForURL(/\/jobs\/[^/]+$/);
+  }
+
   /** The entries of "My recent work", newest first. */
   recentItems(): Locator {
     return this.recentWork.getByRole('listitem');

@@ -26,6 +26,8 @@ export class WorkPage {
   readonly releaseButton: Locator;
   readonly skipButton: Locator;
   readonly extendButton: Locator;
+  /** What More time says next to it: "2 extensions left · adds up to 0:45". */
+  readonly extendHint: Locator;
   readonly failButton: Locator;
   // The supervisor's view.
   readonly status: Locator;
@@ -58,6 +60,7 @@ export class WorkPage {
     this.releaseButton = page.getByTestId('release');
     this.skipButton = page.getByTestId('skip');
     this.extendButton = page.getByTestId('extend');
+    this.extendHint = page.getByTestId('extend-hint');
     this.failButton = page.getByTestId('fail');
     this.status = page.getByTestId('job-status');
     this.state = page.getByTestId('job-state');
@@ -129,6 +132,11 @@ export class WorkPage {
 
   async extend() {
     await this.extendButton.click();
+  }
+
+  /** Expects More time's words, as the viewer reads them (its hidden part left out). */
+  async expectExtendHint(words: string | RegExp) {
+    await expect(this.extendHint).toHaveText(words, { useInnerText: true });
   }
 
   /** Opens "Can't be done…", gives the reason and reports the failure. */

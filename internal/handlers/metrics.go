@@ -169,11 +169,11 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, c := range []struct {
 			state string
 			n     int64
-		}{{"ready", st.Ready - st.Held}, {"held", st.Held}, {"scheduled", st.Scheduled}, {"reserved", st.Reserved}, {"dead", st.Dead}} {
+		}{{"ready", st.Claimable()}, {"held", st.Held}, {"scheduled", st.Scheduled}, {"reserved", st.Reserved}, {"dead", st.Dead}} {
 			gauge(q.jobs, float64(c.n), name, c.state)
 		}
 		wait := 0.0
-		if st.NextWaitingSince != nil && st.Ready > st.Held {
+		if st.NextWaitingSince != nil && st.Claimable() > 0 {
 			wait = max(0, now.Sub(*st.NextWaitingSince).Seconds())
 		}
 		gauge(q.wait, wait, name)

@@ -108,9 +108,9 @@ func (a *Announcer) Observe(ctx context.Context, fx tasks.Effects) {
 		an.notices = append(an.notices, ns...)
 	}
 	if len(fx.Transitions) > 0 {
-		c := fx.Counts
+		c, claimable := fx.Counts, fx.Counts.Claimable()
 		an.counts = &Notice{Type: QueueChanged, Queue: fx.Queue, Ready: &c.Ready, Reserved: &c.Reserved,
-			Scheduled: &c.Scheduled, Held: &c.Held, Dead: &c.Dead}
+			Scheduled: &c.Scheduled, Held: &c.Held, Claimable: &claimable, Dead: &c.Dead}
 	}
 	a.queue(ctx, an)
 }

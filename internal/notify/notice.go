@@ -82,7 +82,10 @@ type Notice struct {
 	// Held counts ready jobs waiting for a slot of their batch: part of
 	// Ready, but not claimable.
 	Held *int64 `json:"held,omitempty"`
-	Dead *int64 `json:"dead,omitempty"`
+	// Claimable counts what a claim may take now: Ready less Held
+	// (tasks.Counts.Claimable), so that a page only shows it.
+	Claimable *int64 `json:"claimable,omitempty"`
+	Dead      *int64 `json:"dead,omitempty"`
 	// Paused says whether the queue of a queue.settings notice is paused.
 	Paused *bool `json:"paused,omitempty"`
 	// Batch is the batch of a batch.changed or batch.finished notice.
