@@ -5,6 +5,7 @@ package views
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"claimdesk/internal/tasks"
@@ -83,6 +84,11 @@ func clock(d time.Duration) string {
 	}
 	return fmt.Sprintf("%d:%02d", secs/60, secs%60)
 }
+
+// inputPattern is a regular expression as an input's pattern attribute
+// takes it: browsers read it with the v flag, under which a '-' that ends
+// a character class must be escaped.
+func inputPattern(re string) string { return strings.ReplaceAll(re, "-]", `\-]`) }
 
 func itoa(n int) string  { return strconv.Itoa(n) }
 func i64(n int64) string { return strconv.FormatInt(n, 10) }

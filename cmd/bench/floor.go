@@ -26,7 +26,7 @@ import (
 )
 
 // The floor scenario: a whole floor of people with claimdesk open on one
-// instance. Its pages behave as static/app.js makes a browser's behave
+// instance. Its pages behave as static/js/live.js makes a browser's behave
 // (e2e/live.spec.ts, "what an open page fetches", checks that a real
 // Chromium page does): counts come in notices and cost no request; a page
 // fetches its fragments after connecting, when its viewer's own

@@ -25,6 +25,29 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// QueueNamePattern is the rule of a queue's name, as a regular expression
+// without anchors: lowercase letters, digits, '-' and '_', starting with a
+// letter or digit, at most 64. It is the one home of the rule: a queue's
+// name is in every key of the queue, the engine and the people's grants
+// check it (ValidQueue), and the new queue form's input takes it as its
+// pattern.
+const QueueNamePattern = `[a-z0-9][a-z0-9_-]{0,63}`
+
+// ValidQueue reports whether name is a queue's name (QueueNamePattern),
+// checked by hand rather than by regexp since every engine call asks.
+func ValidQueue(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] == '_' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Prefix starts every claimdesk key, so a claimdesk store can share a Redis
 // database with other data.
 const Prefix = "cd:"

@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -66,5 +67,16 @@ func TestAll(t *testing.T) {
 	}
 	if q.Name() != "triage" {
 		t.Fatalf("Name() = %q", q.Name())
+	}
+}
+
+// ValidQueue, checked by hand, says what QueueNamePattern says.
+func TestValidQueue(t *testing.T) {
+	re := regexp.MustCompile("^" + QueueNamePattern + "$")
+	long := strings.Repeat("a", 64)
+	for _, name := range []string{"", "a", "0", "invoice-review", "a_b", "-a", "_a", "A", "a.b", "a b", "é", long, long + "a", "a-", "a_"} {
+		if got, want := ValidQueue(name), re.MatchString(name); got != want {
+			t.Errorf("ValidQueue(%q) = %v, the pattern says %v", name, got, want)
+		}
 	}
 }

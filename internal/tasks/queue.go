@@ -14,26 +14,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// validQueueName reports whether name matches ^[a-z0-9][a-z0-9_-]{0,63}$,
-// checked by hand rather than by regexp since every engine call asks.
-func validQueueName(name string) bool {
-	if len(name) == 0 || len(name) > 64 || name[0] == '_' || name[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// validQueueName reports whether name is a queue's name
+// (keys.QueueNamePattern).
+func validQueueName(name string) bool { return keys.ValidQueue(name) }
 
 // Queue is a named line of jobs and the rules for reserving them. A job takes
 // the lease and max attempts of its queue when it is enqueued, unless it sets
 // its own.
 type Queue struct {
-	// Name matches ^[a-z0-9][a-z0-9_-]{0,63}$.
+	// Name matches keys.QueueNamePattern.
 	Name string `json:"name"`
 	// LeaseSeconds is how long a claim holds a job before it is reclaimed.
 	// Default 300; 1 to 86400.
@@ -142,7 +131,7 @@ func (q Queue) Validate() error {
 		{"max_held", q.MaxHeld, 0, 1000},
 	}
 	if !validQueueName(q.Name) {
-		return invalid("name", "must match ^[a-z0-9][a-z0-9_-]{0,63}$")
+		return invalid("name", "must match ^"+keys.QueueNamePattern+"$")
 	}
 	for _, c := range checks {
 		if c.value < c.lo || c.value > c.hi {

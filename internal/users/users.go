@@ -118,8 +118,7 @@ var (
 )
 
 var (
-	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	queueRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 )
 
 // ThrottledError is the error of a login that the throttle refused; it
@@ -345,7 +344,7 @@ func (s *Store) put(ctx context.Context, u User, password string, create bool) e
 		return fmt.Errorf("%w: role must be operator, supervisor or producer", ErrInvalid)
 	}
 	for i, q := range u.Queues {
-		if !queueRE.MatchString(q) || slices.Contains(u.Queues[:i], q) {
+		if !keys.ValidQueue(q) || slices.Contains(u.Queues[:i], q) {
 			return fmt.Errorf("%w: queues must be queue names, each once (%q is not)", ErrInvalid, q)
 		}
 	}
