@@ -94,6 +94,36 @@ test("more time is answered in place: it says what it adds and how many are left
   expect(held.reserved_by).toBe('bob');
 });
 
+test("more time pressed in another tab, on the other instance: this tab's More time follows at once, from the server's answer", async ({
+  openAs,
+  jobs,
+}) => {
+  const job = await jobs.create('content-moderation', 'Long thread read in two tabs');
+
+  const here = await openAs('bob');
+  const home = new OperatorHomePage(here);
+  const work = new WorkPage(here);
+  await home.goto();
+  await home.claimNextIn('content-moderation');
+  expect(await work.waitForJob()).toBe(job.id);
+  const there = new WorkPage(await openAs('bob', 'B'));
+  await there.page.goto(`/jobs/${job.id}`);
+  expect(await there.waitForJob()).toBe(job.id);
+
+  // Both tabs offer More time once a press adds 5 s; it is pressed there.
+  await expect(there.extendButton).toBeEnabled({ timeout: 10_000 });
+  await work.expectExtendHint('2 extensions left · adds up to 0:45');
+  await there.extend();
+  await expect(there.page.getByTestId('extended')).toBeVisible();
+
+  // Here the notice brings the new deadline, and More time's box comes
+  // afresh from the server: one extension left, and nothing to add until
+  // some of the new time has passed.
+  await work.expectExtendHint(/^1 extension left · /);
+  await expect(work.countdown).toHaveText(/^0:4\d$/);
+  await expect(here).toHaveURL(`/jobs/${job.id}`);
+});
+
 test('reporting a failure spends an attempt and puts the job back in line', async ({ openAs, jobs, api }) => {
   const job = await jobs.create('content-moderation', 'Image link is dead, cannot review');
 
