@@ -14,11 +14,8 @@ import (
 
 // CreateBatch creates a batch in the queue with its first jobs.
 func (d *Desk) CreateBatch(ctx context.Context, a Actor, queue string, nb tasks.NewBatch) (*tasks.Batch, []tasks.Enqueued, error) {
-	if err := need(a, users.Producer, users.Supervisor); err != nil {
+	if err := MayProduce(a, queue); err != nil {
 		return nil, nil, err
-	}
-	if !a.canSee(queue) {
-		return nil, nil, errRole
 	}
 	return d.tasks.CreateBatch(ctx, queue, a.Name(), nb)
 }

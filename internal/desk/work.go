@@ -16,13 +16,24 @@ import (
 // supervisor; the jobs that existed by their idempotency key are answered
 // as they are (Created false).
 func (d *Desk) Enqueue(ctx context.Context, a Actor, queue string, jobs []tasks.NewJob) ([]tasks.Enqueued, error) {
-	if err := need(a, users.Producer, users.Supervisor); err != nil {
+	if err := MayProduce(a, queue); err != nil {
 		return nil, err
 	}
-	if !a.canSee(queue) {
-		return nil, errRole
-	}
 	return d.tasks.Enqueue(ctx, queue, a.Name(), jobs)
+}
+
+// MayProduce refuses an actor who may not put work into the queue (jobs,
+// a batch): anyone but its producers and supervisors. Enqueue and
+// CreateBatch check it; an adapter may ask first, before it reads what
+// would be put in, so that whoever may not is told so whatever they sent.
+func MayProduce(a Actor, queue string) error {
+	if err := need(a, users.Producer, users.Supervisor); err != nil {
+		return err
+	}
+	if !a.canSee(queue) {
+		return errRole
+	}
+	return nil
 }
 
 // claimable refuses a claim from the queue by anyone but an operator

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"claimdesk/internal/desk"
 	"claimdesk/internal/tasks"
 	"claimdesk/views"
 
@@ -15,6 +16,9 @@ import (
 // (/api/v1/batches), and the supervisor's Batches page.
 
 func (s *Server) apiCreateBatch(c echo.Context) error {
+	if err := desk.MayProduce(actor(c), c.Param("queue")); err != nil {
+		return err
+	}
 	var body tasks.NewBatch
 	if err := decode(c, &body); err != nil {
 		return err

@@ -200,6 +200,9 @@ func TestBatchAPIAccess(t *testing.T) {
 		stranger.expect("DELETE", "/api/v1/batches/"+id, stranger.producer, "", 403, "forbidden")
 		stranger.expect("POST", "/api/v1/batches/"+id+"/jobs", stranger.producer, `{"jobs":[{"title":"x"}]}`, 403, "forbidden")
 		stranger.expect("POST", "/api/v1/queues/"+queue+"/batches", stranger.producer, `{"title":"t","jobs":[{"title":"x"}]}`, 403, "forbidden")
+		// Told they may not, whatever they sent.
+		stranger.expect("POST", "/api/v1/queues/"+queue+"/batches", stranger.producer, `{"title":`, 403, "forbidden")
+		stranger.expect("POST", "/api/v1/queues/"+queue+"/jobs", stranger.producer, `{"title":`, 403, "forbidden")
 		if b, err := stranger.tasks.GetBatch(context.Background(), id); err != nil || b.State != tasks.BatchSealed || b.Canceled != 0 {
 			t.Fatalf("after the stranger's requests the batch is %+v (%v)", b, err)
 		}

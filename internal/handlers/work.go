@@ -28,6 +28,9 @@ import (
 // through the API and on the job's work page.
 
 func (s *Server) apiEnqueue(c echo.Context) error {
+	if err := desk.MayProduce(actor(c), c.Param("queue")); err != nil {
+		return err
+	}
 	var body enqueueRequest
 	if err := decode(c, &body); err != nil {
 		return err
