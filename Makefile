@@ -20,8 +20,11 @@ deps: node_modules/.package-lock.json
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
-generate:
+# generate writes what is built from sources: the templ components' Go,
+# and the API's reference page from its OpenAPI document.
+generate: node_modules/.package-lock.json
 	$(GO) tool templ generate
+	npx redocly build-docs api/openapi.yaml --inlineBundle -o api/reference.html
 
 # build writes bin/claimdesk with htmx (from npm) embedded.
 build: deps generate
@@ -48,16 +51,18 @@ screenshots: build
 	mkdir -p docs/screens
 	npx playwright test --config e2e/shots.config.ts
 
-# lint checks the Go (gofmt, vet, staticcheck, templ files current) and
-# the page's script (static/app.js and js/: JSDoc types by tsc, eslint).
+# lint checks the Go (gofmt, vet, staticcheck, generated files current),
+# the page's script (static/app.js and js/: JSDoc types by tsc, eslint)
+# and the API's OpenAPI document (Redocly's rules, redocly.yaml).
 lint: node_modules/.package-lock.json generate
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
-	@[ -z "$$CI" ] || git diff --exit-code --stat -- "*_templ.go" || { echo "generated templ files are stale: run make generate and commit"; exit 1; }
+	@[ -z "$$CI" ] || git diff --exit-code --stat -- "*_templ.go" api/reference.html || { echo "generated files are stale: run make generate and commit"; exit 1; }
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	npx tsc -p static
 	npx eslint
+	npx redocly lint api/openapi.yaml
 
 # bench runs cmd/bench: every scenario, a table with PASS/FAIL per target,
 # and var/bench.json. Flags for bigger runs: go run ./cmd/bench -h
