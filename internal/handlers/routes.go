@@ -32,6 +32,10 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/login", s.login, s.rates.logins)
 	e.POST("/logout", s.logout, user)
 
+	// Contract (contract.go): for anyone, no token needed.
+	e.GET("/api/v1/openapi.json", apiDocument)
+	e.GET("/api/reference", apiReference)
+
 	// Live (live.go).
 	e.GET("/ws", s.websocket, s.rates.byUser, user)
 
