@@ -525,3 +525,15 @@ func TestRemovedGrantEndsReadingCompletedJobs(t *testing.T) {
 	a.expect("GET", "/api/v1/jobs/"+held, a.operator, "", 200, "")
 	a.expect("POST", "/api/v1/jobs/"+held+"/complete", a.operator, `{"token":"`+heldTok+`"}`, 200, "")
 }
+
+// TestClaimAnyNothingReady: a claim across queues with nothing ready for
+// the operator answers 204, with no body or with the queues named, as the
+// claim of one queue does.
+func TestClaimAnyNothingReady(t *testing.T) {
+	a := newApp(t)
+	a.expect("POST", "/api/v1/claim", a.operator, "", 204, "")
+	id := a.enqueue("skipped")
+	_, token := a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/skip", a.operator, `{"token":"`+token+`"}`, 200, "")
+	a.expect("POST", "/api/v1/claim", a.operator, `{"queues":["`+a.queue+`"]}`, 204, "")
+}
