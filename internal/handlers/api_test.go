@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 	}
 	rdb = srv.Client()
 	code := m.Run()
+	if err := contractCoverage(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "handlers tests:", err)
+		code = 1
+	}
 	srv.Close()
 	if cluster.c != nil {
 		cluster.c.Close()
@@ -134,7 +138,7 @@ func newAppOn(t *testing.T, r redis.UniversalClient) *app {
 	// Changes the test makes to users reach the server as the command
 	// line's reach every instance.
 	a.users.Observe(cfg.Bus.TellUserChanged)
-	a.srv = httptest.NewServer(handlers.New(cfg))
+	a.srv = httptest.NewServer(checked(t, handlers.New(cfg)))
 	t.Cleanup(a.srv.Close)
 	return a
 }
@@ -176,7 +180,7 @@ func (a *app) serverWith(r redis.UniversalClient, change func(*handlers.Config, 
 	if change != nil {
 		change(&cfg, srv.Config)
 	}
-	srv.Config.Handler = handlers.New(cfg)
+	srv.Config.Handler = checked(a.t, handlers.New(cfg))
 	srv.Start()
 	a.t.Cleanup(srv.Close)
 	return srv
