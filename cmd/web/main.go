@@ -428,7 +428,7 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch
 			made = "changed"
 			if patch == (tasks.QueuePatch{}) {
 				made = "unchanged"
-				q, err = st.tasks.Queue(ctx, name)
+				q, err = st.desk.Queue(ctx, desk.CommandLine, name)
 			} else {
 				q, err = st.desk.ChangeQueue(ctx, desk.CommandLine, name, patch)
 			}
