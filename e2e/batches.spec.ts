@@ -106,7 +106,13 @@ test('a batch capped at two is followed live to completion; a waiting producer h
   batches,
   playwright,
 }) => {
-  // Three people's pages and a producer's wait: three times the usual budget.
+  // No timer of claimdesk's sets this test's length: each change reaches
+  // sam's page by a notice, within SOON, and the producer's wait answers
+  // with the last completion. It is long for its work, one story that
+  // cannot be cut: three people's pages, some forty actions and checks,
+  // and the one second in which the producer's wait must not answer
+  // (18 to 25 s of the usual 30 on a busy two-core machine). So three
+  // times the usual budget.
   test.slow();
   const { batch, jobs } = await batches.create('Quarter-end invoices', { size: 3, max_concurrent: 2 });
   expect(batch).toMatchObject({ queue: QUEUE, state: 'sealed', total: 3, ready: 3, reserved: 0, max_concurrent: 2 });

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -237,7 +239,9 @@ func (fs *flagSet) parse(args []string) (name string, c Config, err error) {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return "", Config{}, helpAsked{fs.usage()}
+	} else if err != nil {
 		return "", Config{}, usagef("%s: %v", fs.Name(), err)
 	}
 	if rest := fs.Args(); len(rest) > 0 {
@@ -250,6 +254,29 @@ func (fs *flagSet) parse(args []string) (name string, c Config, err error) {
 	fs.Visit(func(f *flag.Flag) { flags[f.Name] = f.Value.String() })
 	c, err = readConfig(flags, fs.getenv)
 	return name, c, err
+}
+
+// usage is what -h prints for the command: what it takes, its own flags
+// and the settings.
+func (fs *flagSet) usage() string {
+	operand := " NAME"
+	switch fs.Name() {
+	case "serve", "seed":
+		operand = ""
+	case "token revoke":
+		operand = " ID"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: claimdesk %s%s [flags]\n", fs.Name(), operand)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !slices.ContainsFunc(settings, func(s setting) bool { return s.flag == f.Name }) {
+			fmt.Fprintf(tw, "  --%s\t%s\n", f.Name, f.Usage)
+		}
+	})
+	_ = tw.Flush()
+	_ = printSettings(&b)
+	return b.String()
 }
 
 // printSettings lists the settings, for claimdesk help.

@@ -63,3 +63,43 @@ func TestExitStatusAndMessage(t *testing.T) {
 		})
 	}
 }
+
+// -h and --help, after any command or none, print its usage on standard
+// output and end well, without connecting to Redis.
+func TestHelpExitsZero(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"-h"}, []string{"usage: claimdesk [serve|seed|", "CLAIMDESK_REDIS_URL"}},
+		{[]string{"--help"}, []string{"usage: claimdesk [serve|seed|", "CLAIMDESK_REDIS_URL"}},
+		{[]string{"serve", "-h"}, []string{"usage: claimdesk serve [flags]", "--cron-interval"}},
+		{[]string{"seed", "--help"}, []string{"usage: claimdesk seed [flags]", "--reset", "--if-empty", "CLAIMDESK_REDIS_URL"}},
+		{[]string{"queue", "add", "-h"}, []string{"usage: claimdesk queue add NAME [flags]", "--lease-seconds", "--outcome"}},
+		{[]string{"queue", "add", "q", "--max-held", "2", "--help"}, []string{"usage: claimdesk queue add NAME [flags]"}},
+		{[]string{"user", "add", "-h"}, []string{"usage: claimdesk user add NAME [flags]", "--role", "--password-stdin"}},
+		{[]string{"user", "disable", "-h"}, []string{"usage: claimdesk user disable NAME [flags]"}},
+		{[]string{"token", "revoke", "--help"}, []string{"usage: claimdesk token revoke ID [flags]"}},
+		{[]string{"token", "-h"}, []string{"usage: claimdesk token … (token add, token list, token revoke;"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "CLAIMDESK_REDIS_URL=redis://127.0.0.1:1", mainArgs+"="+strings.Join(tc.args, "\n"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("claimdesk %s: %v, want exit status 0; stderr:\n%s", strings.Join(tc.args, " "), err, stderr.String())
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("claimdesk %s printed:\n%s\nwant %q in it", strings.Join(tc.args, " "), stdout.String(), want)
+				}
+			}
+			if stderr.Len() != 0 {
+				t.Errorf("claimdesk %s said on stderr: %s", strings.Join(tc.args, " "), stderr.String())
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@
 //	claimdesk token add NAME          print a new API token for a user
 //	claimdesk token list NAME         list a user's tokens: ID CREATED LAST_USED
 //	claimdesk token revoke ID         end a token
+//	claimdesk [COMMAND] -h            what the command takes, its flags, the settings
 //
 // Configuration comes from flags or CLAIMDESK_* environment variables,
 // read once into a Config (config.go; docs/settings.md lists them); this
@@ -29,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -66,11 +68,35 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// helpAsked is the answer to -h or --help: the usage, which run prints on
+// standard output, and the command ends well.
+type helpAsked struct{ usage string }
+
+func (h helpAsked) Error() string { return h.usage }
+
+// isHelp reports whether arg asks for help, as the flag package takes it.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--h" || arg == "-help" || arg == "--help"
+}
+
 // run is the whole program: main only adds the process around it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdin, stdout)
+	var help helpAsked
+	if errors.As(err, &help) {
+		_, err = io.WriteString(stdout, help.usage)
+	}
+	return err
+}
+
+// dispatch runs the command args name.
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
 		cmd, args = args[0], args[1:]
+	}
+	if isHelp(cmd) {
+		cmd = "help"
 	}
 	switch cmd {
 	case "serve":
@@ -78,6 +104,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "seed":
 		return seedCmd(ctx, args, getenv, stdout)
 	case "queue", "user", "token":
+		if len(args) > 0 && isHelp(args[0]) {
+			group := slices.DeleteFunc(strings.Split(commands, ", "), func(c string) bool { return !strings.HasPrefix(c, cmd+" ") })
+			return helpAsked{fmt.Sprintf("usage: claimdesk %s … (%s; -h after one of them: its flags)\n", cmd, strings.Join(group, ", "))}
+		}
 		if len(args) == 0 {
 			return usagef("usage: claimdesk %s … (%s)", cmd, commands)
 		}
@@ -88,7 +118,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return adminCmd(ctx, sub, args[1:], getenv, stdout)
 		}
 		return usagef("unknown command %q (%s)", cmd+" "+args[0], commands)
-	case "help", "-h", "--help":
+	case "help":
 		fmt.Fprintf(stdout, "usage: claimdesk [%s] [flags]\n", strings.ReplaceAll(commands, ", ", "|"))
 		return printSettings(stdout)
 	}
@@ -428,7 +458,7 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch
 			made = "changed"
 			if patch == (tasks.QueuePatch{}) {
 				made = "unchanged"
-				q, err = st.tasks.Queue(ctx, name)
+				q, err = st.desk.Queue(ctx, desk.CommandLine, name)
 			} else {
 				q, err = st.desk.ChangeQueue(ctx, desk.CommandLine, name, patch)
 			}

@@ -4,8 +4,10 @@
 // grants and tokens, away. Each is one method of Desk, which applies who
 // may do it, calls the engine (tasks.Store) or the people (users.Store),
 // writes the audit entry and tells the other instances and this
-// instance's caches what changed. The HTTP API, the pages and the command
-// line only translate to and from these methods.
+// instance's caches what changed. So are the reads, with who may read
+// them: a job, its history, a batch, and the listings of lists.go. The HTTP
+// API, the pages and the command line only translate to and from these
+// methods.
 //
 // A Desk also has the Store record what the Team page and "My recent
 // work" need of every change that ends a reservation or that a person
@@ -17,6 +19,7 @@
 package desk
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +46,13 @@ type Config struct {
 	// Queues reads every queue with its counts; nil: from the store each
 	// time. A server passes its per-instance cache.
 	Queues func(ctx context.Context) ([]tasks.QueueStats, error)
+	// FirstReservations reads the first page of LiveReservations by
+	// calling read, or answers what an earlier call read; nil: read each
+	// time. A server passes its per-instance cache.
+	FirstReservations func(ctx context.Context, read func(context.Context) (tasks.Page, error)) (tasks.Page, error)
+	// Presence says who has a page open, for the Team page; nil: the
+	// presence kept in Redis.
+	Presence *notify.Presence
 	// SettingsChanged is told, right after the change, that the settings
 	// of the queue changed here (created, changed, paused, resumed or
 	// deleted); nil: nobody is. Other instances learn it from the bus.
@@ -61,8 +71,10 @@ type Desk struct {
 	// passing troubles kept from being written.
 	unavailable *storeerr.Burst
 
-	queues          func(ctx context.Context) ([]tasks.QueueStats, error)
-	settingsChanged func(queue string)
+	queues            func(ctx context.Context) ([]tasks.QueueStats, error)
+	firstReservations func(ctx context.Context, read func(context.Context) (tasks.Page, error)) (tasks.Page, error)
+	presence          *notify.Presence
+	settingsChanged   func(queue string)
 }
 
 // New returns the desk over cfg's stores. It has cfg.Tasks record the
@@ -71,9 +83,15 @@ type Desk struct {
 func New(cfg Config) *Desk {
 	d := &Desk{tasks: cfg.Tasks, users: cfg.Users, audit: audit.New(cfg.Redis), bus: cfg.Bus, log: cfg.Log, rdb: cfg.Redis,
 		unavailable: storeerr.NewBurst(cfg.Log, "changes not in recent work"),
-		queues:      cfg.Queues, settingsChanged: cfg.SettingsChanged}
+		presence:    cmp.Or(cfg.Presence, notify.NewPresence(cfg.Redis, cfg.Log)),
+		queues:      cfg.Queues, firstReservations: cfg.FirstReservations, settingsChanged: cfg.SettingsChanged}
 	if d.queues == nil {
 		d.queues = cfg.Tasks.Queues
+	}
+	if d.firstReservations == nil {
+		d.firstReservations = func(ctx context.Context, read func(context.Context) (tasks.Page, error)) (tasks.Page, error) {
+			return read(ctx)
+		}
 	}
 	if d.settingsChanged == nil {
 		d.settingsChanged = func(string) {}

@@ -16,13 +16,18 @@ import (
 // counts.
 func (d *Desk) VisibleQueues(ctx context.Context, a Actor) ([]tasks.QueueStats, error) {
 	all, err := d.queues(ctx)
+	return visible(a, all), err
+}
+
+// visible keeps the queues of all that a may see.
+func visible(a Actor, all []tasks.QueueStats) []tasks.QueueStats {
 	qs := make([]tasks.QueueStats, 0, len(all))
 	for _, q := range all {
 		if a.canSee(q.Queue.Name) {
 			qs = append(qs, q)
 		}
 	}
-	return qs, err
+	return qs
 }
 
 // CreateQueue creates the queue; settings left zero take their defaults,

@@ -20,7 +20,7 @@ func (s *Server) auditAPI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, next, err := s.audit.List(c.Request().Context(), c.QueryParam("cursor"), limit)
+	entries, next, err := s.desk.AuditLog(c.Request().Context(), actor(c), c.QueryParam("cursor"), limit)
 	if err != nil {
 		return auditError(err)
 	}
@@ -36,7 +36,7 @@ func auditError(err error) error {
 
 // auditPage shows the audit log, newest first, 100 to a page.
 func (s *Server) auditPage(c echo.Context) error {
-	entries, next, err := s.audit.List(c.Request().Context(), c.QueryParam("cursor"), 100)
+	entries, next, err := s.desk.AuditLog(c.Request().Context(), actor(c), c.QueryParam("cursor"), 100)
 	if err != nil {
 		return auditError(err)
 	}

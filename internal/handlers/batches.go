@@ -91,7 +91,7 @@ func (s *Server) apiGetBatch(c echo.Context) error {
 
 // batchesView lists the newest batches of every queue.
 func (s *Server) batchesView(c echo.Context) (views.BatchesView, error) {
-	bs, err := s.tasks.ListBatches(c.Request().Context(), "", 50)
+	bs, err := s.desk.Batches(c.Request().Context(), actor(c), 50)
 	return views.BatchesView{Batches: bs, Now: time.Now()}, err
 }
 

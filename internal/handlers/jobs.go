@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"claimdesk/internal/desk"
 	"claimdesk/internal/tasks"
 	"claimdesk/views"
 
@@ -54,7 +55,8 @@ func (s *Server) apiReservations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.tasks.ListReservations(c.Request().Context(), c.QueryParam("queue"), limit, c.QueryParam("cursor"))
+	p, _, err := s.desk.Jobs(c.Request().Context(), actor(c),
+		desk.Listing{Queue: c.QueryParam("queue"), State: tasks.StateReserved, Limit: limit, Cursor: c.QueryParam("cursor")})
 	if err != nil {
 		return err
 	}
@@ -79,17 +81,14 @@ func (s *Server) apiListJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var out jobListAnswer
-	var p tasks.Page
-	if f.Empty() {
-		p, err = s.tasks.ListJobs(c.Request().Context(), queue, state, limit, c.QueryParam("cursor"))
-	} else {
-		var scanned int
-		p, scanned, err = s.tasks.FindJobs(c.Request().Context(), queue, state, f, limit, c.QueryParam("cursor"))
-		out.Scanned = &scanned
-	}
+	p, scanned, err := s.desk.Jobs(c.Request().Context(), actor(c),
+		desk.Listing{Queue: queue, State: state, Filter: f, Limit: limit, Cursor: c.QueryParam("cursor")})
 	if err != nil {
 		return err
+	}
+	var out jobListAnswer
+	if !f.Empty() {
+		out.Scanned = &scanned
 	}
 	out.Jobs, out.NextCursor = p.Jobs, nullable(p.NextCursor)
 	if out.Jobs == nil {

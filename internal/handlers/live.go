@@ -335,7 +335,7 @@ func (s *Server) snapshot(ctx context.Context, u users.User) (snapshot, error) {
 	for _, q := range qs {
 		snap.Queues = append(snap.Queues, q.Stats)
 	}
-	p, err := s.board.reservations.get(ctx, s.firstReservations)
+	p, err := s.desk.LiveReservations(ctx, desk.Person(u), "")
 	snap.Reservations = append(snap.Reservations, p.Jobs...)
 	return snap, err
 }

@@ -24,7 +24,7 @@ func userOut(u users.User) userJSON {
 }
 
 func (s *Server) apiUsers(c echo.Context) error {
-	list, err := s.users.List(c.Request().Context())
+	list, err := s.desk.People(c.Request().Context(), actor(c))
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Server) apiUsers(c echo.Context) error {
 }
 
 func (s *Server) apiUser(c echo.Context) error {
-	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	u, err := s.desk.PersonNamed(c.Request().Context(), actor(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -115,12 +115,12 @@ func (s *Server) apiRevokeToken(c echo.Context) error {
 // The pages.
 
 func (s *Server) renderPeople(c echo.Context, status int, v views.PeopleView) error {
-	ctx := c.Request().Context()
+	ctx, a := c.Request().Context(), actor(c)
 	var err error
-	if v.People, err = s.users.List(ctx); err != nil {
+	if v.People, err = s.desk.People(ctx, a); err != nil {
 		return err
 	}
-	if v.Queues, err = s.tasks.QueueNames(ctx); err != nil {
+	if v.Queues, err = s.desk.QueueNames(ctx, a); err != nil {
 		return err
 	}
 	return s.render(c, status, views.PeoplePage(s.page(c, "People"), v))
@@ -165,12 +165,12 @@ func (s *Server) addPersonForm(c echo.Context) error {
 }
 
 func (s *Server) renderPerson(c echo.Context, status int, v views.PersonView) error {
-	ctx := c.Request().Context()
+	ctx, a := c.Request().Context(), actor(c)
 	var err error
-	if v.Tokens, err = s.users.Tokens(ctx, v.Person.Name); err != nil {
+	if v.Tokens, err = s.desk.Tokens(ctx, a, v.Person.Name); err != nil {
 		return err
 	}
-	if v.Queues, err = s.tasks.QueueNames(ctx); err != nil {
+	if v.Queues, err = s.desk.QueueNames(ctx, a); err != nil {
 		return err
 	}
 	me, _ := currentUser(c)
@@ -179,7 +179,7 @@ func (s *Server) renderPerson(c echo.Context, status int, v views.PersonView) er
 }
 
 func (s *Server) personPage(c echo.Context) error {
-	u, err := s.users.Reload(c.Request().Context(), c.Param("name"))
+	u, err := s.desk.PersonNamed(c.Request().Context(), actor(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -220,12 +220,12 @@ func (s *Server) disableForm(disabled bool) echo.HandlerFunc {
 // newTokenForm makes an API token and shows it this once, on the page
 // itself (never in a redirect or a session).
 func (s *Server) newTokenForm(c echo.Context) error {
-	ctx := c.Request().Context()
-	u, err := s.users.Reload(ctx, c.Param("name"))
+	ctx, a := c.Request().Context(), actor(c)
+	u, err := s.desk.PersonNamed(ctx, a, c.Param("name"))
 	if err != nil {
 		return err
 	}
-	token, err := s.desk.NewToken(ctx, actor(c), u.Name)
+	token, err := s.desk.NewToken(ctx, a, u.Name)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -85,11 +84,7 @@ func (s *Server) setPaused(c echo.Context, name string, paused bool) (tasks.Queu
 }
 
 func (s *Server) apiNumbers(c echo.Context) error {
-	ctx := c.Request().Context()
-	if _, err := s.tasks.Queue(ctx, c.Param("queue")); err != nil {
-		return err
-	}
-	ms, err := s.tasks.Numbers(ctx, c.Param("queue"))
+	ms, err := s.desk.Numbers(c.Request().Context(), actor(c), c.Param("queue"))
 	if err != nil {
 		return err
 	}
@@ -113,8 +108,7 @@ func (s *Server) apiRequeueDead(c echo.Context) error {
 }
 
 // overview gathers what the supervisor's page shows: the queues' counts
-// (withQueues) and a page of live reservations (withReservations), the
-// first page from the instance's board.
+// (withQueues) and a page of live reservations (withReservations).
 func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (views.Overview, error) {
 	ctx := c.Request().Context()
 	o := views.Overview{Now: time.Now(), Cursor: c.QueryParam("cursor")}
@@ -127,31 +121,9 @@ func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (vi
 	if !withReservations {
 		return o, nil
 	}
-	var p tasks.Page
-	if o.Cursor == "" {
-		p, err = s.board.reservations.get(ctx, s.firstReservations)
-	} else {
-		p, err = s.reservationsAfter(ctx, o.Cursor)
-	}
+	p, err := s.desk.LiveReservations(ctx, actor(c), o.Cursor)
 	o.Reservations, o.NextCursor = p.Jobs, p.NextCursor
 	return o, err
-}
-
-// reservationsPage is how many live reservations the supervisor's page
-// lists at a time.
-const reservationsPage = 50
-
-// reservationsAfter reads a page of live reservations, every queue's,
-// soonest deadline first, after the cursor; without payloads, which the
-// table does not show.
-func (s *Server) reservationsAfter(ctx context.Context, cursor string) (tasks.Page, error) {
-	return s.tasks.ListReservations(ctx, "", reservationsPage, cursor, tasks.WithoutPayloads)
-}
-
-// firstReservations reads the first page of live reservations (the
-// board's).
-func (s *Server) firstReservations(ctx context.Context) (tasks.Page, error) {
-	return s.reservationsAfter(ctx, "")
 }
 
 func (s *Server) supervisorHome(c echo.Context) error {
@@ -179,7 +151,7 @@ func (s *Server) reservationsFragment(c echo.Context) error {
 }
 
 func (s *Server) queuePage(c echo.Context) error {
-	q, err := s.tasks.Queue(c.Request().Context(), c.Param("queue"))
+	q, err := s.desk.Queue(c.Request().Context(), actor(c), c.Param("queue"))
 	if err != nil {
 		return err
 	}
@@ -190,27 +162,22 @@ func (s *Server) queuePage(c echo.Context) error {
 // for, and its settings form showing q (as typed, when problem says what
 // is wrong with it).
 func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem views.SettingsProblem) error {
-	ctx := c.Request().Context()
+	ctx, a := c.Request().Context(), actor(c)
 	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
 	f, err := jobFilter(c)
 	if err != nil {
 		return err
 	}
-	var p tasks.Page
-	scanned := 0
-	if f.Empty() {
-		p, err = s.tasks.ListJobs(ctx, q.Name, state, 50, c.QueryParam("cursor"), tasks.WithoutPayloads)
-	} else {
-		p, scanned, err = s.tasks.FindJobs(ctx, q.Name, state, f, 50, c.QueryParam("cursor"), tasks.WithoutPayloads)
-	}
+	p, scanned, err := s.desk.Jobs(ctx, a, desk.Listing{Queue: q.Name, State: state, Filter: f, Limit: 50, Cursor: c.QueryParam("cursor")},
+		tasks.WithoutPayloads)
 	if err != nil {
 		return err
 	}
-	st, err := s.tasks.Stats(ctx, q.Name)
+	st, err := s.desk.Stats(ctx, a, q.Name)
 	if err != nil {
 		return err
 	}
-	day, err := s.tasks.Numbers(ctx, q.Name)
+	day, err := s.desk.Numbers(ctx, a, q.Name)
 	if err != nil {
 		return err
 	}
@@ -310,7 +277,7 @@ func (s *Server) createQueueForm(c echo.Context) error {
 // setting shows the page again with the form as typed, saying what is
 // wrong; nothing is saved then.
 func (s *Server) queueSettingsForm(c echo.Context) error {
-	q, err := s.tasks.Queue(c.Request().Context(), c.Param("queue"))
+	q, err := s.desk.Queue(c.Request().Context(), actor(c), c.Param("queue"))
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"claimdesk/internal/audit"
 	"claimdesk/internal/desk"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/storeerr"
@@ -98,7 +97,6 @@ type Server struct {
 	metrics     *metrics
 	hub         *notify.Hub
 	bus         *notify.Bus
-	audit       *audit.Log
 	presence    *notify.Presence
 	sockets     *socketCaps
 	pingPeriod  time.Duration
@@ -126,7 +124,7 @@ const (
 // New returns the HTTP handler of claimdesk.
 func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
-		hub: cfg.Hub, bus: cfg.Bus, audit: audit.New(cfg.Redis), origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
+		hub: cfg.Hub, bus: cfg.Bus, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets:    newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress)),
 		pingPeriod: cmp.Or(cfg.PingPeriod, DefaultPingPeriod)}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
@@ -138,7 +136,7 @@ func New(cfg Config) http.Handler {
 	cfg.Tasks.Observe(s.metrics.observe)
 	s.board = newBoard()
 	s.desk = desk.New(desk.Config{Redis: cfg.Redis, Tasks: cfg.Tasks, Users: cfg.Users, Bus: cfg.Bus, Log: cfg.Log,
-		Queues: s.boardQueues, SettingsChanged: s.board.settingsChanged})
+		Queues: s.boardQueues, FirstReservations: s.board.reservations.get, Presence: s.presence, SettingsChanged: s.board.settingsChanged})
 	s.registry.MustRegister(newQueueCollector(s))
 	cfg.Tasks.Observe(s.board.observe)
 	cfg.Hub.Tap(s.heard)

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"claimdesk/internal/desk"
-	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/views"
@@ -190,31 +188,10 @@ func (s *Server) homeFragment(c echo.Context) error {
 }
 
 // operatorHome gathers an operator's queues, what they hold and what
-// they did lately: the queues from the instance's board, the rest in one
-// round trip. What they hold is looked for in every queue: a job of a
-// queue taken from them since they claimed it is still theirs to finish.
+// they did lately (desk.MyWork).
 func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
-	all, err := s.board.queues.get(ctx, s.tasks.Queues)
-	if err != nil {
-		return views.Home{}, err
-	}
-	h := views.Home{Now: time.Now(), Away: u.Away}
-	if h.Queues, err = s.desk.VisibleQueues(ctx, desk.Person(u)); err != nil {
-		return h, err
-	}
-	names := make([]string, len(all))
-	for i, q := range all {
-		names[i] = q.Queue.Name
-	}
-	recent := make(chan error, 1)
-	go func() {
-		var err error
-		h.Recent, err = notify.RecentWork(ctx, s.rdb, u.Name)
-		recent <- err
-	}()
-	h.Reservations, err = s.tasks.Holding(ctx, u.Name, names)
-	err = cmp.Or(<-recent, err)
-	return h, err
+	w, err := s.desk.MyWork(ctx, desk.Person(u))
+	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Now: time.Now(), Away: u.Away}, err
 }
 
 // claimFrom claims the next job of one queue and opens its work page.

@@ -419,8 +419,13 @@ func TestWebsocketClosesOnASlowBrowser(t *testing.T) {
 	_, b := a.person(users.Supervisor)
 	page, _ := a.live("supervisor", b)
 	// The page reads nothing more: big notices fill the socket's buffers,
-	// then the client's share of the hub, which drops it.
-	big := notify.Notice{Type: notify.JobAvailable, Queue: a.queue, Title: strings.Repeat("x", 256<<10)}
+	// then the client's share of the hub, which drops it. Once the buffers
+	// are full the server's write waits for the page, which reads again
+	// only after the drop: the notices are big enough to fill the buffers
+	// within a few hundred, and small enough that the hub encodes the
+	// maxPending that follow in a small part of the server's writeWait,
+	// however busy the machine (each Deliver encodes its notice anew).
+	big := notify.Notice{Type: notify.JobAvailable, Queue: a.queue, Title: strings.Repeat("x", 64<<10)}
 	deadline := time.Now().Add(wsTimeout)
 	for a.hub.Clients() != 0 {
 		if time.Now().After(deadline) {

@@ -8,6 +8,7 @@ import "time"
 // becomes now plus the lease, never past the reservation's start plus the
 // queue's max hold, at most max extensions times. A press is offered once
 // it adds enough to be worth a press (MinMoreTime).
+// TestMoreTimeIsWhatExtendDoes holds this prediction to the script.
 type MoreTime struct {
 	// Left is how many more times the holder may ask for more time.
 	Left int
@@ -34,10 +35,13 @@ func (j *Job) MoreTime(q Queue) MoreTime {
 	lease := time.Duration(j.LeaseSeconds) * time.Second
 	longest := j.ReservedAt.Add(time.Duration(q.MaxHoldSeconds) * time.Second)
 	least := MinMoreTime(lease)
-	if m.UpTo = min(lease, longest.Sub(*j.Deadline)); m.UpTo < least {
+	m.UpTo = min(lease, longest.Sub(*j.Deadline))
+	m.From = j.Deadline.Add(least - lease)
+	// Only a From before the deadline can be pressed: a lease of 5 seconds
+	// adds its least only at the deadline, when the reservation is over.
+	if m.UpTo < least || !m.From.Before(*j.Deadline) {
 		return MoreTime{Left: m.Left}
 	}
-	m.From = j.Deadline.Add(least - lease)
 	return m
 }
 
