@@ -18,6 +18,7 @@ import (
 
 func TestListsAreForSupervisors(t *testing.T) {
 	f := newFixture(t)
+	f.store(f.op)
 	for _, tc := range []struct {
 		name string
 		read func(a desk.Actor) error
@@ -217,6 +218,9 @@ func TestBatchesListsEveryQueuesNewest(t *testing.T) {
 
 func TestPeopleReads(t *testing.T) {
 	f := newFixture(t)
+	for _, u := range []users.User{f.super, f.producer, f.op} {
+		f.store(u)
+	}
 	sup := desk.Person(f.super)
 	everyone, err := f.desk.People(f.ctx, sup)
 	if err != nil {
@@ -241,6 +245,7 @@ func TestPeopleReads(t *testing.T) {
 
 func TestAuditLogPagesNewestFirst(t *testing.T) {
 	f := newFixture(t)
+	f.store(f.op)
 	sup := desk.Person(f.super)
 	if err := f.desk.Unlock(f.ctx, sup, f.op.Name); err != nil {
 		t.Fatal(err)
@@ -268,6 +273,7 @@ func TestAuditLogPagesNewestFirst(t *testing.T) {
 
 func TestMyWorkIsTheActorsOwn(t *testing.T) {
 	f := newFixture(t)
+	f.store(f.op)
 	done := f.enqueue("done")
 	r := f.claim(f.op)
 	if _, err := f.desk.Complete(f.ctx, desk.Person(f.op), done.ID, r.Token, nil); err != nil {
@@ -309,6 +315,7 @@ func TestMyWorkIsTheActorsOwn(t *testing.T) {
 
 func TestTeamSaysWhereEveryoneIsAndWhatTheyDid(t *testing.T) {
 	f := newFixture(t)
+	f.store(f.op)
 	sup := desk.Person(f.super)
 	// f.op holds two jobs and completed one; idle has a page open and has
 	// done nothing; away said so; disabled and closed have no page open
@@ -324,6 +331,9 @@ func TestTeamSaysWhereEveryoneIsAndWhatTheyDid(t *testing.T) {
 	f.claim(f.op)
 	idle, away, disabled, closed := f.person(users.Operator, f.queue), f.person(users.Operator, f.queue),
 		f.person(users.Operator, f.queue), f.person(users.Operator, f.queue)
+	for _, u := range []users.User{idle, away, disabled, closed} {
+		f.store(u)
+	}
 	if err := f.desk.SetAway(f.ctx, desk.Person(away), true); err != nil {
 		t.Fatal(err)
 	}
