@@ -12,24 +12,14 @@ import (
 )
 
 // EndedBecause says, to the operator me, why their latest reservation of a
-// job ended, from the job's history, on a page opened after it ended:
-// "canceled by sam", "taken back by sam", "your time ran out", "you
-// skipped it" (whenever, wherever they did). "" if the history shows no
-// reservation of theirs that ended.
-func EndedBecause(h []tasks.Entry, me string) string {
-	for i := len(h) - 1; i >= 0; i-- {
-		e := h[i]
-		if e.From != tasks.StateReserved || e.To == tasks.StateReserved {
-			continue
-		}
-		if e.Actor == me {
-			return yourOwn(e.Action)
-		}
-		if e.Holder == me {
-			return outcome(e.Action, e.Actor, me)
-		}
+// job ended, from the entry that ended it (desk.Opened's Ended), on a page
+// opened after it ended: "canceled by sam", "taken back by sam", "your
+// time ran out", "you skipped it" (whenever, wherever they did).
+func EndedBecause(e tasks.Entry, me string) string {
+	if e.Actor == me {
+		return yourOwn(e.Action)
 	}
-	return ""
+	return outcome(e.Action, e.Actor, me)
 }
 
 // yourOwn says what the holder did that ended their reservation.

@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -189,4 +190,80 @@ func jobRefused(err error) bool {
 		}
 	}
 	return false
+}
+
+// Opened is a job as the person who opens its page may see it.
+type Opened struct {
+	Job *tasks.Job
+	// Token is the viewer's live reservation token; "" unless they hold
+	// the job.
+	Token string
+	// History is the job's, oldest first, and Trimmed how many of its
+	// oldest entries were not kept: for supervisors, and for the operator
+	// who completed it.
+	History []tasks.Entry
+	Trimmed int
+	// Lost says the viewer held the job but no longer does: Job is then
+	// only what they may still see of it (no payload, no result), and
+	// Ended, when the history shows it, is the entry that ended their
+	// latest reservation.
+	Lost  bool
+	Ended *tasks.Entry
+}
+
+// Open returns the job as a sees it on its page. An operator sees what
+// they hold whole; any other job of a queue of theirs only as far as what
+// it is (and why their reservation ended, if they held it), or whole with
+// its history when they completed it; a job of another queue is not found
+// for them. Supervisors (and the command line) see every job with its
+// history; producers have no job page.
+func (d *Desk) Open(ctx context.Context, a Actor, id string) (Opened, error) {
+	switch {
+	case a.is(users.Supervisor):
+		j, err := d.tasks.Get(ctx, id)
+		if err != nil {
+			return Opened{}, err
+		}
+		h, trimmed, err := j.History()
+		return Opened{Job: j, History: h, Trimmed: trimmed}, err
+	case !a.is(users.Operator):
+		return Opened{}, forbidden("only operators and supervisors open a job's page")
+	}
+	r, err := d.tasks.Held(ctx, id, a.Name())
+	if err == nil {
+		return Opened{Job: r.Job, Token: r.Token}, nil
+	}
+	if !errors.Is(err, tasks.ErrReservationLost) {
+		return Opened{}, err
+	}
+	j, err := d.tasks.Get(ctx, id)
+	if err != nil || !a.canWork(j.Queue) {
+		return Opened{}, tasks.ErrNotFound
+	}
+	h, trimmed, err := j.History()
+	if err != nil {
+		return Opened{}, err
+	}
+	if j.State == tasks.StateCompleted && j.CompletedBy == a.Name() {
+		return Opened{Job: j, History: h, Trimmed: trimmed}, nil
+	}
+	return Opened{Job: withheld(j), Lost: true, Ended: endedMine(h, a.Name())}, nil
+}
+
+// withheld is what an operator who no longer holds a job still sees of
+// it: what it was, not its payload or result.
+func withheld(j *tasks.Job) *tasks.Job {
+	return &tasks.Job{ID: j.ID, Queue: j.Queue, Title: j.Title, Priority: j.Priority, State: j.State,
+		Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, Payload: json.RawMessage("{}")}
+}
+
+// endedMine returns the entry of h that ended me's latest reservation
+// (whoever ended it), or nil if h shows none.
+func endedMine(h []tasks.Entry, me string) *tasks.Entry {
+	for i := len(h) - 1; i >= 0; i-- {
+		if e := h[i]; e.From == tasks.StateReserved && e.To != tasks.StateReserved && (e.Actor == me || e.Holder == me) {
+			return &h[i]
+		}
+	}
+	return nil
 }

@@ -299,3 +299,61 @@ func TestCancelMany(t *testing.T) {
 	f.audited(held.Job.ID, audit.JobsCanceled, f.super.Name, "1 job canceled at once")
 	f.wantRecent(f.op.Name, "held canceled by "+f.super.Name+" → canceled")
 }
+
+// What a job's page shows whoever opens it: the holder, their job and
+// token; an operator who held it, what it was and why their reservation
+// ended, or all of it with its history once they completed it; other
+// operators of the queue, what it is; supervisors, the job with its
+// history.
+func TestOpen(t *testing.T) {
+	f := newFixture(t)
+	held := f.held("held")
+	done := f.held("done")
+	if _, err := f.desk.Complete(f.ctx, desk.Person(f.op), done.Job.ID, done.Token, []byte(`{"k":"v"}`)); err != nil {
+		t.Fatal(err)
+	}
+	taken := f.held("taken back")
+	if _, err := f.desk.ForceRelease(f.ctx, desk.Person(f.super), taken.Job.ID, f.op.Name); err != nil {
+		t.Fatal(err)
+	}
+	ungranted := f.op
+	ungranted.Queues = nil
+
+	o, err := f.desk.Open(f.ctx, desk.Person(f.op), held.Job.ID)
+	if err != nil || o.Token != held.Token || o.Job.ID != held.Job.ID || o.Lost || o.History != nil {
+		t.Errorf("the holder opens their job: %+v, %v", o, err)
+	}
+	o, err = f.desk.Open(f.ctx, desk.Person(f.op), done.Job.ID)
+	if err != nil || o.Token != "" || o.Lost || string(o.Job.Result) != `{"k":"v"}` || len(o.History) != 3 {
+		t.Errorf("who completed it opens it: %+v, %v", o, err)
+	}
+	o, err = f.desk.Open(f.ctx, desk.Person(f.op), taken.Job.ID)
+	if err != nil || !o.Lost || o.Token != "" || o.History != nil || string(o.Job.Payload) != "{}" || o.Job.Title != "taken back" {
+		t.Errorf("who held it opens it after it was taken back: %+v, %v", o, err)
+	} else if o.Ended == nil || o.Ended.Action != tasks.ActionForceReleased || o.Ended.Actor != f.super.Name {
+		t.Errorf("who held it is told what ended their reservation: %+v", o.Ended)
+	}
+	o, err = f.desk.Open(f.ctx, desk.Person(f.super), held.Job.ID)
+	if err != nil || o.Token != "" || o.Lost || len(o.History) != 2 {
+		t.Errorf("a supervisor opens a held job: %+v, %v", o, err)
+	}
+	o, err = f.desk.Open(f.ctx, desk.Person(f.peer), held.Job.ID)
+	if err != nil || !o.Lost || o.Ended != nil || o.Token != "" || string(o.Job.Payload) != "{}" {
+		t.Errorf("another operator of the queue opens a held job: %+v, %v", o, err)
+	}
+	for _, tc := range []struct {
+		name string
+		who  desk.Actor
+		id   string
+		want error
+	}{
+		{"an operator of another queue", desk.Person(f.other), taken.Job.ID, tasks.ErrNotFound},
+		{"who completed it, no longer granted the queue", desk.Person(ungranted), done.Job.ID, tasks.ErrNotFound},
+		{"a producer of the queue", desk.Person(f.producer), held.Job.ID, desk.ErrForbidden},
+		{"a supervisor, a job that is not", desk.Person(f.super), f.queue + ":nosuchjob", tasks.ErrNotFound},
+	} {
+		if o, err := f.desk.Open(f.ctx, tc.who, tc.id); !errors.Is(err, tc.want) {
+			t.Errorf("%s opens the job: %+v, %v, want %v", tc.name, o, err, tc.want)
+		}
+	}
+}

@@ -264,54 +264,21 @@ func (s *Server) jobPage(c echo.Context) error {
 // workView gathers the work page of the job of the request's id, as its
 // viewer may see it.
 func (s *Server) workView(c echo.Context) (views.Work, error) {
-	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	id := c.Param("id")
-	w := views.Work{Now: time.Now()}
-	if u.Role == users.Operator {
-		r, err := s.tasks.Held(ctx, id, u.Name)
-		switch {
-		case err == nil:
-			w.Job, w.Token = r.Job, r.Token
-			// The queue's limits on more time and its outcome form.
-			if w.Queue, err = s.queueSettings(ctx, w.Job.Queue); err != nil && !errors.Is(err, tasks.ErrQueueNotFound) {
-				return w, err
-			}
-		case errors.Is(err, tasks.ErrReservationLost):
-			// Held before perhaps, but not now: the operator may see the
-			// job only to learn that it is gone.
-			j, err := s.tasks.Get(ctx, id)
-			if err != nil || !u.CanWork(j.Queue) {
-				return w, tasks.ErrNotFound
-			}
-			h, trimmed, err := j.History()
-			if err != nil {
-				return w, err
-			}
-			if j.State == tasks.StateCompleted && j.CompletedBy == u.Name {
-				// Theirs, done (come back to later, or by the browser's
-				// Back): what it was, and what they sent.
-				slices.Reverse(h)
-				w.Job, w.History, w.Trimmed = j, h, trimmed
-				break
-			}
-			w.Job, w.Lost, w.Ended = redacted(j), true, views.EndedBecause(h, u.Name)
-		default:
+	o, err := s.desk.Open(ctx, actor(c), c.Param("id"))
+	if err != nil {
+		return views.Work{}, err
+	}
+	w := views.Work{Now: time.Now(), Job: o.Job, Token: o.Token, History: o.History, Trimmed: o.Trimmed, Lost: o.Lost}
+	slices.Reverse(w.History)
+	if o.Ended != nil {
+		w.Ended = views.EndedBecause(*o.Ended, actor(c).Name())
+	}
+	if o.Token != "" {
+		// The queue's limits on more time and its outcome form.
+		if w.Queue, err = s.queueSettings(ctx, w.Job.Queue); err != nil && !errors.Is(err, tasks.ErrQueueNotFound) {
 			return w, err
 		}
-	} else if u.Role == users.Supervisor {
-		j, err := s.tasks.Get(ctx, id)
-		if err != nil {
-			return w, err
-		}
-		h, trimmed, err := j.History()
-		if err != nil {
-			return w, err
-		}
-		slices.Reverse(h)
-		w.Job, w.History, w.Trimmed = j, h, trimmed
-	} else {
-		return w, forbidden()
 	}
 	if w.Job.BatchID != "" {
 		if b, err := s.tasks.GetBatch(ctx, w.Job.BatchID); err == nil {
@@ -366,12 +333,6 @@ func needs(n int) string {
 		return "needs"
 	}
 	return "need"
-}
-
-// redacted keeps only what an operator who lost a job may still see.
-func redacted(j *tasks.Job) *tasks.Job {
-	return &tasks.Job{ID: j.ID, Queue: j.Queue, Title: j.Title, Priority: j.Priority, State: j.State,
-		Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, Payload: json.RawMessage("{}")}
 }
 
 // workAction runs a holder's button on the work page. One that is
