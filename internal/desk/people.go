@@ -45,7 +45,9 @@ type Change struct {
 }
 
 // ChangePerson changes the named user's role, grants and password, and
-// returns them as changed (as asked, when the change was refused).
+// returns them as changed. Refused, it returns them as far as the change
+// got: as stored when a supervisor asked to change their own role, as
+// asked when the store refused the change.
 func (d *Desk) ChangePerson(ctx context.Context, a Actor, name string, ch Change) (users.User, error) {
 	if err := need(a, users.Supervisor); err != nil {
 		return users.User{}, err
