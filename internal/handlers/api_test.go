@@ -472,7 +472,7 @@ func TestHealth(t *testing.T) {
 	}
 	// A server whose Redis is gone is not ready, and says so.
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	srv := httptest.NewServer(handlers.New(a.config(dead)))
+	srv := httptest.NewServer(checked(t, handlers.New(a.config(dead))))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/readyz")
 	if err != nil || res.StatusCode != 503 || res.Header.Get("Retry-After") != "1" {

@@ -33,7 +33,7 @@ func appWith(t *testing.T, change func(*handlers.Config)) *app {
 	cfg := a.config(a.rdb)
 	change(&cfg)
 	a.srv.Close()
-	a.srv = httptest.NewServer(handlers.New(cfg))
+	a.srv = httptest.NewServer(checked(t, handlers.New(cfg)))
 	t.Cleanup(a.srv.Close)
 	return a
 }

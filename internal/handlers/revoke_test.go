@@ -241,7 +241,7 @@ func TestWebsocketCaps(t *testing.T) {
 	a := newApp(t)
 	cfg := a.config(rdb)
 	cfg.SocketsPerUser, cfg.SocketsPerAddress = 2, 3
-	a.srv = httptest.NewServer(handlers.New(cfg))
+	a.srv = httptest.NewServer(checked(t, handlers.New(cfg)))
 	t.Cleanup(a.srv.Close)
 
 	refused := func(who string, b *browser) {
@@ -321,7 +321,7 @@ func TestUserChangedUnannouncedAsTheSocketOpensClosesIt(t *testing.T) {
 			t.Error(err)
 		}
 	}})
-	a.srv = httptest.NewServer(handlers.New(a.config(c)))
+	a.srv = httptest.NewServer(checked(t, handlers.New(a.config(c))))
 	t.Cleanup(a.srv.Close)
 	page, _ := a.live("operator", b)
 	page.closedWithin(atOnce, closeSessionEnded)
@@ -351,7 +351,7 @@ func TestSessionRunOutClosesItsSockets(t *testing.T) {
 	a := newApp(t)
 	cfg := a.config(a.rdb)
 	cfg.PingPeriod = 100 * time.Millisecond
-	a.srv = httptest.NewServer(handlers.New(cfg))
+	a.srv = httptest.NewServer(checked(t, handlers.New(cfg)))
 	t.Cleanup(a.srv.Close)
 	_, b := a.person(users.Operator, a.queue)
 	page, _ := a.live("operator", b)
