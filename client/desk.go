@@ -1,9 +1,7 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"net/http"
 	"time"
@@ -51,7 +49,7 @@ type jobsAnswer interface {
 // idempotency_key was used before in the queue is answered as it was
 // first created.
 func (d *Desk) Enqueue(ctx context.Context, queue string, jobs ...NewJob) ([]Job, error) {
-	var body EnqueueJSONBody
+	var body EnqueueRequest
 	var err error
 	if len(jobs) == 1 {
 		err = body.FromNewJob(jobs[0])
@@ -61,13 +59,7 @@ func (d *Desk) Enqueue(ctx context.Context, queue string, jobs ...NewJob) ([]Job
 	if err != nil {
 		return nil, err
 	}
-	// Sent as bytes: EnqueueJSONRequestBody is a type of its own, without
-	// the union's MarshalJSON, and would be sent as {}.
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	r, err := d.API.EnqueueWithBodyWithResponse(ctx, queue, nil, "application/json", bytes.NewReader(raw))
+	r, err := d.API.EnqueueWithResponse(ctx, queue, nil, body)
 	if err != nil {
 		return nil, err
 	}

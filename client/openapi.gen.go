@@ -525,6 +525,11 @@ type CompletedAndNext struct {
 	NextError *NextError `json:"next_error,omitempty"`
 }
 
+// EnqueueRequest One job to create, or many in `{"jobs": […]}`, all or none.
+type EnqueueRequest struct {
+	union json.RawMessage
+}
+
 // Error Every error's body.
 type Error struct {
 	Error ErrorDetail `json:"error"`
@@ -1417,11 +1422,6 @@ type ClaimParams struct {
 	IdempotencyKey *ClaimKeyHeader `json:"Idempotency-Key,omitempty"`
 }
 
-// EnqueueJSONBody defines parameters for Enqueue.
-type EnqueueJSONBody struct {
-	union json.RawMessage
-}
-
 // EnqueueParams defines parameters for Enqueue.
 type EnqueueParams struct {
 	// IdempotencyKey For one job, its idempotency key (the body's `idempotency_key` wins).
@@ -1490,7 +1490,7 @@ type ChangeQueueJSONRequestBody = QueuePatch
 type CreateBatchJSONRequestBody = NewBatch
 
 // EnqueueJSONRequestBody defines body for Enqueue for application/json ContentType.
-type EnqueueJSONRequestBody EnqueueJSONBody
+type EnqueueJSONRequestBody = EnqueueRequest
 
 // CreateUserJSONRequestBody defines body for CreateUser for application/json ContentType.
 type CreateUserJSONRequestBody = NewUser
@@ -1594,6 +1594,68 @@ func (a GetOpenAPI200JSONResponseBody) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// AsNewJob returns the union data inside the EnqueueRequest as a NewJob
+func (t EnqueueRequest) AsNewJob() (NewJob, error) {
+	var body NewJob
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewJob overwrites any union data inside the EnqueueRequest as the provided NewJob
+func (t *EnqueueRequest) FromNewJob(v NewJob) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewJob performs a merge with any union data inside the EnqueueRequest, using the provided NewJob
+func (t *EnqueueRequest) MergeNewJob(v NewJob) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNewJobs returns the union data inside the EnqueueRequest as a NewJobs
+func (t EnqueueRequest) AsNewJobs() (NewJobs, error) {
+	var body NewJobs
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewJobs overwrites any union data inside the EnqueueRequest as the provided NewJobs
+func (t *EnqueueRequest) FromNewJobs(v NewJobs) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewJobs performs a merge with any union data inside the EnqueueRequest, using the provided NewJobs
+func (t *EnqueueRequest) MergeNewJobs(v NewJobs) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t EnqueueRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *EnqueueRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsJob returns the union data inside the Complete200JSONResponseBody as a Job
 func (t Complete200JSONResponseBody) AsJob() (Job, error) {
 	var body Job
@@ -1652,68 +1714,6 @@ func (t Complete200JSONResponseBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *Complete200JSONResponseBody) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsNewJob returns the union data inside the EnqueueJSONBody as a NewJob
-func (t EnqueueJSONBody) AsNewJob() (NewJob, error) {
-	var body NewJob
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromNewJob overwrites any union data inside the EnqueueJSONBody as the provided NewJob
-func (t *EnqueueJSONBody) FromNewJob(v NewJob) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeNewJob performs a merge with any union data inside the EnqueueJSONBody, using the provided NewJob
-func (t *EnqueueJSONBody) MergeNewJob(v NewJob) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsNewJobs returns the union data inside the EnqueueJSONBody as a NewJobs
-func (t EnqueueJSONBody) AsNewJobs() (NewJobs, error) {
-	var body NewJobs
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromNewJobs overwrites any union data inside the EnqueueJSONBody as the provided NewJobs
-func (t *EnqueueJSONBody) FromNewJobs(v NewJobs) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeNewJobs performs a merge with any union data inside the EnqueueJSONBody, using the provided NewJobs
-func (t *EnqueueJSONBody) MergeNewJobs(v NewJobs) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t EnqueueJSONBody) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *EnqueueJSONBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
