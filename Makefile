@@ -21,9 +21,11 @@ node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
 # generate writes what is built from sources: the templ components' Go,
-# and the API's reference page from its OpenAPI document.
+# and from the API's OpenAPI document the Go client's generated half
+# (client/openapi.gen.go, by oapi-codegen) and the reference page.
 generate: node_modules/.package-lock.json
 	$(GO) tool templ generate
+	$(GO) generate ./client
 	npx redocly build-docs api/openapi.yaml --inlineBundle -o api/reference.html
 
 # build writes bin/claimdesk with htmx (from npm) embedded.
@@ -57,7 +59,7 @@ screenshots: build
 lint: node_modules/.package-lock.json generate
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
-	@[ -z "$$CI" ] || git diff --exit-code --stat -- "*_templ.go" api/reference.html || { echo "generated files are stale: run make generate and commit"; exit 1; }
+	@[ -z "$$CI" ] || git diff --exit-code --stat -- "*_templ.go" client/openapi.gen.go api/reference.html || { echo "generated files are stale: run make generate and commit"; exit 1; }
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	npx tsc -p static
