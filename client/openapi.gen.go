@@ -453,21 +453,7 @@ type BatchState string
 
 // BulkFailure A job a bulk action could not change, and why, as an error would say.
 type BulkFailure struct {
-	// Code What went wrong; each code has one status.
-	//
-	// | status | codes |
-	// |---|---|
-	// | 400 | `invalid_json`, `invalid_field` |
-	// | 401 | `unauthenticated` |
-	// | 403 | `forbidden`, `csrf_failed` |
-	// | 404 | `queue_not_found`, `job_not_found`, `batch_not_found`, `user_not_found`, `token_not_found`, `not_found` (no such path) |
-	// | 405 | `method_not_allowed` |
-	// | 408 | `request_timeout` |
-	// | 409 | `reservation_lost`, `extension_limit`, `skip_limit`, `invalid_state`, `not_ready`, `queue_exists`, `queue_not_empty`, `queue_paused`, `hold_limit`, `user_exists` |
-	// | 413 | `too_large` |
-	// | 429 | `rate_limited` |
-	// | 500 | `internal` |
-	// | 503 | `unavailable` |
+	// Code What went wrong; each code has one status, as the introduction's Errors lists them.
 	Code    ErrorCode `json:"code"`
 	ID      string    `json:"id"`
 	Message string    `json:"message"`
@@ -535,40 +521,12 @@ type Error struct {
 	Error ErrorDetail `json:"error"`
 }
 
-// ErrorCode What went wrong; each code has one status.
-//
-// | status | codes |
-// |---|---|
-// | 400 | `invalid_json`, `invalid_field` |
-// | 401 | `unauthenticated` |
-// | 403 | `forbidden`, `csrf_failed` |
-// | 404 | `queue_not_found`, `job_not_found`, `batch_not_found`, `user_not_found`, `token_not_found`, `not_found` (no such path) |
-// | 405 | `method_not_allowed` |
-// | 408 | `request_timeout` |
-// | 409 | `reservation_lost`, `extension_limit`, `skip_limit`, `invalid_state`, `not_ready`, `queue_exists`, `queue_not_empty`, `queue_paused`, `hold_limit`, `user_exists` |
-// | 413 | `too_large` |
-// | 429 | `rate_limited` |
-// | 500 | `internal` |
-// | 503 | `unavailable` |
+// ErrorCode What went wrong; each code has one status, as the introduction's Errors lists them.
 type ErrorCode string
 
 // ErrorDetail defines model for ErrorDetail.
 type ErrorDetail struct {
-	// Code What went wrong; each code has one status.
-	//
-	// | status | codes |
-	// |---|---|
-	// | 400 | `invalid_json`, `invalid_field` |
-	// | 401 | `unauthenticated` |
-	// | 403 | `forbidden`, `csrf_failed` |
-	// | 404 | `queue_not_found`, `job_not_found`, `batch_not_found`, `user_not_found`, `token_not_found`, `not_found` (no such path) |
-	// | 405 | `method_not_allowed` |
-	// | 408 | `request_timeout` |
-	// | 409 | `reservation_lost`, `extension_limit`, `skip_limit`, `invalid_state`, `not_ready`, `queue_exists`, `queue_not_empty`, `queue_paused`, `hold_limit`, `user_exists` |
-	// | 413 | `too_large` |
-	// | 429 | `rate_limited` |
-	// | 500 | `internal` |
-	// | 503 | `unavailable` |
+	// Code What went wrong; each code has one status, as the introduction's Errors lists them.
 	Code ErrorCode `json:"code"`
 
 	// Fields For a result that does not fit its queue's outcome form, what is wrong with each field.
@@ -656,7 +614,9 @@ type HistoryEntry struct {
 	// else.
 	Result *Result `json:"result,omitempty"`
 
-	// To The state after.
+	// To The state after. A failure or expiry that uses up the attempts
+	// has `dead`; a give-back, failure, expiry or force release of a
+	// job whose batch is canceled has `canceled`.
 	To JobState `json:"to"`
 }
 
@@ -1370,7 +1330,7 @@ type ListJobsParams struct {
 	// Cursor A `next_cursor` of the page before.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Q Text in the title, in any letter case.
+	// Q Text in the title, in any letter case; at most 200 bytes.
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 
 	// Person Who holds the job, or held it last (who completed, gave back or failed it).
@@ -1990,10 +1950,12 @@ type ClientInterface interface {
 	// yours, or from all of them. Each queue's next job counts as its
 	// priority, plus, in a queue with `aging_seconds`, one point for every
 	// `aging_seconds` it has waited; the highest count wins, and on a tie
-	// the job that has waited longest. Paused queues, and those whose
-	// `max_held` you have reached, are passed by; if every one was, the
-	// answer is `409 queue_paused` or `hold_limit`. Honours
-	// `Idempotency-Key` as the claim of one queue does.
+	// the job that has waited longest. Jobs you skipped and jobs held back
+	// by their batch's `max_concurrent` are left out, as in the claim of
+	// one queue: a queue's next job is its next job for you. Paused
+	// queues, and those whose `max_held` you have reached, are passed by;
+	// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+	// Honours `Idempotency-Key` as the claim of one queue does.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2006,10 +1968,12 @@ type ClientInterface interface {
 	// yours, or from all of them. Each queue's next job counts as its
 	// priority, plus, in a queue with `aging_seconds`, one point for every
 	// `aging_seconds` it has waited; the highest count wins, and on a tie
-	// the job that has waited longest. Paused queues, and those whose
-	// `max_held` you have reached, are passed by; if every one was, the
-	// answer is `409 queue_paused` or `hold_limit`. Honours
-	// `Idempotency-Key` as the claim of one queue does.
+	// the job that has waited longest. Jobs you skipped and jobs held back
+	// by their batch's `max_concurrent` are left out, as in the claim of
+	// one queue: a queue's next job is its next job for you. Paused
+	// queues, and those whose `max_held` you have reached, are passed by;
+	// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+	// Honours `Idempotency-Key` as the claim of one queue does.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2193,8 +2157,9 @@ type ClientInterface interface {
 	//
 	// Supervisors; no body. A `dead` job goes back to `ready` with its
 	// attempts reset; a `reserved` job is taken from its holder (whose
-	// token dies) and put back in its place in line. Other states, and a
-	// dead job of a canceled batch, are `409 invalid_state`.
+	// token dies) and put back in its place in line, or canceled when its
+	// batch is. Other states, and a dead job of a canceled batch, are
+	// `409 invalid_state`.
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
 	Requeue(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2665,10 +2630,12 @@ func (c *Client) SealBatch(ctx context.Context, id BatchIDParam, reqEditors ...R
 // yours, or from all of them. Each queue's next job counts as its
 // priority, plus, in a queue with `aging_seconds`, one point for every
 // `aging_seconds` it has waited; the highest count wins, and on a tie
-// the job that has waited longest. Paused queues, and those whose
-// `max_held` you have reached, are passed by; if every one was, the
-// answer is `409 queue_paused` or `hold_limit`. Honours
-// `Idempotency-Key` as the claim of one queue does.
+// the job that has waited longest. Jobs you skipped and jobs held back
+// by their batch's `max_concurrent` are left out, as in the claim of
+// one queue: a queue's next job is its next job for you. Paused
+// queues, and those whose `max_held` you have reached, are passed by;
+// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+// Honours `Idempotency-Key` as the claim of one queue does.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2691,10 +2658,12 @@ func (c *Client) ClaimAnyWithBody(ctx context.Context, params *ClaimAnyParams, c
 // yours, or from all of them. Each queue's next job counts as its
 // priority, plus, in a queue with `aging_seconds`, one point for every
 // `aging_seconds` it has waited; the highest count wins, and on a tie
-// the job that has waited longest. Paused queues, and those whose
-// `max_held` you have reached, are passed by; if every one was, the
-// answer is `409 queue_paused` or `hold_limit`. Honours
-// `Idempotency-Key` as the claim of one queue does.
+// the job that has waited longest. Jobs you skipped and jobs held back
+// by their batch's `max_concurrent` are left out, as in the claim of
+// one queue: a queue's next job is its next job for you. Paused
+// queues, and those whose `max_held` you have reached, are passed by;
+// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+// Honours `Idempotency-Key` as the claim of one queue does.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3028,8 +2997,9 @@ func (c *Client) Release(ctx context.Context, id JobIDParam, body ReleaseJSONReq
 //
 // Supervisors; no body. A `dead` job goes back to `ready` with its
 // attempts reset; a `reserved` job is taken from its holder (whose
-// token dies) and put back in its place in line. Other states, and a
-// dead job of a canceled batch, are `409 invalid_state`.
+// token dies) and put back in its place in line, or canceled when its
+// batch is. Other states, and a dead job of a canceled batch, are
+// `409 invalid_state`.
 //
 // Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
 func (c *Client) Requeue(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5664,10 +5634,12 @@ type ClientWithResponsesInterface interface {
 	// yours, or from all of them. Each queue's next job counts as its
 	// priority, plus, in a queue with `aging_seconds`, one point for every
 	// `aging_seconds` it has waited; the highest count wins, and on a tie
-	// the job that has waited longest. Paused queues, and those whose
-	// `max_held` you have reached, are passed by; if every one was, the
-	// answer is `409 queue_paused` or `hold_limit`. Honours
-	// `Idempotency-Key` as the claim of one queue does.
+	// the job that has waited longest. Jobs you skipped and jobs held back
+	// by their batch's `max_concurrent` are left out, as in the claim of
+	// one queue: a queue's next job is its next job for you. Paused
+	// queues, and those whose `max_held` you have reached, are passed by;
+	// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+	// Honours `Idempotency-Key` as the claim of one queue does.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5680,10 +5652,12 @@ type ClientWithResponsesInterface interface {
 	// yours, or from all of them. Each queue's next job counts as its
 	// priority, plus, in a queue with `aging_seconds`, one point for every
 	// `aging_seconds` it has waited; the highest count wins, and on a tie
-	// the job that has waited longest. Paused queues, and those whose
-	// `max_held` you have reached, are passed by; if every one was, the
-	// answer is `409 queue_paused` or `hold_limit`. Honours
-	// `Idempotency-Key` as the claim of one queue does.
+	// the job that has waited longest. Jobs you skipped and jobs held back
+	// by their batch's `max_concurrent` are left out, as in the claim of
+	// one queue: a queue's next job is its next job for you. Paused
+	// queues, and those whose `max_held` you have reached, are passed by;
+	// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+	// Honours `Idempotency-Key` as the claim of one queue does.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5875,8 +5849,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Supervisors; no body. A `dead` job goes back to `ready` with its
 	// attempts reset; a `reserved` job is taken from its holder (whose
-	// token dies) and put back in its place in line. Other states, and a
-	// dead job of a canceled batch, are `409 invalid_state`.
+	// token dies) and put back in its place in line, or canceled when its
+	// batch is. Other states, and a dead job of a canceled batch, are
+	// `409 invalid_state`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10625,10 +10600,12 @@ func (c *ClientWithResponses) SealBatchWithResponse(ctx context.Context, id Batc
 // yours, or from all of them. Each queue's next job counts as its
 // priority, plus, in a queue with `aging_seconds`, one point for every
 // `aging_seconds` it has waited; the highest count wins, and on a tie
-// the job that has waited longest. Paused queues, and those whose
-// `max_held` you have reached, are passed by; if every one was, the
-// answer is `409 queue_paused` or `hold_limit`. Honours
-// `Idempotency-Key` as the claim of one queue does.
+// the job that has waited longest. Jobs you skipped and jobs held back
+// by their batch's `max_concurrent` are left out, as in the claim of
+// one queue: a queue's next job is its next job for you. Paused
+// queues, and those whose `max_held` you have reached, are passed by;
+// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+// Honours `Idempotency-Key` as the claim of one queue does.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10647,10 +10624,12 @@ func (c *ClientWithResponses) ClaimAnyWithBodyWithResponse(ctx context.Context, 
 // yours, or from all of them. Each queue's next job counts as its
 // priority, plus, in a queue with `aging_seconds`, one point for every
 // `aging_seconds` it has waited; the highest count wins, and on a tie
-// the job that has waited longest. Paused queues, and those whose
-// `max_held` you have reached, are passed by; if every one was, the
-// answer is `409 queue_paused` or `hold_limit`. Honours
-// `Idempotency-Key` as the claim of one queue does.
+// the job that has waited longest. Jobs you skipped and jobs held back
+// by their batch's `max_concurrent` are left out, as in the claim of
+// one queue: a queue's next job is its next job for you. Paused
+// queues, and those whose `max_held` you have reached, are passed by;
+// if every one was, the answer is `409 queue_paused` or `hold_limit`.
+// Honours `Idempotency-Key` as the claim of one queue does.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10932,8 +10911,9 @@ func (c *ClientWithResponses) ReleaseWithResponse(ctx context.Context, id JobIDP
 //
 // Supervisors; no body. A `dead` job goes back to `ready` with its
 // attempts reset; a `reserved` job is taken from its holder (whose
-// token dies) and put back in its place in line. Other states, and a
-// dead job of a canceled batch, are `409 invalid_state`.
+// token dies) and put back in its place in line, or canceled when its
+// batch is. Other states, and a dead job of a canceled batch, are
+// `409 invalid_state`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -6,7 +6,7 @@ import { WorkPage } from './pages/WorkPage';
 // Text that is hostile to a page but valid: right-to-left scripts, emoji
 // made of joined characters, bidi controls and zero-width characters,
 // words longer than any line. Titles refuse the invisible formatting
-// characters (docs/api.md, "Limits"); payloads are data and keep them. A
+// characters (api/openapi.yaml, Title); payloads are data and keep them. A
 // held job's text goes to every supervisor's live feed (the snapshot, the
 // notices): it must arrive there as valid UTF-8 JSON, or the browser drops
 // the socket and the page says "reconnecting…" for as long as the job is

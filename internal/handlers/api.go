@@ -11,7 +11,7 @@ import (
 
 // The bodies of /api/v1 that are not the engine's own types (tasks.Job,
 // tasks.Batch, tasks.Queue, tasks.Entry…): what each route takes and what
-// it answers, as docs/api.md describes them. Fields are in the order in
+// it answers, as api/openapi.yaml describes them. Fields are in the order in
 // which they are sent.
 
 // Requests.

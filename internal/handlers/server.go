@@ -1,5 +1,5 @@
 // Package handlers is claimdesk's HTTP surface: the operator and supervisor
-// pages, the JSON API of docs/api.md (its bodies in api.go), login and
+// pages, the JSON API of api/openapi.yaml (its bodies in api.go), login and
 // sessions, and the one place where errors become status codes
 // (errors.go). A handler reads the request, has the desk (internal/desk)
 // do what it asks, and renders the answer; routes.go lists every route

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -300,6 +301,49 @@ func TestContractRoutes(t *testing.T) {
 	for route := range inContract {
 		if !served[route] {
 			t.Errorf("%s is in api/openapi.yaml, but not served", route)
+		}
+	}
+}
+
+// codesRow is a row of the contract's codes by status, in its
+// introduction's Errors: "| 409 | `reservation_lost`, … |".
+var codesRow = regexp.MustCompile(`(?m)^\| ([0-9]{3}) \| (.*) \|$`)
+
+// quotedCode is an error code as a row quotes it.
+var quotedCode = regexp.MustCompile("`([a-z_]+)`")
+
+// TestContractErrorCodes holds the contract's codes by status to its
+// ErrorCode, both ways (every code in one row), and to the server's table
+// of error codes: each code the table gives is in the row of its status.
+func TestContractErrorCodes(t *testing.T) {
+	doc, _, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusOf := map[string]int{}
+	for _, row := range codesRow.FindAllStringSubmatch(doc.Info.Description, -1) {
+		status, _ := strconv.Atoi(row[1])
+		for _, c := range quotedCode.FindAllStringSubmatch(row[2], -1) {
+			if s, ok := statusOf[c[1]]; ok {
+				t.Errorf("api/openapi.yaml gives %s the statuses %d and %d", c[1], s, status)
+			}
+			statusOf[c[1]] = status
+		}
+	}
+	enum := doc.Components.Schemas["ErrorCode"].Value.Enum
+	for _, v := range enum {
+		if _, ok := statusOf[v.(string)]; !ok {
+			t.Errorf("api/openapi.yaml: ErrorCode %s is in no row of the codes by status (Errors)", v)
+		}
+	}
+	for c := range statusOf {
+		if !slices.Contains(enum, any(c)) {
+			t.Errorf("api/openapi.yaml: %s is in the codes by status (Errors), but not an ErrorCode", c)
+		}
+	}
+	for _, e := range handlers.ErrorCodes() {
+		if statusOf[e.Code] != e.Status {
+			t.Errorf("the server answers %s with %d, api/openapi.yaml with %d", e.Code, e.Status, statusOf[e.Code])
 		}
 	}
 }

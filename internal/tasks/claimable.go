@@ -16,7 +16,7 @@ func (c Counts) Claimable() int64 { return claimable(c.Ready, c.Held) }
 func (s Stats) Claimable() int64 { return claimable(s.Ready, s.Held) }
 
 // MarshalJSON writes the stats with their claimable count (a live page's
-// snapshot shows it as it is, see docs/api.md).
+// snapshot shows it as it is: QueueCounts in api/openapi.yaml).
 func (s Stats) MarshalJSON() ([]byte, error) {
 	type plain Stats
 	return json.Marshal(struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // Action names what made a job change: the action of a history entry and
-// of a transition (../docs/api.md, "History").
+// of a transition (api/openapi.yaml, Action).
 type Action string
 
 // The actions. lua/lib.lua stores them by number (actionByCode).
