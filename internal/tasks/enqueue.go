@@ -152,7 +152,7 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	if j.MaxAttempts < 0 || j.MaxAttempts > 1000 {
 		return nil, invalid("max_attempts", "must be between 1 and 1000")
 	}
-	if err := validIdempotencyKey(j.IdempotencyKey); err != nil {
+	if err := ValidIdempotencyKey(j.IdempotencyKey); err != nil {
 		return nil, err
 	}
 	return []any{
@@ -205,7 +205,9 @@ func validPriority(p *int, def int) (int, error) {
 	return *p, nil
 }
 
-func validIdempotencyKey(key string) error {
+// ValidIdempotencyKey checks an idempotency key: up to 200 printable
+// ASCII characters, no spaces; "" is no key.
+func ValidIdempotencyKey(key string) error {
 	if len(key) > 200 {
 		return invalid("idempotency_key", "must be at most 200 characters")
 	}
