@@ -27,9 +27,11 @@ type NewJob struct {
 	// DelaySeconds, if above 0, schedules the job that long after now (by
 	// the Redis clock). It may not be given with RunAt.
 	DelaySeconds int `json:"delay_seconds"`
-	// LeaseSeconds overrides the queue's lease for this job (1 to 86400).
+	// LeaseSeconds overrides the queue's lease for this job (1 to 86400);
+	// 0 is the queue's.
 	LeaseSeconds int `json:"lease_seconds"`
-	// MaxAttempts overrides the queue's max attempts for this job (1 to 1000).
+	// MaxAttempts overrides the queue's max attempts for this job (1 to
+	// 1000); 0 is the queue's.
 	MaxAttempts int `json:"max_attempts"`
 	// IdempotencyKey, when set, makes a repeat of the same request return the
 	// job first created with that key instead of creating another: 1 to 200
