@@ -30,13 +30,10 @@ import (
 // role's token, through a proxy that holds every exchange to the
 // contract. The three roles send at once, each naming its own queue.
 
-const (
-	// generatedIterations is how many times newman sends the whole
-	// collection with each role's token: the second time meets what the
-	// first made (a repeated enqueue, a canceled batch, a person who
-	// exists).
-	generatedIterations = 2
-)
+// generatedIterations is how many times newman sends the whole collection
+// with each role's token: the second time meets what the first made (a
+// repeated enqueue, a canceled batch, a person who exists).
+const generatedIterations = 2
 
 // generatedRoles are the roles whose tokens send the collection.
 var generatedRoles = []string{"producer", "operator", "supervisor"}
@@ -101,7 +98,21 @@ func TestGeneratedRequests(t *testing.T) {
 		roleOf["Bearer "+tokens[role]] = role
 	}
 	base := startServe(t, env).base
-	enqueueReady(t, base, tokens["supervisor"], generatedQueue("operator"), 10)
+	jobs := make([]map[string]string, 10)
+	for i := range jobs {
+		jobs[i] = map[string]string{"title": fmt.Sprintf("Ready job %d", i+1)}
+	}
+	apiPost(t, base, tokens["supervisor"], "/api/v1/queues/"+generatedQueue("operator")+"/jobs", map[string]any{"jobs": jobs})
+	// An open batch of each role that may make one, for the requests that
+	// seal and cancel a batch; the operator's requests name the
+	// producer's.
+	spareBatch := map[string]string{}
+	for _, role := range []string{"producer", "supervisor"} {
+		out := apiPost(t, base, tokens[role], "/api/v1/queues/"+generatedQueue(role)+"/batches",
+			map[string]any{"title": "A batch to seal and cancel", "open": true, "jobs": []map[string]string{{"title": "Its job"}}})
+		spareBatch[role] = out["batch"].(map[string]any)["id"].(string)
+	}
+	spareBatch["operator"] = spareBatch["producer"]
 
 	// The proxy: each newman sends one request at a time, so a role's
 	// exchanges arrive in the collection's order.
@@ -133,6 +144,7 @@ func TestGeneratedRequests(t *testing.T) {
 		sending.Go(func() {
 			send := exec.Command(newman, "run", collection, "--env-var", "baseUrl="+front.URL,
 				"--env-var", "bearerToken="+tokens[role], "--env-var", "queue="+generatedQueue(role),
+				"--env-var", "spareBatch="+spareBatch[role],
 				"--iteration-count", fmt.Sprint(generatedIterations), "--timeout-request", "10000",
 				"--reporters", "cli", "--color", "off")
 			if out, err := send.CombinedOutput(); err != nil {
@@ -193,7 +205,8 @@ func TestGeneratedRequests(t *testing.T) {
 	}
 	if len(failures) > 0 {
 		t.Errorf("Each case above says how to send it again, to BASE, a claimdesk such as make run's http://localhost:8080, with TOKEN, a token of the role.\n"+
-			"To send them all again as this test did, with QUEUE a queue the role may use: %s run %s --env-var baseUrl=$BASE --env-var bearerToken=$TOKEN --env-var queue=$QUEUE --iteration-count %d\n"+
+			"To send them all again as this test did, with QUEUE a queue the role may use and BATCH an open batch: "+
+			"%s run %s --env-var baseUrl=$BASE --env-var bearerToken=$TOKEN --env-var queue=$QUEUE --env-var spareBatch=$BATCH --iteration-count %d\n"+
 			"To run this test again: go test -count=1 -run TestGeneratedRequests ./cmd/web",
 			newman, collection, generatedIterations)
 	}
@@ -291,25 +304,24 @@ func requestNames(path string) ([]string, error) {
 	return names, nil
 }
 
-// enqueueReady puts n jobs into the queue, ready to be claimed.
-func enqueueReady(t *testing.T, base, token, queue string, n int) {
+// apiPost sends body to the API at path with the token, and returns the
+// answer, which must be 201 Created.
+func apiPost(t *testing.T, base, token, path string, body any) map[string]any {
 	t.Helper()
-	jobs := make([]map[string]string, n)
-	for i := range jobs {
-		jobs[i] = map[string]string{"title": fmt.Sprintf("Ready job %d", i+1)}
-	}
-	body, _ := json.Marshal(map[string]any{"jobs": jobs})
-	req, _ := http.NewRequest("POST", base+"/api/v1/queues/"+queue+"/jobs", bytes.NewReader(body))
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", base+path, bytes.NewReader(raw))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("enqueue of the ready jobs: %s", res.Status)
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST %s: %s %v %v", path, res.Status, out, err)
 	}
+	return out
 }
 
 // TestGeneratedProblem reports a failed server and a refused request
