@@ -718,6 +718,9 @@ type JobPage struct {
 // `dead` (attempts used up), `canceled`.
 type JobState string
 
+// KeyOrNone An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
+type KeyOrNone = string
+
 // Member defines model for Member.
 type Member struct {
 	// Holding Their live reservations, longest held first.
@@ -798,13 +801,13 @@ type NewJob struct {
 	// DelaySeconds Schedule the job this long from now; not with `run_at`.
 	DelaySeconds *int `json:"delay_seconds,omitempty"`
 
-	// IdempotencyKey Up to 200 printable ASCII characters, no spaces.
-	IdempotencyKey *IdempotencyKey `json:"idempotency_key,omitempty"`
+	// IdempotencyKey An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
+	IdempotencyKey *KeyOrNone `json:"idempotency_key,omitempty"`
 
-	// LeaseSeconds Override the queue's lease for this job.
+	// LeaseSeconds Override the queue's lease for this job, 1 to 86400; 0 is the queue's, as if left out.
 	LeaseSeconds *int `json:"lease_seconds,omitempty"`
 
-	// MaxAttempts Override the queue's attempts for this job.
+	// MaxAttempts Override the queue's attempts for this job, 1 to 1000; 0 is the queue's, as if left out.
 	MaxAttempts *int `json:"max_attempts,omitempty"`
 
 	// Payload A JSON object of at most 64 KiB encoded, strict (valid UTF-8, no key
@@ -1208,14 +1211,14 @@ type UserPatch struct {
 // BatchIDParam defines model for BatchIdParam.
 type BatchIDParam = string
 
-// ClaimKeyHeader defines model for ClaimKeyHeader.
-type ClaimKeyHeader = string
+// ClaimKeyHeader An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
+type ClaimKeyHeader = KeyOrNone
 
 // Cursor defines model for Cursor.
 type Cursor = string
 
-// IdempotencyKeyHeader Up to 200 printable ASCII characters, no spaces.
-type IdempotencyKeyHeader = IdempotencyKey
+// IdempotencyKeyHeader An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
+type IdempotencyKeyHeader = KeyOrNone
 
 // JobIDParam defines model for JobIdParam.
 type JobIDParam = string
@@ -8778,6 +8781,8 @@ type ClaimResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Claim
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -8801,6 +8806,11 @@ type ClaimResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ClaimResponse) GetJSON200() *Claim {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClaimResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -13907,6 +13917,13 @@ func ParseClaimResponse(rsp *http.Response) (*ClaimResponse, error) {
 
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized

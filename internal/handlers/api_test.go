@@ -308,6 +308,38 @@ func TestEnqueueAPI(t *testing.T) {
 	a.expect("POST", q, a.producer, `{"jobs":`+strings.Repeat(" ", 17<<20)+`[]}`, 413, "too_large")
 }
 
+// TestEnqueueRefusesAHeaderThatIsNoKey refuses an Idempotency-Key
+// header that holds no key, even when the body's key would win over it,
+// and makes no job.
+func TestEnqueueRefusesAHeaderThatIsNoKey(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue + "/jobs"
+	for _, tc := range []struct{ name, header, body string }{
+		{"a space, one job", "has space", `{"title":"x"}`},
+		{"a space, the body's key", "has space", `{"title":"x","idempotency_key":"k-1"}`},
+		{"too long, the body's key", strings.Repeat("k", 201), `{"title":"x","idempotency_key":"k-1"}`},
+		{"a space, many jobs", "has space", `{"jobs":[{"title":"x"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", a.srv.URL+q, strings.NewReader(tc.body))
+			req.Header.Set("Authorization", "Bearer "+a.producer)
+			req.Header.Set("Idempotency-Key", tc.header)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), `"invalid_field"`) {
+				t.Fatalf("answered %d %s, want 400 invalid_field", res.StatusCode, raw)
+			}
+		})
+	}
+	if stats, _ := a.tasks.Stats(context.Background(), a.queue); stats.Ready != 0 {
+		t.Fatalf("a refused enqueue made jobs: %+v", stats)
+	}
+}
+
 func TestClaimAndHolderAPI(t *testing.T) {
 	a := newApp(t)
 	claim := "/api/v1/queues/" + a.queue + "/claim"

@@ -33,10 +33,16 @@ func (s *Server) apiEnqueue(c echo.Context) error {
 	if err := decode(c, &body); err != nil {
 		return err
 	}
+	// The header's key stands for one job's when its body has none; a
+	// header that holds no key is refused all the same.
+	key := c.Request().Header.Get("Idempotency-Key")
+	if err := tasks.ValidIdempotencyKey(key); err != nil {
+		return err
+	}
 	single := body.Jobs == nil
 	jobs := body.Jobs
 	if single {
-		if key := c.Request().Header.Get("Idempotency-Key"); key != "" && body.IdempotencyKey == "" {
+		if body.IdempotencyKey == "" {
 			body.IdempotencyKey = key
 		}
 		jobs = []tasks.NewJob{body.NewJob}

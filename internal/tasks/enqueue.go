@@ -27,9 +27,11 @@ type NewJob struct {
 	// DelaySeconds, if above 0, schedules the job that long after now (by
 	// the Redis clock). It may not be given with RunAt.
 	DelaySeconds int `json:"delay_seconds"`
-	// LeaseSeconds overrides the queue's lease for this job (1 to 86400).
+	// LeaseSeconds overrides the queue's lease for this job (1 to 86400);
+	// 0 is the queue's.
 	LeaseSeconds int `json:"lease_seconds"`
-	// MaxAttempts overrides the queue's max attempts for this job (1 to 1000).
+	// MaxAttempts overrides the queue's max attempts for this job (1 to
+	// 1000); 0 is the queue's.
 	MaxAttempts int `json:"max_attempts"`
 	// IdempotencyKey, when set, makes a repeat of the same request return the
 	// job first created with that key instead of creating another: 1 to 200
@@ -152,7 +154,7 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	if j.MaxAttempts < 0 || j.MaxAttempts > 1000 {
 		return nil, invalid("max_attempts", "must be between 1 and 1000")
 	}
-	if err := validIdempotencyKey(j.IdempotencyKey); err != nil {
+	if err := ValidIdempotencyKey(j.IdempotencyKey); err != nil {
 		return nil, err
 	}
 	return []any{
@@ -205,7 +207,9 @@ func validPriority(p *int, def int) (int, error) {
 	return *p, nil
 }
 
-func validIdempotencyKey(key string) error {
+// ValidIdempotencyKey checks an idempotency key: up to 200 printable
+// ASCII characters, no spaces; "" is no key.
+func ValidIdempotencyKey(key string) error {
 	if len(key) > 200 {
 		return invalid("idempotency_key", "must be at most 200 characters")
 	}

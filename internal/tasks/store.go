@@ -150,7 +150,7 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	for _, o := range opts {
 		o(&a)
 	}
-	if err := validIdempotencyKey(a.key); err != nil {
+	if err := ValidIdempotencyKey(a.key); err != nil {
 		return nil, err
 	}
 	if a.job != "" {
