@@ -137,10 +137,11 @@ var quotedCode = regexp.MustCompile("`([a-z_]+)`")
 // ErrorCode, both ways (every code in one row), and to the server's table
 // of error codes: each code the table gives is in the row of its status.
 func TestContractErrorCodes(t *testing.T) {
-	doc, _, err := loadContract()
+	c, err := apitest.Contract()
 	if err != nil {
 		t.Fatal(err)
 	}
+	doc := c.Doc
 	statusOf := map[string]int{}
 	for _, row := range codesRow.FindAllStringSubmatch(doc.Info.Description, -1) {
 		status, _ := strconv.Atoi(row[1])
