@@ -149,10 +149,10 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 		return nil, invalid("delay_seconds", "must be between 0 and %d", 365*day)
 	}
 	if j.LeaseSeconds < 0 || j.LeaseSeconds > day {
-		return nil, invalid("lease_seconds", "must be between 1 and %d", day)
+		return nil, invalid("lease_seconds", "must be between 1 and %d, or 0 for the queue's", day)
 	}
 	if j.MaxAttempts < 0 || j.MaxAttempts > 1000 {
-		return nil, invalid("max_attempts", "must be between 1 and 1000")
+		return nil, invalid("max_attempts", "must be between 1 and 1000, or 0 for the queue's")
 	}
 	if err := ValidIdempotencyKey(j.IdempotencyKey); err != nil {
 		return nil, err
