@@ -266,6 +266,7 @@ const (
 	PartNumbers    Part = "numbers"
 	PartPeople     Part = "people"
 	PartWaiting    Part = "waiting"
+	PartOutbox     Part = "outbox"
 )
 
 // Parts lists every part of a queue's keys, in the order of All.
@@ -274,7 +275,7 @@ var Parts = []Part{
 	PartDead, PartCanceled, PartMeta, PartPayload, PartResult, PartIdem,
 	PartSkips, PartSkipCount, PartBatches, PartBatchIndex, PartBatchDone,
 	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
-	PartPeople, PartWaiting,
+	PartPeople, PartWaiting, PartOutbox,
 }
 
 // Key returns the queue's key of the given part, under the hash tag.
@@ -284,7 +285,9 @@ func (q Queue) Key(p Part) string { return Prefix + "{" + q.name + "}:" + string
 // …, outcome: the outcome form's JSON, "" for none), and of claims: how many claims the queue has answered, ever (the
 // claim script counts them); waiting_indexed ("1" once Waiting holds every
 // ready job) and, while a queue made by an earlier version is indexed,
-// waiting_cursor (where the walk of Meta is). The queue exists exactly
+// waiting_cursor (where the walk of Meta is); outbox ("1" while a webhook
+// listens to the queue: Outbox) and outbox_lost (how many events the
+// Outbox's cap dropped). The queue exists exactly
 // when this key does.
 func (q Queue) Conf() string { return q.Key(PartConf) }
 
@@ -390,6 +393,19 @@ func (q Queue) Waiting() string { return q.Key(PartWaiting) }
 // holds at most eight fields per person. The engine's scripts write it as
 // reservations end.
 func (q Queue) People() string { return q.Key(PartPeople) }
+
+// Outbox returns the queue's STREAM of events for webhooks: while a
+// webhook listens to the queue (Conf's "outbox" is "1"), every change that
+// ends a job or a batch appends one, in the same script call as the
+// change. Each entry has the fields type (job.completed, job.dead,
+// job.canceled or batch.finished), id (the job's or batch's ULID), record
+// (the job's metadata as Meta holds it, or the batch's record as Batches
+// holds it), and for a job payload and result (empty when none). The
+// stream's consumer group "deliver" hands entries to the deliverers
+// (internal/webhooks), which delete each entry once every endpoint has its
+// delivery; at most internal/tasks's OutboxCap entries are kept, the
+// oldest dropped beyond that and counted in Conf's "outbox_lost".
+func (q Queue) Outbox() string { return q.Key(PartOutbox) }
 
 // All returns every key of the queue, in the order of Parts.
 func (q Queue) All() []string {

@@ -75,6 +75,9 @@ type modelBatch struct {
 	open     bool
 	canceled bool
 	jobs     []string
+	// ended is whether the batch had ended when the outbox was last
+	// checked (checkOutbox).
+	ended bool
 }
 
 type model struct {
@@ -95,6 +98,9 @@ var modelOperators = []string{"ann", "bob", "cat"}
 
 func runModel(e *env, rnd *rand.Rand, steps int) {
 	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}, batches: map[string]*modelBatch{}}
+	if err := e.store.SetOutbox(e.ctx, e.queue, true); err != nil {
+		e.t.Fatal(err)
+	}
 	ops := []struct {
 		name   string
 		weight int
@@ -130,6 +136,7 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 					e.t.Fatalf("step %d (%s) failed", step, op.name)
 				}
 				m.check(step, op.name)
+				m.checkOutbox(step, op.name)
 				m.checkTold(step, op.name)
 				break
 			}
@@ -973,6 +980,56 @@ func (m *model) checkHistory(fail func(string, ...any), id string, j *Job, inLin
 	if len(got) > len(mj.history) || !slices.Equal(got[:3], mj.history[:3]) ||
 		!slices.Equal(got[len(got)-10:], mj.history[len(mj.history)-10:]) {
 		fail("job %s: trimmed history %+v, model %+v", id, got, mj.history)
+	}
+}
+
+// checkOutbox checks that the step put in the queue's outbox exactly an
+// event per job it ended (each as the step left it) and per batch it
+// ended, and then empties the outbox.
+func (m *model) checkOutbox(step int, op string) {
+	e := m.e
+	events, err := e.store.ReadOutbox(e.ctx, e.queue, "model", 1000, time.Hour)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var got, want []string
+	for _, ev := range events {
+		id := ""
+		if ev.Job != nil {
+			id = ev.Job.ID
+		} else {
+			id = ev.Batch.ID
+		}
+		got = append(got, string(ev.Type)+" "+id)
+		if ev.Job != nil && string(ev.Job.State) != strings.TrimPrefix(string(ev.Type), "job.") {
+			e.t.Fatalf("after step %d (%s): %s of job %s in state %s", step, op, ev.Type, ev.Job.ID, ev.Job.State)
+		}
+	}
+	for _, id := range m.ids {
+		for _, h := range m.jobs[id].history[m.jobs[id].told:] {
+			if h.to.Terminal() && h.from != h.to {
+				want = append(want, "job."+string(h.to)+" "+id)
+			}
+		}
+	}
+	for _, bid := range m.batchIDs {
+		b := m.batches[bid]
+		_, ended := m.batchState(b)
+		if ended && !b.ended {
+			want = append(want, string(EventBatchFinished)+" "+bid)
+		}
+		b.ended = ended
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		e.t.Fatalf("after step %d (%s): outbox %v, want %v", step, op, got, want)
+	}
+	if err := e.store.AckOutbox(e.ctx, e.queue, events...); err != nil {
+		e.t.Fatal(err)
+	}
+	if st, err := e.store.Outbox(e.ctx, e.queue); err != nil || st.Waiting != 0 || !st.On || st.Lost != 0 {
+		e.t.Fatalf("after step %d (%s): outbox %+v, %v; want on and empty", step, op, st, err)
 	}
 }
 

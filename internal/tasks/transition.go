@@ -192,6 +192,7 @@ const (
 func luaConstants() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
+	fmt.Fprintf(&b, "local OUTBOX_CAP = %d\n", OutboxCap)
 	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
 	table := func(name string, words []string) {
 		fmt.Fprintf(&b, "local %s = {", name)

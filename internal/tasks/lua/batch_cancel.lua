@@ -4,9 +4,9 @@
 -- jobs, in member order after a cursor; reserved ones finish normally.
 -- Calling again resumes; canceling a batch that ended in completion answers
 -- invalid_state.
--- KEYS    -> ready, scheduled, reserved, completed, dead, canceled, meta,
---            skips, skipcount, batches, batchdone, parked, members, claims,
---            holding, people, waiting
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, members, claims, holding, people, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- ARGV[3] -> cursor: the last member a previous call looked at ("" to start)

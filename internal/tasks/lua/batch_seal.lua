@@ -1,8 +1,8 @@
 -- batch_seal.lua: seals an open batch: no job may be added any more, and it
 -- completes when its last job ends. Sealing a sealed or ended batch changes
 -- nothing.
--- KEYS    -> ready, scheduled, reserved, dead, meta, batches, batchdone,
---            parked
+-- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
+--            batches, batchdone, parked, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- Output: {"batch_not_found"}, or {"ok", batch JSON}

@@ -1,8 +1,8 @@
 -- cancel.lua: cancels a ready or scheduled job; with force, also a reserved
 -- one (its holder's token dies).
--- KEYS    -> ready, scheduled, reserved, completed, dead, canceled, meta,
---            payload, skips, skipcount, batches, batchdone, parked, claims,
---            holding, people, waiting
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, claims, holding, people, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "force" to cancel a reserved job too

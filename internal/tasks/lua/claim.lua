@@ -2,8 +2,8 @@
 -- (or, given a job id, that job if it is in line and not skipped by them);
 -- claim_for (lib.lua) says how.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, payload, skips, skipcount, batches, batchdone, parked,
---            claims, holding, people, waiting
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, claims, holding, people, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> operator
 -- ARGV[3] -> fresh reservation token

@@ -1,8 +1,8 @@
 -- complete.lua: the holder finishes a reserved job with a result that
 -- fits the queue's outcome form (complete_held, lib.lua, says how).
--- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled, meta,
---            payload, result, skips, skipcount, batches, batchdone, parked,
---            claims, holding, people, waiting
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, claims, holding, people, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -1,8 +1,8 @@
 -- enqueue.lua: adds up to 1000 jobs at once, all or nothing, optionally to a
 -- batch that it creates or that is still open.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, payload, idem, batches, batchindex, batchdone, parked,
---            members, waiting
+--            meta, payload, result, idem, batches, batchindex, batchdone,
+--            parked, members, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[3] -> batch id (empty: the jobs belong to no batch)

@@ -1,7 +1,7 @@
 -- extend.lua: the holder moves a reservation's deadline forward, never
 -- backward, within the queue's max extensions and max total hold.
--- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, batches,
---            parked
+-- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
+--            batches, parked, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -1,8 +1,8 @@
 -- fail.lua: the holder reports the job failed; it goes back in line for
 -- another attempt, or dead when its attempts are used up.
--- KEYS    -> ready, scheduled, reserved, completed, dead, canceled, meta,
---            payload, skips, skipcount, batches, batchdone, parked, claims,
---            holding, people, waiting
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, claims, holding, people, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -21,11 +21,13 @@
 -- records it loaded and DIRTY marks those it changed; LOADED caches the
 -- jobs it loaded, so that every part of a call sees one job as one table;
 -- TRANS collects the transitions it made. begin sets them anew per call.
-local K, INDEX, BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}, {}, {}
+-- FINISHED marks the batches that finished in the call (settle), for the
+-- outbox (publish).
+local K, INDEX, BATCHES, DIRTY, LOADED, TRANS, FINISHED = {}, {}, {}, {}, {}, {}, {}
 
 local function begin(keys)
   K, INDEX = keys, keys
-  BATCHES, DIRTY, LOADED, TRANS = {}, {}, {}, {}
+  BATCHES, DIRTY, LOADED, TRANS, FINISHED = {}, {}, {}, {}, {}
 end
 
 -- int formats an integral number (every score and count here is one) as a
@@ -217,8 +219,10 @@ local function settle(bid, b)
         b.state = (b.dead + b.canceled > 0) and 'completed_with_failures' or 'completed'
       end
       redis.call('ZADD', K.batchdone, int(NOW), bid)
+      FINISHED[bid] = true
     elseif not ended and b.finished_at then
       b.finished_at = nil
+      FINISHED[bid] = nil
       b.state = 'sealed'
       redis.call('ZREM', K.batchdone, bid)
     end
@@ -415,6 +419,45 @@ local function plain(status, ...)
   return {status, {}, ...}
 end
 
+-- The outbox. While some webhook listens to the queue (conf's "outbox" is
+-- "1", set by Go: Store.SetOutbox), every change that ends a job or a
+-- batch appends an event to K.outbox, in the same call as the change: an
+-- event exists exactly when its change does. An entry's fields: type (an
+-- EVENT_TYPE), id (the job's or batch's, without the queue), record (the
+-- job's metadata as stored, or the batch's JSON), and for a job its
+-- payload and result. The stream holds at most OUTBOX_CAP entries: beyond
+-- that the oldest go, and conf's "outbox_lost" counts them. Go reads the
+-- stream as a consumer group and deletes what it has handed on
+-- (internal/tasks/outbox.go).
+local EVENT_TYPE = {completed = 'job.completed', dead = 'job.dead', canceled = 'job.canceled'}
+
+-- publish appends the call's events to the outbox: one per transition into
+-- a final state (TRANS), one per batch that finished.
+local function publish()
+  local events, t = {}, TRANS
+  for i = 1, #t, 11 do
+    local kind = EVENT_TYPE[t[i + 3]]
+    if kind then events[#events + 1] = {kind, t[i]} end
+  end
+  for bid in pairs(FINISHED) do events[#events + 1] = {'batch.finished', bid} end
+  if #events == 0 or redis.call('HGET', K.conf, 'outbox') ~= '1' then return end
+  for _, e in ipairs(events) do
+    local kind, id = e[1], e[2]
+    if kind == 'batch.finished' then
+      redis.call('XADD', K.outbox, '*', 'type', kind, 'id', id, 'record', cjson.encode(BATCHES[id]))
+    else
+      local result = ''
+      if kind == 'job.completed' then result = redis.call('HGET', K.result, id) or '' end
+      redis.call('XADD', K.outbox, '*', 'type', kind, 'id', id, 'record', LOADED[id].raw,
+        'payload', redis.call('HGET', K.payload, id) or '', 'result', result)
+    end
+  end
+  if redis.call('XLEN', K.outbox) > OUTBOX_CAP then
+    local lost = redis.call('XTRIM', K.outbox, 'MAXLEN', int(OUTBOX_CAP))
+    redis.call('HINCRBY', K.conf, 'outbox_lost', lost)
+  end
+end
+
 -- answer is every script's reply: {status, effects, values...}. The
 -- effects are {} when the call changed nothing, else {transitions (11
 -- values each: id, action, from, to, actor, attempt, holder, deadline ms,
@@ -431,6 +474,7 @@ local function answer(status, ...)
     batches[#batches + 1] = raw
   end
   if #TRANS == 0 and #batches == 0 then return plain(status, ...) end
+  publish()
   local parked = redis.call('ZCARD', K.parked)
   local counts = {redis.call('ZCARD', INDEX.ready) + parked, parked,
     redis.call('ZCARD', INDEX.scheduled), redis.call('ZCARD', INDEX.reserved),

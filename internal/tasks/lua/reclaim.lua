@@ -3,8 +3,8 @@
 -- files under their holders the reservations made before the holding index
 -- was kept (index_holding).
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, skips, skipcount, batches, batchdone, parked, claims,
---            holding, people, waiting
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, claims, holding, people, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), jobs moved}

@@ -2,9 +2,9 @@
 -- or takes a reserved job away from its holder (force release: the token
 -- dies). A job of a canceled batch is not requeued from dead, and a force
 -- release cancels it.
--- KEYS    -> ready, scheduled, reserved, completed, dead, canceled, meta,
---            payload, skips, skipcount, batches, batchdone, parked, claims,
---            holding, people, waiting
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, claims, holding, people, waiting, outbox
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor
