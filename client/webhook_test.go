@@ -1,8 +1,6 @@
 package client_test
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"strconv"
@@ -12,32 +10,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"claimdesk/client"
+	"claimdesk/internal/webhooks/receivertest"
 )
-
-// newSecret is a webhook secret: whsec_ and base64 of 32 random bytes.
-func newSecret(t *testing.T) string {
-	t.Helper()
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
-	}
-	return "whsec_" + base64.StdEncoding.EncodeToString(key)
-}
-
-// sign is the webhook-signature entry of the Standard Webhooks reference
-// library for the id, timestamp and body, signed with the secret.
-func sign(t *testing.T, secret, id string, at time.Time, body []byte) string {
-	t.Helper()
-	wh, err := standardwebhooks.NewWebhook(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signature, err := wh.Sign(id, at, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signature
-}
 
 // webhookHeader is a delivery's header: its id, its timestamp in Unix
 // seconds and its signatures.
@@ -56,12 +30,12 @@ func webhookHeader(id string, at time.Time, signatures string) http.Header {
 // verifier can judge a case (its tolerance is a fixed 5 minutes of the
 // clock), it must judge it as VerifyWebhook does.
 func TestVerifyWebhook(t *testing.T) {
-	secret, other := newSecret(t), newSecret(t)
+	secret, other := receivertest.NewSecret(t), receivertest.NewSecret(t)
 	const id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"
 	body := []byte(`{"type":"job.completed","timestamp":"2026-11-26T09:15:02.5Z","data":{"job":{"id":"j1","queue":"invoice-review"}}}`)
 	now := time.Now()
 	signed := func(at time.Time) http.Header {
-		return webhookHeader(id, at, sign(t, secret, id, at, body))
+		return webhookHeader(id, at, receivertest.Sign(t, secret, id, at, body))
 	}
 	without := func(name string) http.Header {
 		h := signed(now)
@@ -118,21 +92,21 @@ func TestVerifyWebhook(t *testing.T) {
 		{name: "old and unsigned", secrets: []string{other}, header: signed(now.Add(-time.Hour)),
 			want: client.ErrWebhookSignature},
 		{name: "two signatures, the second valid", secrets: []string{secret},
-			header: webhookHeader(id, now, sign(t, other, id, now, body)+" "+sign(t, secret, id, now, body)), reference: true},
+			header: webhookHeader(id, now, receivertest.Sign(t, other, id, now, body)+" "+receivertest.Sign(t, secret, id, now, body)), reference: true},
 		{name: "two signatures, the first valid", secrets: []string{secret},
-			header: webhookHeader(id, now, sign(t, secret, id, now, body)+" "+sign(t, other, id, now, body)), reference: true},
-		{name: "two signatures, none valid", secrets: []string{newSecret(t)},
-			header: webhookHeader(id, now, sign(t, other, id, now, body)+" "+sign(t, secret, id, now, body)),
+			header: webhookHeader(id, now, receivertest.Sign(t, secret, id, now, body)+" "+receivertest.Sign(t, other, id, now, body)), reference: true},
+		{name: "two signatures, none valid", secrets: []string{receivertest.NewSecret(t)},
+			header: webhookHeader(id, now, receivertest.Sign(t, other, id, now, body)+" "+receivertest.Sign(t, secret, id, now, body)),
 			want:   client.ErrWebhookSignature, reference: true},
 		{name: "unknown versions passed over", secrets: []string{secret},
-			header:    webhookHeader(id, now, "v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg== v0 "+sign(t, secret, id, now, body)),
+			header:    webhookHeader(id, now, "v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg== v0 "+receivertest.Sign(t, secret, id, now, body)),
 			reference: true},
 		{name: "a valid signature under an unknown version", secrets: []string{secret},
-			header: webhookHeader(id, now, "v2"+sign(t, secret, id, now, body)[2:]),
+			header: webhookHeader(id, now, "v2"+receivertest.Sign(t, secret, id, now, body)[2:]),
 			want:   client.ErrWebhookSignature, reference: true},
 		{name: "two secrets, the new one valid", secrets: []string{other, secret}, header: signed(now)},
 		{name: "two secrets, the old one valid", secrets: []string{secret, other}, header: signed(now)},
-		{name: "two secrets, none valid", secrets: []string{other, newSecret(t)}, header: signed(now),
+		{name: "two secrets, none valid", secrets: []string{other, receivertest.NewSecret(t)}, header: signed(now),
 			want: client.ErrWebhookSignature},
 		{name: "no webhook-id", secrets: []string{secret}, header: without("webhook-id"),
 			want: client.ErrWebhookHeaders, reference: true},
@@ -185,10 +159,10 @@ func TestVerifyWebhook(t *testing.T) {
 // TestVerifyWebhookSecrets refuses secrets that are not webhook secrets
 // with an error of its own, whatever the delivery.
 func TestVerifyWebhookSecrets(t *testing.T) {
-	secret := newSecret(t)
+	secret := receivertest.NewSecret(t)
 	body := []byte(`{}`)
 	now := time.Now()
-	header := webhookHeader("msg_1", now, sign(t, secret, "msg_1", now, body))
+	header := webhookHeader("msg_1", now, receivertest.Sign(t, secret, "msg_1", now, body))
 	for _, secrets := range [][]string{
 		nil,
 		{secret[len("whsec_"):]},
@@ -212,11 +186,11 @@ func TestVerifyWebhookSecrets(t *testing.T) {
 // TestParseWebhook returns a verified delivery's event, and nothing of one
 // that fails verification.
 func TestParseWebhook(t *testing.T) {
-	secret := newSecret(t)
+	secret := receivertest.NewSecret(t)
 	const id = "msg_2"
 	body := []byte(`{"type":"batch.finished","timestamp":"2026-11-26T09:15:02.5Z","data":{"batch":{"id":"b1","state":"completed"}}}`)
 	now := time.Now()
-	header := webhookHeader(id, now, sign(t, secret, id, now, body))
+	header := webhookHeader(id, now, receivertest.Sign(t, secret, id, now, body))
 
 	event, err := client.ParseWebhook([]string{secret}, header, body, now, 0)
 	if err != nil {
@@ -227,13 +201,13 @@ func TestParseWebhook(t *testing.T) {
 		t.Fatalf("ParseWebhook = %+v (data %s)", event, event.Data)
 	}
 
-	event, err = client.ParseWebhook([]string{newSecret(t)}, header, body, now, 0)
+	event, err = client.ParseWebhook([]string{receivertest.NewSecret(t)}, header, body, now, 0)
 	if !errors.Is(err, client.ErrWebhookSignature) || event != nil {
 		t.Fatalf("ParseWebhook with another secret = %+v, %v; want nil, %v", event, err, client.ErrWebhookSignature)
 	}
 
 	notJSON := []byte("job.completed")
-	if _, err := client.ParseWebhook([]string{secret}, webhookHeader(id, now, sign(t, secret, id, now, notJSON)), notJSON, now, 0); err == nil {
+	if _, err := client.ParseWebhook([]string{secret}, webhookHeader(id, now, receivertest.Sign(t, secret, id, now, notJSON)), notJSON, now, 0); err == nil {
 		t.Fatal("ParseWebhook took a signed body that is not JSON")
 	}
 }
