@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"errors"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -210,4 +212,20 @@ func TestParseWebhook(t *testing.T) {
 	if _, err := client.ParseWebhook([]string{secret}, webhookHeader(id, now, receivertest.Sign(t, secret, id, now, notJSON)), notJSON, now, 0); err == nil {
 		t.Fatal("ParseWebhook took a signed body that is not JSON")
 	}
+}
+
+// A receiver's handler checks each delivery before it does anything with
+// it.
+func ExampleVerifyWebhook() {
+	secrets := []string{os.Getenv("WEBHOOK_SECRET")} // during a rotation of the secret, the old and the new
+	hook := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20)) // the body as sent, not decoded and encoded again
+		if err := client.VerifyWebhook(secrets, r.Header, body, time.Now(), 0); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest) // not signed with the secret, or too old: do nothing
+			return
+		}
+		// Do the event's work once per webhook-id, then answer 2xx.
+		w.WriteHeader(http.StatusNoContent)
+	})
+	http.Handle("/claimdesk-events", hook)
 }
