@@ -126,7 +126,8 @@ func (r *Receiver) SetSecrets(secrets ...string) {
 }
 
 // Answer sets how the receiver answers its n-th request (counting from 1,
-// every request it got) by what fn returns for it.
+// every request it got) by what fn returns for it, after it recorded the
+// request. Requests that arrive together call fn at once.
 func (r *Receiver) Answer(fn func(n int, d Delivery) Reply) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
