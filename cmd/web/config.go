@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"claimdesk/internal/handlers"
+	"claimdesk/internal/webhooks"
 
 	"github.com/go-redis/redis_rate/v10"
 )
@@ -87,6 +89,27 @@ type Config struct {
 	// CLAIMDESK_MIN_REPLICAS; default empty, here autoReplicas: 1 where
 	// every master of the store has a replica at startup, else 0).
 	MinReplicas int
+	// WebhookTimeout bounds one delivery of a webhook, from the connection
+	// to the answer's last byte, from 1s to 5m (--webhook-timeout,
+	// CLAIMDESK_WEBHOOK_TIMEOUT; default 15s).
+	WebhookTimeout time.Duration
+	// WebhookSchedule is the waits before the attempts of a webhook's
+	// delivery, the first's from the event and each later one's from the
+	// failure before it (webhooks.DefaultSchedule), written as 1 to 20
+	// comma-separated durations, each up to 24h and only the first 0
+	// (--webhook-retry-schedule, CLAIMDESK_WEBHOOK_RETRY_SCHEDULE; default
+	// 0s,5s,5m,30m,2h,5h,10h,10h).
+	WebhookSchedule []time.Duration
+	// WebhookAllow are the networks webhooks may reach though they are not
+	// public, and the only ones they reach over plain http, written as
+	// comma-separated CIDRs (--webhook-allow-networks,
+	// CLAIMDESK_WEBHOOK_ALLOW_NETWORKS; default empty: none).
+	WebhookAllow []*net.IPNet
+	// WebhookKey is the key that seals the webhooks' secrets in the store
+	// (AES-256-GCM), 32 bytes written as 64 hex digits (--webhook-key,
+	// CLAIMDESK_WEBHOOK_KEY; default empty: the secrets are stored as they
+	// are).
+	WebhookKey []byte
 }
 
 // autoReplicas is MinReplicas when it is not set: the store's replicas
@@ -124,11 +147,11 @@ var settings = []setting{
 		return nil
 	}},
 	{"CLAIMDESK_CRON_INTERVAL", "cron-interval", "2s", func(c *Config, v string) (err error) {
-		c.CronInterval, err = duration(v)
+		c.CronInterval, err = duration(v, time.Hour)
 		return err
 	}},
 	{"CLAIMDESK_READ_TIMEOUT", "read-timeout", "60s", func(c *Config, v string) (err error) {
-		c.ReadTimeout, err = duration(v)
+		c.ReadTimeout, err = duration(v, time.Hour)
 		return err
 	}},
 	{"CLAIMDESK_METRICS_ADDR", "metrics-addr", "", func(c *Config, v string) error {
@@ -177,6 +200,26 @@ var settings = []setting{
 		}
 		c.MinReplicas = n
 		return nil
+	}},
+	{"CLAIMDESK_WEBHOOK_TIMEOUT", "webhook-timeout", shortDuration(webhooks.DefaultTimeout), func(c *Config, v string) (err error) {
+		c.WebhookTimeout, err = duration(v, 5*time.Minute)
+		return err
+	}},
+	{"CLAIMDESK_WEBHOOK_RETRY_SCHEDULE", "webhook-retry-schedule", formatSchedule(webhooks.DefaultSchedule), func(c *Config, v string) error {
+		schedule, err := webhooks.ParseSchedule(v)
+		if err != nil {
+			return badValue{v, "1 to 20 comma-separated durations, each up to 24h and only the first 0, such as 0s,1m,1h (" + err.Error() + ")"}
+		}
+		c.WebhookSchedule = schedule
+		return nil
+	}},
+	{"CLAIMDESK_WEBHOOK_ALLOW_NETWORKS", "webhook-allow-networks", "", func(c *Config, v string) (err error) {
+		c.WebhookAllow, err = networks(v)
+		return err
+	}},
+	{"CLAIMDESK_WEBHOOK_KEY", "webhook-key", "", func(c *Config, v string) (err error) {
+		c.WebhookKey, err = webhookKey(v)
+		return err
 	}},
 }
 
@@ -332,18 +375,54 @@ func origin(v string) error {
 	return nil
 }
 
-// duration reads a Go duration or whole seconds, from 1s to 1h.
-func duration(v string) (time.Duration, error) {
+// duration reads a Go duration or whole seconds, from 1s to most.
+func duration(v string, most time.Duration) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		if n, err := strconv.Atoi(v); err == nil && n >= 1 && n <= 3600 {
+		if n, err := strconv.Atoi(v); err == nil && n >= 1 && n <= int(most/time.Second) {
 			d = time.Duration(n) * time.Second
 		}
 	}
-	if d < time.Second || d > time.Hour {
-		return 0, badValue{v, "1s to 1h, as a duration such as 90s or 2m, or as whole seconds such as 90"}
+	if d < time.Second || d > most {
+		return 0, badValue{v, "1s to " + shortDuration(most) + ", as a duration such as 90s or 2m, or as whole seconds such as 90"}
 	}
 	return d, nil
+}
+
+// shortDuration writes d as time.Duration's String does, less the zero
+// minutes and seconds it ends with: 5m, 2h, 1h30m.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// formatSchedule writes a retry schedule as webhooks.ParseSchedule reads
+// it.
+func formatSchedule(schedule []time.Duration) string {
+	waits := make([]string, len(schedule))
+	for i, d := range schedule {
+		waits[i] = shortDuration(d)
+	}
+	return strings.Join(waits, ",")
+}
+
+// webhookKey reads the key of the webhooks' secrets: 64 hex digits, or
+// none. A bad one is not shown: it is a secret.
+func webhookKey(v string) ([]byte, error) {
+	if v == "" {
+		return nil, nil
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil || len(key) != 32 {
+		return nil, badValue{want: "64 hex digits (32 bytes), such as openssl rand -hex 32 writes"}
+	}
+	return key, nil
 }
 
 // atLeastOne reads a whole number from 1.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"go/ast"
@@ -36,6 +37,9 @@ func defaults() Config {
 		RateAddress:       redis_rate.PerSecond(1000),
 		RateLogin:         redis_rate.PerMinute(600),
 		MinReplicas:       autoReplicas,
+		WebhookTimeout:    15 * time.Second,
+		WebhookSchedule: []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+			2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour},
 	}
 }
 
@@ -101,6 +105,16 @@ func TestReadConfig(t *testing.T) {
 		{"a login rate", []string{"CLAIMDESK_RATE_LOGIN", "9000/h"}, nil, func(c *Config) { c.RateLogin = redis_rate.PerHour(9000) }},
 		{"no replicas", []string{"CLAIMDESK_MIN_REPLICAS", "0"}, nil, func(c *Config) { c.MinReplicas = 0 }},
 		{"the most replicas", []string{"CLAIMDESK_MIN_REPLICAS", "16"}, nil, func(c *Config) { c.MinReplicas = 16 }},
+		{"the shortest webhook timeout", []string{"CLAIMDESK_WEBHOOK_TIMEOUT", "1"}, nil, func(c *Config) { c.WebhookTimeout = time.Second }},
+		{"the longest webhook timeout", []string{"CLAIMDESK_WEBHOOK_TIMEOUT", "5m"}, nil, func(c *Config) { c.WebhookTimeout = 5 * time.Minute }},
+		{"a webhook timeout in seconds", []string{"CLAIMDESK_WEBHOOK_TIMEOUT", "300"}, nil, func(c *Config) { c.WebhookTimeout = 5 * time.Minute }},
+		{"a retry schedule", []string{"CLAIMDESK_WEBHOOK_RETRY_SCHEDULE", "0s, 1m30s,24h"}, nil,
+			func(c *Config) { c.WebhookSchedule = []time.Duration{0, 90 * time.Second, 24 * time.Hour} }},
+		{"one attempt", []string{"CLAIMDESK_WEBHOOK_RETRY_SCHEDULE", "10s"}, nil, func(c *Config) { c.WebhookSchedule = []time.Duration{10 * time.Second} }},
+		{"webhook networks", []string{"CLAIMDESK_WEBHOOK_ALLOW_NETWORKS", "10.20.0.0/16, fd00:1::/64"}, nil,
+			func(c *Config) { c.WebhookAllow = cidrs(t, "10.20.0.0/16", "fd00:1::/64") }},
+		{"a webhook key", []string{"CLAIMDESK_WEBHOOK_KEY", strings.Repeat("0f", 31) + "A9"}, nil,
+			func(c *Config) { c.WebhookKey = append(bytes.Repeat([]byte{0x0f}, 31), 0xa9) }},
 		{"a flag", nil, []string{"--cron-interval", "7s"}, func(c *Config) { c.CronInterval = 7 * time.Second }},
 		{"a flag wins over the environment", []string{"CLAIMDESK_CRON_INTERVAL", "5s", "CLAIMDESK_WS_PER_USER", "3"}, []string{"--cron-interval=7s"},
 			func(c *Config) { c.CronInterval, c.SocketsPerUser = 7*time.Second, 3 }},
@@ -137,6 +151,9 @@ func TestReadConfigRefuses(t *testing.T) {
 		cidr     = `want comma-separated CIDRs such as 10.0.0.0/8,192.0.2.7/32`
 		rate     = `want requests per second, minute or hour, such as 50/s, 600/m or 9000/h`
 		replicas = `want a number from 0 to 16`
+		timeout  = `want 1s to 5m, as a duration such as 90s or 2m, or as whole seconds such as 90`
+		schedule = `want 1 to 20 comma-separated durations, each up to 24h and only the first 0, such as 0s,1m,1h`
+		key      = `value: want 64 hex digits (32 bytes), such as openssl rand -hex 32 writes`
 	)
 	for _, tc := range []struct {
 		env  []string
@@ -180,6 +197,23 @@ func TestReadConfigRefuses(t *testing.T) {
 		{[]string{"CLAIMDESK_MIN_REPLICAS", "-1"}, nil, `bad CLAIMDESK_MIN_REPLICAS "-1": ` + replicas},
 		{[]string{"CLAIMDESK_MIN_REPLICAS", "17"}, nil, `bad CLAIMDESK_MIN_REPLICAS "17": ` + replicas},
 		{[]string{"CLAIMDESK_MIN_REPLICAS", "one"}, nil, `bad CLAIMDESK_MIN_REPLICAS "one": ` + replicas},
+		{[]string{"CLAIMDESK_WEBHOOK_TIMEOUT", "500ms"}, nil, `bad CLAIMDESK_WEBHOOK_TIMEOUT "500ms": ` + timeout},
+		{[]string{"CLAIMDESK_WEBHOOK_TIMEOUT", "5m1s"}, nil, `bad CLAIMDESK_WEBHOOK_TIMEOUT "5m1s": ` + timeout},
+		{[]string{"CLAIMDESK_WEBHOOK_TIMEOUT", "301"}, nil, `bad CLAIMDESK_WEBHOOK_TIMEOUT "301": ` + timeout},
+		{[]string{"CLAIMDESK_WEBHOOK_RETRY_SCHEDULE", "0s,soon"}, nil,
+			`bad CLAIMDESK_WEBHOOK_RETRY_SCHEDULE "0s,soon": ` + schedule + ` ("soon" is no duration)`},
+		{[]string{"CLAIMDESK_WEBHOOK_RETRY_SCHEDULE", "0s,5s,25h"}, nil,
+			`bad CLAIMDESK_WEBHOOK_RETRY_SCHEDULE "0s,5s,25h": ` + schedule + ` ("25h" is not from 0 to 24h)`},
+		{[]string{"CLAIMDESK_WEBHOOK_RETRY_SCHEDULE", "5s,0s"}, nil,
+			`bad CLAIMDESK_WEBHOOK_RETRY_SCHEDULE "5s,0s": ` + schedule + ` (wait 2 is 0: only the first may be)`},
+		{[]string{"CLAIMDESK_WEBHOOK_RETRY_SCHEDULE", "1s" + strings.Repeat(",1s", 20)}, nil,
+			`bad CLAIMDESK_WEBHOOK_RETRY_SCHEDULE "1s` + strings.Repeat(",1s", 20) + `": ` + schedule + ` (21 waits, want 1 to 20)`},
+		{[]string{"CLAIMDESK_WEBHOOK_ALLOW_NETWORKS", "10.0.0.0/8,169.254.169.254"}, nil, `bad CLAIMDESK_WEBHOOK_ALLOW_NETWORKS "169.254.169.254": ` + cidr},
+		// The key stays out of the message.
+		{[]string{"CLAIMDESK_WEBHOOK_KEY", strings.Repeat("ab", 31)}, nil, `bad CLAIMDESK_WEBHOOK_KEY ` + key},
+		{[]string{"CLAIMDESK_WEBHOOK_KEY", strings.Repeat("ab", 33)}, nil, `bad CLAIMDESK_WEBHOOK_KEY ` + key},
+		{[]string{"CLAIMDESK_WEBHOOK_KEY", strings.Repeat("zz", 32)}, nil, `bad CLAIMDESK_WEBHOOK_KEY ` + key},
+		{[]string{"CLAIMDESK_WEBHOOK_KEY", strings.Repeat("a", 63)}, nil, `bad CLAIMDESK_WEBHOOK_KEY ` + key},
 		// Given as a flag, the setting is named as the flag.
 		{nil, []string{"--ws-per-user", "0"}, `bad --ws-per-user "0": ` + count},
 		{[]string{"CLAIMDESK_RATE_LOGIN", "9/h"}, []string{"--rate-login=9/d"}, `bad --rate-login "9/d": ` + rate},
