@@ -38,10 +38,12 @@ import (
 	"claimdesk/internal/audit"
 	"claimdesk/internal/cron"
 	"claimdesk/internal/desk"
+	"claimdesk/internal/durable"
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
+	"claimdesk/internal/webhooks"
 	"claimdesk/seed"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -136,6 +138,8 @@ type stores struct {
 	bus *notify.Bus
 	// desk does what the administrative commands do (openForCommand).
 	desk *desk.Desk
+	// webhooks is the registry of webhooks.
+	webhooks *webhooks.Store
 }
 
 // openForCommand opens the stores for an admin command.
@@ -145,7 +149,8 @@ func (c Config) openForCommand(ctx context.Context) (stores, func(), error) {
 	if err != nil {
 		return st, stop, err
 	}
-	st.desk = desk.New(desk.Config{Redis: hc.Redis, Tasks: st.tasks, Users: st.users, Bus: st.bus, Log: log})
+	st.desk = desk.New(desk.Config{Redis: hc.Redis, Tasks: st.tasks, Users: st.users, Bus: st.bus, Log: log,
+		Webhooks: st.webhooks})
 	return st, stop, nil
 }
 
@@ -172,8 +177,14 @@ func open(ctx context.Context, c Config, log *slog.Logger, reset bool) (stores, 
 			"min_replicas", replicas, "connected", have)
 	}
 	log.Debug("changes wait for replicas", "min_replicas", replicas, "timeout", replicaTimeout)
+	sealer, err := webhooks.NewSealer(c.WebhookKey)
+	if err != nil {
+		stop()
+		return stores{}, nil, nil, err
+	}
 	s := stores{tasks: tasks.New(rdb, tasks.WithMinReplicas(replicas, replicaTimeout)),
 		users: users.New(rdb, users.WithMinReplicas(replicas, replicaTimeout))}
+	s.webhooks = webhooks.NewStore(rdb, s.tasks, sealer, c.egress(), durable.Policy{Replicas: replicas, Timeout: replicaTimeout})
 	if !reset {
 		if err := checkFormat(pingCtx, s.tasks); err != nil {
 			stop()
@@ -193,7 +204,12 @@ func open(ctx context.Context, c Config, log *slog.Logger, reset bool) (stores, 
 	s.bus = notify.NewBus(rdb, log)
 	s.users.Observe(s.bus.TellUserChanged)
 	return s, &handlers.Config{Redis: rdb, Tasks: s.tasks, Users: s.users, Log: log,
-		Bus: s.bus, Hub: notify.NewHub(), Presence: notify.NewPresence(rdb, log)}, stop, nil
+		Bus: s.bus, Hub: notify.NewHub(), Presence: notify.NewPresence(rdb, log), Webhooks: s.webhooks}, stop, nil
+}
+
+// egress is how webhooks reach their endpoints.
+func (c Config) egress() *webhooks.Egress {
+	return &webhooks.Egress{Allow: c.WebhookAllow, Timeout: c.WebhookTimeout}
 }
 
 // checkFormat refuses a store of another storage format, saying how to
@@ -243,14 +259,28 @@ func serve(ctx context.Context, c Config, stdout io.Writer) error {
 	go hc.Presence.Run(bg, hc.Hub)
 	announce := notify.NewAnnouncer(hc.Bus, log)
 	hc.Tasks.Observe(announce.Observe)
+	// The deliverer hands on the events of every change, this instance's
+	// at once (it observes them), and runs until the requests have ended.
+	deliverer := webhooks.NewDeliverer(webhooks.Config{Store: hc.Webhooks, Tasks: hc.Tasks, Egress: c.egress(),
+		Schedule: c.WebhookSchedule, Instance: hc.Bus.ID(), Log: log, May: desk.MayReceive(hc.Users), Registerer: hc.Registry})
+	hc.Tasks.Observe(deliverer.Observe)
+	hc.WebhooksChanged = deliverer.Changed
+	if !hc.Webhooks.Sealed() {
+		log.Warn("webhook secrets are stored unsealed: set CLAIMDESK_WEBHOOK_KEY to seal them")
+	}
 	// The handlers' desk records what cron's changes keep of people too:
 	// made before cron's first run.
 	handler := handlers.New(*hc)
 	runner := cron.New(cron.Config{Redis: hc.Redis, Tasks: hc.Tasks, Bus: hc.Bus,
 		Log: log, Interval: c.CronInterval, Registry: hc.Registry})
 	stopCron := runner.Start(bg)
+	delivering, stopDelivering := context.WithCancel(bg)
+	delivered := make(chan struct{})
+	go func() { defer close(delivered); deliverer.Run(delivering) }()
 	defer func() {
 		stopCron()
+		stopDelivering()
+		<-delivered
 		closeCtx, cancel := context.WithTimeout(context.Background(), announceCloseTimeout)
 		defer cancel()
 		if err := announce.Close(closeCtx); err != nil {

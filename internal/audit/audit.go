@@ -45,6 +45,12 @@ const (
 	BatchCanceled = "batch.canceled"
 	DeadRequeued  = "queue.dead_requeued"
 	JobsCanceled  = "jobs.canceled"
+
+	WebhookCreated  = "webhook.created"
+	WebhookChanged  = "webhook.changed"
+	WebhookDeleted  = "webhook.deleted"
+	WebhookRotated  = "webhook.rotated"
+	WebhookReplayed = "webhook.replayed"
 )
 
 // CommandLine is the actor of what the command line did.

@@ -26,10 +26,12 @@ import (
 	"log/slog"
 
 	"claimdesk/internal/audit"
+	"claimdesk/internal/durable"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
+	"claimdesk/internal/webhooks"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -57,6 +59,13 @@ type Config struct {
 	// of the queue changed here (created, changed, paused, resumed or
 	// deleted); nil: nobody is. Other instances learn it from the bus.
 	SettingsChanged func(queue string)
+	// Webhooks is the registry of webhooks; nil: one on Redis whose
+	// secrets are stored unsealed, with the default egress.
+	Webhooks *webhooks.Store
+	// WebhooksChanged is told, right after the change, that the registry
+	// changed here; nil: nobody is. Other instances' deliverers read it
+	// anew every few seconds.
+	WebhooksChanged func(ctx context.Context)
 }
 
 // Desk is where everything a person or a system does is done.
@@ -75,6 +84,8 @@ type Desk struct {
 	firstReservations func(ctx context.Context, read func(context.Context) (tasks.Page, error)) (tasks.Page, error)
 	presence          *notify.Presence
 	settingsChanged   func(queue string)
+	hooks             *webhooks.Store
+	webhooksChanged   func(ctx context.Context)
 }
 
 // New returns the desk over cfg's stores. It has cfg.Tasks record the
@@ -84,7 +95,15 @@ func New(cfg Config) *Desk {
 	d := &Desk{tasks: cfg.Tasks, users: cfg.Users, audit: audit.New(cfg.Redis), bus: cfg.Bus, log: cfg.Log, rdb: cfg.Redis,
 		unavailable: storeerr.NewBurst(cfg.Log, "changes not in recent work"),
 		presence:    cmp.Or(cfg.Presence, notify.NewPresence(cfg.Redis, cfg.Log)),
-		queues:      cfg.Queues, firstReservations: cfg.FirstReservations, settingsChanged: cfg.SettingsChanged}
+		queues:      cfg.Queues, firstReservations: cfg.FirstReservations, settingsChanged: cfg.SettingsChanged,
+		hooks: cfg.Webhooks, webhooksChanged: cfg.WebhooksChanged}
+	if d.hooks == nil {
+		plain, _ := webhooks.NewSealer(nil)
+		d.hooks = webhooks.NewStore(cfg.Redis, cfg.Tasks, plain, &webhooks.Egress{}, durable.Policy{})
+	}
+	if d.webhooksChanged == nil {
+		d.webhooksChanged = func(context.Context) {}
+	}
 	if d.queues == nil {
 		d.queues = cfg.Tasks.Queues
 	}

@@ -45,6 +45,9 @@ func (d *Desk) CreateQueue(ctx context.Context, a Actor, q tasks.Queue, asGiven 
 		return q, err
 	}
 	d.settingsChanged(q.Name)
+	if err := d.hooks.QueueCreated(context.WithoutCancel(ctx), q.Name); err != nil {
+		d.trouble("the outbox of a new queue not turned on for the webhooks of every queue", err, "queue", q.Name)
+	}
 	d.record(ctx, a, audit.QueueCreated, q.Name, audit.SettingsDetail(q))
 	return q, nil
 }

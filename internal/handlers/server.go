@@ -25,6 +25,7 @@ import (
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
+	"claimdesk/internal/webhooks"
 	"claimdesk/static"
 	"claimdesk/views"
 
@@ -75,6 +76,10 @@ type Config struct {
 	// looked at (a session that ran out closes its sockets by then); 0
 	// means DefaultPingPeriod.
 	PingPeriod time.Duration
+	// Webhooks is the registry of webhooks (nil: the desk's default), and
+	// WebhooksChanged is told when a request changed it (nil: nobody).
+	Webhooks        *webhooks.Store
+	WebhooksChanged func(ctx context.Context)
 }
 
 // The default caps on websockets of one instance: far more than the tabs
@@ -136,7 +141,8 @@ func New(cfg Config) http.Handler {
 	cfg.Tasks.Observe(s.metrics.observe)
 	s.board = newBoard()
 	s.desk = desk.New(desk.Config{Redis: cfg.Redis, Tasks: cfg.Tasks, Users: cfg.Users, Bus: cfg.Bus, Log: cfg.Log,
-		Queues: s.boardQueues, FirstReservations: s.board.reservations.get, Presence: s.presence, SettingsChanged: s.board.settingsChanged})
+		Queues: s.boardQueues, FirstReservations: s.board.reservations.get, Presence: s.presence, SettingsChanged: s.board.settingsChanged,
+		Webhooks: cfg.Webhooks, WebhooksChanged: cfg.WebhooksChanged})
 	s.registry.MustRegister(newQueueCollector(s))
 	cfg.Tasks.Observe(s.board.observe)
 	cfg.Hub.Tap(s.heard)

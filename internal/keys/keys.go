@@ -167,6 +167,45 @@ func CronLock(task string) string { return Prefix + "cronlock:" + task }
 // internal/notify (the announcer writes it).
 func Recent(user string) string { return Prefix + "recent:" + user }
 
+// Webhook keys. The registry of endpoints carries the hash tag
+// {webhooks}; each endpoint's deliveries carry a hash tag of their own,
+// {wh:<endpoint id>}, so that one script changes a delivery, its place in
+// the endpoint's schedule and the endpoint's health together, and the
+// endpoints' deliveries spread over a cluster. Owner of every one:
+// internal/webhooks.
+
+// WebhookEndpoints is a HASH of endpoint id → the endpoint's record as
+// JSON: its URL, events, queues, owner, whether it is enabled (and why
+// not), when it was made, and its signing secrets, sealed, each with when
+// it stops signing (a rotated-out secret keeps signing for a while).
+const WebhookEndpoints = Prefix + "{webhooks}:endpoints"
+
+// webhook is the start of every key of one endpoint's deliveries.
+func webhook(id string) string { return Prefix + "{wh:" + id + "}:" }
+
+// WebhookDeliveries returns the key of one endpoint's deliveries: a HASH
+// of event id → the delivery's record as JSON (the event's type, queue
+// and time, the body sent, attempts, state, the last answer, the next
+// attempt).
+func WebhookDeliveries(id string) string { return webhook(id) + "deliveries" }
+
+// WebhookDue returns the key of one endpoint's schedule: a ZSET of event
+// id → when its next attempt is due (ms), for every delivery still to be
+// made; while an attempt is under way, when the attempt's lease ends and
+// another deliverer may try again.
+func WebhookDue(id string) string { return webhook(id) + "due" }
+
+// WebhookLog returns the key of one endpoint's log: a ZSET of event id →
+// when the event happened (ms), for every delivery the endpoint keeps;
+// the oldest finished ones are dropped beyond a cap.
+func WebhookLog(id string) string { return webhook(id) + "log" }
+
+// WebhookHealth returns the key of one endpoint's health: a HASH of
+// failing_since (ms: when its attempts began to fail, absent while the
+// last one succeeded), succeeded_at (ms: its last success) and lost (how
+// many deliveries its backlog's cap dropped).
+func WebhookHealth(id string) string { return webhook(id) + "health" }
+
 // People keys: all carry the hash tag {people}, so that every key of the
 // people data lives in one Redis Cluster slot and one MULTI/EXEC changes
 // a user, the index of users and their tokens together. Owner of every
