@@ -199,8 +199,12 @@ func (s *Store) check(ctx context.Context, e *Endpoint) error {
 		return invalid("url", "must be at most %d characters", MaxURL)
 	}
 	u, err := s.egress.CheckURL(ctx, e.URL)
+	var refused *URLError
+	if errors.As(err, &refused) {
+		return invalid("url", "%s", refused.Reason)
+	}
 	if err != nil {
-		return invalid("url", "%s", urlReason(err))
+		return err // DNS could not be asked: nothing wrong with the URL
 	}
 	e.URL = u.String()
 	if len(e.Events) == 0 {
@@ -230,15 +234,6 @@ func (s *Store) check(ctx context.Context, e *Endpoint) error {
 		e.Queues = []string{}
 	}
 	return nil
-}
-
-// urlReason is why a URL was refused, as the person who gave it is told.
-func urlReason(err error) string {
-	var ue *URLError
-	if errors.As(err, &ue) {
-		return ue.Reason
-	}
-	return err.Error()
 }
 
 func eventList() string {
