@@ -46,6 +46,12 @@ type Delivery struct {
 	LastResponse  string     `json:"last_response,omitempty"`
 	LastAttemptAt *time.Time `json:"last_attempt_at,omitempty"`
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	// Subject is the id of the job the event is about, or of the batch
+	// for batch.finished, and Title its title: for the pages, which name
+	// what each delivery carries; the API's object leaves them out (its
+	// body's data says it).
+	Subject string `json:"-"`
+	Title   string `json:"-"`
 }
 
 // stored is a delivery as its record holds it (times in ms, the body sent).
@@ -62,11 +68,13 @@ type stored struct {
 	Response string          `json:"response,omitempty"`
 	LastAt   int64           `json:"last_at,omitempty"`
 	NextAt   int64           `json:"next_at,omitempty"`
+	Subject  string          `json:"subject,omitempty"`
+	Title    string          `json:"title,omitempty"`
 }
 
 func (d stored) delivery() Delivery {
 	out := Delivery{ID: d.ID, Event: d.Event, Queue: d.Queue, At: time.UnixMilli(d.At).UTC(), State: d.State,
-		Attempts: d.Attempts, LastStatus: d.Status, LastError: d.Error, LastResponse: d.Response}
+		Attempts: d.Attempts, LastStatus: d.Status, LastError: d.Error, LastResponse: d.Response, Subject: d.Subject, Title: d.Title}
 	if d.LastAt > 0 {
 		t := time.UnixMilli(d.LastAt).UTC()
 		out.LastAttemptAt = &t
@@ -91,7 +99,14 @@ func newDelivery(e tasks.Event) (stored, error) {
 	if err != nil {
 		return stored{}, err
 	}
-	return stored{ID: e.ID, Event: e.Type, Queue: e.Queue, At: e.At.UnixMilli(), Body: string(b), State: StatePending}, nil
+	d := stored{ID: e.ID, Event: e.Type, Queue: e.Queue, At: e.At.UnixMilli(), Body: string(b), State: StatePending}
+	switch {
+	case e.Batch != nil:
+		d.Subject, d.Title = e.Batch.ID, e.Batch.Title
+	case e.Job != nil:
+		d.Subject, d.Title = e.Job.ID, e.Job.Title
+	}
+	return d, nil
 }
 
 // addScript files a delivery unless the endpoint has one of its event

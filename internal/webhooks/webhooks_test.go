@@ -225,6 +225,46 @@ func TestDeliversSignedEvents(t *testing.T) {
 	})
 }
 
+// The log names what each delivery carries, for the pages: the job of a
+// job's event, by id and title, and the batch of batch.finished.
+func TestDeliveriesNameTheirSubject(t *testing.T) {
+	onEachBackend(t, func(f *fixture) {
+		rc := receivertest.Start(t)
+		e, secret := f.endpoint(rc.URL())
+		rc.SetSecrets(secret)
+		f.deliverer("one", nil)
+		b, jobs, err := f.tasks.CreateBatch(f.ctx, f.queue, "pat", tasks.NewBatch{Title: "Q3 invoices", Jobs: []tasks.NewJob{{Title: "INV-7"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := f.tasks.Claim(f.ctx, f.queue, "ann")
+		if err != nil || r == nil {
+			t.Fatalf("claim: %v, %v", r, err)
+		}
+		if _, err := f.tasks.Complete(f.ctx, r.Job.ID, r.Hold(), json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		want := map[tasks.EventType]string{tasks.EventJobCompleted: jobs[0].Job.ID + " INV-7", tasks.EventBatchFinished: b.ID + " Q3 invoices"}
+		waitFor(t, "both deliveries logged", func() bool {
+			ds, err := f.store.Deliveries(f.ctx, e.ID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[tasks.EventType]string{}
+			for _, d := range ds {
+				got[d.Event] = d.Subject + " " + d.Title
+			}
+			return len(ds) == 2 && got[tasks.EventJobCompleted] == want[tasks.EventJobCompleted] &&
+				got[tasks.EventBatchFinished] == want[tasks.EventBatchFinished]
+		})
+		// The API's object of a delivery is as it was.
+		ds, _ := f.store.Deliveries(f.ctx, e.ID, 1)
+		if raw, _ := json.Marshal(ds[0]); strings.Contains(string(raw), "INV-7") || strings.Contains(string(raw), "Q3 invoices") {
+			t.Fatalf("a delivery's JSON names its subject: %s", raw)
+		}
+	})
+}
+
 // waitFor waits until cond holds, looking again every few milliseconds,
 // for up to 10 seconds: for what only the store shows.
 func waitFor(t *testing.T, what string, cond func() bool) {
