@@ -183,6 +183,20 @@ func (d *Deliverer) registry() []record {
 	return nil
 }
 
+// Disabled counts the endpoints disabled for what their receivers did
+// (gone or failing; not those paused), as the deliverer last read the
+// registry: every refreshEvery, and at once after a change made here. It
+// costs no call to Redis, so every page may show it.
+func (d *Deliverer) Disabled() int {
+	n := 0
+	for _, ep := range d.registry() {
+		if !ep.Enabled && ep.DisabledReason != DisabledPaused {
+			n++
+		}
+	}
+	return n
+}
+
 // handOn files the events of every outbox an endpoint listens to as
 // deliveries to the endpoints that want them, then acknowledges them.
 func (d *Deliverer) handOn(ctx context.Context) error {

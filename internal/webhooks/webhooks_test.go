@@ -371,12 +371,16 @@ func TestGoneDisables(t *testing.T) {
 		})
 		e, secret := f.endpoint(rc.URL())
 		rc.SetSecrets(secret)
-		f.deliverer("one", nil)
+		d := f.deliverer("one", nil)
+		if n := d.Disabled(); n != 0 {
+			t.Fatalf("%d endpoints counted disabled before any", n)
+		}
 		f.complete(1)
 		waitFor(t, "the endpoint disabled as gone", func() bool {
 			got, _ := f.store.Get(f.ctx, e.ID)
 			return !got.Enabled && got.DisabledReason == DisabledGone
 		})
+		waitFor(t, "the deliverer counting it disabled", func() bool { return d.Disabled() == 1 })
 		f.complete(1)
 		waitFor(t, "the next event waiting for the endpoint", func() bool {
 			n, _, _ := f.store.Pending(f.ctx, e.ID)
@@ -385,7 +389,15 @@ func TestGoneDisables(t *testing.T) {
 		if n := len(rc.Deliveries()); n != 1 {
 			t.Fatalf("%d requests to a disabled endpoint's URL, want the one answered 410", n)
 		}
-		on := true
+		// Paused, it is no longer disabled by its receiver: not counted.
+		off, on := false, true
+		if _, _, err := f.store.Update(f.ctx, e.ID, Patch{Enabled: &off}); err != nil {
+			t.Fatal(err)
+		}
+		d.Changed(f.ctx)
+		if n := d.Disabled(); n != 0 {
+			t.Fatalf("a paused endpoint counted disabled: %d", n)
+		}
 		if _, _, err := f.store.Update(f.ctx, e.ID, Patch{Enabled: &on}); err != nil {
 			t.Fatal(err)
 		}
