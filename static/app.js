@@ -1,7 +1,8 @@
 // claimdesk's page script: countdowns, local times, live notices,
 // confirmations, keyboard shortcuts and settings, the offline banner, CSRF
-// for htmx. Small on purpose; the server renders everything else. Each
-// concern is a module of js/.
+// for htmx, copy buttons. Small on purpose; the server renders everything
+// else. Each concern is a module of js/.
+import { startCopy } from "./js/copy.js";
 import { startCountdown } from "./js/countdown.js";
 import { startCounts } from "./js/counts.js";
 import { startForms } from "./js/forms.js";
@@ -11,6 +12,7 @@ import { startOffline } from "./js/offline.js";
 import { startSettings } from "./js/settings.js";
 
 startForms();
+startCopy();
 startOffline();
 startCountdown();
 startLocal();

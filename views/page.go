@@ -25,6 +25,9 @@ type Page struct {
 	// Note, one that it did nothing, and why.
 	Flash string
 	Note  string
+	// DisabledWebhooks counts, for a supervisor, the webhooks their
+	// receivers got disabled: the navigation marks them.
+	DisabledWebhooks int
 }
 
 // Supervisor reports whether the page's user is a supervisor.

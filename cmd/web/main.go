@@ -264,7 +264,7 @@ func serve(ctx context.Context, c Config, stdout io.Writer) error {
 	deliverer := webhooks.NewDeliverer(webhooks.Config{Store: hc.Webhooks, Tasks: hc.Tasks, Egress: c.egress(),
 		Schedule: c.WebhookSchedule, Instance: hc.Bus.ID(), Log: log, May: desk.MayReceive(hc.Users), Registerer: hc.Registry})
 	hc.Tasks.Observe(deliverer.Observe)
-	hc.WebhooksChanged = deliverer.Changed
+	hc.WebhooksChanged, hc.DisabledWebhooks = deliverer.Changed, deliverer.Disabled
 	if !hc.Webhooks.Sealed() {
 		log.Warn("webhook secrets are stored unsealed: set CLAIMDESK_WEBHOOK_KEY to seal them")
 	}

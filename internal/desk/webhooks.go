@@ -61,6 +61,10 @@ func (d *Desk) Webhooks(ctx context.Context, a Actor) ([]webhooks.Endpoint, erro
 	return slices.DeleteFunc(all, func(e webhooks.Endpoint) bool { return mayHook(a, e) != nil }), nil
 }
 
+// WebhookSecretsSealed reports whether the endpoints' secrets are sealed
+// at rest: claimdesk runs with a key to seal them.
+func (d *Desk) WebhookSecretsSealed() bool { return d.hooks.Sealed() }
+
 // Webhook returns the endpoint, if a may manage it.
 func (d *Desk) Webhook(ctx context.Context, a Actor, id string) (webhooks.Endpoint, error) {
 	if err := need(a, users.Producer, users.Supervisor); err != nil {

@@ -13,6 +13,7 @@ import (
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
+	"claimdesk/internal/webhooks"
 	"claimdesk/views"
 
 	"github.com/labstack/echo/v4"
@@ -72,6 +73,8 @@ var errorCodes = []struct {
 	{users.ErrThrottled, http.StatusTooManyRequests, "rate_limited"},
 	{desk.ErrForbidden, http.StatusForbidden, "forbidden"},
 	{desk.ErrInvalid, http.StatusBadRequest, "invalid_field"},
+	{webhooks.ErrNotFound, http.StatusNotFound, "not_found"},
+	{webhooks.ErrDeliveryNotFound, http.StatusNotFound, "not_found"},
 }
 
 // publicError turns any error into what the user may see, and reports

@@ -145,7 +145,7 @@ func personProblem(err error) (int, string, error) {
 	if errors.Is(err, users.ErrExists) {
 		msg = "Someone is already named " + strings.TrimPrefix(msg, users.ErrExists.Error()+": ") + ". Choose another name, or open theirs to change it"
 	}
-	return pub.Status, strings.ToUpper(msg[:1]) + msg[1:] + ".", nil
+	return pub.Status, sentence(msg), nil
 }
 
 func (s *Server) addPersonForm(c echo.Context) error {

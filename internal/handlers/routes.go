@@ -124,6 +124,17 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/supervisor/fragments/team-work", s.teamWorkFragment, user, sup)
 	e.POST("/away", s.setAway, user, op)
 
+	// Webhooks (webhookpages.go).
+	e.GET("/webhooks", s.webhooksPage, user, sup)
+	e.POST("/webhooks", s.addWebhookForm, user, sup)
+	e.GET("/webhooks/:id", s.webhookPage, user, sup)
+	e.GET("/webhooks/:id/fragments/deliveries", s.deliveriesFragment, user, sup)
+	e.POST("/webhooks/:id/pause", s.enableWebhookForm(false), user, sup)
+	e.POST("/webhooks/:id/resume", s.enableWebhookForm(true), user, sup)
+	e.POST("/webhooks/:id/rotate", s.rotateWebhookForm, user, sup)
+	e.POST("/webhooks/:id/remove", s.removeWebhookForm, user, sup)
+	e.POST("/webhooks/:id/deliveries/:delivery/replay", s.replayForm, user, sup)
+
 	// Audit (audit.go).
 	api.GET("/audit", s.auditAPI, sup)
 	e.GET("/supervisor/audit", s.auditPage, user, sup)

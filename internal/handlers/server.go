@@ -80,6 +80,10 @@ type Config struct {
 	// WebhooksChanged is told when a request changed it (nil: nobody).
 	Webhooks        *webhooks.Store
 	WebhooksChanged func(ctx context.Context)
+	// DisabledWebhooks counts the webhooks their receivers got disabled,
+	// without asking Redis (webhooks.Deliverer.Disabled), for the mark in
+	// supervisors' navigation; nil: no mark.
+	DisabledWebhooks func() int
 }
 
 // The default caps on websockets of one instance: far more than the tabs
@@ -114,6 +118,9 @@ type Server struct {
 	board *board
 	// desk is where every action of a request is done.
 	desk *desk.Desk
+	// disabledHooks counts the webhooks disabled by their receivers (nil:
+	// none counted).
+	disabledHooks func() int
 }
 
 // Bounds of a request body.
@@ -131,7 +138,7 @@ func New(cfg Config) http.Handler {
 	s := &Server{rdb: cfg.Redis, tasks: cfg.Tasks, users: cfg.Users, log: cfg.Log, registry: cfg.Registry,
 		hub: cfg.Hub, bus: cfg.Bus, origin: strings.TrimRight(cfg.PublicURL, "/"), instance: cfg.Bus.ID(),
 		sockets:    newSocketCaps(cmp.Or(cfg.SocketsPerUser, DefaultSocketsPerUser), cmp.Or(cfg.SocketsPerAddress, DefaultSocketsPerAddress)),
-		pingPeriod: cmp.Or(cfg.PingPeriod, DefaultPingPeriod)}
+		pingPeriod: cmp.Or(cfg.PingPeriod, DefaultPingPeriod), disabledHooks: cfg.DisabledWebhooks}
 	s.unavailable = storeerr.NewBurst(s.log, "requests answered 503")
 	s.presence = cmp.Or(cfg.Presence, notify.NewPresence(cfg.Redis, cfg.Log))
 	if s.registry == nil {
@@ -226,6 +233,9 @@ func (s *Server) fragment(c echo.Context) views.Page {
 	p := views.Page{CSRF: s.csrfToken(c), Path: c.Request().URL.Path}
 	if u, ok := currentUser(c); ok {
 		p.User, p.Role = u.Name, string(u.Role)
+	}
+	if p.Supervisor() && s.disabledHooks != nil {
+		p.DisabledWebhooks = s.disabledHooks()
 	}
 	return p
 }
