@@ -4,6 +4,9 @@ import { BASE_URL, BASE_URL_B, PORT, PORT_B } from './constants';
 
 const repo = path.join(__dirname, '..');
 
+/** The environment of both web instances. */
+const SERVER_ENV = { CLAIMDESK_CRON_INTERVAL: '1s', CLAIMDESK_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8' };
+
 export default defineConfig({
   testDir: __dirname,
   outputDir: path.join(repo, 'test-results'),
@@ -43,7 +46,8 @@ export default defineConfig({
   // Two web instances over one store, as in production behind a load
   // balancer: notices published by one reach the pages served by the other
   // through Redis. The cron runs every second so that expired reservations
-  // are reclaimed promptly.
+  // are reclaimed promptly. Webhooks may go to the loopback, where the
+  // tests start their receivers.
   webServer: [
     {
       name: 'claimdesk A',
@@ -56,7 +60,7 @@ export default defineConfig({
         `rm -rf .run && mkdir -p .run && cd .run && ../../bin/claimdesk seed --reset >seed.log ` +
         `&& touch seeded && exec ../../bin/claimdesk serve --addr 127.0.0.1:${PORT}`,
       cwd: __dirname,
-      env: { CLAIMDESK_CRON_INTERVAL: '1s' },
+      env: SERVER_ENV,
       url: `${BASE_URL}/healthz`,
       reuseExistingServer: false,
       timeout: 60_000,
@@ -76,7 +80,7 @@ export default defineConfig({
         `until [ -f .run/seeded ] && curl -sf -o /dev/null ${BASE_URL}/healthz; do sleep 0.2; done ` +
         `&& cd .run && exec ../../bin/claimdesk serve --addr 127.0.0.1:${PORT_B}`,
       cwd: __dirname,
-      env: { CLAIMDESK_CRON_INTERVAL: '1s' },
+      env: SERVER_ENV,
       url: `${BASE_URL_B}/healthz`,
       reuseExistingServer: false,
       timeout: 60_000,

@@ -58,7 +58,7 @@ for (const screen of SCREENS) {
     for (const path of [
       '/supervisor', '/supervisor/queues/invoice-review', '/supervisor/queues/invoice-review?state=dead',
       '/supervisor/queues/invoice-review?state=completed', '/supervisor/queues/new', '/supervisor/batches',
-      '/supervisor/team', '/supervisor/people', '/supervisor/people/alice', '/supervisor/audit', '/supervisor/no-such-page',
+      '/supervisor/team', '/supervisor/people', '/supervisor/people/alice', '/supervisor/audit', '/webhooks', '/supervisor/no-such-page',
     ]) {
       test(`the supervisor page ${path}`, async ({ openAs }) => {
         const sam = await openAs('sam', 'A', { viewport: screen.viewport });
