@@ -1,6 +1,9 @@
 import path from 'node:path';
 import type { Page } from '@playwright/test';
+import { OperatorApi } from './api';
 import { expect, test } from './fixtures';
+import { WebhooksPage } from './pages/WebhooksPage';
+import { Receiver } from './receiver';
 
 // Takes docs/screens/<page>-<width>.png of every page from the demo data:
 // what the README shows. Run by `make screenshots`, not by `make test`.
@@ -63,3 +66,68 @@ for (const viewport of WIDTHS) {
     });
   });
 }
+
+// The webhooks, after every other page (so that those show no job this
+// completes): one just added, its secret shown once; one whose receiver
+// answered 410 Gone, disabled; a delivered job; a refused URL.
+test('the webhooks pages', async ({ openAs, api }) => {
+  test.setTimeout(120_000);
+  for (const viewport of WIDTHS) {
+    const receiver = new Receiver();
+    const gone = new Receiver();
+    gone.status = 410;
+    const url = await receiver.start('/claimdesk/events');
+    const goneUrl = await gone.start('/hooks/claimdesk');
+    const sam = await openAs('sam', 'A', { viewport, locale: 'en-US', timezoneId: 'Europe/Zurich' });
+    const hooks = new WebhooksPage(sam);
+    const made: string[] = [];
+    try {
+      await hooks.goto();
+      await hooks.add(goneUrl, { queues: ['invoice-review'], events: ['job.completed'] });
+      made.push(await hooks.openId());
+      await hooks.goto();
+      await hooks.add(url, { queues: ['invoice-review'], events: ['job.completed', 'job.dead'] });
+      const id = await hooks.openId();
+      made.push(id);
+      receiver.secrets = [((await hooks.secret.textContent()) ?? '').trim()];
+      await shoot(sam, 'webhook-secret');
+
+      const alice = new OperatorApi((await openAs('alice')).request);
+      const job = await api.enqueue('invoice-review', {
+        title: 'Check invoice INV-2026-0611 from Alpenblick Catering AG (CHF 3,156.50)',
+        priority: 100,
+      });
+      const claim = await alice.claim('invoice-review');
+      expect(claim?.job.id).toBe(job.id);
+      await alice.complete(claim!);
+      await expect.poll(() => receiver.received.length + gone.received.length).toBe(2);
+      await expect
+        .poll(
+          async () => {
+            await hooks.goto();
+            return hooks.navMark.count();
+          },
+          { timeout: 10_000 },
+        )
+        .toBe(1);
+      await shoot(sam, 'webhooks');
+
+      await sam.goto(`/webhooks/${id}`);
+      await expect(hooks.delivery(receiver.received[0].id).getByTestId('delivery-state')).toHaveText('succeeded');
+      await shoot(sam, 'webhook');
+
+      await hooks.goto();
+      await hooks.add('http://10.0.0.1/hooks', { queues: ['invoice-review'] });
+      await expect(hooks.problem('url')).toBeVisible();
+      await shoot(sam, 'webhook-refused');
+    } finally {
+      for (const hook of made) {
+        await sam.goto(`/webhooks/${hook}`);
+        await hooks.act('remove');
+        await expect(hooks.flash).toContainText('Removed the webhook');
+      }
+      await receiver.close();
+      await gone.close();
+    }
+  }
+});
