@@ -210,7 +210,8 @@ func (d *Deliverer) handOn(ctx context.Context) error {
 					if err != nil {
 						return err
 					}
-					if err := d.cfg.Store.add(ctx, ep.ID, del); err != nil {
+					wait, _ := Delay(d.cfg.Schedule, 0, rand.Float64)
+					if err := d.cfg.Store.add(ctx, ep.ID, del, wait); err != nil {
 						return err
 					}
 					added = true

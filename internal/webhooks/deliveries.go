@@ -95,10 +95,10 @@ func newDelivery(e tasks.Event) (stored, error) {
 }
 
 // addScript files a delivery unless the endpoint has one of its event
-// already, due at once; beyond Backlog deliveries to make, it drops the
+// already, due when told; beyond Backlog deliveries to make, it drops the
 // one of the oldest event, counted in lost; beyond Keep finished ones in
 // the log, it forgets the oldest few.
-// KEYS: deliveries, due, log, health. ARGV: id, record, now, event time,
+// KEYS: deliveries, due, log, health. ARGV: id, record, when due, event time,
 // Backlog, Keep. Answers 1 if it filed the delivery, 0 if it was there.
 var addScript = redis.NewScript(`
 local id = ARGV[1]
@@ -230,10 +230,12 @@ func deliveryKeys(id string) []string {
 	return []string{keys.WebhookDeliveries(id), keys.WebhookDue(id), keys.WebhookLog(id), keys.WebhookHealth(id)}
 }
 
-// add files the event's delivery to the endpoint.
-func (s *Store) add(ctx context.Context, endpoint string, d stored) error {
+// add files the event's delivery to the endpoint, its first attempt due
+// after wait.
+func (s *Store) add(ctx context.Context, endpoint string, d stored, wait time.Duration) error {
 	raw, _ := json.Marshal(d)
-	_, err := s.run(ctx, addScript, deliveryKeys(endpoint), d.ID, raw, s.clock().UnixMilli(), d.At, Backlog, Keep)
+	due := s.clock().Add(wait).UnixMilli()
+	_, err := s.run(ctx, addScript, deliveryKeys(endpoint), d.ID, raw, due, d.At, Backlog, Keep)
 	return err
 }
 
