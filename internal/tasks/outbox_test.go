@@ -56,14 +56,14 @@ func TestOutboxEvents(t *testing.T) {
 			t.Fatalf("event's job %+v", ev.Job)
 		}
 		// Read again before it is acknowledged: the same event, by its id.
-		again := e.readAll("b", 0)
+		again := e.readAll("b", time.Nanosecond)
 		if len(again) != 1 || again[0].ID != ev.ID || !reflect.DeepEqual(again[0].Job, ev.Job) {
 			t.Fatalf("taken over: %+v, want %s", again, ev.ID)
 		}
 		if err := e.store.AckOutbox(e.ctx, e.queue, again...); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.readAll("a", 0); len(got) != 0 {
+		if got := e.readAll("a", time.Nanosecond); len(got) != 0 {
 			t.Fatalf("after its ack: %d events", len(got))
 		}
 		// Off again: nothing more is published.
@@ -74,7 +74,7 @@ func TestOutboxEvents(t *testing.T) {
 		if _, _, err := e.store.Cancel(e.ctx, late.ID, "sam", false); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.readAll("a", 0); len(got) != 0 {
+		if got := e.readAll("a", time.Nanosecond); len(got) != 0 {
 			t.Fatalf("outbox off again: %d events", len(got))
 		}
 		wantErr(t, "SetOutbox of no queue", e.store.SetOutbox(e.ctx, "no-such-queue", true), ErrQueueNotFound)
@@ -99,7 +99,7 @@ func TestOutboxTakeover(t *testing.T) {
 		if got := e.readAll("lives", time.Hour); len(got) != 0 {
 			t.Fatalf("a reader took an event pending for less than idle: %+v", got)
 		}
-		taken := e.readAll("lives", 0)
+		taken := e.readAll("lives", time.Nanosecond)
 		if len(taken) != 1 || taken[0].ID != first[0].ID {
 			t.Fatalf("takeover: %+v", taken)
 		}
