@@ -69,13 +69,13 @@ type Config struct {
 // one; they share the work through the outboxes' consumer group and the
 // deliveries' leases.
 type Deliverer struct {
-	cfg       Config
-	fanout    chan struct{} // a change published events
+	cfg    Config
+	fanout chan struct{} // a change published events
 	// lookedOver is when handOn last looked for events whose reader died.
 	lookedOver time.Time
-	send      chan struct{} // deliveries are due
-	endpoints atomic.Pointer[[]record]
-	troubles  *storeerr.Burst
+	send       chan struct{} // deliveries are due
+	endpoints  atomic.Pointer[[]record]
+	troubles   *storeerr.Burst
 
 	mu       sync.Mutex
 	changed  map[string]bool // queues this instance published events of since handOn last read them
