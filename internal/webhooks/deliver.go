@@ -364,20 +364,40 @@ func (d *Deliverer) attempt(ctx context.Context, ep record, del stored) {
 
 // lagCollector reports, at each scrape, what each endpoint has still to
 // receive: how many deliveries, and how long ago the oldest's event
-// happened.
+// happened; and each listened queue's outbox: the events not yet handed
+// on, and those its cap dropped.
 type lagCollector struct{ d *Deliverer }
 
 var (
 	pendingDesc = prometheus.NewDesc("claimdesk_webhook_pending", "Deliveries an endpoint has still to receive.", []string{"webhook"}, nil)
 	lagDesc     = prometheus.NewDesc("claimdesk_webhook_lag_seconds", "How long ago the oldest event an endpoint has still to receive happened (0: none).", []string{"webhook"}, nil)
+	outboxDesc  = prometheus.NewDesc("claimdesk_webhook_outbox_events", "Events in a queue's outbox, not yet handed on to the endpoints.", []string{"queue"}, nil)
+	lostDesc    = prometheus.NewDesc("claimdesk_webhook_outbox_lost_total", "Events a queue's outbox dropped, full while nobody read it.", []string{"queue"}, nil)
 )
 
-func (c *lagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc; ch <- lagDesc }
+func (c *lagCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- pendingDesc
+	ch <- lagDesc
+	ch <- outboxDesc
+	ch <- lostDesc
+}
 
 func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for _, ep := range c.d.registry() {
+	eps := c.d.registry()
+	if len(eps) > 0 {
+		queues, _ := c.d.cfg.Store.listened(ctx, eps)
+		for _, q := range queues {
+			st, err := c.d.cfg.Tasks.Outbox(ctx, q)
+			if err != nil {
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(outboxDesc, prometheus.GaugeValue, float64(st.Waiting), q)
+			ch <- prometheus.MustNewConstMetric(lostDesc, prometheus.CounterValue, float64(st.Lost), q)
+		}
+	}
+	for _, ep := range eps {
 		n, oldest, err := c.d.cfg.Store.Pending(ctx, ep.ID)
 		if err != nil {
 			continue

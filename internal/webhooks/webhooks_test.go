@@ -19,6 +19,7 @@ import (
 	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/webhooks/receivertest"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -133,8 +134,13 @@ func (f *fixture) endpoint(url string, events ...tasks.EventType) (Endpoint, str
 
 // deliverer runs a deliverer, named instance, until the test ends.
 func (f *fixture) deliverer(instance string, schedule []time.Duration) *Deliverer {
+	return f.delivererTo(instance, schedule, nil)
+}
+
+// delivererTo runs a deliverer whose metrics reg takes.
+func (f *fixture) delivererTo(instance string, schedule []time.Duration, reg prometheus.Registerer) *Deliverer {
 	d := NewDeliverer(Config{Store: f.store, Tasks: f.tasks, Egress: f.egress, Schedule: schedule,
-		Instance: instance, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Takeover: time.Second})
+		Instance: instance, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Takeover: time.Second, Registerer: reg})
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
@@ -181,7 +187,8 @@ func TestDeliversSignedEvents(t *testing.T) {
 		rc := receivertest.Start(t)
 		e, secret := f.endpoint(rc.URL())
 		rc.SetSecrets(secret)
-		f.deliverer("one", nil)
+		reg := prometheus.NewRegistry()
+		f.delivererTo("one", nil, reg)
 		ids := f.complete(3)
 		rc.Wait(t, func(ds []receivertest.Delivery) bool { return len(ds) >= 3 }, 10*time.Second)
 		if bad := rc.Bad(); len(bad) > 0 {
@@ -222,7 +229,53 @@ func TestDeliversSignedEvents(t *testing.T) {
 			}
 			return n == 3
 		})
+		want := map[string]float64{
+			`claimdesk_webhook_deliveries_total{result="succeeded"}`:       3,
+			`claimdesk_webhook_first_attempt_seconds_count`:                3,
+			`claimdesk_webhook_pending{webhook="` + e.ID + `"}`:            0,
+			`claimdesk_webhook_lag_seconds{webhook="` + e.ID + `"}`:        0,
+			`claimdesk_webhook_outbox_events{queue="` + f.queue + `"}`:     0,
+			`claimdesk_webhook_outbox_lost_total{queue="` + f.queue + `"}`: 0,
+		}
+		got := gather(t, reg)
+		for name, v := range want {
+			if g, ok := got[name]; !ok || g != v {
+				t.Errorf("%s = %v (there: %t), want %v", name, g, ok, v)
+			}
+		}
 	})
+}
+
+// gather reads the registry's metrics, as name{labels} → value (a
+// histogram as its _count).
+func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, fam := range families {
+		for _, m := range fam.GetMetric() {
+			name := fam.GetName()
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+`="`+l.GetValue()+`"`)
+			}
+			if len(labels) > 0 {
+				name += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch {
+			case m.Counter != nil:
+				out[name] = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				out[name] = m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				out[name+"_count"] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
 }
 
 // waitFor waits until cond holds, looking again every few milliseconds,
