@@ -228,8 +228,9 @@ func (d *Deliverer) handOn(ctx context.Context, swept bool) error {
 			if err != nil {
 				return err
 			}
-			for _, e := range events {
-				for _, ep := range eps {
+			for _, ep := range eps {
+				var dels []stored
+				for _, e := range events {
 					if !ep.Covers(q, e.Type) || e.At.Before(ep.CreatedAt) || !d.cfg.May(ctx, ep.Owner, q) {
 						continue
 					}
@@ -237,12 +238,16 @@ func (d *Deliverer) handOn(ctx context.Context, swept bool) error {
 					if err != nil {
 						return err
 					}
-					wait, _ := Delay(d.cfg.Schedule, 0, rand.Float64)
-					if err := d.cfg.Store.add(ctx, ep.ID, del, wait); err != nil {
-						return err
-					}
-					added = true
+					dels = append(dels, del)
 				}
+				if len(dels) == 0 {
+					continue
+				}
+				wait, _ := Delay(d.cfg.Schedule, 0, rand.Float64)
+				if err := d.cfg.Store.add(ctx, ep.ID, dels, wait); err != nil {
+					return err
+				}
+				added = true
 			}
 			if err := d.cfg.Tasks.AckOutbox(ctx, q, events...); err != nil {
 				return err

@@ -206,13 +206,25 @@ return raw
 
 // run runs the script durably on keys of one endpoint's slot.
 func (s *Store) run(ctx context.Context, sc *redis.Script, ks []string, args ...any) (any, error) {
-	var cmd *redis.Cmd
+	cmds, err := s.runEach(ctx, sc, ks, [][]any{args})
+	if err != nil {
+		return nil, err
+	}
+	return cmds[0].Val(), nil
+}
+
+// runEach runs the script once per list of arguments, on the same keys of
+// one endpoint's slot, in one round trip, durably.
+func (s *Store) runEach(ctx context.Context, sc *redis.Script, ks []string, argLists [][]any) ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, len(argLists))
 	send := func(load bool) error {
 		return s.durably.Send(ctx, s.rdb, ks[0], func(p redis.Pipeliner) {
-			if load {
-				cmd = sc.Eval(ctx, p, ks, args...)
-			} else {
-				cmd = sc.EvalSha(ctx, p, ks, args...)
+			for i, args := range argLists {
+				if load {
+					cmds[i] = sc.Eval(ctx, p, ks, args...)
+				} else {
+					cmds[i] = sc.EvalSha(ctx, p, ks, args...)
+				}
 			}
 		})
 	}
@@ -223,19 +235,28 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, ks []string, args ...
 	if err != nil && err != redis.Nil {
 		return nil, storeErr(err)
 	}
-	return cmd.Val(), nil
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && err != redis.Nil {
+			return nil, storeErr(err)
+		}
+	}
+	return cmds, nil
 }
 
 func deliveryKeys(id string) []string {
 	return []string{keys.WebhookDeliveries(id), keys.WebhookDue(id), keys.WebhookLog(id), keys.WebhookHealth(id)}
 }
 
-// add files the event's delivery to the endpoint, its first attempt due
-// after wait.
-func (s *Store) add(ctx context.Context, endpoint string, d stored, wait time.Duration) error {
-	raw, _ := json.Marshal(d)
+// add files the events' deliveries to the endpoint, in one round trip,
+// the first attempt of each due after wait.
+func (s *Store) add(ctx context.Context, endpoint string, ds []stored, wait time.Duration) error {
 	due := s.clock().Add(wait).UnixMilli()
-	_, err := s.run(ctx, addScript, deliveryKeys(endpoint), d.ID, raw, due, d.At, Backlog, Keep)
+	argLists := make([][]any, len(ds))
+	for i, d := range ds {
+		raw, _ := json.Marshal(d)
+		argLists[i] = []any{d.ID, raw, due, d.At, Backlog, Keep}
+	}
+	_, err := s.runEach(ctx, addScript, deliveryKeys(endpoint), argLists)
 	return err
 }
 

@@ -541,7 +541,7 @@ func TestBacklogCap(t *testing.T) {
 	e, _ := f.endpoint("http://127.0.0.1:9/hook")
 	for i := range Backlog + 1 {
 		d := stored{ID: fmt.Sprintf("evt_%06d", i), Event: tasks.EventJobCompleted, Queue: f.queue, At: int64(1000 + i), Body: "{}", State: StatePending}
-		if err := f.store.add(f.ctx, e.ID, d, 0); err != nil {
+		if err := f.store.add(f.ctx, e.ID, []stored{d}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
