@@ -58,6 +58,9 @@ var (
 	ErrDeliveryNotFound = errors.New("no such delivery")
 	// ErrTooMany: the owner has MaxPerOwner endpoints already.
 	ErrTooMany = errors.New("too many webhooks")
+	// ErrInvalid: a field of an endpoint is not valid; every
+	// *InvalidError is one.
+	ErrInvalid = errors.New("invalid webhook")
 )
 
 // InvalidError is a field of an endpoint that is not valid.
@@ -66,6 +69,9 @@ type InvalidError struct {
 }
 
 func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
+
+// Is makes every InvalidError an ErrInvalid.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
 
 func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}

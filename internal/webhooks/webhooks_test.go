@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -448,8 +449,8 @@ func TestCreateRefuses(t *testing.T) {
 		} {
 			_, _, err := strict.Create(f.ctx, c.n)
 			inv, ok := err.(*InvalidError)
-			if !ok || inv.Field != c.field {
-				t.Errorf("Create(%+v) = %v, want refused for %s", c.n, err, c.field)
+			if !ok || inv.Field != c.field || !errors.Is(err, ErrInvalid) {
+				t.Errorf("Create(%+v) = %v, want refused for %s, an ErrInvalid", c.n, err, c.field)
 			}
 		}
 		all, err := strict.List(f.ctx)
