@@ -104,6 +104,25 @@ type Endpoint struct {
 	Lost int64 `json:"lost"`
 }
 
+// EventList names the endpoint's events, comma-separated:
+// "job.completed,job.dead".
+func (e *Endpoint) EventList() string {
+	names := make([]string, len(e.Events))
+	for i, t := range e.Events {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ",")
+}
+
+// QueueList names the endpoint's queues, comma-separated, or says "every
+// queue" when it names none.
+func (e *Endpoint) QueueList() string {
+	if len(e.Queues) == 0 {
+		return "every queue"
+	}
+	return strings.Join(e.Queues, ",")
+}
+
 // Covers reports whether the endpoint wants events of the type from the
 // queue.
 func (e *Endpoint) Covers(queue string, t tasks.EventType) bool {

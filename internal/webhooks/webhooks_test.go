@@ -502,3 +502,16 @@ func TestBacklogCap(t *testing.T) {
 		t.Fatalf("oldest delivery %+v, want dropped", last)
 	}
 }
+
+// An endpoint's events and queues in words, as the audit log and the
+// command line say them.
+func TestEndpointInWords(t *testing.T) {
+	e := Endpoint{Events: []tasks.EventType{tasks.EventJobCompleted, tasks.EventBatchFinished}}
+	if got := e.EventList() + " / " + e.QueueList(); got != "job.completed,batch.finished / every queue" {
+		t.Fatalf("in words: %q", got)
+	}
+	e.Queues = []string{"invoice-review", "kyc"}
+	if got := e.QueueList(); got != "invoice-review,kyc" {
+		t.Fatalf("queues in words: %q", got)
+	}
+}
