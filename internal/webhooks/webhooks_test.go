@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -501,8 +502,8 @@ func TestCreateRefuses(t *testing.T) {
 		} {
 			_, _, err := strict.Create(f.ctx, c.n)
 			inv, ok := err.(*InvalidError)
-			if !ok || inv.Field != c.field {
-				t.Errorf("Create(%+v) = %v, want refused for %s", c.n, err, c.field)
+			if !ok || inv.Field != c.field || !errors.Is(err, ErrInvalid) {
+				t.Errorf("Create(%+v) = %v, want refused for %s, an ErrInvalid", c.n, err, c.field)
 			}
 		}
 		all, err := strict.List(f.ctx)
@@ -552,5 +553,18 @@ func TestBacklogCap(t *testing.T) {
 	ds, _ := f.store.Deliveries(f.ctx, e.ID, Backlog+1)
 	if last := ds[len(ds)-1]; last.ID != "evt_000000" || last.State != StateDropped {
 		t.Fatalf("oldest delivery %+v, want dropped", last)
+	}
+}
+
+// An endpoint's events and queues in words, as the audit log and the
+// command line say them.
+func TestEndpointInWords(t *testing.T) {
+	e := Endpoint{Events: []tasks.EventType{tasks.EventJobCompleted, tasks.EventBatchFinished}}
+	if got := e.EventList() + " / " + e.QueueList(); got != "job.completed,batch.finished / every queue" {
+		t.Fatalf("in words: %q", got)
+	}
+	e.Queues = []string{"invoice-review", "kyc"}
+	if got := e.QueueList(); got != "invoice-review,kyc" {
+		t.Fatalf("queues in words: %q", got)
 	}
 }
