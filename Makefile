@@ -35,10 +35,17 @@ build: deps generate
 	$(GO) build -o bin/claimdesk ./cmd/web
 
 # run serves claimdesk on http://localhost:8080 with the demo data, on a
-# private redis-server under ./var/redis.
-run: build
+# private redis-server under ./var/redis, the webhooks' secrets sealed by
+# a key of its own under ./var (or CLAIMDESK_WEBHOOK_KEY, when set).
+run: build var/webhook-key
 	./bin/claimdesk seed --if-empty
-	./bin/claimdesk serve --addr 127.0.0.1:8080
+	CLAIMDESK_WEBHOOK_KEY=$${CLAIMDESK_WEBHOOK_KEY:-$$(cat var/webhook-key)} ./bin/claimdesk serve --addr 127.0.0.1:8080
+
+# The key that seals the webhooks' secrets in the store of make run: made
+# once, kept beside that store.
+var/webhook-key:
+	mkdir -p var
+	umask 077; od -An -N32 -tx1 /dev/urandom | tr -d ' \n' > $@
 
 test: deps lint test-go e2e
 

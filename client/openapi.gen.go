@@ -88,6 +88,11 @@ const (
 	AuditEntryActionUserDisabled      AuditEntryAction = "user.disabled"
 	AuditEntryActionUserEnabled       AuditEntryAction = "user.enabled"
 	AuditEntryActionUserUnlocked      AuditEntryAction = "user.unlocked"
+	AuditEntryActionWebhookChanged    AuditEntryAction = "webhook.changed"
+	AuditEntryActionWebhookCreated    AuditEntryAction = "webhook.created"
+	AuditEntryActionWebhookDeleted    AuditEntryAction = "webhook.deleted"
+	AuditEntryActionWebhookReplayed   AuditEntryAction = "webhook.replayed"
+	AuditEntryActionWebhookRotated    AuditEntryAction = "webhook.rotated"
 )
 
 // Valid indicates whether the value is a known member of the AuditEntryAction enum.
@@ -129,6 +134,16 @@ func (e AuditEntryAction) Valid() bool {
 		return true
 	case AuditEntryActionUserUnlocked:
 		return true
+	case AuditEntryActionWebhookChanged:
+		return true
+	case AuditEntryActionWebhookCreated:
+		return true
+	case AuditEntryActionWebhookDeleted:
+		return true
+	case AuditEntryActionWebhookReplayed:
+		return true
+	case AuditEntryActionWebhookRotated:
+		return true
 	default:
 		return false
 	}
@@ -161,6 +176,33 @@ func (e BatchState) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryState.
+const (
+	DeliveryStateDelivering DeliveryState = "delivering"
+	DeliveryStateDropped    DeliveryState = "dropped"
+	DeliveryStateFailed     DeliveryState = "failed"
+	DeliveryStatePending    DeliveryState = "pending"
+	DeliveryStateSucceeded  DeliveryState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryState enum.
+func (e DeliveryState) Valid() bool {
+	switch e {
+	case DeliveryStateDelivering:
+		return true
+	case DeliveryStateDropped:
+		return true
+	case DeliveryStateFailed:
+		return true
+	case DeliveryStatePending:
+		return true
+	case DeliveryStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeBatchNotFound    ErrorCode = "batch_not_found"
@@ -172,6 +214,7 @@ const (
 	ErrorCodeInvalidField     ErrorCode = "invalid_field"
 	ErrorCodeInvalidJSON      ErrorCode = "invalid_json"
 	ErrorCodeInvalidState     ErrorCode = "invalid_state"
+	ErrorCodeInvalidWebhook   ErrorCode = "invalid_webhook"
 	ErrorCodeJobNotFound      ErrorCode = "job_not_found"
 	ErrorCodeMethodNotAllowed ErrorCode = "method_not_allowed"
 	ErrorCodeNotFound         ErrorCode = "not_found"
@@ -190,6 +233,7 @@ const (
 	ErrorCodeUnavailable      ErrorCode = "unavailable"
 	ErrorCodeUserExists       ErrorCode = "user_exists"
 	ErrorCodeUserNotFound     ErrorCode = "user_not_found"
+	ErrorCodeWebhookLimit     ErrorCode = "webhook_limit"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -212,6 +256,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeInvalidJSON:
 		return true
 	case ErrorCodeInvalidState:
+		return true
+	case ErrorCodeInvalidWebhook:
 		return true
 	case ErrorCodeJobNotFound:
 		return true
@@ -248,6 +294,32 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeUserExists:
 		return true
 	case ErrorCodeUserNotFound:
+		return true
+	case ErrorCodeWebhookLimit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventType.
+const (
+	EventTypeBatchFinished EventType = "batch.finished"
+	EventTypeJobCanceled   EventType = "job.canceled"
+	EventTypeJobCompleted  EventType = "job.completed"
+	EventTypeJobDead       EventType = "job.dead"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventTypeBatchFinished:
+		return true
+	case EventTypeJobCanceled:
+		return true
+	case EventTypeJobCompleted:
+		return true
+	case EventTypeJobDead:
 		return true
 	default:
 		return false
@@ -371,6 +443,27 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDisabledReason.
+const (
+	Failing WebhookDisabledReason = "failing"
+	Gone    WebhookDisabledReason = "gone"
+	Paused  WebhookDisabledReason = "paused"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDisabledReason enum.
+func (e WebhookDisabledReason) Valid() bool {
+	switch e {
+	case Failing:
+		return true
+	case Gone:
+		return true
+	case Paused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action What changed a job: `enqueued`, `promoted` (a scheduled job came
 // due), `admitted` (a slot of its batch let it into line), `claimed`,
 // `extended`, `released`, `skipped`, `failed`, `expired`, `requeued`,
@@ -392,7 +485,7 @@ type AuditEntry struct {
 	// ID The entry's id.
 	ID string `json:"id"`
 
-	// Target What they did it to: the person (for their tokens too), the queue, the job or the batch.
+	// Target What they did it to: the person (for their tokens too), the queue, the job, the batch or the webhook.
 	Target string `json:"target"`
 }
 
@@ -511,6 +604,55 @@ type CompletedAndNext struct {
 	NextError *NextError `json:"next_error,omitempty"`
 }
 
+// Delivery One event's delivery to one webhook.
+type Delivery struct {
+	// Attempts Attempts made so far (since it was last replayed).
+	Attempts int `json:"attempts"`
+
+	// CreatedAt When the event happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Event What happened: `job.completed`, `job.dead` (its attempts used up),
+	// `job.canceled`, `batch.finished` (its last job ended).
+	Event EventType `json:"event"`
+
+	// ID The event's id, sent as `webhook-id`.
+	ID            string     `json:"id"`
+	LastAttemptAt *time.Time `json:"last_attempt_at,omitempty"`
+
+	// LastError Why the last attempt failed, such as `answered 503`, or a timeout.
+	LastError *string `json:"last_error,omitempty"`
+
+	// LastResponse The start of the last answer's body, at most 1 KiB.
+	LastResponse *string `json:"last_response,omitempty"`
+
+	// LastStatus The status of the last attempt's answer; left out when none came.
+	LastStatus *int `json:"last_status,omitempty"`
+
+	// NextAttemptAt While it is `pending` or `delivering`, when its next attempt is due.
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+
+	// Queue A queue's name.
+	//
+	// Examples: invoice-review
+	Queue QueueName `json:"queue"`
+
+	// State `pending` (waiting for its next attempt), `delivering` (an attempt
+	// is under way), `succeeded` (answered 2xx), `failed` (its attempts
+	// used up), `dropped` (the backlog's cap dropped it).
+	State DeliveryState `json:"state"`
+}
+
+// DeliveryList defines model for DeliveryList.
+type DeliveryList struct {
+	Deliveries []Delivery `json:"deliveries"`
+}
+
+// DeliveryState `pending` (waiting for its next attempt), `delivering` (an attempt
+// is under way), `succeeded` (answered 2xx), `failed` (its attempts
+// used up), `dropped` (the backlog's cap dropped it).
+type DeliveryState string
+
 // EnqueueRequest One job to create, or many in `{"jobs": […]}`, all or none.
 type EnqueueRequest struct {
 	union json.RawMessage
@@ -529,12 +671,16 @@ type ErrorDetail struct {
 	// Code What went wrong; each code has one status, as the introduction's Errors lists them.
 	Code ErrorCode `json:"code"`
 
-	// Fields For a result that does not fit its queue's outcome form, what is wrong with each field.
+	// Fields What is wrong with each field of the input, by its name; for a result that does not fit its queue's outcome form, and a webhook refused (`invalid_webhook`).
 	Fields *map[string]string `json:"fields,omitempty"`
 
 	// Message For people; it may change.
 	Message string `json:"message"`
 }
+
+// EventType What happened: `job.completed`, `job.dead` (its attempts used up),
+// `job.canceled`, `batch.finished` (its last job ended).
+type EventType string
 
 // ExtendRequest defines model for ExtendRequest.
 type ExtendRequest struct {
@@ -898,6 +1044,24 @@ type NewUser struct {
 	Role Role `json:"role"`
 }
 
+// NewWebhook defines model for NewWebhook.
+type NewWebhook struct {
+	// Events The event types to receive, at least one.
+	Events []EventType `json:"events"`
+
+	// Queues The queues whose events to receive. Left out or empty: for a
+	// producer, the queues they are granted; for a supervisor, every
+	// queue, those made later too.
+	Queues *[]QueueName `json:"queues,omitempty"`
+
+	// URL Where the events go: an absolute `https://` URL of at most 2048
+	// bytes whose host is, or resolves to, public addresses only; no user
+	// name or password, no fragment. `http://` and addresses that are not
+	// public only in the networks the server allows
+	// (`CLAIMDESK_WEBHOOK_ALLOW_NETWORKS`).
+	URL WebhookURL `json:"url"`
+}
+
 // NextCursor Pass it back as `cursor` for the next page; `null` when there is none.
 type NextCursor = string
 
@@ -1208,6 +1372,93 @@ type UserPatch struct {
 	Role *Role `json:"role,omitempty"`
 }
 
+// Webhook A registered webhook, with its health. Never its secret.
+type Webhook struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DisabledReason Why it is not enabled: `paused` by a person, `gone` (it
+	// answered `410`), or `failing` (every attempt failed for 5
+	// days). Left out while it is enabled.
+	DisabledReason *WebhookDisabledReason `json:"disabled_reason,omitempty"`
+
+	// Enabled Whether events are sent to it; when not, they wait, up to the backlog's cap.
+	Enabled bool `json:"enabled"`
+
+	// Events The event types it receives.
+	Events []EventType `json:"events"`
+
+	// FailingSince While its last attempt failed, since when its attempts fail; left out while they succeed.
+	FailingSince *time.Time `json:"failing_since,omitempty"`
+
+	// ID Opaque; keep it as it is.
+	ID string `json:"id"`
+
+	// Lost Deliveries the backlog's cap dropped (each is `dropped` in its deliveries, replayable).
+	Lost int `json:"lost"`
+
+	// Owner Who registered it, or `command line`. A producer's webhook
+	// receives only the events of queues the producer may fill, and
+	// nothing while the producer is disabled.
+	Owner string `json:"owner"`
+
+	// PreviousSecretUntil During a rotation, when the secret before the new one stops signing; left out otherwise.
+	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
+
+	// Queues The queues whose events it receives; empty, every queue, those made later too.
+	Queues []QueueName `json:"queues"`
+
+	// URL Where the events go: an absolute `https://` URL of at most 2048
+	// bytes whose host is, or resolves to, public addresses only; no user
+	// name or password, no fragment. `http://` and addresses that are not
+	// public only in the networks the server allows
+	// (`CLAIMDESK_WEBHOOK_ALLOW_NETWORKS`).
+	URL WebhookURL `json:"url"`
+}
+
+// WebhookDisabledReason Why it is not enabled: `paused` by a person, `gone` (it
+// answered `410`), or `failing` (every attempt failed for 5
+// days). Left out while it is enabled.
+type WebhookDisabledReason string
+
+// WebhookCreated defines model for WebhookCreated.
+type WebhookCreated struct {
+	// Secret The webhook's signing secret, `whsec_` and the base64 of 32
+	// bytes, shown this once: claimdesk never shows it again.
+	Secret string `json:"secret"`
+
+	// Webhook A registered webhook, with its health. Never its secret.
+	Webhook Webhook `json:"webhook"`
+}
+
+// WebhookList defines model for WebhookList.
+type WebhookList struct {
+	Webhooks []Webhook `json:"webhooks"`
+}
+
+// WebhookPatch defines model for WebhookPatch.
+type WebhookPatch struct {
+	// Enabled `false` pauses the webhook, `true` enables it again.
+	Enabled *bool        `json:"enabled,omitempty"`
+	Events  *[]EventType `json:"events,omitempty"`
+
+	// Queues As at registration; empty, as if left out then.
+	Queues *[]QueueName `json:"queues,omitempty"`
+
+	// URL Where the events go: an absolute `https://` URL of at most 2048
+	// bytes whose host is, or resolves to, public addresses only; no user
+	// name or password, no fragment. `http://` and addresses that are not
+	// public only in the networks the server allows
+	// (`CLAIMDESK_WEBHOOK_ALLOW_NETWORKS`).
+	URL *WebhookURL `json:"url,omitempty"`
+}
+
+// WebhookURL Where the events go: an absolute `https://` URL of at most 2048
+// bytes whose host is, or resolves to, public addresses only; no user
+// name or password, no fragment. `http://` and addresses that are not
+// public only in the networks the server allows
+// (`CLAIMDESK_WEBHOOK_ALLOW_NETWORKS`).
+type WebhookURL = string
+
 // BatchIDParam defines model for BatchIdParam.
 type BatchIDParam = string
 
@@ -1239,6 +1490,9 @@ type UserNameParam = UserName
 // Wait defines model for Wait.
 type Wait = int
 
+// WebhookIDParam defines model for WebhookIdParam.
+type WebhookIDParam = string
+
 // BadQuery Every error's body.
 type BadQuery = Error
 
@@ -1256,6 +1510,9 @@ type Internal = Error
 
 // InvalidState Every error's body.
 type InvalidState = Error
+
+// InvalidWebhook Every error's body.
+type InvalidWebhook = Error
 
 // JobNotFound Every error's body.
 type JobNotFound = Error
@@ -1295,6 +1552,12 @@ type UserNotFound = Error
 
 // UserOK A person. Passwords and tokens are never shown again once set.
 type UserOK = User
+
+// WebhookNotFound Every error's body.
+type WebhookNotFound = Error
+
+// WebhookOK A registered webhook, with its health. Never its secret.
+type WebhookOK = Webhook
 
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
@@ -1419,6 +1682,12 @@ type ListReservationsParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListDeliveriesParams defines parameters for ListDeliveries.
+type ListDeliveriesParams struct {
+	// Limit How many deliveries to list, 1 to 1000; 0 or left out: 50.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // AddToBatchJSONRequestBody defines body for AddToBatch for application/json ContentType.
 type AddToBatchJSONRequestBody = NewJobs
 
@@ -1460,6 +1729,12 @@ type CreateUserJSONRequestBody = NewUser
 
 // ChangeUserJSONRequestBody defines body for ChangeUser for application/json ContentType.
 type ChangeUserJSONRequestBody = UserPatch
+
+// CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
+type CreateWebhookJSONRequestBody = NewWebhook
+
+// ChangeWebhookJSONRequestBody defines body for ChangeWebhook for application/json ContentType.
+type ChangeWebhookJSONRequestBody = WebhookPatch
 
 // Getter for additional properties for GetOpenAPI200JSONResponseBody. Returns the specified
 // element and whether it was found
@@ -1885,7 +2160,8 @@ type ClientInterface interface {
 	// added or changed, disabled, enabled or unlocked; API tokens made or
 	// revoked (by id); queues created, changed, paused, resumed or
 	// deleted; jobs requeued, force-released or canceled; batches
-	// canceled. From the pages, the API or the command line (whose actor
+	// canceled; webhooks registered, changed, rotated or removed, and
+	// their deliveries replayed. From the pages, the API or the command line (whose actor
 	// is `command line`). It keeps about the latest 10,000 entries.
 	//
 	// Corresponds with GET /api/v1/audit (the `ListAudit` operationId).
@@ -2497,6 +2773,139 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/users/{name}/tokens/{id} (the `RevokeToken` operationId).
 	RevokeToken(ctx context.Context, name UserNameParam, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhooks List webhooks
+	//
+	// Producers: the webhooks they registered. Supervisors: every
+	// webhook. Oldest first, each with its health: whether it is enabled
+	// (or why not), since when its attempts fail, and how many
+	// deliveries its backlog's cap dropped.
+	//
+	// Corresponds with GET /api/v1/webhooks (the `ListWebhooks` operationId).
+	ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookWithBody Register a webhook
+	//
+	// Producers and supervisors. `url` is where the events go: `https://`
+	// and public (a loopback, private or link-local address is refused,
+	// unless the server allows its network); `events`, which event types;
+	// `queues`, whose events. A producer names queues they may fill; left
+	// out or empty, those they are granted (every queue, for a producer
+	// granted every queue). A supervisor's webhook that names none
+	// receives every queue's events, those of queues made later too.
+	//
+	// The answer holds the webhook and its secret, `whsec_…`, **shown
+	// this once**: give it to the receiver, which checks every delivery's
+	// signature with it. The webhook receives the events of changes made
+	// from now on. One person may have at most 20 webhooks
+	// (`409 webhook_limit`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhook Register a webhook
+	//
+	// Producers and supervisors. `url` is where the events go: `https://`
+	// and public (a loopback, private or link-local address is refused,
+	// unless the server allows its network); `events`, which event types;
+	// `queues`, whose events. A producer names queues they may fill; left
+	// out or empty, those they are granted (every queue, for a producer
+	// granted every queue). A supervisor's webhook that names none
+	// receives every queue's events, those of queues made later too.
+	//
+	// The answer holds the webhook and its secret, `whsec_…`, **shown
+	// this once**: give it to the receiver, which checks every delivery's
+	// signature with it. The webhook receives the events of changes made
+	// from now on. One person may have at most 20 webhooks
+	// (`409 webhook_limit`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Remove a webhook
+	//
+	// Producers (their own) and supervisors (any). Nothing more is sent
+	// to it, and its deliveries, those still waiting too, are forgotten.
+	//
+	// Corresponds with DELETE /api/v1/webhooks/{id} (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhook Get a webhook
+	//
+	// Producers (their own) and supervisors (any). Never its secret.
+	//
+	// Corresponds with GET /api/v1/webhooks/{id} (the `GetWebhook` operationId).
+	GetWebhook(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeWebhookWithBody Change a webhook
+	//
+	// Producers (their own) and supervisors (any). Only the fields given
+	// change; `url`, `events` and `queues` are checked as at
+	// registration. `"enabled": false` pauses the webhook: its events
+	// wait, undelivered, up to the backlog's cap. `"enabled": true`
+	// enables it again, paused or disabled by claimdesk (it answered
+	// `410`, or failed for 5 days; mend the receiver first): what waited
+	// is delivered, and its 5 days of failing start anew.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+	ChangeWebhookWithBody(ctx context.Context, id WebhookIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeWebhook Change a webhook
+	//
+	// Producers (their own) and supervisors (any). Only the fields given
+	// change; `url`, `events` and `queues` are checked as at
+	// registration. `"enabled": false` pauses the webhook: its events
+	// wait, undelivered, up to the backlog's cap. `"enabled": true`
+	// enables it again, paused or disabled by claimdesk (it answered
+	// `410`, or failed for 5 days; mend the receiver first): what waited
+	// is delivered, and its 5 days of failing start anew.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+	ChangeWebhook(ctx context.Context, id WebhookIDParam, body ChangeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDeliveries A webhook's deliveries
+	//
+	// Producers (their own webhooks) and supervisors (any). The latest
+	// deliveries, newest event first: those still to make (`pending`,
+	// `delivering`), and the latest 1,000 finished ones (`succeeded`,
+	// `failed`: its attempts used up, `dropped`: by the backlog's cap),
+	// each with its last attempt's answer.
+	//
+	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListDeliveries` operationId).
+	ListDeliveries(ctx context.Context, id WebhookIDParam, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplayDelivery Deliver an event again
+	//
+	// Producers (their own webhooks) and supervisors (any); no body. The
+	// delivery starts over, whatever became of it: `pending`, due at
+	// once, its attempts counted from none, on the retry schedule again.
+	// It carries the same `webhook-id`, so a receiver that did the
+	// event's work already knows it, and is signed with the webhook's
+	// secrets of the moment. A webhook that is not enabled sends it once
+	// it is enabled again.
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery}/replay (the `ReplayDelivery` operationId).
+	ReplayDelivery(ctx context.Context, id WebhookIDParam, delivery string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhook Rotate a webhook's secret
+	//
+	// Producers (their own) and supervisors (any); no body. The webhook
+	// gets a new secret, **shown this once**. For 24 hours the secret it
+	// had keeps signing beside the new one (`previous_secret_until`):
+	// every delivery carries both signatures, so the receiver may take
+	// the new secret at its own pace, then forget the old one. Rotating
+	// again within those 24 hours ends the older secret at once.
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/rotate (the `RotateWebhook` operationId).
+	RotateWebhook(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListAudit The audit log
@@ -2505,7 +2914,8 @@ type ClientInterface interface {
 // added or changed, disabled, enabled or unlocked; API tokens made or
 // revoked (by id); queues created, changed, paused, resumed or
 // deleted; jobs requeued, force-released or canceled; batches
-// canceled. From the pages, the API or the command line (whose actor
+// canceled; webhooks registered, changed, rotated or removed, and
+// their deliveries replayed. From the pages, the API or the command line (whose actor
 // is `command line`). It keeps about the latest 10,000 entries.
 //
 // Corresponds with GET /api/v1/audit (the `ListAudit` operationId).
@@ -3648,6 +4058,239 @@ func (c *Client) CreateToken(ctx context.Context, name UserNameParam, reqEditors
 // Corresponds with DELETE /api/v1/users/{name}/tokens/{id} (the `RevokeToken` operationId).
 func (c *Client) RevokeToken(ctx context.Context, name UserNameParam, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeTokenRequest(c.Server, name, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhooks List webhooks
+//
+// Producers: the webhooks they registered. Supervisors: every
+// webhook. Oldest first, each with its health: whether it is enabled
+// (or why not), since when its attempts fail, and how many
+// deliveries its backlog's cap dropped.
+//
+// Corresponds with GET /api/v1/webhooks (the `ListWebhooks` operationId).
+func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookWithBody Register a webhook
+//
+// Producers and supervisors. `url` is where the events go: `https://`
+// and public (a loopback, private or link-local address is refused,
+// unless the server allows its network); `events`, which event types;
+// `queues`, whose events. A producer names queues they may fill; left
+// out or empty, those they are granted (every queue, for a producer
+// granted every queue). A supervisor's webhook that names none
+// receives every queue's events, those of queues made later too.
+//
+// The answer holds the webhook and its secret, `whsec_…`, **shown
+// this once**: give it to the receiver, which checks every delivery's
+// signature with it. The webhook receives the events of changes made
+// from now on. One person may have at most 20 webhooks
+// (`409 webhook_limit`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhook Register a webhook
+//
+// Producers and supervisors. `url` is where the events go: `https://`
+// and public (a loopback, private or link-local address is refused,
+// unless the server allows its network); `events`, which event types;
+// `queues`, whose events. A producer names queues they may fill; left
+// out or empty, those they are granted (every queue, for a producer
+// granted every queue). A supervisor's webhook that names none
+// receives every queue's events, those of queues made later too.
+//
+// The answer holds the webhook and its secret, `whsec_…`, **shown
+// this once**: give it to the receiver, which checks every delivery's
+// signature with it. The webhook receives the events of changes made
+// from now on. One person may have at most 20 webhooks
+// (`409 webhook_limit`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Remove a webhook
+//
+// Producers (their own) and supervisors (any). Nothing more is sent
+// to it, and its deliveries, those still waiting too, are forgotten.
+//
+// Corresponds with DELETE /api/v1/webhooks/{id} (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhook Get a webhook
+//
+// Producers (their own) and supervisors (any). Never its secret.
+//
+// Corresponds with GET /api/v1/webhooks/{id} (the `GetWebhook` operationId).
+func (c *Client) GetWebhook(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeWebhookWithBody Change a webhook
+//
+// Producers (their own) and supervisors (any). Only the fields given
+// change; `url`, `events` and `queues` are checked as at
+// registration. `"enabled": false` pauses the webhook: its events
+// wait, undelivered, up to the backlog's cap. `"enabled": true`
+// enables it again, paused or disabled by claimdesk (it answered
+// `410`, or failed for 5 days; mend the receiver first): what waited
+// is delivered, and its 5 days of failing start anew.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+func (c *Client) ChangeWebhookWithBody(ctx context.Context, id WebhookIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeWebhookRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeWebhook Change a webhook
+//
+// Producers (their own) and supervisors (any). Only the fields given
+// change; `url`, `events` and `queues` are checked as at
+// registration. `"enabled": false` pauses the webhook: its events
+// wait, undelivered, up to the backlog's cap. `"enabled": true`
+// enables it again, paused or disabled by claimdesk (it answered
+// `410`, or failed for 5 days; mend the receiver first): what waited
+// is delivered, and its 5 days of failing start anew.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+func (c *Client) ChangeWebhook(ctx context.Context, id WebhookIDParam, body ChangeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeWebhookRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDeliveries A webhook's deliveries
+//
+// Producers (their own webhooks) and supervisors (any). The latest
+// deliveries, newest event first: those still to make (`pending`,
+// `delivering`), and the latest 1,000 finished ones (`succeeded`,
+// `failed`: its attempts used up, `dropped`: by the backlog's cap),
+// each with its last attempt's answer.
+//
+// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListDeliveries` operationId).
+func (c *Client) ListDeliveries(ctx context.Context, id WebhookIDParam, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDeliveriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplayDelivery Deliver an event again
+//
+// Producers (their own webhooks) and supervisors (any); no body. The
+// delivery starts over, whatever became of it: `pending`, due at
+// once, its attempts counted from none, on the retry schedule again.
+// It carries the same `webhook-id`, so a receiver that did the
+// event's work already knows it, and is signed with the webhook's
+// secrets of the moment. A webhook that is not enabled sends it once
+// it is enabled again.
+//
+// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery}/replay (the `ReplayDelivery` operationId).
+func (c *Client) ReplayDelivery(ctx context.Context, id WebhookIDParam, delivery string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplayDeliveryRequest(c.Server, id, delivery)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhook Rotate a webhook's secret
+//
+// Producers (their own) and supervisors (any); no body. The webhook
+// gets a new secret, **shown this once**. For 24 hours the secret it
+// had keeps signing beside the new one (`previous_secret_until`):
+// every delivery carries both signatures, so the receiver may take
+// the new secret at its own pace, then forget the old one. Rotating
+// again within those 24 hours ends the older secret at once.
+//
+// Corresponds with POST /api/v1/webhooks/{id}/rotate (the `RotateWebhook` operationId).
+func (c *Client) RotateWebhook(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5511,6 +6154,324 @@ func NewRevokeTokenRequest(server string, name UserNameParam, id string) (*http.
 	return req, nil
 }
 
+// NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
+func NewListWebhooksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
+func NewCreateWebhookRequest(server string, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
+func NewCreateWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, id WebhookIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookRequest constructs an http.Request for the GetWebhook method
+func NewGetWebhookRequest(server string, id WebhookIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewChangeWebhookRequest calls the generic ChangeWebhook builder with application/json body
+func NewChangeWebhookRequest(server string, id WebhookIDParam, body ChangeWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangeWebhookRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewChangeWebhookRequestWithBody constructs an http.Request for the ChangeWebhook method, with any body, and a specified content type
+func NewChangeWebhookRequestWithBody(server string, id WebhookIDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListDeliveriesRequest constructs an http.Request for the ListDeliveries method
+func NewListDeliveriesRequest(server string, id WebhookIDParam, params *ListDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReplayDeliveryRequest constructs an http.Request for the ReplayDelivery method
+func NewReplayDeliveryRequest(server string, id WebhookIDParam, delivery string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery", delivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s/deliveries/%s/replay", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateWebhookRequest constructs an http.Request for the RotateWebhook method
+func NewRotateWebhookRequest(server string, id WebhookIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -5561,7 +6522,8 @@ type ClientWithResponsesInterface interface {
 	// added or changed, disabled, enabled or unlocked; API tokens made or
 	// revoked (by id); queues created, changed, paused, resumed or
 	// deleted; jobs requeued, force-released or canceled; batches
-	// canceled. From the pages, the API or the command line (whose actor
+	// canceled; webhooks registered, changed, rotated or removed, and
+	// their deliveries replayed. From the pages, the API or the command line (whose actor
 	// is `command line`). It keeps about the latest 10,000 entries.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6225,6 +7187,151 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/users/{name}/tokens/{id} (the `RevokeToken` operationId).
 	RevokeTokenWithResponse(ctx context.Context, name UserNameParam, id string, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error)
+
+	// ListWebhooksWithResponse List webhooks
+	//
+	// Producers: the webhooks they registered. Supervisors: every
+	// webhook. Oldest first, each with its health: whether it is enabled
+	// (or why not), since when its attempts fail, and how many
+	// deliveries its backlog's cap dropped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/webhooks (the `ListWebhooks` operationId).
+	ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+
+	// CreateWebhookWithBodyWithResponse Register a webhook
+	//
+	// Producers and supervisors. `url` is where the events go: `https://`
+	// and public (a loopback, private or link-local address is refused,
+	// unless the server allows its network); `events`, which event types;
+	// `queues`, whose events. A producer names queues they may fill; left
+	// out or empty, those they are granted (every queue, for a producer
+	// granted every queue). A supervisor's webhook that names none
+	// receives every queue's events, those of queues made later too.
+	//
+	// The answer holds the webhook and its secret, `whsec_…`, **shown
+	// this once**: give it to the receiver, which checks every delivery's
+	// signature with it. The webhook receives the events of changes made
+	// from now on. One person may have at most 20 webhooks
+	// (`409 webhook_limit`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// CreateWebhookWithResponse Register a webhook
+	//
+	// Producers and supervisors. `url` is where the events go: `https://`
+	// and public (a loopback, private or link-local address is refused,
+	// unless the server allows its network); `events`, which event types;
+	// `queues`, whose events. A producer names queues they may fill; left
+	// out or empty, those they are granted (every queue, for a producer
+	// granted every queue). A supervisor's webhook that names none
+	// receives every queue's events, those of queues made later too.
+	//
+	// The answer holds the webhook and its secret, `whsec_…`, **shown
+	// this once**: give it to the receiver, which checks every delivery's
+	// signature with it. The webhook receives the events of changes made
+	// from now on. One person may have at most 20 webhooks
+	// (`409 webhook_limit`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// DeleteWebhookWithResponse Remove a webhook
+	//
+	// Producers (their own) and supervisors (any). Nothing more is sent
+	// to it, and its deliveries, those still waiting too, are forgotten.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/webhooks/{id} (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// GetWebhookWithResponse Get a webhook
+	//
+	// Producers (their own) and supervisors (any). Never its secret.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/webhooks/{id} (the `GetWebhook` operationId).
+	GetWebhookWithResponse(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+
+	// ChangeWebhookWithBodyWithResponse Change a webhook
+	//
+	// Producers (their own) and supervisors (any). Only the fields given
+	// change; `url`, `events` and `queues` are checked as at
+	// registration. `"enabled": false` pauses the webhook: its events
+	// wait, undelivered, up to the backlog's cap. `"enabled": true`
+	// enables it again, paused or disabled by claimdesk (it answered
+	// `410`, or failed for 5 days; mend the receiver first): what waited
+	// is delivered, and its 5 days of failing start anew.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+	ChangeWebhookWithBodyWithResponse(ctx context.Context, id WebhookIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeWebhookResponse, error)
+
+	// ChangeWebhookWithResponse Change a webhook
+	//
+	// Producers (their own) and supervisors (any). Only the fields given
+	// change; `url`, `events` and `queues` are checked as at
+	// registration. `"enabled": false` pauses the webhook: its events
+	// wait, undelivered, up to the backlog's cap. `"enabled": true`
+	// enables it again, paused or disabled by claimdesk (it answered
+	// `410`, or failed for 5 days; mend the receiver first): what waited
+	// is delivered, and its 5 days of failing start anew.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+	ChangeWebhookWithResponse(ctx context.Context, id WebhookIDParam, body ChangeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeWebhookResponse, error)
+
+	// ListDeliveriesWithResponse A webhook's deliveries
+	//
+	// Producers (their own webhooks) and supervisors (any). The latest
+	// deliveries, newest event first: those still to make (`pending`,
+	// `delivering`), and the latest 1,000 finished ones (`succeeded`,
+	// `failed`: its attempts used up, `dropped`: by the backlog's cap),
+	// each with its last attempt's answer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListDeliveries` operationId).
+	ListDeliveriesWithResponse(ctx context.Context, id WebhookIDParam, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error)
+
+	// ReplayDeliveryWithResponse Deliver an event again
+	//
+	// Producers (their own webhooks) and supervisors (any); no body. The
+	// delivery starts over, whatever became of it: `pending`, due at
+	// once, its attempts counted from none, on the retry schedule again.
+	// It carries the same `webhook-id`, so a receiver that did the
+	// event's work already knows it, and is signed with the webhook's
+	// secrets of the moment. A webhook that is not enabled sends it once
+	// it is enabled again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery}/replay (the `ReplayDelivery` operationId).
+	ReplayDeliveryWithResponse(ctx context.Context, id WebhookIDParam, delivery string, reqEditors ...RequestEditorFn) (*ReplayDeliveryResponse, error)
+
+	// RotateWebhookWithResponse Rotate a webhook's secret
+	//
+	// Producers (their own) and supervisors (any); no body. The webhook
+	// gets a new secret, **shown this once**. For 24 hours the secret it
+	// had keeps signing beside the new one (`previous_secret_until`):
+	// every delivery carries both signatures, so the receiver may take
+	// the new secret at its own pace, then forget the old one. Rotating
+	// again within those 24 hours ends the older secret at once.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/rotate (the `RotateWebhook` operationId).
+	RotateWebhookWithResponse(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*RotateWebhookResponse, error)
 }
 
 // ListAuditResponse429Headers the declared response headers of an HTTP 429 response for ListAudit
@@ -10492,13 +11599,839 @@ func (r RevokeTokenResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhooksResponse429Headers the declared response headers of an HTTP 429 response for ListWebhooks
+type ListWebhooksResponse429Headers struct {
+	RetryAfter int
+}
+
+// ListWebhooksResponse503Headers the declared response headers of an HTTP 503 response for ListWebhooks
+type ListWebhooksResponse503Headers struct {
+	RetryAfter int
+}
+
+type ListWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RoleForbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhooksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhooksResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhooksResponse) GetJSON200() *WebhookList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhooksResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhooksResponse) GetJSON403() *RoleForbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhooksResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhooksResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhooksResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateWebhookResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhook
+type CreateWebhookResponse429Headers struct {
+	RetryAfter int
+}
+
+// CreateWebhookResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhook
+type CreateWebhookResponse503Headers struct {
+	RetryAfter int
+}
+
+type CreateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *InvalidWebhook
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWebhookResponse) GetJSON201() *WebhookCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateWebhookResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWebhookResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWebhookResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateWebhookResponse) GetJSON422() *InvalidWebhook {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhook
+type DeleteWebhookResponse429Headers struct {
+	RetryAfter int
+}
+
+// DeleteWebhookResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhook
+type DeleteWebhookResponse503Headers struct {
+	RetryAfter int
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookResponse429Headers the declared response headers of an HTTP 429 response for GetWebhook
+type GetWebhookResponse429Headers struct {
+	RetryAfter int
+}
+
+// GetWebhookResponse503Headers the declared response headers of an HTTP 503 response for GetWebhook
+type GetWebhookResponse503Headers struct {
+	RetryAfter int
+}
+
+type GetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookOK
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RoleForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookResponse) GetJSON200() *WebhookOK {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookResponse) GetJSON403() *RoleForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ChangeWebhookResponse429Headers the declared response headers of an HTTP 429 response for ChangeWebhook
+type ChangeWebhookResponse429Headers struct {
+	RetryAfter int
+}
+
+// ChangeWebhookResponse503Headers the declared response headers of an HTTP 503 response for ChangeWebhook
+type ChangeWebhookResponse503Headers struct {
+	RetryAfter int
+}
+
+type ChangeWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *InvalidWebhook
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ChangeWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ChangeWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangeWebhookResponse) GetJSON200() *WebhookOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangeWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangeWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChangeWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ChangeWebhookResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ChangeWebhookResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ChangeWebhookResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ChangeWebhookResponse) GetJSON422() *InvalidWebhook {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ChangeWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangeWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ChangeWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangeWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListDeliveries
+type ListDeliveriesResponse429Headers struct {
+	RetryAfter int
+}
+
+// ListDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListDeliveries
+type ListDeliveriesResponse503Headers struct {
+	RetryAfter int
+}
+
+type ListDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadQuery
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RoleForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDeliveriesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDeliveriesResponse) GetJSON200() *DeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDeliveriesResponse) GetJSON400() *BadQuery {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDeliveriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDeliveriesResponse) GetJSON403() *RoleForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListDeliveriesResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDeliveriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDeliveriesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDeliveriesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReplayDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ReplayDelivery
+type ReplayDeliveryResponse429Headers struct {
+	RetryAfter int
+}
+
+// ReplayDeliveryResponse503Headers the declared response headers of an HTTP 503 response for ReplayDelivery
+type ReplayDeliveryResponse503Headers struct {
+	RetryAfter int
+}
+
+type ReplayDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Delivery
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReplayDeliveryResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReplayDeliveryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReplayDeliveryResponse) GetJSON200() *Delivery {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReplayDeliveryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReplayDeliveryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReplayDeliveryResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReplayDeliveryResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReplayDeliveryResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReplayDeliveryResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReplayDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReplayDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReplayDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReplayDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhook
+type RotateWebhookResponse429Headers struct {
+	RetryAfter int
+}
+
+// RotateWebhookResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhook
+type RotateWebhookResponse503Headers struct {
+	RetryAfter int
+}
+
+type RotateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookCreated
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWebhookResponse) GetJSON200() *WebhookCreated {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateWebhookResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAuditWithResponse The audit log
 //
 // Supervisors. Every administrative action, newest first: people
 // added or changed, disabled, enabled or unlocked; API tokens made or
 // revoked (by id); queues created, changed, paused, resumed or
 // deleted; jobs requeued, force-released or canceled; batches
-// canceled. From the pages, the API or the command line (whose actor
+// canceled; webhooks registered, changed, rotated or removed, and
+// their deliveries replayed. From the pages, the API or the command line (whose actor
 // is `command line`). It keeps about the latest 10,000 entries.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -11485,6 +13418,211 @@ func (c *ClientWithResponses) RevokeTokenWithResponse(ctx context.Context, name 
 		return nil, err
 	}
 	return ParseRevokeTokenResponse(rsp)
+}
+
+// ListWebhooksWithResponse List webhooks
+//
+// Producers: the webhooks they registered. Supervisors: every
+// webhook. Oldest first, each with its health: whether it is enabled
+// (or why not), since when its attempts fail, and how many
+// deliveries its backlog's cap dropped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/webhooks (the `ListWebhooks` operationId).
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhooksResponse(rsp)
+}
+
+// CreateWebhookWithBodyWithResponse Register a webhook
+//
+// Producers and supervisors. `url` is where the events go: `https://`
+// and public (a loopback, private or link-local address is refused,
+// unless the server allows its network); `events`, which event types;
+// `queues`, whose events. A producer names queues they may fill; left
+// out or empty, those they are granted (every queue, for a producer
+// granted every queue). A supervisor's webhook that names none
+// receives every queue's events, those of queues made later too.
+//
+// The answer holds the webhook and its secret, `whsec_…`, **shown
+// this once**: give it to the receiver, which checks every delivery's
+// signature with it. The webhook receives the events of changes made
+// from now on. One person may have at most 20 webhooks
+// (`409 webhook_limit`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// CreateWebhookWithResponse Register a webhook
+//
+// Producers and supervisors. `url` is where the events go: `https://`
+// and public (a loopback, private or link-local address is refused,
+// unless the server allows its network); `events`, which event types;
+// `queues`, whose events. A producer names queues they may fill; left
+// out or empty, those they are granted (every queue, for a producer
+// granted every queue). A supervisor's webhook that names none
+// receives every queue's events, those of queues made later too.
+//
+// The answer holds the webhook and its secret, `whsec_…`, **shown
+// this once**: give it to the receiver, which checks every delivery's
+// signature with it. The webhook receives the events of changes made
+// from now on. One person may have at most 20 webhooks
+// (`409 webhook_limit`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Remove a webhook
+//
+// Producers (their own) and supervisors (any). Nothing more is sent
+// to it, and its deliveries, those still waiting too, are forgotten.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/webhooks/{id} (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// GetWebhookWithResponse Get a webhook
+//
+// Producers (their own) and supervisors (any). Never its secret.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/webhooks/{id} (the `GetWebhook` operationId).
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookResponse(rsp)
+}
+
+// ChangeWebhookWithBodyWithResponse Change a webhook
+//
+// Producers (their own) and supervisors (any). Only the fields given
+// change; `url`, `events` and `queues` are checked as at
+// registration. `"enabled": false` pauses the webhook: its events
+// wait, undelivered, up to the backlog's cap. `"enabled": true`
+// enables it again, paused or disabled by claimdesk (it answered
+// `410`, or failed for 5 days; mend the receiver first): what waited
+// is delivered, and its 5 days of failing start anew.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+func (c *ClientWithResponses) ChangeWebhookWithBodyWithResponse(ctx context.Context, id WebhookIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeWebhookResponse, error) {
+	rsp, err := c.ChangeWebhookWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeWebhookResponse(rsp)
+}
+
+// ChangeWebhookWithResponse Change a webhook
+//
+// Producers (their own) and supervisors (any). Only the fields given
+// change; `url`, `events` and `queues` are checked as at
+// registration. `"enabled": false` pauses the webhook: its events
+// wait, undelivered, up to the backlog's cap. `"enabled": true`
+// enables it again, paused or disabled by claimdesk (it answered
+// `410`, or failed for 5 days; mend the receiver first): what waited
+// is delivered, and its 5 days of failing start anew.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `ChangeWebhook` operationId).
+func (c *ClientWithResponses) ChangeWebhookWithResponse(ctx context.Context, id WebhookIDParam, body ChangeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeWebhookResponse, error) {
+	rsp, err := c.ChangeWebhook(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeWebhookResponse(rsp)
+}
+
+// ListDeliveriesWithResponse A webhook's deliveries
+//
+// Producers (their own webhooks) and supervisors (any). The latest
+// deliveries, newest event first: those still to make (`pending`,
+// `delivering`), and the latest 1,000 finished ones (`succeeded`,
+// `failed`: its attempts used up, `dropped`: by the backlog's cap),
+// each with its last attempt's answer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListDeliveries` operationId).
+func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id WebhookIDParam, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error) {
+	rsp, err := c.ListDeliveries(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDeliveriesResponse(rsp)
+}
+
+// ReplayDeliveryWithResponse Deliver an event again
+//
+// Producers (their own webhooks) and supervisors (any); no body. The
+// delivery starts over, whatever became of it: `pending`, due at
+// once, its attempts counted from none, on the retry schedule again.
+// It carries the same `webhook-id`, so a receiver that did the
+// event's work already knows it, and is signed with the webhook's
+// secrets of the moment. A webhook that is not enabled sends it once
+// it is enabled again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery}/replay (the `ReplayDelivery` operationId).
+func (c *ClientWithResponses) ReplayDeliveryWithResponse(ctx context.Context, id WebhookIDParam, delivery string, reqEditors ...RequestEditorFn) (*ReplayDeliveryResponse, error) {
+	rsp, err := c.ReplayDelivery(ctx, id, delivery, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplayDeliveryResponse(rsp)
+}
+
+// RotateWebhookWithResponse Rotate a webhook's secret
+//
+// Producers (their own) and supervisors (any); no body. The webhook
+// gets a new secret, **shown this once**. For 24 hours the secret it
+// had keeps signing beside the new one (`previous_secret_until`):
+// every delivery carries both signatures, so the receiver may take
+// the new secret at its own pace, then forget the old one. Rotating
+// again within those 24 hours ends the older secret at once.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks/{id}/rotate (the `RotateWebhook` operationId).
+func (c *ClientWithResponses) RotateWebhookWithResponse(ctx context.Context, id WebhookIDParam, reqEditors ...RequestEditorFn) (*RotateWebhookResponse, error) {
+	rsp, err := c.RotateWebhook(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookResponse(rsp)
 }
 
 // ParseListAuditResponse parses an HTTP response from a ListAuditWithResponse call
@@ -15511,6 +17649,786 @@ func ParseRevokeTokenResponse(rsp *http.Response) (*RevokeTokenResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RevokeTokenResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
+func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RoleForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListWebhooksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhooksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookResponse parses an HTTP response from a CreateWebhookWithResponse call
+func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest InvalidWebhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreateWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookResponse parses an HTTP response from a GetWebhookWithResponse call
+func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RoleForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseChangeWebhookResponse parses an HTTP response from a ChangeWebhookWithResponse call
+func ParseChangeWebhookResponse(rsp *http.Response) (*ChangeWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest InvalidWebhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ChangeWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ChangeWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDeliveriesResponse parses an HTTP response from a ListDeliveriesWithResponse call
+func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadQuery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RoleForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReplayDeliveryResponse parses an HTTP response from a ReplayDeliveryWithResponse call
+func ParseReplayDeliveryResponse(rsp *http.Response) (*ReplayDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReplayDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Delivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReplayDeliveryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReplayDeliveryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookResponse parses an HTTP response from a RotateWebhookWithResponse call
+func ParseRotateWebhookResponse(rsp *http.Response) (*RotateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

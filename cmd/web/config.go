@@ -304,9 +304,9 @@ func (fs *flagSet) parse(args []string) (name string, c Config, err error) {
 func (fs *flagSet) usage() string {
 	operand := " NAME"
 	switch fs.Name() {
-	case "serve", "seed":
+	case "serve", "seed", "webhook add", "webhook list":
 		operand = ""
-	case "token revoke":
+	case "token revoke", "webhook remove", "webhook rotate":
 		operand = " ID"
 	}
 	var b strings.Builder

@@ -10,6 +10,10 @@
 //	claimdesk token add NAME          print a new API token for a user
 //	claimdesk token list NAME         list a user's tokens: ID CREATED LAST_USED
 //	claimdesk token revoke ID         end a token
+//	claimdesk webhook add [flags]     register a webhook (--url, --events, --queues), print its secret
+//	claimdesk webhook list            list the webhooks, with their health
+//	claimdesk webhook remove ID       remove a webhook and its deliveries
+//	claimdesk webhook rotate ID       print a webhook's new secret; the old one signs a day more
 //	claimdesk [COMMAND] -h            what the command takes, its flags, the settings
 //
 // Configuration comes from flags or CLAIMDESK_* environment variables,
@@ -105,7 +109,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return serveCmd(ctx, args, getenv, stdout)
 	case "seed":
 		return seedCmd(ctx, args, getenv, stdout)
-	case "queue", "user", "token":
+	case "queue", "user", "token", "webhook":
 		if len(args) > 0 && isHelp(args[0]) {
 			group := slices.DeleteFunc(strings.Split(commands, ", "), func(c string) bool { return !strings.HasPrefix(c, cmd+" ") })
 			return helpAsked{fmt.Sprintf("usage: claimdesk %s … (%s; -h after one of them: its flags)\n", cmd, strings.Join(group, ", "))}
@@ -118,6 +122,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 			return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
 		case "user disable", "user enable", "user unlock", "token list", "token revoke", "queue pause", "queue resume":
 			return adminCmd(ctx, sub, args[1:], getenv, stdout)
+		case "webhook add", "webhook list", "webhook remove", "webhook rotate":
+			return webhookCmd(ctx, sub, args[1:], getenv, stdout)
 		}
 		return usagef("unknown command %q (%s)", cmd+" "+args[0], commands)
 	case "help":
@@ -128,7 +134,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 // commands are the commands claimdesk knows.
-const commands = "serve, seed, queue add, queue pause, queue resume, user add, user disable, user enable, user unlock, token add, token list, token revoke"
+const commands = "serve, seed, queue add, queue pause, queue resume, user add, user disable, user enable, user unlock, token add, token list, token revoke, webhook add, webhook list, webhook remove, webhook rotate"
 
 // stores connects to Redis and returns the stores over it.
 type stores struct {

@@ -208,7 +208,7 @@ func MayReceive(people *users.Store) func(ctx context.Context, owner, queue stri
 
 // hookDetail is an endpoint as the audit log tells it.
 func hookDetail(e webhooks.Endpoint) string {
-	return fmt.Sprintf("url %s, events %s, queues %s", e.URL, eventNames(e.Events), queueNames(e.Queues))
+	return fmt.Sprintf("url %s, events %s, queues %s", e.URL, e.EventList(), e.QueueList())
 }
 
 // hookChange is what a change of an endpoint changed, as the audit log
@@ -218,11 +218,11 @@ func hookChange(was, now webhooks.Endpoint) string {
 	if was.URL != now.URL {
 		parts = append(parts, "url "+was.URL+" → "+now.URL)
 	}
-	if eventNames(was.Events) != eventNames(now.Events) {
-		parts = append(parts, "events "+eventNames(was.Events)+" → "+eventNames(now.Events))
+	if was.EventList() != now.EventList() {
+		parts = append(parts, "events "+was.EventList()+" → "+now.EventList())
 	}
-	if queueNames(was.Queues) != queueNames(now.Queues) {
-		parts = append(parts, "queues "+queueNames(was.Queues)+" → "+queueNames(now.Queues))
+	if was.QueueList() != now.QueueList() {
+		parts = append(parts, "queues "+was.QueueList()+" → "+now.QueueList())
 	}
 	if was.Enabled != now.Enabled {
 		parts = append(parts, fmt.Sprintf("enabled %t → %t", was.Enabled, now.Enabled))
@@ -231,19 +231,4 @@ func hookChange(was, now webhooks.Endpoint) string {
 		return "nothing changed"
 	}
 	return strings.Join(parts, "; ")
-}
-
-func eventNames(ts []tasks.EventType) string {
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = string(t)
-	}
-	return strings.Join(names, ",")
-}
-
-func queueNames(qs []string) string {
-	if len(qs) == 0 {
-		return "every queue"
-	}
-	return strings.Join(qs, ",")
 }

@@ -7,10 +7,12 @@ import (
 	"claimdesk/internal/audit"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
+	"claimdesk/internal/webhooks"
 )
 
 // The bodies of /api/v1 that are not the engine's own types (tasks.Job,
-// tasks.Batch, tasks.Queue, tasks.Entry…): what each route takes and what
+// tasks.Batch, tasks.Queue, tasks.Entry…) nor the webhooks' (their
+// Endpoint and Delivery): what each route takes and what
 // it answers, as api/openapi.yaml describes them. Fields are in the order in
 // which they are sent.
 
@@ -65,6 +67,22 @@ type patchUserRequest struct {
 	Role     *users.Role `json:"role"`
 	Queues   *[]string   `json:"queues"`
 	Password string      `json:"password"`
+}
+
+// createWebhookRequest registers a webhook (POST /webhooks).
+type createWebhookRequest struct {
+	URL    string            `json:"url"`
+	Events []tasks.EventType `json:"events"`
+	Queues []string          `json:"queues"`
+}
+
+// patchWebhookRequest is a change to a webhook (PATCH /webhooks/{id}):
+// what is left out stays.
+type patchWebhookRequest struct {
+	URL     *string           `json:"url"`
+	Events  []tasks.EventType `json:"events"`
+	Queues  *[]string         `json:"queues"`
+	Enabled *bool             `json:"enabled"`
 }
 
 // Answers.
@@ -294,6 +312,24 @@ type tallyJSON struct {
 	TakenBack int64 `json:"taken_back"`
 	// MedianHandlingSeconds is null without completions.
 	MedianHandlingSeconds *float64 `json:"median_handling_seconds"`
+}
+
+// webhooksAnswer lists the webhooks the caller may manage (GET /webhooks).
+type webhooksAnswer struct {
+	Webhooks []webhooks.Endpoint `json:"webhooks"`
+}
+
+// webhookSecretAnswer is a webhook and its new secret, shown this once
+// (POST /webhooks, POST /webhooks/{id}/rotate).
+type webhookSecretAnswer struct {
+	Webhook webhooks.Endpoint `json:"webhook"`
+	Secret  string            `json:"secret"`
+}
+
+// deliveriesAnswer is a webhook's latest deliveries, newest first (GET
+// /webhooks/{id}/deliveries).
+type deliveriesAnswer struct {
+	Deliveries []webhooks.Delivery `json:"deliveries"`
 }
 
 // auditAnswer is a page of the audit log, newest first (GET /audit).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -19,11 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"claimdesk/internal/durable"
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/notify"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/users"
+	"claimdesk/internal/webhooks"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -164,8 +167,21 @@ func (a *app) config(r redis.UniversalClient) handlers.Config {
 	// The server's changes to users reach every instance, as in claimdesk.
 	us := users.New(r)
 	us.Observe(bus.TellUserChanged)
+	sealer, err := webhooks.NewSealer(make([]byte, 32))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	hooks := webhooks.NewStore(r, ts, sealer, loopbackEgress(), durable.Policy{})
 	return handlers.Config{Redis: r, Tasks: ts, Users: us, Log: log,
-		PublicURL: "http://example.test", Bus: bus, Hub: hub}
+		PublicURL: "http://example.test", Bus: bus, Hub: hub, Webhooks: hooks}
+}
+
+// loopbackEgress is how the tests' webhooks go out: to receivers on the
+// loopback, which claimdesk refuses unless it is told to allow them
+// (CLAIMDESK_WEBHOOK_ALLOW_NETWORKS).
+func loopbackEgress() *webhooks.Egress {
+	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+	return &webhooks.Egress{Allow: []*net.IPNet{loopback}, Timeout: 5 * time.Second}
 }
 
 // serverWith starts another server of the app over r, with its

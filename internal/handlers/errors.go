@@ -44,8 +44,9 @@ func newError(status int, code, format string, args ...any) *apiError {
 	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// errorCodes maps the engine's and the user store's sentinel errors to what
-// the user sees: the one table of error codes.
+// errorCodes maps the sentinel errors of the engine, the user store, the
+// webhooks' registry and the desk to what the user sees: the one table of
+// error codes.
 var errorCodes = []struct {
 	err    error
 	status int
@@ -71,10 +72,12 @@ var errorCodes = []struct {
 	{users.ErrExists, http.StatusConflict, "user_exists"},
 	{users.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrThrottled, http.StatusTooManyRequests, "rate_limited"},
-	{desk.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{desk.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{webhooks.ErrNotFound, http.StatusNotFound, "not_found"},
 	{webhooks.ErrDeliveryNotFound, http.StatusNotFound, "not_found"},
+	{webhooks.ErrTooMany, http.StatusConflict, "webhook_limit"},
+	{webhooks.ErrInvalid, http.StatusUnprocessableEntity, "invalid_webhook"},
+	{desk.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{desk.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 }
 
 // publicError turns any error into what the user may see, and reports
@@ -99,6 +102,10 @@ func publicError(err error) (*apiError, bool) {
 			var oe *tasks.OutcomeError
 			if errors.As(err, &oe) {
 				pub.Fields = oe.Fields
+			}
+			var we *webhooks.InvalidError
+			if errors.As(err, &we) {
+				pub.Fields = map[string]string{we.Field: we.Message}
 			}
 			return pub, false
 		}

@@ -124,7 +124,15 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/supervisor/fragments/team-work", s.teamWorkFragment, user, sup)
 	e.POST("/away", s.setAway, user, op)
 
-	// Webhooks (webhookpages.go).
+	// Webhooks (webhooks.go; the pages, webhookpages.go).
+	api.GET("/webhooks", s.apiWebhooks, producers)
+	api.POST("/webhooks", s.apiCreateWebhook, producers)
+	api.GET("/webhooks/:id", s.apiWebhook, producers)
+	api.PATCH("/webhooks/:id", s.apiPatchWebhook, producers)
+	api.DELETE("/webhooks/:id", s.apiDeleteWebhook, producers)
+	api.POST("/webhooks/:id/rotate", s.apiRotateWebhook, producers)
+	api.GET("/webhooks/:id/deliveries", s.apiDeliveries, producers)
+	api.POST("/webhooks/:id/deliveries/:delivery/replay", s.apiReplay, producers)
 	e.GET("/webhooks", s.webhooksPage, user, sup)
 	e.POST("/webhooks", s.addWebhookForm, user, sup)
 	e.GET("/webhooks/:id", s.webhookPage, user, sup)

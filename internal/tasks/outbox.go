@@ -83,24 +83,28 @@ func (s *Store) SetOutbox(ctx context.Context, queue string, on bool) error {
 }
 
 // ReadOutbox hands consumer at most count events of the queue's outbox:
-// first those handed to another consumer (or this one) at least idle ago
-// and not acknowledged since, whose reader is taken to have died; then
-// events never handed to anyone. An event stays the consumer's until it
-// acknowledges it (AckOutbox). A queue without an outbox has no events.
-func (s *Store) ReadOutbox(ctx context.Context, queue, consumer string, count int, idle time.Duration) ([]Event, error) {
+// first, when takeover is not 0, those handed to another consumer (or this
+// one) at least takeover ago and not acknowledged since, whose reader is
+// taken to have died; then events never handed to anyone. An event stays
+// the consumer's until it acknowledges it (AckOutbox). A queue without an
+// outbox has no events.
+func (s *Store) ReadOutbox(ctx context.Context, queue, consumer string, count int, takeover time.Duration) ([]Event, error) {
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}
 	key := keysFor(queue).Outbox()
-	taken, _, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: key, Group: outboxGroup,
-		Consumer: consumer, MinIdle: idle, Start: "0-0", Count: int64(count)}).Result()
-	if noGroup(err) {
-		return nil, nil
+	var msgs []redis.XMessage
+	if takeover > 0 {
+		taken, _, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: key, Group: outboxGroup,
+			Consumer: consumer, MinIdle: takeover, Start: "0-0", Count: int64(count)}).Result()
+		if noGroup(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, redisErr(err)
+		}
+		msgs = taken
 	}
-	if err != nil {
-		return nil, redisErr(err)
-	}
-	msgs := taken
 	if len(msgs) < count {
 		streams, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: outboxGroup, Consumer: consumer,
 			Streams: []string{key, ">"}, Count: int64(count - len(msgs)), Block: -1}).Result()

@@ -55,15 +55,17 @@ func TestOutboxEvents(t *testing.T) {
 		if ev.Job.CompletedBy != "ann" || string(ev.Job.Result) != `{"verdict":"ok"}` || string(ev.Job.Payload) != `{"n":1}` {
 			t.Fatalf("event's job %+v", ev.Job)
 		}
-		// Read again before it is acknowledged: the same event, by its id.
-		again := e.readAll("b", 0)
+		// Read again before it is acknowledged, once it has been pending
+		// a takeover's time: the same event, by its id.
+		time.Sleep(2 * time.Millisecond)
+		again := e.readAll("b", time.Millisecond)
 		if len(again) != 1 || again[0].ID != ev.ID || !reflect.DeepEqual(again[0].Job, ev.Job) {
 			t.Fatalf("taken over: %+v, want %s", again, ev.ID)
 		}
 		if err := e.store.AckOutbox(e.ctx, e.queue, again...); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.readAll("a", 0); len(got) != 0 {
+		if got := e.readAll("a", time.Millisecond); len(got) != 0 {
 			t.Fatalf("after its ack: %d events", len(got))
 		}
 		// Off again: nothing more is published.
@@ -74,7 +76,7 @@ func TestOutboxEvents(t *testing.T) {
 		if _, _, err := e.store.Cancel(e.ctx, late.ID, "sam", false); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.readAll("a", 0); len(got) != 0 {
+		if got := e.readAll("a", time.Millisecond); len(got) != 0 {
 			t.Fatalf("outbox off again: %d events", len(got))
 		}
 		wantErr(t, "SetOutbox of no queue", e.store.SetOutbox(e.ctx, "no-such-queue", true), ErrQueueNotFound)
@@ -99,7 +101,8 @@ func TestOutboxTakeover(t *testing.T) {
 		if got := e.readAll("lives", time.Hour); len(got) != 0 {
 			t.Fatalf("a reader took an event pending for less than idle: %+v", got)
 		}
-		taken := e.readAll("lives", 0)
+		time.Sleep(2 * time.Millisecond) // pending a takeover's time
+		taken := e.readAll("lives", time.Millisecond)
 		if len(taken) != 1 || taken[0].ID != first[0].ID {
 			t.Fatalf("takeover: %+v", taken)
 		}

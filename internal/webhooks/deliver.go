@@ -33,9 +33,11 @@ const (
 	// leaseSlack is how long, beyond the timeout, an attempt's delivery
 	// stays leased to its deliverer before another may try again.
 	leaseSlack = 30 * time.Second
-	// idle is how often a deliverer looks for work nobody told it of:
-	// events of changes made by other instances, and retries come due.
-	idle = 250 * time.Millisecond
+	// sweep is how often a deliverer reads every outbox an endpoint
+	// listens to, and every endpoint's schedule, for what nobody told it
+	// of: events of changes made by other processes, retries come due.
+	// Its own changes it hands on at once.
+	sweep = time.Second
 	// refreshEvery is how often a deliverer reads the registry anew.
 	refreshEvery = 2 * time.Second
 )
@@ -67,14 +69,17 @@ type Config struct {
 // one; they share the work through the outboxes' consumer group and the
 // deliveries' leases.
 type Deliverer struct {
-	cfg       Config
-	fanout    chan struct{} // a change published events
-	send      chan struct{} // deliveries are due
-	endpoints atomic.Pointer[[]record]
-	troubles  *storeerr.Burst
+	cfg    Config
+	fanout chan struct{} // a change published events
+	// lookedOver is when handOn last looked for events whose reader died.
+	lookedOver time.Time
+	send       chan struct{} // deliveries are due
+	endpoints  atomic.Pointer[[]record]
+	troubles   *storeerr.Burst
 
 	mu       sync.Mutex
-	inflight map[string]int // attempts under way, by endpoint
+	changed  map[string]bool // queues this instance published events of since handOn last read them
+	inflight map[string]int  // attempts under way, by endpoint
 	wg       sync.WaitGroup
 
 	deliveries *prometheus.CounterVec
@@ -91,7 +96,7 @@ func NewDeliverer(cfg Config) *Deliverer {
 		cfg.May = func(context.Context, string, string) bool { return true }
 	}
 	d := &Deliverer{cfg: cfg, fanout: make(chan struct{}, 1), send: make(chan struct{}, 1),
-		troubles: storeerr.NewBurst(cfg.Log, "webhook rounds failed"), inflight: map[string]int{},
+		troubles: storeerr.NewBurst(cfg.Log, "webhook rounds failed"), inflight: map[string]int{}, changed: map[string]bool{},
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "claimdesk_webhook_deliveries_total",
 			Help: "Webhook delivery attempts, by result: succeeded (2xx), failed (any other answer or none), gone (410).",
@@ -113,6 +118,9 @@ func NewDeliverer(cfg Config) *Deliverer {
 func (d *Deliverer) Observe(_ context.Context, fx tasks.Effects) {
 	for _, t := range fx.Transitions {
 		if t.To.Terminal() {
+			d.mu.Lock()
+			d.changed[fx.Queue] = true
+			d.mu.Unlock()
 			poke(d.fanout)
 			return
 		}
@@ -142,25 +150,30 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 	var loops sync.WaitGroup
 	loops.Add(3)
-	go func() { defer loops.Done(); d.every(ctx, refreshEvery, nil, d.refresh) }()
-	go func() { defer loops.Done(); d.every(ctx, idle, d.fanout, d.handOn) }()
-	go func() { defer loops.Done(); d.every(ctx, idle, d.send, d.deliver) }()
+	go func() {
+		defer loops.Done()
+		d.every(ctx, refreshEvery, nil, func(ctx context.Context, _ bool) error { return d.refresh(ctx) })
+	}()
+	go func() { defer loops.Done(); d.every(ctx, sweep, d.fanout, d.handOn) }()
+	go func() { defer loops.Done(); d.every(ctx, sweep, d.send, d.deliver) }()
 	loops.Wait()
 	d.wg.Wait()
 }
 
-// every runs fn every period, and at once when poked.
-func (d *Deliverer) every(ctx context.Context, period time.Duration, poked chan struct{}, fn func(context.Context) error) {
+// every runs fn every period (swept true), and at once when poked.
+func (d *Deliverer) every(ctx context.Context, period time.Duration, poked chan struct{}, fn func(ctx context.Context, swept bool) error) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
+		swept := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			swept = true
 		case <-poked:
 		}
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
+		if err := fn(ctx, swept); err != nil && ctx.Err() == nil {
 			d.troubles.Add("webhooks", err)
 		}
 	}
@@ -197,26 +210,41 @@ func (d *Deliverer) Disabled() int {
 	return n
 }
 
-// handOn files the events of every outbox an endpoint listens to as
-// deliveries to the endpoints that want them, then acknowledges them.
-func (d *Deliverer) handOn(ctx context.Context) error {
+// handOn files the events of outboxes as deliveries to the endpoints that
+// want them, then acknowledges them: the outboxes of the queues this
+// instance changed since, or on a sweep every outbox an endpoint listens
+// to; every half Takeover, with the events whose reader died.
+func (d *Deliverer) handOn(ctx context.Context, swept bool) error {
+	d.mu.Lock()
+	changed := d.changed
+	d.changed = map[string]bool{}
+	d.mu.Unlock()
 	eps := d.registry()
 	if len(eps) == 0 {
 		return nil
 	}
-	queues, err := d.cfg.Store.listened(ctx, eps)
+	listened, err := d.cfg.Store.listened(ctx, eps)
 	if err != nil {
 		return err
+	}
+	queues := listened
+	if !swept {
+		queues = slices.DeleteFunc(listened, func(q string) bool { return !changed[q] })
+	}
+	takeover := time.Duration(0)
+	if swept && time.Since(d.lookedOver) >= d.cfg.Takeover/2 {
+		takeover, d.lookedOver = d.cfg.Takeover, time.Now()
 	}
 	added := false
 	for _, q := range queues {
 		for {
-			events, err := d.cfg.Tasks.ReadOutbox(ctx, q, d.cfg.Instance, outboxPage, d.cfg.Takeover)
+			events, err := d.cfg.Tasks.ReadOutbox(ctx, q, d.cfg.Instance, outboxPage, takeover)
 			if err != nil {
 				return err
 			}
-			for _, e := range events {
-				for _, ep := range eps {
+			for _, ep := range eps {
+				var dels []stored
+				for _, e := range events {
 					if !ep.Covers(q, e.Type) || e.At.Before(ep.CreatedAt) || !d.cfg.May(ctx, ep.Owner, q) {
 						continue
 					}
@@ -224,11 +252,16 @@ func (d *Deliverer) handOn(ctx context.Context) error {
 					if err != nil {
 						return err
 					}
-					if err := d.cfg.Store.add(ctx, ep.ID, del); err != nil {
-						return err
-					}
-					added = true
+					dels = append(dels, del)
 				}
+				if len(dels) == 0 {
+					continue
+				}
+				wait, _ := Delay(d.cfg.Schedule, 0, rand.Float64)
+				if err := d.cfg.Store.add(ctx, ep.ID, dels, wait); err != nil {
+					return err
+				}
+				added = true
 			}
 			if err := d.cfg.Tasks.AckOutbox(ctx, q, events...); err != nil {
 				return err
@@ -246,7 +279,7 @@ func (d *Deliverer) handOn(ctx context.Context) error {
 
 // deliver starts the attempts due of every enabled endpoint, as many as
 // its share of attempts under way leaves room for.
-func (d *Deliverer) deliver(ctx context.Context) error {
+func (d *Deliverer) deliver(ctx context.Context, _ bool) error {
 	for _, ep := range d.registry() {
 		if !ep.Enabled {
 			continue
@@ -350,20 +383,40 @@ func (d *Deliverer) attempt(ctx context.Context, ep record, del stored) {
 
 // lagCollector reports, at each scrape, what each endpoint has still to
 // receive: how many deliveries, and how long ago the oldest's event
-// happened.
+// happened; and each listened queue's outbox: the events not yet handed
+// on, and those its cap dropped.
 type lagCollector struct{ d *Deliverer }
 
 var (
 	pendingDesc = prometheus.NewDesc("claimdesk_webhook_pending", "Deliveries an endpoint has still to receive.", []string{"webhook"}, nil)
 	lagDesc     = prometheus.NewDesc("claimdesk_webhook_lag_seconds", "How long ago the oldest event an endpoint has still to receive happened (0: none).", []string{"webhook"}, nil)
+	outboxDesc  = prometheus.NewDesc("claimdesk_webhook_outbox_events", "Events in a queue's outbox, not yet handed on to the endpoints.", []string{"queue"}, nil)
+	lostDesc    = prometheus.NewDesc("claimdesk_webhook_outbox_lost_total", "Events a queue's outbox dropped, full while nobody read it.", []string{"queue"}, nil)
 )
 
-func (c *lagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc; ch <- lagDesc }
+func (c *lagCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- pendingDesc
+	ch <- lagDesc
+	ch <- outboxDesc
+	ch <- lostDesc
+}
 
 func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for _, ep := range c.d.registry() {
+	eps := c.d.registry()
+	if len(eps) > 0 {
+		queues, _ := c.d.cfg.Store.listened(ctx, eps)
+		for _, q := range queues {
+			st, err := c.d.cfg.Tasks.Outbox(ctx, q)
+			if err != nil {
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(outboxDesc, prometheus.GaugeValue, float64(st.Waiting), q)
+			ch <- prometheus.MustNewConstMetric(lostDesc, prometheus.CounterValue, float64(st.Lost), q)
+		}
+	}
+	for _, ep := range eps {
 		n, oldest, err := c.d.cfg.Store.Pending(ctx, ep.ID)
 		if err != nil {
 			continue

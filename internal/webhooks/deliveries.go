@@ -110,10 +110,10 @@ func newDelivery(e tasks.Event) (stored, error) {
 }
 
 // addScript files a delivery unless the endpoint has one of its event
-// already, due at once; beyond Backlog deliveries to make, it drops the
+// already, due when told; beyond Backlog deliveries to make, it drops the
 // one of the oldest event, counted in lost; beyond Keep finished ones in
 // the log, it forgets the oldest few.
-// KEYS: deliveries, due, log, health. ARGV: id, record, now, event time,
+// KEYS: deliveries, due, log, health. ARGV: id, record, when due, event time,
 // Backlog, Keep. Answers 1 if it filed the delivery, 0 if it was there.
 var addScript = redis.NewScript(`
 local id = ARGV[1]
@@ -221,13 +221,25 @@ return raw
 
 // run runs the script durably on keys of one endpoint's slot.
 func (s *Store) run(ctx context.Context, sc *redis.Script, ks []string, args ...any) (any, error) {
-	var cmd *redis.Cmd
+	cmds, err := s.runEach(ctx, sc, ks, [][]any{args})
+	if err != nil {
+		return nil, err
+	}
+	return cmds[0].Val(), nil
+}
+
+// runEach runs the script once per list of arguments, on the same keys of
+// one endpoint's slot, in one round trip, durably.
+func (s *Store) runEach(ctx context.Context, sc *redis.Script, ks []string, argLists [][]any) ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, len(argLists))
 	send := func(load bool) error {
 		return s.durably.Send(ctx, s.rdb, ks[0], func(p redis.Pipeliner) {
-			if load {
-				cmd = sc.Eval(ctx, p, ks, args...)
-			} else {
-				cmd = sc.EvalSha(ctx, p, ks, args...)
+			for i, args := range argLists {
+				if load {
+					cmds[i] = sc.Eval(ctx, p, ks, args...)
+				} else {
+					cmds[i] = sc.EvalSha(ctx, p, ks, args...)
+				}
 			}
 		})
 	}
@@ -238,17 +250,28 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, ks []string, args ...
 	if err != nil && err != redis.Nil {
 		return nil, storeErr(err)
 	}
-	return cmd.Val(), nil
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && err != redis.Nil {
+			return nil, storeErr(err)
+		}
+	}
+	return cmds, nil
 }
 
 func deliveryKeys(id string) []string {
 	return []string{keys.WebhookDeliveries(id), keys.WebhookDue(id), keys.WebhookLog(id), keys.WebhookHealth(id)}
 }
 
-// add files the event's delivery to the endpoint.
-func (s *Store) add(ctx context.Context, endpoint string, d stored) error {
-	raw, _ := json.Marshal(d)
-	_, err := s.run(ctx, addScript, deliveryKeys(endpoint), d.ID, raw, s.clock().UnixMilli(), d.At, Backlog, Keep)
+// add files the events' deliveries to the endpoint, in one round trip,
+// the first attempt of each due after wait.
+func (s *Store) add(ctx context.Context, endpoint string, ds []stored, wait time.Duration) error {
+	due := s.clock().Add(wait).UnixMilli()
+	argLists := make([][]any, len(ds))
+	for i, d := range ds {
+		raw, _ := json.Marshal(d)
+		argLists[i] = []any{d.ID, raw, due, d.At, Backlog, Keep}
+	}
+	_, err := s.runEach(ctx, addScript, deliveryKeys(endpoint), argLists)
 	return err
 }
 

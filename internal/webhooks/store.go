@@ -58,6 +58,9 @@ var (
 	ErrDeliveryNotFound = errors.New("no such delivery")
 	// ErrTooMany: the owner has MaxPerOwner endpoints already.
 	ErrTooMany = errors.New("too many webhooks")
+	// ErrInvalid: a field of an endpoint is not valid; every
+	// *InvalidError is one.
+	ErrInvalid = errors.New("invalid webhook")
 )
 
 // InvalidError is a field of an endpoint that is not valid.
@@ -66,6 +69,9 @@ type InvalidError struct {
 }
 
 func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
+
+// Is makes every InvalidError an ErrInvalid.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
 
 func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}
@@ -96,6 +102,25 @@ type Endpoint struct {
 	FailingSince *time.Time `json:"failing_since,omitempty"`
 	// Lost counts the deliveries its backlog's cap dropped.
 	Lost int64 `json:"lost"`
+}
+
+// EventList names the endpoint's events, comma-separated:
+// "job.completed,job.dead".
+func (e *Endpoint) EventList() string {
+	names := make([]string, len(e.Events))
+	for i, t := range e.Events {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ",")
+}
+
+// QueueList names the endpoint's queues, comma-separated, or says "every
+// queue" when it names none.
+func (e *Endpoint) QueueList() string {
+	if len(e.Queues) == 0 {
+		return "every queue"
+	}
+	return strings.Join(e.Queues, ",")
 }
 
 // Covers reports whether the endpoint wants events of the type from the

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/webhooks/receivertest"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -133,8 +135,13 @@ func (f *fixture) endpoint(url string, events ...tasks.EventType) (Endpoint, str
 
 // deliverer runs a deliverer, named instance, until the test ends.
 func (f *fixture) deliverer(instance string, schedule []time.Duration) *Deliverer {
+	return f.delivererTo(instance, schedule, nil)
+}
+
+// delivererTo runs a deliverer whose metrics reg takes.
+func (f *fixture) delivererTo(instance string, schedule []time.Duration, reg prometheus.Registerer) *Deliverer {
 	d := NewDeliverer(Config{Store: f.store, Tasks: f.tasks, Egress: f.egress, Schedule: schedule,
-		Instance: instance, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Takeover: time.Second})
+		Instance: instance, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Takeover: time.Second, Registerer: reg})
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
@@ -181,7 +188,8 @@ func TestDeliversSignedEvents(t *testing.T) {
 		rc := receivertest.Start(t)
 		e, secret := f.endpoint(rc.URL())
 		rc.SetSecrets(secret)
-		f.deliverer("one", nil)
+		reg := prometheus.NewRegistry()
+		f.delivererTo("one", nil, reg)
 		ids := f.complete(3)
 		rc.Wait(t, func(ds []receivertest.Delivery) bool { return len(ds) >= 3 }, 10*time.Second)
 		if bad := rc.Bad(); len(bad) > 0 {
@@ -222,6 +230,20 @@ func TestDeliversSignedEvents(t *testing.T) {
 			}
 			return n == 3
 		})
+		want := map[string]float64{
+			`claimdesk_webhook_deliveries_total{result="succeeded"}`:       3,
+			`claimdesk_webhook_first_attempt_seconds_count`:                3,
+			`claimdesk_webhook_pending{webhook="` + e.ID + `"}`:            0,
+			`claimdesk_webhook_lag_seconds{webhook="` + e.ID + `"}`:        0,
+			`claimdesk_webhook_outbox_events{queue="` + f.queue + `"}`:     0,
+			`claimdesk_webhook_outbox_lost_total{queue="` + f.queue + `"}`: 0,
+		}
+		got := gather(t, reg)
+		for name, v := range want {
+			if g, ok := got[name]; !ok || g != v {
+				t.Errorf("%s = %v (there: %t), want %v", name, g, ok, v)
+			}
+		}
 	})
 }
 
@@ -263,6 +285,38 @@ func TestDeliveriesNameTheirSubject(t *testing.T) {
 			t.Fatalf("a delivery's JSON names its subject: %s", raw)
 		}
 	})
+}
+
+// gather reads the registry's metrics, as name{labels} → value (a
+// histogram as its _count).
+func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, fam := range families {
+		for _, m := range fam.GetMetric() {
+			name := fam.GetName()
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+`="`+l.GetValue()+`"`)
+			}
+			if len(labels) > 0 {
+				name += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch {
+			case m.Counter != nil:
+				out[name] = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				out[name] = m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				out[name+"_count"] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
 }
 
 // waitFor waits until cond holds, looking again every few milliseconds,
@@ -500,8 +554,8 @@ func TestCreateRefuses(t *testing.T) {
 		} {
 			_, _, err := strict.Create(f.ctx, c.n)
 			inv, ok := err.(*InvalidError)
-			if !ok || inv.Field != c.field {
-				t.Errorf("Create(%+v) = %v, want refused for %s", c.n, err, c.field)
+			if !ok || inv.Field != c.field || !errors.Is(err, ErrInvalid) {
+				t.Errorf("Create(%+v) = %v, want refused for %s, an ErrInvalid", c.n, err, c.field)
 			}
 		}
 		all, err := strict.List(f.ctx)
@@ -540,7 +594,7 @@ func TestBacklogCap(t *testing.T) {
 	e, _ := f.endpoint("http://127.0.0.1:9/hook")
 	for i := range Backlog + 1 {
 		d := stored{ID: fmt.Sprintf("evt_%06d", i), Event: tasks.EventJobCompleted, Queue: f.queue, At: int64(1000 + i), Body: "{}", State: StatePending}
-		if err := f.store.add(f.ctx, e.ID, d); err != nil {
+		if err := f.store.add(f.ctx, e.ID, []stored{d}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -551,5 +605,18 @@ func TestBacklogCap(t *testing.T) {
 	ds, _ := f.store.Deliveries(f.ctx, e.ID, Backlog+1)
 	if last := ds[len(ds)-1]; last.ID != "evt_000000" || last.State != StateDropped {
 		t.Fatalf("oldest delivery %+v, want dropped", last)
+	}
+}
+
+// An endpoint's events and queues in words, as the audit log and the
+// command line say them.
+func TestEndpointInWords(t *testing.T) {
+	e := Endpoint{Events: []tasks.EventType{tasks.EventJobCompleted, tasks.EventBatchFinished}}
+	if got := e.EventList() + " / " + e.QueueList(); got != "job.completed,batch.finished / every queue" {
+		t.Fatalf("in words: %q", got)
+	}
+	e.Queues = []string{"invoice-review", "kyc"}
+	if got := e.QueueList(); got != "invoice-review,kyc" {
+		t.Fatalf("queues in words: %q", got)
 	}
 }
