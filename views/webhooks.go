@@ -93,22 +93,9 @@ func disabledWhy(e webhooks.Endpoint) string {
 		thousands(webhooks.Backlog) + "). Then replay the deliveries that failed."
 }
 
-// eventNames lists event types as the API names them.
-func eventNames(ts []tasks.EventType) string {
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = string(t)
-	}
-	return strings.Join(names, ", ")
-}
-
-// hookQueues says which queues' events an endpoint receives.
-func hookQueues(qs []string) string {
-	if len(qs) == 0 {
-		return "every queue"
-	}
-	return strings.Join(qs, ", ")
-}
+// listed spaces out a comma-separated list (an endpoint's EventList or
+// QueueList) for reading: "job.completed, job.dead".
+func listed(list string) string { return strings.ReplaceAll(list, ",", ", ") }
 
 // hookHost is the host an endpoint's URL names, to title its page.
 func hookHost(e webhooks.Endpoint) string {
