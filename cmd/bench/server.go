@@ -104,6 +104,9 @@ func (a *app) start(ctx context.Context, bin string) error {
 		"CLAIMDESK_REDIS_URL=redis://"+a.redis.Addr(),
 		"CLAIMDESK_LOG_LEVEL=warn",
 		"CLAIMDESK_PUBLIC_URL="+a.url,
+		// Webhooks' secrets sealed, as claimdesk is meant to run: without
+		// a key, serve warns, and a warning fails the run's checks.
+		"CLAIMDESK_WEBHOOK_KEY="+strings.Repeat("0", 64),
 		// The whole load comes from one address and, for the websockets,
 		// a few people: no caps on websockets, and rates more than any
 		// floor sends.
