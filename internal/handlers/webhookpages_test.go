@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,40 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"claimdesk/internal/durable"
 	"claimdesk/internal/handlers"
-	"claimdesk/internal/tasks/taskstest"
 	"claimdesk/internal/users"
 	"claimdesk/internal/webhooks"
 	"claimdesk/internal/webhooks/receivertest"
 )
 
-// hooksApp is an app on a Redis of its own, whose webhooks are all the
-// test's (the registry is one per Redis), served as claimdesk serve does:
-// a deliverer runs, secrets are sealed, and webhooks may go to the
-// loopback. A failed delivery is tried again an hour later.
+// hooksApp is an app on a Redis of its own (appWith), whose webhooks are
+// all the test's, served as claimdesk serve does: a deliverer runs, which
+// tries a failed delivery again an hour later.
 func hooksApp(t *testing.T) *app {
 	t.Helper()
-	srv, err := taskstest.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	r := srv.Client()
-	a := newAppOn(t, r)
-	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
-	a.srv = a.serverWith(r, func(cfg *handlers.Config, _ *http.Server) {
-		sealer, err := webhooks.NewSealer(make([]byte, 32))
-		if err != nil {
-			t.Fatal(err)
-		}
-		egress := &webhooks.Egress{Allow: []*net.IPNet{loopback}, Timeout: 2 * time.Second}
-		cfg.Webhooks = webhooks.NewStore(r, cfg.Tasks, sealer, egress, durable.Policy{})
-		d := webhooks.NewDeliverer(webhooks.Config{Store: cfg.Webhooks, Tasks: cfg.Tasks, Egress: egress,
+	return appWith(t, func(cfg *handlers.Config) {
+		d := webhooks.NewDeliverer(webhooks.Config{Store: cfg.Webhooks, Tasks: cfg.Tasks, Egress: loopbackEgress(),
 			Schedule: []time.Duration{0, time.Hour}, Instance: "pages", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		cfg.Tasks.Observe(d.Observe)
 		cfg.WebhooksChanged, cfg.DisabledWebhooks = d.Changed, d.Disabled
@@ -54,7 +32,6 @@ func hooksApp(t *testing.T) *app {
 		go func() { defer close(done); d.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 	})
-	return a
 }
 
 var (
@@ -88,7 +65,8 @@ func deliveryRow(page, event string) string {
 // Without a key for the secrets, the page says they are stored unsealed,
 // and what to set.
 func TestWebhookPagesAreForSupervisors(t *testing.T) {
-	a := newApp(t)
+	// A claimdesk without a key: the desk's own registry, unsealed.
+	a := appWith(t, func(cfg *handlers.Config) { cfg.Webhooks = nil })
 	if b := a.browser().do("GET", "/webhooks", nil); b.status != http.StatusSeeOther || !strings.HasPrefix(b.body, "/login?next=") {
 		t.Fatalf("a visitor on /webhooks: %d %s", b.status, b.body)
 	}
