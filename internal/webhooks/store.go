@@ -205,12 +205,7 @@ func (s *Store) Create(ctx context.Context, n NewEndpoint) (Endpoint, string, er
 		if mine >= MaxPerOwner {
 			return ErrTooMany
 		}
-		raw, _ := json.Marshal(r)
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, keys.WebhookEndpoints, id, raw)
-			return nil
-		})
-		return err
+		return save(ctx, tx, r)
 	})
 	if err != nil {
 		return Endpoint{}, "", storeErr(err)
@@ -493,14 +488,19 @@ func (s *Store) change(ctx context.Context, id string, fn func(r *record) error)
 		if err := fn(&r); err != nil {
 			return err
 		}
-		out, _ := json.Marshal(r)
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, keys.WebhookEndpoints, id, out)
-			return nil
-		})
-		return err
+		return save(ctx, tx, r)
 	})
 	return storeErr(err)
+}
+
+// save writes the record in the registry, as the transaction's change.
+func save(ctx context.Context, tx *redis.Tx, r record) error {
+	raw, _ := json.Marshal(r)
+	_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, keys.WebhookEndpoints, r.ID, raw)
+		return nil
+	})
+	return err
 }
 
 // registryTx runs fn as one optimistic transaction on the registry (see
