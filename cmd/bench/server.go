@@ -122,11 +122,16 @@ func (a *app) start(ctx context.Context, bin string) error {
 
 	// The parent-death signal fires when the thread that forked the child
 	// exits, not the process: start and wait on one locked thread that
-	// lives as long as the child.
+	// lives as long as the child. Once the child is gone the thread is
+	// unlocked and lives on: a locked thread ends with its goroutine, and
+	// would take with it whatever else it had forked, such as a
+	// redis-server (taskstest forks it on its caller's thread), killing
+	// Redis whenever claimdesk stopped before it.
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
