@@ -1,15 +1,15 @@
 // Command bench measures claimdesk and checks its performance targets: the
 // engine against Redis's own ceiling, Lua against an optimistic WATCH/MULTI
-// baseline under contention, the HTTP server, websocket notices, and how
-// claims and reclaims scale with a queue's size. It prints a table with
-// PASS/FAIL per target and writes the numbers as JSON.
+// baseline under contention, the HTTP server, websocket notices, how
+// claims and reclaims scale with a queue's size, and webhooks. It prints a
+// table with PASS/FAIL per target and writes the numbers as JSON.
 //
 //	go run ./cmd/bench                     # every scenario, default sizes
 //	go run ./cmd/bench -only engine,scale  # some of them
 //	go run ./cmd/bench -smoke              # small sizes, every branch of every scenario
 //
-// It starts its own redis-server (and, for http and notify, a claimdesk
-// server process from -claimdesk) on loopback.
+// It starts its own redis-server (and, for http, notify, floor and
+// webhooks, a claimdesk server process from -claimdesk) on loopback.
 package main
 
 import (
@@ -49,7 +49,7 @@ type usageError struct{ error }
 // config is what the flags say.
 type config struct {
 	only        []string
-	concurrency int // concurrent callers in engine, ceiling and contention
+	concurrency int // concurrent callers in engine, ceiling and replicas; operators in webhooks
 	jobs        int // jobs per engine run
 	producers   int // contention: concurrent producers
 	messages    int // contention: messages per path
@@ -71,8 +71,11 @@ type config struct {
 	// [min, max)); how often every fragment polls.
 	floorHold, floorRetry [2]time.Duration
 	floorPoll             time.Duration
-	claimdesk             string
-	jsonPath              string
+	// webhooks: jobs per round, claims per second (0: unpaced), and
+	// events of the backlog.
+	webhookJobs, webhookRate, webhookBacklog int
+	claimdesk                                string
+	jsonPath                                 string
 }
 
 // scenario is one part of the bench.
@@ -90,15 +93,16 @@ var scenarios = []scenario{
 	{"scale", runScale},
 	{"replicas", runReplicas},
 	{"floor", runFloor},
+	{"webhooks", runWebhooks},
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale, replicas, floor); default all")
+	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale, replicas, floor, webhooks); default all")
 	smoke := fs.Bool("smoke", false, "small sizes that take every branch of every scenario (the tests run it)")
-	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine and ceiling")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine, ceiling and replicas; API operators in webhooks")
 	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")
 	fs.IntVar(&c.producers, "producers", 64, "contention: concurrent producers")
 	fs.IntVar(&c.messages, "messages", 5000, "contention: messages posted per path")
@@ -116,6 +120,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.floorRate, "floor-rate", 10, "floor: jobs enqueued per second")
 	fs.DurationVar(&c.floorPhase, "floor-phase", 20*time.Second, "floor: how long each phase is measured")
 	c.floorHold, c.floorRetry, c.floorPoll = [2]time.Duration{5 * time.Second, 15 * time.Second}, [2]time.Duration{2 * time.Second, 5 * time.Second}, 15*time.Second
+	fs.IntVar(&c.webhookJobs, "webhook-jobs", 2000, "webhooks: jobs claimed and completed through the API in each of four rounds (two without an endpoint, two with one)")
+	fs.IntVar(&c.webhookRate, "webhook-rate", 200, "webhooks: claims per second in the rounds, all operators together (0: as fast as they go)")
+	fs.IntVar(&c.webhookBacklog, "webhook-backlog", 5000, "webhooks: events made while no instance runs, delivered once one starts")
 	fs.StringVar(&c.claimdesk, "claimdesk", "bin/claimdesk", "the claimdesk binary that http and notify start")
 	fs.StringVar(&c.jsonPath, "json", "var/bench.json", "where to write the results as JSON (empty: nowhere)")
 	if err := fs.Parse(args); err != nil {
@@ -148,9 +155,10 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		// short phases operators complete jobs (with and without a next
 		// one) and pages poll.
 		c.floorHold, c.floorRetry, c.floorPoll = [2]time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}, [2]time.Duration{200 * time.Millisecond, 500 * time.Millisecond}, 1500*time.Millisecond
+		c.webhookJobs, c.webhookBacklog = 40, 100
 	}
 	for _, v := range []int{c.concurrency, c.jobs, c.producers, c.messages, c.operators, c.cycles, c.batch, c.sockets, c.notices, c.reclaim, c.memJobs,
-		c.floorPages, c.floorSupervisors, c.floorRate, int(c.floorPhase / time.Second)} {
+		c.floorPages, c.floorSupervisors, c.floorRate, int(c.floorPhase / time.Second), c.webhookJobs, c.webhookBacklog} {
 		if v < 1 {
 			return c, usageError{errors.New("counts and sizes must be at least 1")}
 		}

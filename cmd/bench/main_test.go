@@ -19,8 +19,9 @@ import (
 // binary built for the test: each must run, pass its correctness checks and
 // report its targets (which small sizes need not meet). The smoke sizes
 // take the branches the default sizes take (the http scenario's batches,
-// the floor's operators finding a job or none, its pages polling): every
-// timed operation must have been called, and the floor's every way taken.
+// the floor's operators finding a job or none, its pages polling, the
+// webhooks' backlog delivered after a restart): every timed operation must
+// have been called, and the floor's every way taken.
 func TestSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -72,7 +73,8 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"batches of 5 jobs",
-		"claims that found nothing", "completes that claimed the next job", "completes that found no next job", "polls (every page, every phase)"} {
+		"claims that found nothing", "completes that claimed the next job", "completes that found no next job", "polls (every page, every phase)",
+		"backlog: deliveries/s, first arrival to last"} {
 		if v, ok := figures[name]; !ok || v < 1 {
 			t.Errorf("figure %q = %v (reported: %t), want at least 1", name, v, ok)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,11 @@ const (
 // errPortTaken: another process took the free port first; try another.
 var errPortTaken = errors.New("port taken")
 
+// webhookKey seals the webhooks' secrets of every claimdesk the bench
+// starts (CLAIMDESK_WEBHOOK_KEY), and of the webhooks a scenario registers
+// itself: 32 zero bytes, for the bench's data is thrown away.
+var webhookKey = make([]byte, 32)
+
 // app is a real claimdesk server process on loopback, over its own private
 // redis-server. The bench makes queues, users and tokens straight through
 // the Go stores (as `claimdesk user add` would) and talks HTTP to the
@@ -49,6 +55,8 @@ type app struct {
 	tasks *tasks.Store
 	users *users.Store
 
+	bin  string   // the claimdesk binary
+	env  []string // settings of the scenario's own, CLAIMDESK_…=…
 	dir  string
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
@@ -56,9 +64,10 @@ type app struct {
 }
 
 // startApp starts a private redis-server and the claimdesk binary c.claimdesk
-// serving on a free loopback port, and waits until /healthz and /readyz
-// answer 200. The caller must call close.
-func startApp(ctx context.Context, c config) (*app, error) {
+// serving on a free loopback port, with the settings env besides the
+// bench's own, and waits until /healthz and /readyz answer 200. The caller
+// must call close.
+func startApp(ctx context.Context, c config, env ...string) (*app, error) {
 	// Absolute: the process runs in a temporary directory.
 	bin, err := filepath.Abs(c.claimdesk)
 	if err != nil {
@@ -71,34 +80,48 @@ func startApp(ctx context.Context, c config) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{redis: redisSrv}
+	a := &app{redis: redisSrv, bin: bin, env: env}
 	a.rdb = redis.NewClient(&redis.Options{Addr: redisSrv.Addr()})
 	a.tasks, a.users = tasks.New(a.rdb), users.New(a.rdb)
 	if a.dir, err = os.MkdirTemp("", "claimdesk-bench-"); err != nil {
 		a.close()
 		return nil, err
 	}
-	for range appStartTries {
-		if err = a.start(ctx, bin); !errors.Is(err, errPortTaken) {
-			break
-		}
-	}
-	if err == nil {
+	if err = a.begin(ctx); err == nil {
 		return a, nil
 	}
 	a.close()
 	return nil, err
 }
 
+// begin starts the process, on another free port while the one tried was
+// taken.
+func (a *app) begin(ctx context.Context) error {
+	var err error
+	for range appStartTries {
+		if err = a.start(ctx); !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	return err
+}
+
+// restart stops the process and starts it again, on a new port (url
+// changes), over the same Redis.
+func (a *app) restart(ctx context.Context) error {
+	a.stop()
+	return a.begin(ctx)
+}
+
 // start runs the binary once on a fresh free port.
-func (a *app) start(ctx context.Context, bin string) error {
+func (a *app) start(ctx context.Context) error {
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	a.url = "http://" + addr
-	cmd := exec.Command(bin, "serve", "--addr", addr)
+	cmd := exec.Command(a.bin, "serve", "--addr", addr)
 	cmd.Dir = a.dir
 	cmd.Env = append(withoutClaimdeskEnv(os.Environ()),
 		"CLAIMDESK_REDIS_URL=redis://"+a.redis.Addr(),
@@ -106,7 +129,7 @@ func (a *app) start(ctx context.Context, bin string) error {
 		"CLAIMDESK_PUBLIC_URL="+a.url,
 		// Webhooks' secrets sealed, as claimdesk is meant to run: without
 		// a key, serve warns, and a warning fails the run's checks.
-		"CLAIMDESK_WEBHOOK_KEY="+strings.Repeat("0", 64),
+		"CLAIMDESK_WEBHOOK_KEY="+hex.EncodeToString(webhookKey),
 		// The whole load comes from one address and, for the websockets,
 		// a few people: no caps on websockets, and rates more than any
 		// floor sends.
@@ -116,17 +139,23 @@ func (a *app) start(ctx context.Context, bin string) error {
 		"CLAIMDESK_RATE_ADDRESS=100000/s",
 		"CLAIMDESK_RATE_LOGIN=100000/s",
 	)
+	cmd.Env = append(cmd.Env, a.env...)
 	a.out = &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = a.out, a.out
 	setParentDeathSignal(cmd)
 
 	// The parent-death signal fires when the thread that forked the child
 	// exits, not the process: start and wait on one locked thread that
-	// lives as long as the child.
+	// lives as long as the child. Once the child is gone the thread is
+	// unlocked and lives on: a locked thread ends with its goroutine, and
+	// would take with it whatever else it had forked, such as a
+	// redis-server (taskstest forks it on its caller's thread), killing
+	// Redis whenever claimdesk stopped before it.
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
@@ -136,7 +165,7 @@ func (a *app) start(ctx context.Context, bin string) error {
 		close(done)
 	}()
 	if err := <-started; err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
+		return fmt.Errorf("start %s: %w", a.bin, err)
 	}
 	a.cmd, a.done = cmd, done
 

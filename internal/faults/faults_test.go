@@ -14,12 +14,27 @@ import (
 // append-only file before it answers, so a kill loses nothing it answered.
 func TestKillWebAndRedisUnderLoad(t *testing.T) {
 	t.Parallel()
+	redis := aofRedis(t)
+	d := deploy(t, "redis://"+redis.Addr(), 10)
+	run(t, d, plan{loadFor: 30 * time.Second, faults: kills(t, d, redis)})
+}
+
+// aofRedis starts a Redis that writes every change to its append-only
+// file before it answers, syncing it to disk every second.
+func aofRedis(t *testing.T) *taskstest.Server {
+	t.Helper()
 	redis, err := taskstest.NewServer("--appendonly", "yes", "--appendfsync", "everysec")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { redis.Close() })
-	d := deploy(t, "redis://"+redis.Addr(), 10)
+	return redis
+}
+
+// kills are the faults of a deployment on one Redis: kill -9 of each
+// instance in turn, started again 2 s later, then of Redis, started again
+// 1 s later.
+func kills(t *testing.T, d *deployment, redis *taskstest.Server) []fault {
 	restartWeb := func(i int) func() time.Time {
 		return func() time.Time {
 			d.webs[i].kill()
@@ -28,7 +43,7 @@ func TestKillWebAndRedisUnderLoad(t *testing.T) {
 			return time.Now()
 		}
 	}
-	run(t, d, 30*time.Second, []fault{
+	return []fault{
 		{5 * time.Second, "kill -9 of instance 1", restartWeb(0)},
 		{12 * time.Second, "kill -9 of instance 2", restartWeb(1)},
 		{19 * time.Second, "kill -9 of Redis", func() time.Time {
@@ -39,7 +54,7 @@ func TestKillWebAndRedisUnderLoad(t *testing.T) {
 			}
 			return time.Now()
 		}},
-	}, false)
+	}
 }
 
 // Two instances on a cluster of three masters with two replicas each,
@@ -56,7 +71,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	t.Cleanup(func() { cl.Close() })
 	d := deploy(t, strings.Join(cl.Addrs(), ","), 10, "CLAIMDESK_MIN_REPLICAS=1")
 	ctx := context.Background()
-	run(t, d, 30*time.Second, []fault{
+	run(t, d, plan{loadFor: 30 * time.Second, checkAnswered: true, faults: []fault{
 		{10 * time.Second, "kill -9 of the queue's master", func() time.Time {
 			old, err := cl.MasterOf(ctx, "{"+queue+"}")
 			if err != nil {
@@ -76,5 +91,5 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}},
-	}, true)
+	}})
 }

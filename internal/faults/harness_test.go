@@ -270,6 +270,7 @@ type load struct {
 
 	mu          sync.Mutex
 	acked       map[string]string      // idempotency key → job id
+	batches     map[string]bool        // batches acknowledged, by id
 	claims      []reservation          // every claim answered 200
 	completions map[string][]string    // job → operators answered 200 for its completion, one per reservation
 	completedBy map[string]reservation // job → the reservation whose completion was answered
@@ -278,7 +279,7 @@ type load struct {
 }
 
 func newLoad(c *client) *load {
-	return &load{c: c, acked: map[string]string{}, completions: map[string][]string{}, completedBy: map[string]reservation{}}
+	return &load{c: c, acked: map[string]string{}, batches: map[string]bool{}, completions: map[string][]string{}, completedBy: map[string]reservation{}}
 }
 
 func (l *load) fail(format string, args ...any) {
@@ -304,6 +305,40 @@ func (l *load) produce(ctx context.Context, id int, pause time.Duration) {
 			l.errs = append(l.errs, fmt.Sprintf("key %s answered job %s, then %s", key, prev, res.Job.ID))
 		}
 		l.acked[key] = res.Job.ID
+		l.mu.Unlock()
+		time.Sleep(pause)
+	}
+}
+
+// produceBatches makes batches of size jobs until ctx ends, each job with
+// its own idempotency key, so that a batch is retried as one until
+// acknowledged.
+func (l *load) produceBatches(ctx context.Context, size int, pause time.Duration) {
+	for n := 0; ctx.Err() == nil; n++ {
+		jobs := make([]map[string]any, size)
+		keys := make([]string, size)
+		for k := range jobs {
+			keys[k] = fmt.Sprintf("b%d-%d", n, k)
+			jobs[k] = map[string]any{"title": "Job " + keys[k], "idempotency_key": keys[k]}
+		}
+		status, out := l.c.retrying(context.Background(), "POST", "/api/v1/queues/"+queue+"/batches", l.c.d.producer,
+			map[string]any{"title": fmt.Sprintf("Batch %d", n), "jobs": jobs}, nil)
+		var res struct {
+			Batch struct{ ID string }
+			Jobs  []struct{ ID string }
+		}
+		if (status != 201 && status != 200) || json.Unmarshal(out, &res) != nil || res.Batch.ID == "" || len(res.Jobs) != size {
+			l.fail("batch %d answered %d: %s", n, status, out)
+			continue
+		}
+		l.mu.Lock()
+		l.batches[res.Batch.ID] = true
+		for k, j := range res.Jobs {
+			if prev, ok := l.acked[keys[k]]; ok && prev != j.ID {
+				l.errs = append(l.errs, fmt.Sprintf("key %s answered job %s, then %s", keys[k], prev, j.ID))
+			}
+			l.acked[keys[k]] = j.ID
+		}
 		l.mu.Unlock()
 		time.Sleep(pause)
 	}
@@ -425,19 +460,35 @@ func outageOf(name string, claimed []time.Time, struck, back time.Time) outage {
 	return o
 }
 
-// run runs the load for loadFor while faults strike, then drains the
-// queue, and checks everything the package promises.
-func run(t *testing.T, d *deployment, loadFor time.Duration, faults []fault, checkAnswered bool) {
+// plan is what run does: the load for loadFor while the faults strike.
+type plan struct {
+	loadFor time.Duration
+	faults  []fault
+	// checkAnswered: every claim answered 200 must be in its job's
+	// history (a store that forgets nothing it answered).
+	checkAnswered bool
+	// batchSize: a fourth producer makes batches of so many jobs (0:
+	// none).
+	batchSize int
+}
+
+// run runs the load while the faults strike, then drains the queue, checks
+// everything the package promises, and returns the load for the test's
+// own checks.
+func run(t *testing.T, d *deployment, p plan) *load {
 	c := newClient(d)
 	l := newLoad(c)
 	begin := time.Now()
-	produceCtx, stopProducing := context.WithTimeout(context.Background(), loadFor)
+	produceCtx, stopProducing := context.WithTimeout(context.Background(), p.loadFor)
 	defer stopProducing()
 	workCtx, stopWorking := context.WithCancel(context.Background())
 	defer stopWorking()
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Go(func() { l.produce(produceCtx, i, 20*time.Millisecond) })
+	}
+	if p.batchSize > 0 {
+		wg.Go(func() { l.produceBatches(produceCtx, p.batchSize, 200*time.Millisecond) })
 	}
 	var ops sync.WaitGroup
 	for _, op := range d.ops {
@@ -446,7 +497,7 @@ func run(t *testing.T, d *deployment, loadFor time.Duration, faults []fault, che
 
 	type struck struct{ at, back time.Time }
 	var struckAt []struck
-	for _, f := range faults {
+	for _, f := range p.faults {
 		time.Sleep(time.Until(begin.Add(f.at)))
 		at := time.Now()
 		struckAt = append(struckAt, struck{at, f.do()})
@@ -484,14 +535,14 @@ func run(t *testing.T, d *deployment, loadFor time.Duration, faults []fault, che
 	for _, e := range l.errs {
 		t.Error(e)
 	}
-	l.check(t, checkAnswered)
+	l.check(t, p.checkAnswered)
 	if t.Failed() {
 		for i, w := range d.webs {
 			t.Logf("log of instance %d:\n%s", i, w.tail())
 		}
 	}
 	var rec []string
-	for i, f := range faults {
+	for i, f := range p.faults {
 		o := outageOf(f.name, c.claimed, struckAt[i].at, struckAt[i].back)
 		if o.resume < 0 {
 			t.Errorf("no claim was answered after %s", f.name)
@@ -499,8 +550,9 @@ func run(t *testing.T, d *deployment, loadFor time.Duration, faults []fault, che
 		rec = append(rec, fmt.Sprintf("%s: claims stopped for at most %v, resumed %v after it was back",
 			o.name, o.stopped.Round(10*time.Millisecond), o.resume.Round(10*time.Millisecond)))
 	}
-	t.Logf("%d jobs acknowledged and completed exactly once, %d operators, %d reservations, %d faults; %d answers 503, %d connection errors, %d retries, %d completions of expired reservations refused; %s",
-		len(l.acked), len(d.ops), len(l.claims), len(faults), c.statuses[503], c.connErrs, c.retries, l.lost, strings.Join(rec, "; "))
+	t.Logf("%d jobs (%d batches) acknowledged and completed exactly once, %d operators, %d reservations, %d faults; %d answers 503, %d connection errors, %d retries, %d completions of expired reservations refused; %s",
+		len(l.acked), len(l.batches), len(d.ops), len(l.claims), len(p.faults), c.statuses[503], c.connErrs, c.retries, l.lost, strings.Join(rec, "; "))
+	return l
 }
 
 // historyEntry is one entry of a job's history.
@@ -535,27 +587,21 @@ func (l *load) check(t *testing.T, checkAnswered bool) {
 	}
 	// Every job in the store, whatever its state, was acknowledged.
 	for _, state := range []string{"ready", "scheduled", "reserved", "completed", "dead", "canceled"} {
-		cursor := ""
-		for {
-			status, out := c.retrying(ctx, "GET", "/api/v1/jobs?queue="+queue+"&state="+state+"&limit=500&cursor="+cursor, c.d.super, nil, nil)
-			var page struct {
-				Jobs []struct {
-					ID string `json:"id"`
-				} `json:"jobs"`
-				NextCursor string `json:"next_cursor"`
+		for _, id := range c.jobs(t, state) {
+			if !acked[id] {
+				report("job %s (%s) was never acknowledged to a producer", id, state)
 			}
-			if status != 200 || json.Unmarshal(out, &page) != nil {
-				t.Fatalf("list %s jobs answered %d: %s", state, status, out)
-			}
-			for _, j := range page.Jobs {
-				if !acked[j.ID] {
-					report("job %s (%s) was never acknowledged to a producer", j.ID, state)
-				}
-			}
-			if page.NextCursor == "" {
-				break
-			}
-			cursor = page.NextCursor
+		}
+	}
+	// Every batch acknowledged ended, its jobs all completed.
+	for id := range l.batches {
+		status, out := c.retrying(ctx, "GET", "/api/v1/batches/"+id, c.d.super, nil, nil)
+		var b struct {
+			State      string     `json:"state"`
+			FinishedAt *time.Time `json:"finished_at"`
+		}
+		if status != 200 || json.Unmarshal(out, &b) != nil || b.State != "completed" || b.FinishedAt == nil {
+			report("batch %s answered %d: %s, want it completed", id, status, out)
 		}
 	}
 	for id := range acked {
@@ -611,6 +657,33 @@ func (l *load) check(t *testing.T, checkAnswered bool) {
 	}
 	if bad > 20 {
 		t.Errorf("… %d problems in all", bad)
+	}
+}
+
+// jobs lists the ids of the queue's jobs in the state, as the API answers
+// them page by page.
+func (c *client) jobs(t *testing.T, state string) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for {
+		status, out := c.retrying(context.Background(), "GET", "/api/v1/jobs?queue="+queue+"&state="+state+"&limit=500&cursor="+cursor, c.d.super, nil, nil)
+		var page struct {
+			Jobs []struct {
+				ID string `json:"id"`
+			} `json:"jobs"`
+			NextCursor string `json:"next_cursor"`
+		}
+		if status != 200 || json.Unmarshal(out, &page) != nil {
+			t.Fatalf("list %s jobs answered %d: %s", state, status, out)
+		}
+		for _, j := range page.Jobs {
+			ids = append(ids, j.ID)
+		}
+		if page.NextCursor == "" {
+			return ids
+		}
+		cursor = page.NextCursor
 	}
 }
 

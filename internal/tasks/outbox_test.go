@@ -1,10 +1,19 @@
 package tasks
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"reflect"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -148,4 +157,192 @@ func TestOutboxCap(t *testing.T) {
 			t.Fatalf("deleting the queue left its outbox: %d, %v", n, err)
 		}
 	})
+}
+
+// The outbox's cost in Redis commands, held to its line: a change that
+// ends jobs or batches reads conf's outbox flag once, whether the outbox
+// is on or off; on, it adds for each event one XADD and the reads of the
+// job's payload (and, for job.completed, its result), and one XLEN per
+// call for the cap. A change that ends nothing pays nothing.
+func TestOutboxBudget(t *testing.T) {
+	t.Parallel()
+	srv, err := taskstest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	rdb := srv.Client()
+	mon := monitorRedis(t, srv.Addr(), rdb)
+	result := json.RawMessage(`{"verdict":"ok"}`)
+	for _, c := range []struct {
+		name string
+		// change readies a change in e's queue and returns it.
+		change func(e *env) func()
+		// more is what the outbox on adds to the change's commands.
+		more []string
+		// reads is how often the change reads conf's outbox flag.
+		reads int
+	}{
+		{"complete", func(e *env) func() {
+			e.addJob(e.queue, NewJob{Title: "one", Payload: json.RawMessage(`{"n":1}`)})
+			r := e.claim("ann")
+			return func() {
+				if _, err := e.store.Complete(e.ctx, r.Job.ID, r.Hold(), result); err != nil {
+					e.t.Fatal(err)
+				}
+			}
+		}, []string{"HGET payload <id>", "HGET result <id>", "XADD outbox", "XLEN outbox"}, 1},
+		{"cancel", func(e *env) func() {
+			j := e.addJob(e.queue, NewJob{Title: "one", Payload: json.RawMessage(`{"n":1}`)})
+			return func() {
+				if _, _, err := e.store.Cancel(e.ctx, j.ID, "sam", false); err != nil {
+					e.t.Fatal(err)
+				}
+			}
+		}, []string{"HGET payload <id>", "XADD outbox", "XLEN outbox"}, 1},
+		{"complete the last job of a batch", func(e *env) func() {
+			e.createBatch(NewBatch{Title: "b", Jobs: []NewJob{{Title: "one", Payload: json.RawMessage(`{"n":1}`)}}})
+			r := e.claim("ann")
+			return func() {
+				if _, err := e.store.Complete(e.ctx, r.Job.ID, r.Hold(), result); err != nil {
+					e.t.Fatal(err)
+				}
+			}
+		}, []string{"HGET payload <id>", "HGET result <id>", "XADD outbox", "XADD outbox", "XLEN outbox"}, 1},
+		{"claim", func(e *env) func() {
+			e.addJob(e.queue, NewJob{Title: "one", Payload: json.RawMessage(`{"n":1}`)})
+			return func() { e.claim("ann") }
+		}, nil, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sent [2][]string // outbox off, on
+			for i, on := range []bool{false, true} {
+				e := newEnv(t, rdb, Queue{})
+				if err := e.store.SetOutbox(e.ctx, e.queue, on); err != nil {
+					t.Fatal(err)
+				}
+				change := c.change(e)
+				sent[i] = mon.during(t, change)
+				if n := count(sent[i], "HGET conf outbox"); n != c.reads {
+					t.Errorf("outbox on %t: conf's outbox flag read %d times, want %d: %q", on, n, c.reads, sent[i])
+				}
+			}
+			if more := extra(sent[1], sent[0]); !slices.Equal(more, c.more) {
+				t.Errorf("the outbox on added %q, want %q\noff: %q\non:  %q", more, c.more, sent[0], sent[1])
+			}
+			t.Logf("%d commands with the outbox off, %d on", len(sent[0]), len(sent[1]))
+		})
+	}
+}
+
+// count is how many of the commands are cmd.
+func count(cmds []string, cmd string) int {
+	n := 0
+	for _, c := range cmds {
+		if c == cmd {
+			n++
+		}
+	}
+	return n
+}
+
+// extra is what more has beyond less, as a multiset, sorted.
+func extra(more, less []string) []string {
+	left := slices.Clone(less)
+	var out []string
+	for _, c := range more {
+		if i := slices.Index(left, c); i >= 0 {
+			left = slices.Delete(left, i, i+1)
+			continue
+		}
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// monitor reads what a Redis server runs (MONITOR), scripts' own calls
+// included, on a connection of its own.
+type monitor struct {
+	rdb  *redis.Client
+	r    *bufio.Reader
+	mark int
+}
+
+func monitorRedis(t *testing.T, addr string, rdb *redis.Client) *monitor {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.Write([]byte("MONITOR\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	m := &monitor{rdb: rdb, r: bufio.NewReader(conn)}
+	if line, err := m.r.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		t.Fatalf("MONITOR answered %q, %v", line, err)
+	}
+	return m
+}
+
+// monitorLine is a line of MONITOR: time, [db client], command and
+// arguments, each quoted.
+var monitorLine = regexp.MustCompile(`^\+\d+\.\d+ \[\d+ [^\]]+\] (.*)\r\n$`)
+
+// scriptIDs matches the ids of jobs and batches, as scripts see them.
+var scriptIDs = regexp.MustCompile(`^[0-9A-Z]{26}$`)
+
+// during returns the commands Redis ran while fn ran, each as its name,
+// the part of its key after the hash tag, and for HGET the field (ids as
+// <id>): "HGET conf outbox". The checks of every key a script touches,
+// which the tests' library makes (COMMAND GETKEYS), are left out.
+func (m *monitor) during(t *testing.T, fn func()) []string {
+	t.Helper()
+	m.mark++
+	start, end := fmt.Sprintf("start-%d", m.mark), fmt.Sprintf("end-%d", m.mark)
+	m.until(t, start)
+	fn()
+	return m.until(t, end)
+}
+
+// until sends an ECHO of marker and returns the commands Redis ran before
+// it.
+func (m *monitor) until(t *testing.T, marker string) []string {
+	t.Helper()
+	if err := m.rdb.Echo(context.Background(), marker).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for {
+		line, err := m.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("MONITOR: %v", err)
+		}
+		match := monitorLine.FindStringSubmatch(line)
+		if match == nil {
+			t.Fatalf("MONITOR sent %q", line)
+		}
+		// Quoted arguments, split where one ends and the next begins (an
+		// argument that holds a quote is escaped: only what follows it
+		// may be split wrong, past the name, key and field read here).
+		args := strings.Split(strings.Trim(match[1], `"`), `" "`)
+		name := strings.ToUpper(args[0])
+		switch {
+		case name == "ECHO" && len(args) == 2 && args[1] == marker:
+			return cmds
+		case name == "COMMAND" || name == "ECHO":
+			continue
+		}
+		cmd := name
+		if len(args) > 1 {
+			if _, part, ok := strings.Cut(args[1], "}:"); ok {
+				cmd += " " + part
+			}
+		}
+		if name == "HGET" && len(args) > 2 {
+			cmd += " " + scriptIDs.ReplaceAllString(args[2], "<id>")
+		}
+		cmds = append(cmds, cmd)
+	}
 }

@@ -40,6 +40,9 @@ const (
 	sweep = time.Second
 	// refreshEvery is how often a deliverer reads the registry anew.
 	refreshEvery = 2 * time.Second
+	// settleRetry is the first wait before recording an attempt's outcome
+	// again when the store could not answer; it doubles up to 1 s.
+	settleRetry = 50 * time.Millisecond
 )
 
 // Config is what a Deliverer works with. Store, Tasks, Egress, Instance
@@ -323,7 +326,9 @@ func (d *Deliverer) deliver(ctx context.Context, _ bool) error {
 }
 
 // attempt makes one attempt of the delivery and records how it ended.
+// It ends early only if ctx ends while the outcome waits to be recorded.
 func (d *Deliverer) attempt(ctx context.Context, ep record, del stored) {
+	stop := ctx
 	start := time.Now()
 	if del.Attempts == 1 {
 		d.first.Observe(start.Sub(time.UnixMilli(del.At)).Seconds())
@@ -359,7 +364,7 @@ func (d *Deliverer) attempt(ctx context.Context, ep record, del stored) {
 		result = "gone"
 	}
 	d.deliveries.WithLabelValues(result).Inc()
-	since, _, err := d.cfg.Store.settle(ctx, ep.ID, del, o)
+	since, err := d.settle(stop, ctx, ep.ID, del, o)
 	if err != nil {
 		d.troubles.Add("webhooks: recording an attempt", err, "webhook", ep.ID)
 		return
@@ -378,6 +383,28 @@ func (d *Deliverer) attempt(ctx context.Context, ep record, del stored) {
 		}
 		d.cfg.Log.Warn("webhooks: endpoint disabled", "webhook", ep.ID, "url", ep.URL, "reason", reason)
 		d.Changed(ctx)
+	}
+}
+
+// settle records how the attempt ended. While the store cannot answer
+// for a moment (Redis restarting or failing over), it tries again until
+// the delivery's lease ends or stop does: an attempt the endpoint answered
+// meanwhile is recorded once Redis is back, rather than made again by
+// whichever deliverer takes the delivery when its lease is over.
+func (d *Deliverer) settle(stop, ctx context.Context, endpoint string, del stored, o outcome) (time.Time, error) {
+	leased := time.UnixMilli(del.NextAt)
+	wait := settleRetry
+	for {
+		since, _, err := d.cfg.Store.settle(ctx, endpoint, del, o)
+		if err == nil || !storeerr.Transient(err) || time.Now().Add(wait).After(leased) {
+			return since, err
+		}
+		select {
+		case <-stop.Done():
+			return since, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
 	}
 }
 

@@ -536,6 +536,49 @@ func TestTakeover(t *testing.T) {
 	})
 }
 
+// An attempt the endpoint answered while Redis was away is recorded once
+// Redis is back, within the delivery's lease: it is not made again when
+// the lease ends.
+func TestSettlesWhenRedisIsBack(t *testing.T) {
+	t.Parallel()
+	srv, err := taskstest.NewServer("--appendonly", "yes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	// No retries of the client's own, as claimdesk's client makes none.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	f := newFixture(t, rdb)
+	rc := receivertest.Start(t)
+	e, secret := f.endpoint(rc.URL())
+	rc.SetSecrets(secret)
+	restarted := make(chan error, 1)
+	rc.Answer(func(n int, _ receivertest.Delivery) receivertest.Reply {
+		if n == 1 {
+			// Redis dies before the answer goes, for 2 s.
+			srv.Kill()
+			go func() {
+				time.Sleep(2 * time.Second)
+				restarted <- srv.Restart()
+			}()
+		}
+		return receivertest.Reply{}
+	})
+	f.deliverer("one", nil)
+	f.complete(1)
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the attempt recorded as succeeded", func() bool {
+		got, _ := f.store.Deliveries(f.ctx, e.ID, 10)
+		return len(got) == 1 && got[0].State == StateSucceeded && got[0].Attempts == 1
+	})
+	if n := len(rc.Deliveries()); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+}
+
 // Registration refuses what would reach inside the network, events and
 // queues that are not, and changes nothing.
 func TestCreateRefuses(t *testing.T) {
