@@ -154,6 +154,31 @@ func (s *Store) AckOutbox(ctx context.Context, queue string, events ...Event) er
 	return nil
 }
 
+// ForgetOutboxReaders drops from the queue's outbox group the readers that
+// hold no event and have not read for idle: instances gone, each of which
+// would otherwise stay in the group for good.
+func (s *Store) ForgetOutboxReaders(ctx context.Context, queue string, idle time.Duration) error {
+	if !validQueueName(queue) {
+		return ErrQueueNotFound
+	}
+	key := keysFor(queue).Outbox()
+	readers, err := s.rdb.XInfoConsumers(ctx, key, outboxGroup).Result()
+	if noGroup(err) || err != nil && strings.Contains(err.Error(), "no such key") {
+		return nil
+	}
+	if err != nil {
+		return redisErr(err)
+	}
+	for _, r := range readers {
+		if r.Pending == 0 && r.Idle >= idle {
+			if err := s.rdb.XGroupDelConsumer(ctx, key, outboxGroup, r.Name).Err(); err != nil {
+				return redisErr(err)
+			}
+		}
+	}
+	return nil
+}
+
 // OutboxState is how a queue's outbox stands.
 type OutboxState struct {
 	// On is whether changes append events to it.

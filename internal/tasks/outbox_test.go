@@ -77,6 +77,26 @@ func TestOutboxEvents(t *testing.T) {
 		if got := e.readAll("a", time.Millisecond); len(got) != 0 {
 			t.Fatalf("after its ack: %d events", len(got))
 		}
+		// The readers that hold nothing are forgotten once idle long
+		// enough; none is, yet.
+		readers := func() []string {
+			cs, err := e.rdb.XInfoConsumers(e.ctx, keysFor(e.queue).Outbox(), outboxGroup).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, c := range cs {
+				names = append(names, c.Name)
+			}
+			return names
+		}
+		if err := e.store.ForgetOutboxReaders(e.ctx, e.queue, time.Hour); err != nil || len(readers()) != 2 {
+			t.Fatalf("readers after forgetting those idle an hour: %v, %v", readers(), err)
+		}
+		time.Sleep(2 * time.Millisecond) // idle a little
+		if err := e.store.ForgetOutboxReaders(e.ctx, e.queue, time.Millisecond); err != nil || len(readers()) != 0 {
+			t.Fatalf("readers after forgetting those idle a millisecond: %v, %v", readers(), err)
+		}
 		// Off again: nothing more is published.
 		if err := e.store.SetOutbox(e.ctx, e.queue, false); err != nil {
 			t.Fatal(err)

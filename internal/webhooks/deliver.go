@@ -38,6 +38,10 @@ const (
 	// of: events of changes made by other processes, retries come due.
 	// Its own changes it hands on at once.
 	sweep = time.Second
+	// forgetReaders is how long an outbox's reader that holds no event
+	// may be idle before it is dropped from the group: every instance
+	// that stopped is one.
+	forgetReaders = time.Hour
 	// refreshEvery is how often a deliverer reads the registry anew.
 	refreshEvery = 2 * time.Second
 	// settleRetry is the first wait before recording an attempt's outcome
@@ -237,6 +241,11 @@ func (d *Deliverer) handOn(ctx context.Context, swept bool) error {
 	takeover := time.Duration(0)
 	if swept && time.Since(d.lookedOver) >= d.cfg.Takeover/2 {
 		takeover, d.lookedOver = d.cfg.Takeover, time.Now()
+		for _, q := range listened {
+			if err := d.cfg.Tasks.ForgetOutboxReaders(ctx, q, forgetReaders); err != nil {
+				return err
+			}
+		}
 	}
 	added := false
 	for _, q := range queues {
