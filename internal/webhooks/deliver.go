@@ -255,9 +255,14 @@ func (d *Deliverer) handOn(ctx context.Context, swept bool) error {
 				return err
 			}
 			for _, ep := range eps {
+				// Whether the owner may see the queue is one answer for
+				// the whole page of its events.
+				if len(events) == 0 || !d.cfg.May(ctx, ep.Owner, q) {
+					continue
+				}
 				var dels []stored
 				for _, e := range events {
-					if !ep.Covers(q, e.Type) || e.At.Before(ep.CreatedAt) || !d.cfg.May(ctx, ep.Owner, q) {
+					if !ep.Covers(q, e.Type) || e.At.Before(ep.CreatedAt) {
 						continue
 					}
 					del, err := newDelivery(e)

@@ -177,11 +177,7 @@ func (s *Store) Create(ctx context.Context, n NewEndpoint) (Endpoint, string, er
 	if err := s.check(ctx, &e); err != nil {
 		return Endpoint{}, "", err
 	}
-	secret, err := NewSecret()
-	if err != nil {
-		return Endpoint{}, "", err
-	}
-	sealed, err := s.sealer.Seal(secret)
+	secret, sealed, err := s.newSecret()
 	if err != nil {
 		return Endpoint{}, "", err
 	}
@@ -446,14 +442,19 @@ func (s *Store) Disable(ctx context.Context, id, reason string) error {
 	})
 }
 
+// newSecret returns a fresh secret, and it sealed as the registry keeps it.
+func (s *Store) newSecret() (secret, sealed string, err error) {
+	if secret, err = NewSecret(); err != nil {
+		return "", "", err
+	}
+	sealed, err = s.sealer.Seal(secret)
+	return secret, sealed, err
+}
+
 // Rotate gives the endpoint a new secret and returns it. The secret it had
 // keeps signing beside the new one for RotationOverlap; older ones stop.
 func (s *Store) Rotate(ctx context.Context, id string) (Endpoint, string, error) {
-	secret, err := NewSecret()
-	if err != nil {
-		return Endpoint{}, "", err
-	}
-	sealed, err := s.sealer.Seal(secret)
+	secret, sealed, err := s.newSecret()
 	if err != nil {
 		return Endpoint{}, "", err
 	}

@@ -140,8 +140,15 @@ func (f *fixture) deliverer(instance string, schedule []time.Duration) *Delivere
 
 // delivererTo runs a deliverer whose metrics reg takes.
 func (f *fixture) delivererTo(instance string, schedule []time.Duration, reg prometheus.Registerer) *Deliverer {
-	d := NewDeliverer(Config{Store: f.store, Tasks: f.tasks, Egress: f.egress, Schedule: schedule,
-		Instance: instance, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Takeover: time.Second, Registerer: reg})
+	return f.run(Config{Schedule: schedule, Instance: instance, Registerer: reg})
+}
+
+// run runs a deliverer of cfg, on the fixture's stores, until the test
+// ends.
+func (f *fixture) run(cfg Config) *Deliverer {
+	cfg.Store, cfg.Tasks, cfg.Egress, cfg.Takeover = f.store, f.tasks, f.egress, time.Second
+	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	d := NewDeliverer(cfg)
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
@@ -662,4 +669,25 @@ func TestEndpointInWords(t *testing.T) {
 	if got := e.QueueList(); got != "invoice-review,kyc" {
 		t.Fatalf("queues in words: %q", got)
 	}
+}
+
+// An endpoint whose owner may no longer see the queue gets none of its
+// events; they leave the outbox all the same.
+func TestOwnerMayNotSee(t *testing.T) {
+	onEachBackend(t, func(f *fixture) {
+		rc := receivertest.Start(t)
+		e, secret := f.endpoint(rc.URL())
+		rc.SetSecrets(secret)
+		f.run(Config{Instance: "one", May: func(_ context.Context, owner, queue string) bool {
+			return owner != "pat" || queue != f.queue
+		}})
+		f.complete(2)
+		waitFor(t, "the outbox emptied", func() bool {
+			st, err := f.tasks.Outbox(f.ctx, f.queue)
+			return err == nil && st.Waiting == 0
+		})
+		if ds, err := f.store.Deliveries(f.ctx, e.ID, 10); err != nil || len(ds) != 0 || len(rc.Deliveries()) != 0 {
+			t.Fatalf("deliveries to an owner who may not see the queue: %+v, %v", ds, err)
+		}
+	})
 }
