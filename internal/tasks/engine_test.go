@@ -585,6 +585,58 @@ func TestRequeue(t *testing.T) {
 	})
 }
 
+// A supervisor's reason for a cancel, force release or requeue is kept in
+// the history entry of the change; one too long changes nothing.
+func TestSupervisorReasons(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		lastReason := func(j *Job) (Action, string) {
+			t.Helper()
+			h, _, err := j.History()
+			if err != nil || len(h) == 0 {
+				t.Fatalf("history of %s: %v %v", j.ID, h, err)
+			}
+			return h[len(h)-1].Action, h[len(h)-1].Reason
+		}
+		j := e.addJob(e.queue, NewJob{Title: "held", MaxAttempts: 1})
+		e.claim("ann")
+		_, _, err := e.store.Requeue(e.ctx, j.ID, "sam", WithReason(strings.Repeat("x", 2001)))
+		wantErr(t, "a reason too long", err, ErrInvalid)
+		if got := e.get(j.ID); got.State != StateReserved {
+			t.Fatalf("a refused force release moved the job to %s", got.State)
+		}
+		got, _, err := e.store.Requeue(e.ctx, j.ID, "sam", AsSeen(StateReserved, "ann"), WithReason("urgent: customer called"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, why := lastReason(got); a != ActionForceReleased || why != "urgent: customer called" {
+			t.Fatalf("force release entry = %s %q", a, why)
+		}
+		r := e.claim("bob")
+		if _, err := e.store.Fail(e.ctx, j.ID, r.Hold(), "broken"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err = e.store.Requeue(e.ctx, j.ID, "sam", WithReason("fixed upstream")); err != nil {
+			t.Fatal(err)
+		}
+		if a, why := lastReason(got); a != ActionRequeued || why != "fixed upstream" {
+			t.Fatalf("requeue entry = %s %q", a, why)
+		}
+		if got, _, err = e.store.Cancel(e.ctx, j.ID, "sam", false, WithReason("duplicate")); err != nil {
+			t.Fatal(err)
+		}
+		if a, why := lastReason(got); a != ActionCanceled || why != "duplicate" {
+			t.Fatalf("cancel entry = %s %q", a, why)
+		}
+		plain := e.add("plain", 50)
+		if got, _, err = e.store.Cancel(e.ctx, plain.ID, "sam", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, why := lastReason(got); why != "" {
+			t.Fatalf("a cancel without a reason has %q", why)
+		}
+	})
+}
+
 func TestListJobsPaging(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		jobs := make([]NewJob, 25)

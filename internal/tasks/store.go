@@ -330,8 +330,8 @@ func (s *Store) Skip(ctx context.Context, id string, h Hold) (*Job, error) {
 // Fail reports that the holder could not do the job. It goes back in line
 // for another attempt, or is dead when its attempts are used up.
 func (s *Store) Fail(ctx context.Context, id string, h Hold, reason string) (*Job, error) {
-	if len(reason) > 2000 || !utf8.ValidString(reason) {
-		return nil, invalid("reason", "must be at most 2000 bytes of UTF-8 text")
+	if err := validReason(reason); err != nil {
+		return nil, err
 	}
 	return s.fenced(ctx, failScript, id, h, reason)
 }
@@ -393,10 +393,21 @@ func (s *Store) Requeue(ctx context.Context, id, actor string, opts ...Supervise
 // SuperviseOption refines a supervisor's action on a job.
 type SuperviseOption func(*seen)
 
-// seen is the job as the supervisor saw it (zero: as it is).
+// seen is the job as the supervisor saw it (zero: as it is), and why
+// they act ("": no reason given).
 type seen struct {
 	state  State
 	holder string
+	reason string
+}
+
+// validReason checks a reason given for an action: a failure's or a
+// supervisor's.
+func validReason(reason string) error {
+	if len(reason) > 2000 || !utf8.ValidString(reason) {
+		return invalid("reason", "must be at most 2000 bytes of UTF-8 text")
+	}
+	return nil
 }
 
 // AsSeen acts on the job only if it is still in the state the supervisor
@@ -407,8 +418,14 @@ func AsSeen(state State, holder string) SuperviseOption {
 	return func(s *seen) { s.state, s.holder = state, holder }
 }
 
+// WithReason says why the supervisor acts: kept in the job's history
+// entry of the change (and shown to a holder whose reservation it ends).
+func WithReason(reason string) SuperviseOption {
+	return func(s *seen) { s.reason = reason }
+}
+
 // supervise runs a supervisor's action on a job for actor with now, the
-// job's id, args, the actor, and the state and holder seen; the script
+// job's id, args, the actor, the state and holder seen and the reason; the script
 // answers the job and its former holder.
 func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts []SuperviseOption, args ...any) (*Job, string, error) {
 	if err := validName("actor", actor); err != nil {
@@ -422,8 +439,11 @@ func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts
 	for _, o := range opts {
 		o(&as)
 	}
+	if err := validReason(as.reason); err != nil {
+		return nil, "", err
+	}
 	args = append([]any{s.nowArg(), localID(id)}, args...)
-	r, err := s.run(ctx, sc, queue, append(args, actor, string(as.state), as.holder)...)
+	r, err := s.run(ctx, sc, queue, append(args, actor, string(as.state), as.holder, as.reason)...)
 	if err != nil {
 		return nil, "", err
 	}

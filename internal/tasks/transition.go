@@ -164,7 +164,8 @@ type Entry struct {
 	Attempt int   `json:"attempt"`
 	// Deadline is the reservation's, for claimed and extended.
 	Deadline *time.Time `json:"deadline,omitempty"`
-	// Reason is the holder's, for failed.
+	// Reason is the holder's, for failed; the supervisor's, for a cancel,
+	// requeue or force release given one.
 	Reason string `json:"reason,omitempty"`
 	// Result is the job's result, for completed.
 	Result json.RawMessage `json:"result,omitempty"`

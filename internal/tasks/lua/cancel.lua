@@ -8,6 +8,7 @@
 -- ARGV[3] -> "force" to cancel a reserved job too
 -- ARGV[4] -> actor: the user canceling
 -- ARGV[5], ARGV[6] -> the state and holder the actor saw (as_seen, lib.lua)
+-- ARGV[7] -> why the actor cancels ("": not said)
 -- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
@@ -19,5 +20,5 @@ if not as_seen(m, ARGV[5], ARGV[6]) or
 end
 local holder = ''
 if m.state == 'reserved' then holder = m.reserved_by end
-finish(id, m, 'canceled', 'canceled', ARGV[4])
+finish(id, m, 'canceled', 'canceled', ARGV[4], said(ARGV[7]))
 return reply(id, store(id, m), holder)

@@ -105,10 +105,11 @@ end
 -- was created, action, actor (nil: system), from and to state, attempt,
 -- deadline in ms after the entry (nil unless the job is then reserved),
 -- holder (nil unless someone else ended their reservation) and reason (nil
--- unless a failure). States and actions are small numbers: STATE_CODE and
--- ACTION_CODE. A job keeps at most HISTORY_CAP entries: the first
--- HISTORY_HEAD, and the latest. Those five names are defined before this
--- file, from Go (transition.go, luaConstants).
+-- unless a failure, or a supervisor's change that was given one). States
+-- and actions are small numbers: STATE_CODE and ACTION_CODE. A job keeps
+-- at most HISTORY_CAP entries: the first HISTORY_HEAD, and the latest.
+-- Those five names are defined before this file, from Go (transition.go,
+-- luaConstants).
 
 -- record notes that job id (metadata m) goes from state `from` to state
 -- `to` by action of actor ("system" for none): it appends an entry to the
@@ -373,6 +374,12 @@ local function finish(id, m, state, action, actor, reason)
   forget_skips(id, m)
   m.finished_at = NOW
   go(id, m, state, NOW, action, actor, reason)
+end
+
+-- said is a reason given as an argument: nil for none ("").
+local function said(reason)
+  if reason == '' then return nil end
+  return reason
 end
 
 -- as_seen reports whether the job is as a supervisor saw it before acting:

@@ -9,6 +9,7 @@
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor
 -- ARGV[4], ARGV[5] -> the state and holder the actor saw (as_seen, lib.lua)
+-- ARGV[6] -> why the actor requeues ("": not said)
 -- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
@@ -25,5 +26,5 @@ elseif m.state == 'reserved' then
 else
   return answer('invalid_state')
 end
-back_in_line(id, m, action, ARGV[3])
+back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
 return reply(id, store(id, m), holder)
