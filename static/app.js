@@ -1,7 +1,8 @@
 // claimdesk's page script: countdowns, local times, live notices,
 // confirmations, keyboard shortcuts and settings, the offline banner, CSRF
-// for htmx, copy buttons. Small on purpose; the server renders everything
-// else. Each concern is a module of js/.
+// for htmx, copy buttons, the day charts. Small on purpose; the server
+// renders everything else. Each concern is a module of js/.
+import { startCharts } from "./js/chart.js";
 import { startCopy } from "./js/copy.js";
 import { startCountdown } from "./js/countdown.js";
 import { startCounts } from "./js/counts.js";
@@ -17,5 +18,6 @@ startOffline();
 startCountdown();
 startLocal();
 startCounts();
+startCharts();
 startSettings();
 startLive();

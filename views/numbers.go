@@ -8,6 +8,14 @@ import (
 	"claimdesk/internal/tasks"
 )
 
+// Day is a queue's last 24 hours, a quarter hour a slot, the last slot the
+// quarter hour under way.
+type Day struct {
+	// Start is when the first slot begins; Now is when the last ends.
+	Start, Now time.Time
+	Series     []Series
+}
+
 // Series is one line of a queue's day: a value per slot, oldest first.
 type Series struct {
 	Label string
@@ -17,41 +25,61 @@ type Series struct {
 	// Peak says the highest value.
 	Peak   string
 	Values []int64
+	// Points says each slot's value in words ("7 ready"), as the chart
+	// shows it for the slot under the pointer or chosen by the keyboard.
+	Points []string
 }
 
 // daySlots is how many points a day's chart has: one per quarter hour.
 const daySlots = 24 * 4
 
+// slot is how long one point of a day's chart lasts.
+const slot = 15 * time.Minute
+
 // DaySeries folds a queue's minutes of the day before now into quarter
-// hours: the ready jobs as last sampled in each, the claims, completions
-// and deaths within it, and the longest the oldest ready job had waited.
-func DaySeries(ms []tasks.Minute, now time.Time) []Series {
+// hours of the clock: the ready jobs as last sampled in each, the claims,
+// completions and deaths within it, and the longest the oldest ready job
+// had waited. The quarter hour under way ends with st, the counts the page
+// shows beside the chart, so the two never disagree: its ready jobs are
+// st's, and its oldest wait reaches st's.
+func DaySeries(ms []tasks.Minute, st tasks.Stats, now time.Time) Day {
 	var v [5][]int64
 	for i := range v {
 		v[i] = make([]int64, daySlots)
 	}
 	ready, claims, done, dead, oldest := v[0], v[1], v[2], v[3], v[4]
-	start := now.Add(-24 * time.Hour)
+	start := now.Truncate(slot).Add(-(daySlots - 1) * slot)
 	var sums [3]int64
-	var latest, latestWait int64
 	for _, m := range ms {
-		slot := int(m.At.Sub(start) / (15 * time.Minute))
-		if slot < 0 || slot >= daySlots {
+		i := int(m.At.Sub(start) / slot)
+		if m.At.Before(start) || i >= daySlots {
 			continue
 		}
-		ready[slot] = m.Ready
-		latest = m.Ready
-		claims[slot] += m.Claims
-		done[slot] += m.Completed
-		dead[slot] += m.Dead
-		latestWait = int64(m.OldestWait / time.Second)
-		oldest[slot] = max(oldest[slot], latestWait)
+		ready[i] = m.Ready
+		claims[i] += m.Claims
+		done[i] += m.Completed
+		dead[i] += m.Dead
+		oldest[i] = max(oldest[i], int64(m.OldestWait/time.Second))
 		sums[0] += m.Claims
 		sums[1] += m.Completed
 		sums[2] += m.Dead
 	}
-	count := func(label, total string, values []int64) Series {
-		return Series{Label: label, Total: total, Peak: strconv.FormatInt(peak(values), 10), Values: values}
+	last := daySlots - 1
+	ready[last] = st.Ready
+	var waitNow int64
+	if st.OldestWaitingSince != nil {
+		waitNow = int64(max(0, now.Sub(*st.OldestWaitingSince)) / time.Second)
+	}
+	oldest[last] = max(oldest[last], waitNow)
+	count := func(label, total, one, many string, values []int64) Series {
+		s := Series{Label: label, Total: total, Peak: i64(peak(values)), Values: values, Points: make([]string, len(values))}
+		for i, n := range values {
+			s.Points[i] = i64(n) + " " + many
+			if n == 1 {
+				s.Points[i] = "1 " + one
+			}
+		}
+		return s
 	}
 	wait := func(secs int64) string {
 		if secs == 0 {
@@ -59,29 +87,45 @@ func DaySeries(ms []tasks.Minute, now time.Time) []Series {
 		}
 		return span(time.Duration(secs) * time.Second)
 	}
-	return []Series{
-		count("Ready", strconv.FormatInt(latest, 10)+" now", ready),
-		count("Claims", strconv.FormatInt(sums[0], 10)+" in 24 h", claims),
-		count("Completed", strconv.FormatInt(sums[1], 10)+" in 24 h", done),
-		count("Dead", strconv.FormatInt(sums[2], 10)+" in 24 h", dead),
-		{Label: "Oldest wait", Total: wait(latestWait) + " now", Peak: wait(peak(oldest)), Values: oldest},
+	waits := Series{Label: "Oldest wait", Total: wait(waitNow) + " now", Peak: wait(peak(oldest)), Values: oldest,
+		Points: make([]string, len(oldest))}
+	for i, secs := range oldest {
+		waits.Points[i] = "nothing waiting"
+		if secs > 0 {
+			waits.Points[i] = "oldest waited " + wait(secs)
+		}
 	}
+	return Day{Start: start, Now: now, Series: []Series{
+		count("Ready", i64(st.Ready)+" now", "ready", "ready", ready),
+		count("Claims", i64(sums[0])+" in 24 h", "claim", "claims", claims),
+		count("Completed", i64(sums[1])+" in 24 h", "completed", "completed", done),
+		count("Dead", i64(sums[2])+" in 24 h", "died", "died", dead),
+		waits,
+	}}
+}
+
+// Ticks are the times the day's axis names, every 6 hours from its start;
+// the axis ends with "now".
+func (d Day) Ticks() []time.Time {
+	out := make([]time.Time, 4)
+	for i := range out {
+		out[i] = d.Start.Add(time.Duration(i) * 6 * time.Hour)
+	}
+	return out
 }
 
 // sparkPoints draws the values as an SVG polyline in a daySlots × 30 box,
-// the highest value at the top (a line along the bottom when all are 0).
+// each value at the middle of its slot, the highest at the top (a line
+// along the bottom when all are 0).
 func sparkPoints(values []int64) string {
-	var top int64 = 1
-	for _, v := range values {
-		top = max(top, v)
-	}
+	top := max(1, peak(values))
 	var b strings.Builder
 	for i, v := range values {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		y := 29 - float64(v)/float64(top)*28
-		b.WriteString(strconv.Itoa(i) + "," + strconv.FormatFloat(y, 'f', 1, 64))
+		b.WriteString(strconv.Itoa(i) + ".5," + strconv.FormatFloat(y, 'f', 1, 64))
 	}
 	return b.String()
 }

@@ -9,30 +9,53 @@ import (
 )
 
 func TestDaySeries(t *testing.T) {
-	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	now := time.Date(2026, 11, 25, 12, 7, 0, 0, time.UTC)
 	ms := []tasks.Minute{
-		{At: now.Add(-25 * time.Hour), Ready: 99, Claims: 99}, // older than the day: left out
-		{At: now.Add(-23*time.Hour - 50*time.Minute), Ready: 7, Claims: 2, Completed: 1},
+		{At: now.Add(-25 * time.Hour), Ready: 99, Claims: 99},                            // older than the day: left out
+		{At: now.Add(-24 * time.Hour), Ready: 98, Claims: 98},                            // before the first quarter hour (12:15): left out
+		{At: now.Add(-23*time.Hour - 50*time.Minute), Ready: 7, Claims: 2, Completed: 1}, // 12:17, the first
 		{At: now.Add(-10 * time.Minute), Ready: 3, Claims: 4, Completed: 5, Dead: 1, OldestWait: 20 * time.Minute},
 		{At: now.Add(-9 * time.Minute), Ready: 2, Claims: 1, Completed: 1, OldestWait: 8 * time.Minute},
+		{At: now.Add(-time.Minute), Ready: 9, Claims: 1},
 	}
-	s := DaySeries(ms, now)
-	if len(s) != 5 || s[0].Total != "2 now" || s[1].Total != "7 in 24 h" || s[2].Total != "7 in 24 h" || s[3].Total != "1 in 24 h" {
+	since := now.Add(-9 * time.Minute)
+	d := DaySeries(ms, tasks.Stats{Ready: 10, OldestWaitingSince: &since}, now)
+	if !d.Start.Equal(time.Date(2026, 11, 24, 12, 15, 0, 0, time.UTC)) || !d.Now.Equal(now) {
+		t.Fatalf("day from %v to %v", d.Start, d.Now)
+	}
+	s := d.Series
+	if len(s) != 5 || s[1].Total != "8 in 24 h" || s[2].Total != "7 in 24 h" || s[3].Total != "1 in 24 h" {
 		t.Fatalf("series = %+v", s)
 	}
 	last := daySlots - 1
-	if s[0].Values[0] != 7 || s[0].Values[last] != 2 || s[1].Values[last] != 5 || s[1].Values[0] != 2 || s[3].Values[last] != 1 {
+	// The quarter hour under way (12:00) ends with the counts shown beside
+	// the chart, not the minute sampled last.
+	if s[0].Total != "10 now" || s[0].Values[last] != 10 || s[0].Points[last] != "10 ready" {
+		t.Fatalf("ready = %q, %d, %q; want the counts' 10", s[0].Total, s[0].Values[last], s[0].Points[last])
+	}
+	// 11:45 to 12:00: the ready jobs sampled last in it, the claims within.
+	if s[0].Values[0] != 7 || s[0].Values[last-1] != 2 || s[1].Values[last-1] != 5 || s[1].Values[last] != 1 || s[1].Values[0] != 2 || s[3].Values[last-1] != 1 {
 		t.Fatalf("slots: ready %v, claims %v", s[0].Values, s[1].Values)
 	}
-	// The oldest wait: the longest of the slot, and the latest now.
-	if s[4].Values[last] != 1200 || s[4].Values[0] != 0 || s[4].Total != "8 min now" || s[4].Peak != "20 min" || s[1].Peak != "5" {
+	if s[1].Points[0] != "2 claims" || s[1].Points[last] != "1 claim" || s[3].Points[last-1] != "1 died" || s[3].Points[0] != "0 died" {
+		t.Fatalf("points: claims %q…%q, dead %q", s[1].Points[0], s[1].Points[last], s[3].Points[last-1])
+	}
+	// The oldest wait: the longest of each quarter hour, and now the counts'.
+	if s[4].Values[last-1] != 1200 || s[4].Values[0] != 0 || s[4].Values[last] != 540 || s[4].Total != "9 min now" || s[4].Peak != "20 min" || s[1].Peak != "5" {
 		t.Fatalf("oldest waiting = %+v", s[4])
 	}
+	if s[4].Points[0] != "nothing waiting" || s[4].Points[last-1] != "oldest waited 20 min" {
+		t.Fatalf("oldest waiting points %q, %q", s[4].Points[0], s[4].Points[last-1])
+	}
+	ticks := d.Ticks()
+	if len(ticks) != 4 || !ticks[1].Equal(d.Start.Add(6*time.Hour)) || !ticks[3].Equal(d.Start.Add(18*time.Hour)) {
+		t.Fatalf("ticks = %v", ticks)
+	}
 	points := sparkPoints(s[1].Values)
-	if !strings.HasPrefix(points, "0,17.8 1,29.0") || !strings.HasSuffix(points, "95,1.0") {
+	if !strings.HasPrefix(points, "0.5,17.8 1.5,29.0") || !strings.HasSuffix(points, "94.5,1.0 95.5,23.4") {
 		t.Fatalf("points = %s", points)
 	}
-	if sparkPoints(make([]int64, 3)) != "0,29.0 1,29.0 2,29.0" {
+	if sparkPoints(make([]int64, 3)) != "0.5,29.0 1.5,29.0 2.5,29.0" {
 		t.Fatal("all zero is not a line along the bottom")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"claimdesk/internal/notify"
+	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 )
 
@@ -270,5 +271,84 @@ func TestNumbersAPI(t *testing.T) {
 	_, b := a.person(users.Supervisor)
 	if b.do("GET", "/supervisor/queues/"+a.queue, nil); !strings.Contains(b.body, `data-testid="spark-Claims"`) {
 		t.Fatal("the queue's page draws no day")
+	}
+}
+
+// A queue's tabs and charts say the same counts, read once, on the page
+// and in the fragment that fetches them again; dead jobs are red where
+// some died today, and the total of them neutral.
+func TestQueueNumbers(t *testing.T) {
+	a := newApp(t)
+	if _, _, err := a.tasks.PatchQueue(context.Background(), a.queue, tasks.QueuePatch{MaxAttempts: ptr(1)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []string{"one", "two", "three"} {
+		a.enqueue(title)
+	}
+	// The minute's sample says 3 ready; the queue has 4 when the page
+	// reads it.
+	if err := a.tasks.SampleNumbers(context.Background(), a.queue); err != nil {
+		t.Fatal(err)
+	}
+	a.enqueue("four")
+	_, b := a.person(users.Supervisor)
+	tab := func(state string) string {
+		t.Helper()
+		m := regexp.MustCompile(`data-testid="tab-` + state + `"[^>]*>\s*` + state + ` <span class="badge" data-testid="tab-count">(\d+)</span>`).FindStringSubmatch(b.body)
+		if m == nil {
+			t.Fatalf("no %s tab in %s", state, b.body)
+		}
+		return m[1]
+	}
+	total := func(series string) string {
+		t.Helper()
+		m := regexp.MustCompile(`data-testid="spark-` + series + `"><figcaption><span>` + series + `</span> <strong data-testid="spark-total">([^<]+)<`).FindStringSubmatch(b.body)
+		if m == nil {
+			t.Fatalf("no %s chart in %s", series, b.body)
+		}
+		return m[1]
+	}
+	fragment := "/supervisor/fragments/queues/" + a.queue + "/numbers?state=dead"
+	for _, path := range []string{"/supervisor/queues/" + a.queue, fragment} {
+		if b.do("GET", path, nil); b.status != 200 || tab("ready") != "4" || total("Ready") != "4 now" {
+			t.Fatalf("%s: %d, ready tab %s, chart %s; want 4 and 4", path, b.status, tab("ready"), total("Ready"))
+		}
+	}
+	if strings.Contains(b.body, `data-testid="dead-today"`) {
+		t.Fatal("nothing died, yet the dead tab says some did today")
+	}
+
+	id, token := a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/fail", a.operator, `{"token":"`+token+`","reason":"no"}`, 200, "")
+	deadToday := regexp.MustCompile(`data-testid="dead-today"><a class="bad count-link" href="/supervisor/queues/` + a.queue + `\?state=dead">1</a>`)
+	if b.do("GET", fragment, nil); tab("dead") != "1" || tab("ready") != "3" || !strings.Contains(b.body, `data-testid="dead-today">1 today</span>`) {
+		t.Fatalf("one died: %s", b.body)
+	}
+	if b.do("GET", "/supervisor/fragments/stats", nil); !deadToday.MatchString(b.body) {
+		t.Fatalf("the overview does not say in red that one died today: %s", b.body)
+	}
+	// The next day it is dead still, in neutral words. (A job added drops
+	// the counts the instance's pages share, read a moment ago.)
+	a.passTime(a.now().Add(24 * time.Hour))
+	a.enqueue("five")
+	if b.do("GET", fragment, nil); tab("dead") != "1" || strings.Contains(b.body, `data-testid="dead-today"`) {
+		t.Fatalf("a day later: %s", b.body)
+	}
+	b.do("GET", "/supervisor/fragments/stats", nil)
+	row := regexp.MustCompile(`data-testid="stats-` + a.queue + `"[\s\S]*?</tr>`).FindString(b.body)
+	if !strings.Contains(row, `data-testid="dead-today"><span class="muted">0</span>`) || !strings.Contains(row, `data-count="dead">1<`) || strings.Contains(row, "bad") {
+		t.Fatalf("a day later, the overview's row: %s", row)
+	}
+
+	// The fragment is a supervisor's, of a queue that is, in a state that is.
+	if b.do("GET", "/supervisor/fragments/queues/"+a.queue+"/numbers?state=lost", nil); b.status != 400 {
+		t.Fatalf("a state that is not: %d", b.status)
+	}
+	if b.do("GET", "/supervisor/fragments/queues/nope-"+a.queue+"/numbers", nil); b.status != 404 {
+		t.Fatalf("a queue that is not: %d", b.status)
+	}
+	_, op := a.person(users.Operator, a.queue)
+	if op.do("GET", fragment, nil); op.status != 403 {
+		t.Fatalf("an operator: %d", op.status)
 	}
 }

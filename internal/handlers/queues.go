@@ -163,8 +163,7 @@ func (s *Server) queuePage(c echo.Context) error {
 // is wrong with it).
 func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem views.SettingsProblem) error {
 	ctx, a := c.Request().Context(), actor(c)
-	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
-	f, err := jobFilter(c)
+	state, f, err := queueListing(c)
 	if err != nil {
 		return err
 	}
@@ -173,18 +172,58 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 	if err != nil {
 		return err
 	}
-	st, err := s.desk.Stats(ctx, a, q.Name)
+	v, err := s.queueNumbers(c, q, state, f)
 	if err != nil {
 		return err
+	}
+	v.Jobs, v.NextCursor, v.Problem, v.Typed, v.Scanned = p.Jobs, p.NextCursor, problem, typedSettings(c), scanned
+	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
+}
+
+// queueListing reads which of a queue's jobs its page lists: the state
+// (ready unless said) and the filter.
+func queueListing(c echo.Context) (tasks.State, tasks.Filter, error) {
+	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
+	if err := state.Check(); err != nil {
+		return state, tasks.Filter{}, err
+	}
+	f, err := jobFilter(c)
+	return state, f, err
+}
+
+// queueNumbers reads what a queue's page says of its numbers: the counts
+// of its tabs, and its day, whose quarter hour under way ends with those
+// same counts (views.DaySeries).
+func (s *Server) queueNumbers(c echo.Context, q tasks.Queue, state tasks.State, f tasks.Filter) (views.QueueView, error) {
+	ctx, a := c.Request().Context(), actor(c)
+	st, err := s.desk.Stats(ctx, a, q.Name)
+	if err != nil {
+		return views.QueueView{}, err
 	}
 	day, err := s.desk.Numbers(ctx, a, q.Name)
 	if err != nil {
-		return err
+		return views.QueueView{}, err
 	}
 	now := time.Now()
-	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem, Typed: typedSettings(c),
-		Filter: f, Scanned: scanned, Day: views.DaySeries(day, now)}
-	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
+	return views.QueueView{Queue: q, Stats: st, State: state, Now: now, Filter: f, Day: views.DaySeries(day, st, now)}, nil
+}
+
+// queueNumbersFragment is a queue's tabs and charts, fetched again as the
+// queue changes.
+func (s *Server) queueNumbersFragment(c echo.Context) error {
+	q, err := s.desk.Queue(c.Request().Context(), actor(c), c.Param("queue"))
+	if err != nil {
+		return err
+	}
+	state, f, err := queueListing(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.queueNumbers(c, q, state, f)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.QueueNumbers(v))
 }
 
 func (s *Server) newQueuePage(c echo.Context) error {

@@ -79,6 +79,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/supervisor", s.supervisorHome, user, sup)
 	e.GET("/supervisor/fragments/reservations", s.reservationsFragment, user, sup)
 	e.GET("/supervisor/fragments/stats", s.statsFragment, user, sup)
+	e.GET("/supervisor/fragments/queues/:queue/numbers", s.queueNumbersFragment, user, sup)
 	e.GET("/supervisor/queues/new", s.newQueuePage, user, sup)
 	e.POST("/supervisor/queues", s.createQueueForm, user, sup)
 	e.GET("/supervisor/queues/:queue", s.queuePage, user, sup)

@@ -33,6 +33,15 @@ func (s State) Valid() bool {
 	return false
 }
 
+// Check returns nil for one of the states, else an ErrInvalid that says
+// which are.
+func (s State) Check() error {
+	if !s.Valid() {
+		return invalid("state", "must be one of scheduled, ready, reserved, completed, dead, canceled")
+	}
+	return nil
+}
+
 // Terminal reports whether a job in state s is finished for good (a dead
 // job may still be requeued by a supervisor).
 func (s State) Terminal() bool {

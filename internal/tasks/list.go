@@ -40,8 +40,8 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	if !validQueueName(queue) {
 		return Page{}, ErrQueueNotFound
 	}
-	if !state.Valid() {
-		return Page{}, invalid("state", "must be one of scheduled, ready, reserved, completed, dead, canceled")
+	if err := state.Check(); err != nil {
+		return Page{}, err
 	}
 	limit, err := pageSize(limit)
 	if err != nil {
@@ -163,8 +163,8 @@ func (s *Store) ListReservations(ctx context.Context, queue string, limit int, c
 // cursor holds), so that the first limit of them are exactly the next page
 // of all queues.
 func (s *Store) listEveryQueue(ctx context.Context, state State, limit int, cursor string, opts ...ListOption) (Page, error) {
-	if !state.Valid() {
-		return Page{}, invalid("state", "must be one of scheduled, ready, reserved, completed, dead, canceled")
+	if err := state.Check(); err != nil {
+		return Page{}, err
 	}
 	limit, err := pageSize(limit)
 	if err != nil {

@@ -156,3 +156,38 @@ func TestIndexWaiting(t *testing.T) {
 		}
 	})
 }
+
+// Dead today counts the dead jobs that died since the UTC day began: not
+// those of yesterday, nor one requeued since.
+func TestDeadToday(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{MaxAttempts: 1})
+		die := func() *Job {
+			e.add("job", 50)
+			r := e.claim("olga")
+			if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "no"); err != nil {
+				t.Fatal(err)
+			}
+			return r.Job
+		}
+		// The clock starts at 09:00: one dies just before midnight, two
+		// after it.
+		e.clock.Advance(15*time.Hour - time.Second)
+		die()
+		e.clock.Advance(2 * time.Second)
+		first, _ := die(), die()
+		if st := e.stats(); st.Dead != 3 || st.DeadToday != 2 {
+			t.Fatalf("dead %d, today %d; want 3 and 2", st.Dead, st.DeadToday)
+		}
+		if _, _, err := e.store.Requeue(e.ctx, first.ID, "sam"); err != nil {
+			t.Fatal(err)
+		}
+		if st := e.stats(); st.Dead != 2 || st.DeadToday != 1 {
+			t.Fatalf("one requeued: dead %d, today %d; want 2 and 1", st.Dead, st.DeadToday)
+		}
+		e.clock.Advance(24 * time.Hour)
+		if st := e.stats(); st.Dead != 2 || st.DeadToday != 0 {
+			t.Fatalf("a day later: dead %d, today %d; want 2 and 0", st.Dead, st.DeadToday)
+		}
+	})
+}

@@ -386,6 +386,8 @@ type Stats struct {
 	Reserved  int64 `json:"reserved"`
 	Completed int64 `json:"completed"`
 	Dead      int64 `json:"dead"`
+	// DeadToday counts the dead jobs that died since the UTC day began.
+	DeadToday int64 `json:"dead_today"`
 	Canceled  int64 `json:"canceled"`
 	// CompletedLastHour counts jobs completed in the hour before now.
 	CompletedLastHour int64 `json:"completed_last_hour"`
@@ -455,7 +457,7 @@ func statsFrom(r *reply) (Stats, Queue, error) {
 		Completed: r.int("completed"), Dead: r.int("dead"), Canceled: r.int("canceled"),
 		CompletedLastHour: r.int("completed recently"), Due: r.int("due"),
 		NextWaitingSince: optTime(r.int("next waiting since")), Held: r.int("held"),
-		OldestWaitingSince: optTime(r.int("oldest waiting since"))}
+		OldestWaitingSince: optTime(r.int("oldest waiting since")), DeadToday: r.int("dead today")}
 	q := queueFrom(r.queue, r.settings())
 	return st, q, r.done()
 }

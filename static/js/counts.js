@@ -44,23 +44,15 @@ function setQueueCounts(n) {
     showCount(one("[data-in-progress]", card), n.reserved);
     showCount(one("[data-batch-wait]", card), n.held);
   });
+  // The supervisor's table: how many died today is not in a notice; its
+  // fetch (refresh-slow) says.
   all('[data-stats-queue="' + CSS.escape(n.queue) + '"]').forEach((row) => {
     /** @type {("ready" | "scheduled" | "reserved" | "dead")[]} */
     const kinds = ["ready", "scheduled", "reserved", "dead"];
     kinds.forEach((k) => {
       const cell = one('[data-count="' + k + '"]', row);
       const v = n[k];
-      if (!cell || v === undefined) return;
-      let link = one("a", cell);
-      if (k === "dead" && v > 0 && !link) {
-        link = document.createElement("a");
-        link.className = "bad count-link";
-        /** @type {HTMLAnchorElement} */ (link).href = "/supervisor/queues/" + encodeURIComponent(n.queue) + "?state=dead";
-        cell.textContent = "";
-        cell.append(link);
-      }
-      if (link && !(v > 0)) { cell.textContent = "0"; return; }
-      (link || cell).textContent = String(v);
+      if (cell && v !== undefined) cell.textContent = String(v);
     });
   });
 }

@@ -97,7 +97,9 @@ function onNotice(n) {
   switch (n.type) {
     case "queue.changed":
       heardCounts(n);
-      others.soon(); // the supervisor's "done last hour" and "oldest waiting"
+      // What notices do not carry: the supervisor's "dead today",
+      // "completed last hour" and "oldest waiting", a queue's tabs and charts.
+      others.soon();
       return;
     case "job.available": {
       const card = one('[data-queue="' + CSS.escape(n.queue) + '"]');

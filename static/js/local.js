@@ -8,6 +8,8 @@ const dateTime = { dateStyle: "medium", timeStyle: "medium" };
 const timeOnly = { timeStyle: "medium" };
 /** @type {Intl.DateTimeFormatOptions} */
 const short = { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" };
+/** @type {Intl.DateTimeFormatOptions} */
+export const hourMinute = { hour: "numeric", minute: "2-digit" };
 
 /**
  * localTimes shows the times under root in the viewer's zone.
@@ -26,7 +28,7 @@ function localTimes(root) {
     const d = new Date(iso);
     if (isNaN(d.getTime())) return;
     el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly :
-      el.hasAttribute("data-short") ? short : dateTime);
+      el.hasAttribute("data-short") ? short : el.hasAttribute("data-hm") ? hourMinute : dateTime);
     el.title = iso;
   });
 }
@@ -57,10 +59,13 @@ function localNumbers(root) {
 export function startLocal() {
   localTimes(document);
   localNumbers(document);
-  // Right after a swap, before the browser paints the server's UTC.
-  document.addEventListener("htmx:afterSwap", (e) => {
-    const root = /** @type {Element} */ (e.target);
-    localTimes(root);
-    localNumbers(root);
+  // Right after a swap (an out-of-band one too), before the browser
+  // paints the server's UTC.
+  ["htmx:afterSwap", "htmx:oobAfterSwap"].forEach((type) => {
+    document.addEventListener(type, (e) => {
+      const root = /** @type {Element} */ (e.target);
+      localTimes(root);
+      localNumbers(root);
+    });
   });
 }

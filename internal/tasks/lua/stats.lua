@@ -7,8 +7,10 @@
 --         completed within the window, due scheduled, ready time of the next job in ms or 0,
 --         ready jobs held back by their batch's max_concurrent, since when
 --         the oldest ready job waits in ms or 0 (lib.lua, oldest_waiting),
---         then the queue's settings as field, value, ...}
+--         dead jobs that died since the (UTC) day began, then the queue's
+--         settings as field, value, ...}
 -- Ready counts every ready job: those in the claim line and those held back.
+-- A dead job's score in its index is when it died.
 local now = clock(ARGV[1])
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 local next_since = 0
@@ -20,4 +22,4 @@ return plain('ok',
   redis.call('ZCARD', INDEX.dead), redis.call('ZCARD', INDEX.canceled),
   redis.call('ZCOUNT', INDEX.completed, now - tonumber(ARGV[2]), '+inf'),
   redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked),
-  oldest_waiting(), unpack(redis.call('HGETALL', K.conf)))
+  oldest_waiting(), redis.call('ZCOUNT', INDEX.dead, int(now - now % 86400000), '+inf'), unpack(redis.call('HGETALL', K.conf)))
