@@ -104,14 +104,22 @@ func DaySeries(ms []tasks.Minute, st tasks.Stats, now time.Time) Day {
 	}}
 }
 
-// Ticks are the times the day's axis names, every 6 hours from its start;
-// the axis ends with "now".
+// tickEvery is how far apart the day's axis names the time.
+const tickEvery = 8 * time.Hour
+
+// Ticks are the times the day's axis names, every tickEvery after its
+// start; the axis ends with "now".
 func (d Day) Ticks() []time.Time {
-	out := make([]time.Time, 4)
-	for i := range out {
-		out[i] = d.Start.Add(time.Duration(i) * 6 * time.Hour)
+	var out []time.Time
+	for t := d.Start.Add(tickEvery); t.Before(d.Start.Add(daySlots * slot)); t = t.Add(tickEvery) {
+		out = append(out, t)
 	}
 	return out
+}
+
+// tickX is where a tick stands on a chart's x axis, in slots.
+func (d Day) tickX(t time.Time) string {
+	return itoa(int(t.Sub(d.Start) / slot))
 }
 
 // sparkPoints draws the values as an SVG polyline in a daySlots × 30 box,

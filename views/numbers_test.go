@@ -48,7 +48,7 @@ func TestDaySeries(t *testing.T) {
 		t.Fatalf("oldest waiting points %q, %q", s[4].Points[0], s[4].Points[last-1])
 	}
 	ticks := d.Ticks()
-	if len(ticks) != 4 || !ticks[1].Equal(d.Start.Add(6*time.Hour)) || !ticks[3].Equal(d.Start.Add(18*time.Hour)) {
+	if len(ticks) != 2 || !ticks[0].Equal(d.Start.Add(8*time.Hour)) || !ticks[1].Equal(d.Start.Add(16*time.Hour)) || d.tickX(ticks[1]) != "64" {
 		t.Fatalf("ticks = %v", ticks)
 	}
 	points := sparkPoints(s[1].Values)

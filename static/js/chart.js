@@ -5,9 +5,10 @@
 // hour's value in words; this only picks one. On a phone's width the
 // charts start folded, so a queue's jobs come first.
 import { all, one } from "./dom.js";
-import { hourMinute } from "./local.js";
 
 const SLOT = 15 * 60 * 1000;
+/** @type {Intl.DateTimeFormatOptions} */
+const hourMinute = { hour: "numeric", minute: "2-digit" };
 
 /**
  * The chart's quarter hours' values in words, oldest first.

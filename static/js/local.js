@@ -8,8 +8,9 @@ const dateTime = { dateStyle: "medium", timeStyle: "medium" };
 const timeOnly = { timeStyle: "medium" };
 /** @type {Intl.DateTimeFormatOptions} */
 const short = { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" };
+// A chart's axis, narrow: 23:00 rather than 11:00 PM.
 /** @type {Intl.DateTimeFormatOptions} */
-export const hourMinute = { hour: "numeric", minute: "2-digit" };
+const axis = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
 
 /**
  * localTimes shows the times under root in the viewer's zone.
@@ -28,7 +29,7 @@ function localTimes(root) {
     const d = new Date(iso);
     if (isNaN(d.getTime())) return;
     el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly :
-      el.hasAttribute("data-short") ? short : el.hasAttribute("data-hm") ? hourMinute : dateTime);
+      el.hasAttribute("data-short") ? short : el.hasAttribute("data-axis") ? axis : dateTime);
     el.title = iso;
   });
 }
