@@ -25,6 +25,7 @@ export interface NewJob {
   priority?: number;
   lease_seconds?: number;
   delay_seconds?: number;
+  max_attempts?: number;
 }
 
 /** A batch as the JSON API returns it (API.md, "Batches"). */
