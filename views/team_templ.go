@@ -350,7 +350,7 @@ func TeamWorkTable(w desk.TeamWork) templ.Component {
 			templ_7745c5c3_Var17 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<section id=\"team-work\" class=\"panel\" aria-labelledby=\"team-work-h\" hx-get=\"/supervisor/fragments/team-work\" hx-trigger=\"every 60s\" hx-swap=\"outerHTML\"><h2 id=\"team-work-h\">Work done</h2><div class=\"table-wrap\"><table class=\"stacked dense\" data-testid=\"team-work\"><thead><tr><th rowspan=\"2\" scope=\"col\">Person</th><th colspan=\"3\" scope=\"colgroup\" class=\"group\">Completed</th><th colspan=\"4\" scope=\"colgroup\" class=\"group\">Otherwise ended, 7 days</th></tr><tr><th class=\"num\" scope=\"col\">Today</th><th class=\"num\" scope=\"col\">7 days</th><th class=\"num\" scope=\"col\">Median time</th><th class=\"num\" scope=\"col\">Given back</th><th class=\"num\" scope=\"col\">Can't be done</th><th class=\"num\" scope=\"col\">Ran out</th><th class=\"num\" scope=\"col\">Taken back</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<section id=\"team-work\" class=\"panel\" aria-labelledby=\"team-work-h\" hx-get=\"/supervisor/fragments/team-work\" hx-trigger=\"every 60s\" hx-swap=\"outerHTML\"><h2 id=\"team-work-h\">Work done</h2><div class=\"table-wrap\"><table class=\"stacked dense\" data-testid=\"team-work\"><thead><tr><th rowspan=\"2\" scope=\"col\">Person</th><th colspan=\"3\" scope=\"colgroup\" class=\"group\">Completed</th><th colspan=\"4\" scope=\"colgroup\" class=\"group\">Otherwise ended, 7 days</th></tr><tr><th class=\"num\" scope=\"col\">Today</th><th class=\"num\" scope=\"col\">7 days</th><th class=\"num\" scope=\"col\">Median time, 7 days</th><th class=\"num\" scope=\"col\">Given back</th><th class=\"num\" scope=\"col\">Can't be done</th><th class=\"num\" scope=\"col\">Ran out</th><th class=\"num\" scope=\"col\">Taken back</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -420,14 +420,14 @@ func TeamWorkTable(w desk.TeamWork) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "</td><td class=\"num\" data-label=\"Median time\" data-testid=\"median\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "</td><td class=\"num\" data-label=\"Median time, 7 days\" data-testid=\"median\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var23 string
 			templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(handling(wk.Tally.Window.MedianHandling()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/team.templ`, Line: 105, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/team.templ`, Line: 105, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 			if templ_7745c5c3_Err != nil {
