@@ -73,12 +73,31 @@ function chartAt(e) {
   return t && t.closest ? /** @type {HTMLElement | null} */ (t.closest("[data-chart]")) : null;
 }
 
+// The quarter hour chosen with the keys in each chart (by id), and the
+// chart and quarter hour under the pointer: kept across a fetch that
+// replaces the charts, so that the new ones go on saying it (htmx gives
+// the focus back to the chart of the same id).
+/** @type {Map<string, number>} */
+const chosen = new Map();
+/** @type {{id: string, i: number} | null} */
+let under = null;
+
 /** @param {PointerEvent} e */
 function pointed(e) {
   const chart = chartAt(e);
   if (!chart) return;
   const box = chart.getBoundingClientRect();
-  show(chart, Math.floor((e.clientX - box.left) / box.width * points(chart).length));
+  under = { id: chart.id, i: Math.floor((e.clientX - box.left) / box.width * points(chart).length) };
+  show(chart, under.i);
+}
+
+/**
+ * keyed is the quarter hour chosen with the keys in the chart: now, until
+ * the keys move.
+ * @param {HTMLElement} chart
+ */
+function keyed(chart) {
+  return chosen.get(chart.id) ?? points(chart).length - 1;
 }
 
 // Keys move by a quarter hour, an hour (Page Up/Down), or to either end.
@@ -90,11 +109,6 @@ const moves = {
   Home: () => 0, End: (_i, last) => last,
 };
 
-// Which quarter hour a focused chart had chosen, kept across a fetch that
-// replaces the chart (htmx gives the focus back to the chart of the same id).
-/** @type {Map<string, number>} */
-const chosen = new Map();
-
 /** startCharts follows the pointer and the keys over the day's charts. */
 export function startCharts() {
   if (matchMedia("(max-width: 640px)").matches) {
@@ -105,11 +119,19 @@ export function startCharts() {
   document.addEventListener("pointerout", (e) => {
     const chart = chartAt(e);
     const to = /** @type {Node | null} */ (e.relatedTarget);
-    if (chart && !(to && chart.contains(to)) && document.activeElement !== chart) hide(chart);
+    if (!chart || (to && chart.contains(to))) return;
+    under = null;
+    if (document.activeElement === chart) show(chart, keyed(chart)); else hide(chart);
+  });
+  // New charts from a fetch: the one under the pointer says on.
+  document.addEventListener("htmx:oobAfterSwap", (e) => {
+    const chart = under ? document.getElementById(under.id) : null;
+    const root = /** @type {Element} */ (e.target);
+    if (under && chart && root.contains(chart)) show(chart, under.i);
   });
   document.addEventListener("focusin", (e) => {
     const chart = chartAt(e);
-    if (chart) show(chart, chosen.get(chart.id) ?? Number(chart.getAttribute("aria-valuenow")));
+    if (chart) show(chart, keyed(chart));
   });
   document.addEventListener("focusout", (e) => {
     const chart = chartAt(e);
@@ -120,7 +142,7 @@ export function startCharts() {
     const move = chart && moves[e.key];
     if (!chart || !move) return;
     e.preventDefault();
-    show(chart, move(Number(chart.getAttribute("aria-valuenow")), points(chart).length - 1));
+    show(chart, move(keyed(chart), points(chart).length - 1));
     chosen.set(chart.id, Number(chart.getAttribute("aria-valuenow")));
   });
 }
