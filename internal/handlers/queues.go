@@ -168,8 +168,25 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 	if err != nil {
 		return err
 	}
-	p, scanned, err := s.desk.Jobs(ctx, a, desk.Listing{Queue: q.Name, State: state, Filter: f, Limit: 50, Cursor: c.QueryParam("cursor")},
-		tasks.WithoutPayloads)
+	now := time.Now()
+	l := desk.Listing{Queue: q.Name, State: state, Filter: f, Limit: 50, Cursor: c.QueryParam("cursor")}
+	var finished views.Finished
+	opts := []tasks.ListOption{tasks.WithoutPayloads}
+	if state.Terminal() {
+		// Finished jobs are reviewed newest first, with what they came to.
+		if l.Descending, err = descending(c, true); err != nil {
+			return err
+		}
+		finished = views.Finished{When: c.QueryParam("when"), From: c.QueryParam("from"), To: c.QueryParam("to"), TZ: c.QueryParam("tz")}
+		var ok bool
+		if l.Since, l.Until, ok = finished.Bounds(now); !ok {
+			return newError(http.StatusBadRequest, "invalid_field", "the time range must be today, 24h or 7d, or from and to as date and time, in a known time zone")
+		}
+		if state == tasks.StateCompleted {
+			opts = append(opts, tasks.WithResults)
+		}
+	}
+	p, scanned, err := s.desk.Jobs(ctx, a, l, opts...)
 	if err != nil {
 		return err
 	}
@@ -181,9 +198,8 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 	if err != nil {
 		return err
 	}
-	now := time.Now()
 	v := views.QueueView{Queue: q, Stats: st, State: state, Jobs: p.Jobs, NextCursor: p.NextCursor, Now: now, Problem: problem, Typed: typedSettings(c),
-		Filter: f, Scanned: scanned, Day: views.DaySeries(day, now)}
+		Filter: f, Scanned: scanned, Finished: finished, Newest: l.Descending, Day: views.DaySeries(day, now)}
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
 
