@@ -87,7 +87,7 @@ func listQuery(v QueueView, s tasks.State) url.Values {
 
 // listURL is the address of the queue page listing the state.
 func listURL(v QueueView, s tasks.State) string {
-	return "/supervisor/queues/" + url.PathEscape(v.Queue.Name) + "?" + listQuery(v, s).Encode()
+	return queueURL(v.Queue.Name) + "?" + listQuery(v, s).Encode()
 }
 
 // nextPageURL is the address of the listing's next page.
@@ -97,7 +97,7 @@ func nextPageURL(v QueueView) string {
 		q.Set("order", map[bool]string{true: "desc", false: "asc"}[v.Newest])
 	}
 	q.Set("cursor", v.NextCursor)
-	return "/supervisor/queues/" + url.PathEscape(v.Queue.Name) + "?" + q.Encode()
+	return queueURL(v.Queue.Name) + "?" + q.Encode()
 }
 
 // holderLabel heads the column of who finished a finished state's jobs.
@@ -141,4 +141,13 @@ func short(text string) string {
 		return text
 	}
 	return string([]rune(text)[:outcomeLength-1]) + "…"
+}
+
+// queueURL is the address of the queue's page.
+func queueURL(queue string) string { return "/supervisor/queues/" + url.PathEscape(queue) }
+
+// batchJobsURL is the address of the batch's jobs in the state, on its
+// queue's page.
+func batchJobsURL(queue, batch string, s tasks.State) string {
+	return queueURL(queue) + "?" + url.Values{"state": {string(s)}, "batch": {batch}}.Encode()
 }

@@ -142,3 +142,30 @@ func TestRequeueMany(t *testing.T) {
 		t.Fatalf("%d requeue entries in the audit log, want 3: %v", n, audit)
 	}
 }
+
+// A job's page links to its queue and its batch's jobs for supervisors,
+// who may open them, and not for operators; the Batches page shows each
+// batch's id and opens its jobs.
+func TestJobAndBatchLinks(t *testing.T) {
+	a := newApp(t)
+	op, id, _ := a.claimOnPage("Check 2")
+	batch, _ := a.createBatch(`{"title":"Address checks","jobs":[{"title":"Check 1"}]}`)
+	a.enqueue("Check 3")
+	if op.do("GET", "/jobs/"+id, nil); op.status != 200 || strings.Contains(op.body, `href="/supervisor/queues/`) || !strings.Contains(op.body, `data-testid="job-queue"`) {
+		t.Fatalf("the holder's page links to the queue: %d %s", op.status, op.body)
+	}
+	_, sup := a.person(users.Supervisor)
+	sup.do("GET", "/jobs/"+id, nil)
+	if !strings.Contains(sup.body, `href="/supervisor/queues/`+a.queue+`" data-testid="job-queue"`) {
+		t.Fatalf("the supervisor's job page has no link to its queue: %s", sup.body)
+	}
+	sup.do("GET", "/supervisor/batches", nil)
+	link := `href="/supervisor/queues/` + a.queue + `?batch=` + url.QueryEscape(batch) + `&amp;state=ready"`
+	if !strings.Contains(sup.body, link) || !strings.Contains(sup.body, ">"+batch+"</code>") {
+		t.Fatalf("the batch's row neither links to its jobs (%s) nor shows its id: %s", link, sup.body)
+	}
+	sup.do("GET", "/supervisor/queues/"+a.queue+"?batch="+url.QueryEscape(batch)+"&state=ready", nil)
+	if !strings.Contains(sup.body, "Check 1") || strings.Contains(sup.body, "Check 3") {
+		t.Fatalf("the batch's jobs: %s", sup.body)
+	}
+}
