@@ -11,9 +11,9 @@ import { checkScreen, SCREENS } from './screen';
 
 const QUEUE = 'address-verification';
 /** Where the screenshots of the lists go, to look at. */
-const SHOTS = process.env.CLAIMDESK_SHOTS_DIR;
+const SHOTS = process.env.SHOTS_DIR;
 
-/** Saves a screenshot of the list's filter and first rows when asked to (CLAIMDESK_SHOTS_DIR). */
+/** Saves a screenshot of the list's filter and first rows when asked to (SHOTS_DIR). */
 async function shot(page: Page, name: string) {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });

@@ -754,7 +754,7 @@ func selectable(s tasks.State) bool {
 
 // finishedChoices are the time ranges a finished state's list offers.
 var finishedChoices = []struct{ value, label string }{
-	{"", "any time, or from–to"}, {"today", "today"}, {"24h", "in the last 24 hours"}, {"7d", "in the last 7 days"},
+	{"", "any time (or from–to)"}, {"today", "today"}, {"24h", "in the last 24 hours"}, {"7d", "in the last 7 days"},
 }
 
 // QueuePage lets a supervisor browse a queue by state, requeue dead jobs,
