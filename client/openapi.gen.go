@@ -464,6 +464,24 @@ func (e WebhookDisabledReason) Valid() bool {
 	}
 }
 
+// Defines values for ListJobsParamsOrder.
+const (
+	Asc  ListJobsParamsOrder = "asc"
+	Desc ListJobsParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the ListJobsParamsOrder enum.
+func (e ListJobsParamsOrder) Valid() bool {
+	switch e {
+	case Asc:
+		return true
+	case Desc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action What changed a job: `enqueued`, `promoted` (a scheduled job came
 // due), `admitted` (a slot of its batch let it into line), `claimed`,
 // `extended`, `released`, `skipped`, `failed`, `expired`, `requeued`,
@@ -1241,6 +1259,20 @@ type RequeueDeadResult struct {
 	Requeued int `json:"requeued"`
 }
 
+// RequeueManyRequest defines model for RequeueManyRequest.
+type RequeueManyRequest struct {
+	Ids []string `json:"ids"`
+
+	// Reason Why they are requeued, kept in each job's history; none when left out or empty.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// RequeueManyResult defines model for RequeueManyResult.
+type RequeueManyResult struct {
+	Failed   []BulkFailure `json:"failed"`
+	Requeued []string      `json:"requeued"`
+}
+
 // Reservation The claim's proof, sent only to the claimer.
 type Reservation struct {
 	Deadline     time.Time `json:"deadline"`
@@ -1607,7 +1639,21 @@ type ListJobsParams struct {
 
 	// Priority The jobs of this priority.
 	Priority *Priority `form:"priority,omitempty" json:"priority,omitempty"`
+
+	// Order `asc`, the state's order above, or `desc`, reversed (finished
+	// jobs newest first). A cursor goes on in the order of the page
+	// it came from.
+	Order *ListJobsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// Since Finished at or after this time (RFC 3339); completed, dead and canceled jobs only.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Finished at or before this time (RFC 3339); completed, dead and canceled jobs only.
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
 }
+
+// ListJobsParamsOrder defines parameters for ListJobs.
+type ListJobsParamsOrder string
 
 // CancelParams defines parameters for Cancel.
 type CancelParams struct {
@@ -1696,6 +1742,9 @@ type ClaimAnyJSONRequestBody = ClaimAnyRequest
 
 // CancelManyJSONRequestBody defines body for CancelMany for application/json ContentType.
 type CancelManyJSONRequestBody = CancelManyRequest
+
+// RequeueManyJSONRequestBody defines body for RequeueMany for application/json ContentType.
+type RequeueManyJSONRequestBody = RequeueManyRequest
 
 // CompleteJSONRequestBody defines body for Complete for application/json ContentType.
 type CompleteJSONRequestBody = CompleteRequest
@@ -2297,6 +2346,34 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/jobs/cancel (the `CancelMany` operationId).
 	CancelMany(ctx context.Context, body CancelManyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequeueManyWithBody Requeue many dead jobs
+	//
+	// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+	// fresh attempts in its own atomic step, as a single requeue is, with
+	// an audit entry each; the `reason`, if given, is kept in each job's
+	// history. A job that could not be (not dead, or unknown) is among
+	// the `failed`, with the code and message an error would have: a bulk
+	// requeue never takes a job from its holder.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+	RequeueManyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequeueMany Requeue many dead jobs
+	//
+	// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+	// fresh attempts in its own atomic step, as a single requeue is, with
+	// an audit entry each; the `reason`, if given, is kept in each job's
+	// history. A job that could not be (not dead, or unknown) is among
+	// the `failed`, with the code and message an error would have: a bulk
+	// requeue never takes a job from its holder.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+	RequeueMany(ctx context.Context, body RequeueManyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Cancel Cancel a job
 	//
@@ -3152,6 +3229,54 @@ func (c *Client) CancelManyWithBody(ctx context.Context, contentType string, bod
 // Corresponds with POST /api/v1/jobs/cancel (the `CancelMany` operationId).
 func (c *Client) CancelMany(ctx context.Context, body CancelManyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelManyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequeueManyWithBody Requeue many dead jobs
+//
+// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+// fresh attempts in its own atomic step, as a single requeue is, with
+// an audit entry each; the `reason`, if given, is kept in each job's
+// history. A job that could not be (not dead, or unknown) is among
+// the `failed`, with the code and message an error would have: a bulk
+// requeue never takes a job from its holder.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+func (c *Client) RequeueManyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequeueManyRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequeueMany Requeue many dead jobs
+//
+// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+// fresh attempts in its own atomic step, as a single requeue is, with
+// an audit entry each; the `reason`, if given, is kept in each job's
+// history. A job that could not be (not dead, or unknown) is among
+// the `failed`, with the code and message an error would have: a bulk
+// requeue never takes a job from its holder.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+func (c *Client) RequeueMany(ctx context.Context, body RequeueManyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequeueManyRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4722,6 +4847,42 @@ func NewListJobsRequest(server string, params *ListJobsParams) (*http.Request, e
 
 		}
 
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4757,6 +4918,46 @@ func NewCancelManyRequestWithBody(server string, contentType string, body io.Rea
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/jobs/cancel")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRequeueManyRequest calls the generic RequeueMany builder with application/json body
+func NewRequeueManyRequest(server string, body RequeueManyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRequeueManyRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRequeueManyRequestWithBody constructs an http.Request for the RequeueMany method, with any body, and a specified content type
+func NewRequeueManyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/jobs/requeue")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6670,6 +6871,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/jobs/cancel (the `CancelMany` operationId).
 	CancelManyWithResponse(ctx context.Context, body CancelManyJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelManyResponse, error)
 
+	// RequeueManyWithBodyWithResponse Requeue many dead jobs
+	//
+	// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+	// fresh attempts in its own atomic step, as a single requeue is, with
+	// an audit entry each; the `reason`, if given, is kept in each job's
+	// history. A job that could not be (not dead, or unknown) is among
+	// the `failed`, with the code and message an error would have: a bulk
+	// requeue never takes a job from its holder.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+	RequeueManyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequeueManyResponse, error)
+
+	// RequeueManyWithResponse Requeue many dead jobs
+	//
+	// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+	// fresh attempts in its own atomic step, as a single requeue is, with
+	// an audit entry each; the `reason`, if given, is kept in each job's
+	// history. A job that could not be (not dead, or unknown) is among
+	// the `failed`, with the code and message an error would have: a bulk
+	// requeue never takes a job from its holder.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+	RequeueManyWithResponse(ctx context.Context, body RequeueManyJSONRequestBody, reqEditors ...RequestEditorFn) (*RequeueManyResponse, error)
+
 	// CancelWithResponse Cancel a job
 	//
 	// Producers and supervisors. A `ready` or `scheduled` job becomes
@@ -8195,6 +8424,117 @@ func (r CancelManyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CancelManyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RequeueManyResponse429Headers the declared response headers of an HTTP 429 response for RequeueMany
+type RequeueManyResponse429Headers struct {
+	RetryAfter int
+}
+
+// RequeueManyResponse503Headers the declared response headers of an HTTP 503 response for RequeueMany
+type RequeueManyResponse503Headers struct {
+	RetryAfter int
+}
+
+type RequeueManyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequeueManyResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RequeueManyResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RequeueManyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RequeueManyResponse) GetJSON200() *RequeueManyResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RequeueManyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RequeueManyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RequeueManyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r RequeueManyResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RequeueManyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RequeueManyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RequeueManyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RequeueManyResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RequeueManyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RequeueManyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RequeueManyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RequeueManyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12644,6 +12984,46 @@ func (c *ClientWithResponses) CancelManyWithResponse(ctx context.Context, body C
 	return ParseCancelManyResponse(rsp)
 }
 
+// RequeueManyWithBodyWithResponse Requeue many dead jobs
+//
+// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+// fresh attempts in its own atomic step, as a single requeue is, with
+// an audit entry each; the `reason`, if given, is kept in each job's
+// history. A job that could not be (not dead, or unknown) is among
+// the `failed`, with the code and message an error would have: a bulk
+// requeue never takes a job from its holder.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+func (c *ClientWithResponses) RequeueManyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequeueManyResponse, error) {
+	rsp, err := c.RequeueManyWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequeueManyResponse(rsp)
+}
+
+// RequeueManyWithResponse Requeue many dead jobs
+//
+// Supervisors. 1 to 500 ids of dead jobs, each put back in line with
+// fresh attempts in its own atomic step, as a single requeue is, with
+// an audit entry each; the `reason`, if given, is kept in each job's
+// history. A job that could not be (not dead, or unknown) is among
+// the `failed`, with the code and message an error would have: a bulk
+// requeue never takes a job from its holder.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/requeue (the `RequeueMany` operationId).
+func (c *ClientWithResponses) RequeueManyWithResponse(ctx context.Context, body RequeueManyJSONRequestBody, reqEditors ...RequestEditorFn) (*RequeueManyResponse, error) {
+	rsp, err := c.RequeueMany(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequeueManyResponse(rsp)
+}
+
 // CancelWithResponse Cancel a job
 //
 // Producers and supervisors. A `ready` or `scheduled` job becomes
@@ -14434,6 +14814,111 @@ func ParseCancelManyResponse(rsp *http.Response) (*CancelManyResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CancelManyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRequeueManyResponse parses an HTTP response from a RequeueManyWithResponse call
+func ParseRequeueManyResponse(rsp *http.Response) (*RequeueManyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RequeueManyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequeueManyResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RequeueManyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RequeueManyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

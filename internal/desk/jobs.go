@@ -161,24 +161,54 @@ func (d *Desk) CancelMany(ctx context.Context, a Actor, ids []string, force bool
 	if err := need(a, users.Supervisor); err != nil {
 		return nil, nil, err
 	}
+	canceled, failed, err = each(ids, func(id string) error {
+		_, _, err := d.tasks.Cancel(ctx, id, a.Name(), force)
+		return err
+	})
+	if len(canceled) > 0 {
+		d.record(ctx, a, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), audit.JobsCanceledDetail(len(canceled)))
+	}
+	return canceled, failed, err
+}
+
+// RequeueMany puts each of the dead jobs back in line with fresh
+// attempts, as Requeue does (an audit entry each), for a supervisor; the
+// options (a reason, say) go with each. A job that is not dead, or gone,
+// is a failure, not an error: a bulk requeue never takes a job from its
+// holder. Any other error stops it there.
+func (d *Desk) RequeueMany(ctx context.Context, a Actor, ids []string, opts ...tasks.SuperviseOption) (requeued []string, failed []Failure, err error) {
+	if err := need(a, users.Supervisor); err != nil {
+		return nil, nil, err
+	}
+	opts = append(opts, tasks.AsSeen(tasks.StateDead, ""))
+	return each(ids, func(id string) error {
+		_, _, err := d.Requeue(ctx, a, id, opts...)
+		return err
+	})
+}
+
+// each does one bulk action to each of 1 to MaxBulk jobs: the jobs it
+// did, those the engine refused (a failure each), and the error that
+// stopped it, if any.
+func each(ids []string, do func(id string) error) (done []string, failed []Failure, err error) {
 	if len(ids) == 0 || len(ids) > MaxBulk {
 		return nil, nil, invalid("ids must name 1 to %d jobs", MaxBulk)
 	}
-	canceled, failed = []string{}, []Failure{}
+	done, failed = []string{}, []Failure{}
 	for _, id := range ids {
-		if _, _, err = d.tasks.Cancel(ctx, id, a.Name(), force); err != nil {
-			if !jobRefused(err) {
+		if err = do(id); err != nil {
+			// A reason refused is the request's fault, the same for every
+			// job: it stops there.
+			var v *tasks.ValidationError
+			if !jobRefused(err) || errors.As(err, &v) && v.Field == "reason" {
 				break
 			}
 			failed, err = append(failed, Failure{id, err}), nil
 			continue
 		}
-		canceled = append(canceled, id)
+		done = append(done, id)
 	}
-	if len(canceled) > 0 {
-		d.record(ctx, a, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), audit.JobsCanceledDetail(len(canceled)))
-	}
-	return canceled, failed, err
+	return done, failed, err
 }
 
 // jobRefused reports whether err is the engine's refusal of an action on

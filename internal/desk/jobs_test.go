@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"claimdesk/internal/audit"
@@ -355,5 +356,47 @@ func TestOpen(t *testing.T) {
 		if o, err := f.desk.Open(f.ctx, tc.who, tc.id); !errors.Is(err, tc.want) {
 			t.Errorf("%s opens the job: %+v, %v, want %v", tc.name, o, err, tc.want)
 		}
+	}
+}
+
+func TestRequeueMany(t *testing.T) {
+	f := newFixture(t)
+	if _, _, err := f.tasks.PatchQueue(f.ctx, f.queue, tasks.QueuePatch{MaxAttempts: ptr(1)}); err != nil {
+		t.Fatal(err)
+	}
+	var dead []string
+	for _, title := range []string{"a", "b"} {
+		r := f.held(title)
+		if _, err := f.tasks.Fail(f.ctx, r.Job.ID, r.Hold(), "404"); err != nil {
+			t.Fatal(err)
+		}
+		dead = append(dead, r.Job.ID)
+	}
+	held := f.held("held")
+	_, _, err := f.desk.RequeueMany(f.ctx, desk.Person(f.op), dead)
+	refused(t, "an operator requeues many", err, desk.ErrForbidden)
+	_, _, err = f.desk.RequeueMany(f.ctx, desk.Person(f.super), nil)
+	refused(t, "requeue none", err, desk.ErrInvalid)
+	_, _, err = f.desk.RequeueMany(f.ctx, desk.Person(f.super), dead, tasks.WithReason(strings.Repeat("x", 2001)))
+	refused(t, "a reason too long", err, tasks.ErrInvalid)
+	if j := f.get(dead[0]); j.State != tasks.StateDead {
+		t.Fatalf("refused requeues changed the job: %s", j.State)
+	}
+
+	// A job not dead is a failure, never taken from its holder.
+	requeued, failed, err := f.desk.RequeueMany(f.ctx, desk.Person(f.super), []string{dead[0], held.Job.ID, dead[1]}, tasks.WithReason("resent"))
+	if err != nil || !slices.Equal(requeued, dead) || len(failed) != 1 || failed[0].ID != held.Job.ID || !errors.Is(failed[0].Err, tasks.ErrInvalidState) {
+		t.Fatalf("requeue many: %v, %+v, %v", requeued, failed, err)
+	}
+	if j := f.get(held.Job.ID); j.State != tasks.StateReserved || j.ReservedBy != f.op.Name {
+		t.Fatalf("the held job: %s by %s", j.State, j.ReservedBy)
+	}
+	for _, id := range dead {
+		j := f.get(id)
+		h, _, err := j.History()
+		if err != nil || j.State != tasks.StateReady || h[len(h)-1].Reason != "resent" {
+			t.Errorf("job %s: %s, history ends %+v (%v), want ready, requeued for the reason", id, j.State, h[len(h)-1], err)
+		}
+		f.audited(id, audit.JobRequeued, f.super.Name, audit.JobDetail(j, ""))
 	}
 }

@@ -26,6 +26,12 @@ type Listing struct {
 	State tasks.State
 	// Filter, when not empty, keeps only the jobs that match it.
 	Filter tasks.Filter
+	// Descending reads the state's index from its end: finished jobs
+	// newest first (tasks.Descending).
+	Descending bool
+	// Since and Until keep the jobs of a finished state that finished
+	// between them, a zero time no bound (tasks.Finished).
+	Since, Until time.Time
 	// Limit is the page's size (0: tasks.DefaultPageSize); Cursor is the
 	// NextCursor of the page before ("": the first page).
 	Limit  int
@@ -33,12 +39,18 @@ type Listing struct {
 }
 
 // Jobs returns a page of the jobs the listing asks for, in the order of
-// their state's index (tasks.Store.ListJobs), for a supervisor. With a
-// filter, it also says how many jobs were scanned for the page
-// (tasks.Store.FindJobs); without, that is 0.
+// their state's index or reversed (tasks.Store.ListJobs), for a
+// supervisor. With a filter, it also says how many jobs were scanned for
+// the page (tasks.Store.FindJobs); without, that is 0.
 func (d *Desk) Jobs(ctx context.Context, a Actor, l Listing, opts ...tasks.ListOption) (tasks.Page, int, error) {
 	if err := need(a, users.Supervisor); err != nil {
 		return tasks.Page{}, 0, err
+	}
+	if l.Descending {
+		opts = append(opts, tasks.Descending)
+	}
+	if !l.Since.IsZero() || !l.Until.IsZero() {
+		opts = append(opts, tasks.Finished(l.Since, l.Until))
 	}
 	if l.Filter.Empty() {
 		p, err := d.tasks.ListJobs(ctx, l.Queue, l.State, l.Limit, l.Cursor, opts...)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"claimdesk/internal/audit"
 	"claimdesk/internal/desk"
@@ -407,4 +408,39 @@ func TestTeamSaysWhereEveryoneIsAndWhatTheyDid(t *testing.T) {
 	if err != nil || team.Members == nil || work.Workers != nil {
 		t.Errorf("where everyone is alone: %d members, %d workers, %v", len(team.Members), len(work.Workers), err)
 	}
+}
+
+// A listing of finished jobs runs newest first when asked, and keeps
+// those that finished in a time range.
+func TestJobsNewestFirstAndBetween(t *testing.T) {
+	f := newFixture(t)
+	var done []string
+	var at []time.Time
+	for _, title := range []string{"early", "late"} {
+		r := f.held(title)
+		if _, err := f.desk.Complete(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, nil); err != nil {
+			t.Fatal(err)
+		}
+		done, at = append(done, r.Job.ID), append(at, f.now())
+		f.tick(time.Hour)
+	}
+	sup := desk.Person(f.super)
+	for _, c := range []struct {
+		name string
+		l    desk.Listing
+		want []string
+	}{
+		{"oldest first", desk.Listing{}, done},
+		{"newest first", desk.Listing{Descending: true}, []string{done[1], done[0]}},
+		{"since the late one", desk.Listing{Since: at[1]}, done[1:]},
+		{"until the early one", desk.Listing{Until: at[0]}, done[:1]},
+	} {
+		c.l.Queue, c.l.State = f.queue, tasks.StateCompleted
+		p, _, err := f.desk.Jobs(f.ctx, sup, c.l)
+		if got := ids(p.Jobs); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+	_, _, err := f.desk.Jobs(f.ctx, sup, desk.Listing{Queue: f.queue, State: tasks.StateReady, Since: at[0]})
+	refused(t, "a time range of ready jobs", err, tasks.ErrInvalid)
 }

@@ -47,6 +47,13 @@ type cancelManyRequest struct {
 	Force bool     `json:"force"`
 }
 
+// requeueManyRequest names the dead jobs to requeue, and why (POST
+// /jobs/requeue).
+type requeueManyRequest struct {
+	IDs    []string `json:"ids"`
+	Reason string   `json:"reason"`
+}
+
 // addToBatchRequest is the jobs to add to an open batch (POST
 // /batches/{id}/jobs).
 type addToBatchRequest struct {
@@ -229,6 +236,13 @@ type reservationEntry struct {
 // not (POST /jobs/cancel).
 type cancelManyAnswer struct {
 	Canceled []string      `json:"canceled"`
+	Failed   []bulkFailure `json:"failed"`
+}
+
+// requeueManyAnswer says which jobs were requeued, and why the others
+// were not (POST /jobs/requeue).
+type requeueManyAnswer struct {
+	Requeued []string      `json:"requeued"`
 	Failed   []bulkFailure `json:"failed"`
 }
 

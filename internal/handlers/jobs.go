@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"claimdesk/internal/desk"
 	"claimdesk/internal/tasks"
@@ -81,8 +83,17 @@ func (s *Server) apiListJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, scanned, err := s.desk.Jobs(c.Request().Context(), actor(c),
-		desk.Listing{Queue: queue, State: state, Filter: f, Limit: limit, Cursor: c.QueryParam("cursor")})
+	l := desk.Listing{Queue: queue, State: state, Filter: f, Limit: limit, Cursor: c.QueryParam("cursor")}
+	if l.Descending, err = descending(c, false); err != nil {
+		return err
+	}
+	if l.Since, err = queryTime(c, "since"); err != nil {
+		return err
+	}
+	if l.Until, err = queryTime(c, "until"); err != nil {
+		return err
+	}
+	p, scanned, err := s.desk.Jobs(c.Request().Context(), actor(c), l)
 	if err != nil {
 		return err
 	}
@@ -109,6 +120,33 @@ func jobFilter(c echo.Context) (tasks.Filter, error) {
 		f.Priority = &n
 	}
 	return f, nil
+}
+
+// descending reads a listing's order: "asc", the order of the state's
+// index, or "desc", reversed (finished jobs newest first); absent, def.
+func descending(c echo.Context, def bool) (bool, error) {
+	switch c.QueryParam("order") {
+	case "":
+		return def, nil
+	case "asc":
+		return false, nil
+	case "desc":
+		return true, nil
+	}
+	return false, newError(http.StatusBadRequest, "invalid_field", "order must be asc or desc")
+}
+
+// queryTime reads a time in RFC 3339 from the query; absent, the zero time.
+func queryTime(c echo.Context, name string) (time.Time, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return t, newError(http.StatusBadRequest, "invalid_field", "%s must be a time in RFC 3339, like 2026-11-26T08:00:00Z", name)
+	}
+	return t, nil
 }
 
 func (s *Server) apiCancel(c echo.Context) error {
@@ -148,12 +186,38 @@ func (s *Server) apiCancelMany(c echo.Context) error {
 // why, as the API's errors would.
 func (s *Server) cancelMany(c echo.Context, ids []string, force bool) ([]string, []bulkFailure, error) {
 	canceled, failures, err := s.desk.CancelMany(c.Request().Context(), actor(c), ids, force)
+	return canceled, bulkFailures(failures), err
+}
+
+func (s *Server) apiRequeueMany(c echo.Context) error {
+	var b requeueManyRequest
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	requeued, failed, err := s.requeueMany(c, b.IDs, b.Reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, requeueManyAnswer{requeued, failed})
+}
+
+// requeueMany requeues each of the dead jobs with the reason ("": none),
+// for the API and the pages alike, saying of each job it could not
+// requeue why, as the API's errors would.
+func (s *Server) requeueMany(c echo.Context, ids []string, reason string) ([]string, []bulkFailure, error) {
+	requeued, failures, err := s.desk.RequeueMany(c.Request().Context(), actor(c), ids, tasks.WithReason(reason))
+	return requeued, bulkFailures(failures), err
+}
+
+// bulkFailures says of each job a bulk action could not change why, as
+// the API's errors would.
+func bulkFailures(failures []desk.Failure) []bulkFailure {
 	failed := make([]bulkFailure, len(failures))
 	for i, f := range failures {
 		pub, _ := publicError(f.Err)
 		failed[i] = bulkFailure{f.ID, pub.Code, pub.Message}
 	}
-	return canceled, failed, err
+	return failed
 }
 
 // superviseJob runs a supervisor's action on a job: requeue (from dead, or
@@ -217,6 +281,29 @@ func (s *Server) cancelSelectedForm(c echo.Context) error {
 	}
 	if len(failed) > 0 {
 		s.note(c, views.Plural(len(failed), "job")+" could not be canceled: "+failed[0].Message+".")
+	}
+	return redirect(c, back)
+}
+
+// requeueSelectedForm requeues the dead jobs ticked on a queue's page,
+// with the reason typed, if any.
+func (s *Server) requeueSelectedForm(c echo.Context) error {
+	queue := c.Param("queue")
+	form, _ := c.FormParams()
+	back := "/supervisor/queues/" + queue + "?state=dead"
+	if len(form["id"]) == 0 {
+		s.note(c, "Nothing was selected: tick the jobs to requeue first.")
+		return redirect(c, back)
+	}
+	requeued, failed, err := s.requeueMany(c, form["id"], strings.TrimSpace(c.FormValue("reason")))
+	if err != nil {
+		return err
+	}
+	if len(requeued) > 0 {
+		s.flash(c, "Requeued "+views.Plural(len(requeued), "job")+" with fresh attempts.")
+	}
+	if len(failed) > 0 {
+		s.note(c, views.Plural(len(failed), "job")+" could not be requeued: "+failed[0].Message+".")
 	}
 	return redirect(c, back)
 }

@@ -167,8 +167,25 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 	if err != nil {
 		return err
 	}
-	p, scanned, err := s.desk.Jobs(ctx, a, desk.Listing{Queue: q.Name, State: state, Filter: f, Limit: 50, Cursor: c.QueryParam("cursor")},
-		tasks.WithoutPayloads)
+	now := time.Now()
+	l := desk.Listing{Queue: q.Name, State: state, Filter: f, Limit: 50, Cursor: c.QueryParam("cursor")}
+	var finished views.Finished
+	opts := []tasks.ListOption{tasks.WithoutPayloads}
+	if state.Terminal() {
+		// Finished jobs are reviewed newest first, with what they came to.
+		if l.Descending, err = descending(c, true); err != nil {
+			return err
+		}
+		finished = finishedRange(c)
+		var ok bool
+		if l.Since, l.Until, ok = finished.Bounds(now); !ok {
+			return newError(http.StatusBadRequest, "invalid_field", "the time range must be today, 24h or 7d, or from and to as date and time, in a known time zone")
+		}
+		if state == tasks.StateCompleted {
+			opts = append(opts, tasks.WithResults)
+		}
+	}
+	p, scanned, err := s.desk.Jobs(ctx, a, l, opts...)
 	if err != nil {
 		return err
 	}
@@ -177,6 +194,7 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 		return err
 	}
 	v.Jobs, v.NextCursor, v.Problem, v.Typed, v.Scanned = p.Jobs, p.NextCursor, problem, typedSettings(c), scanned
+	v.Finished, v.Newest = finished, l.Descending
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
 
@@ -189,6 +207,12 @@ func queueListing(c echo.Context) (tasks.State, tasks.Filter, error) {
 	}
 	f, err := jobFilter(c)
 	return state, f, err
+}
+
+// finishedRange is the time range a queue page's finished jobs are
+// listed for, as the address says it.
+func finishedRange(c echo.Context) views.Finished {
+	return views.Finished{When: c.QueryParam("when"), From: c.QueryParam("from"), To: c.QueryParam("to"), TZ: c.QueryParam("tz")}
 }
 
 // queueNumbers reads what a queue's page says of its numbers: the counts
@@ -223,6 +247,7 @@ func (s *Server) queueNumbersFragment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	v.Finished = finishedRange(c)
 	return s.render(c, http.StatusOK, views.QueueNumbers(v))
 }
 

@@ -63,9 +63,11 @@ func (s *Server) routes(e *echo.Echo) {
 	api.DELETE("/jobs/:id", s.apiCancel, producers)
 	api.POST("/jobs/:id/requeue", s.apiRequeue, sup)
 	api.POST("/jobs/cancel", s.apiCancelMany, sup)
+	api.POST("/jobs/requeue", s.apiRequeueMany, sup)
 	api.GET("/reservations", s.apiReservations, sup)
 	e.POST("/supervisor/jobs/:id/:action", s.superviseJob, user, sup)
 	e.POST("/supervisor/queues/:queue/cancel-selected", s.cancelSelectedForm, user, sup)
+	e.POST("/supervisor/queues/:queue/requeue-selected", s.requeueSelectedForm, user, sup)
 
 	// Queues (queues.go).
 	api.GET("/queues", s.apiQueues)

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1001,5 +1002,119 @@ func TestSuperviseAsSeen(t *testing.T) {
 		if _, _, err := e.store.Cancel(e.ctx, j.ID, "sam", false, AsSeen(StateReady, "")); err != nil {
 			e.t.Fatalf("cancel as seen: %v", err)
 		}
+	})
+}
+
+// complete claims and completes the env queue's next job with the result
+// {"n": n} and answers it.
+func (e *env) completeNext(n int) *Job {
+	e.t.Helper()
+	r := e.claim("ann")
+	j, err := e.store.Complete(e.ctx, r.Job.ID, r.Hold(), json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
+// A finished state's list newest first pages back through the jobs, each
+// once, as jobs finish and leave the index between pages; a time range
+// keeps the jobs that finished in it, in either order.
+func TestListJobsNewestFirst(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		t := e.t
+		var done []*Job // in the order they finished
+		for i := range 12 {
+			e.add("doc "+strconv.Itoa(i), 50)
+			done = append(done, e.completeNext(i))
+			if i%2 == 1 {
+				e.clock.Advance(time.Minute) // pairs share a finish time
+			}
+		}
+		list := func(limit int, cursor string, opts ...ListOption) Page {
+			t.Helper()
+			p, err := e.store.ListJobs(e.ctx, e.queue, StateCompleted, limit, cursor, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		ids := func(jobs []*Job) string {
+			var s []string
+			for _, j := range jobs {
+				s = append(s, j.ID)
+			}
+			return strings.Join(s, "\n")
+		}
+		var want []*Job
+		for i := len(done) - 1; i >= 0; i-- {
+			want = append(want, done[i])
+		}
+		var got []*Job
+		cursor := ""
+		for pages := 0; pages < 10; pages++ {
+			p := list(5, cursor, Descending, WithoutPayloads)
+			got = append(got, p.Jobs...)
+			if pages == 0 {
+				// Newer jobs finish meanwhile, and the cursor's own job
+				// leaves the index: the next page still starts right
+				// after it, going back in time.
+				e.add("late", 50)
+				e.completeNext(99)
+				if _, err := e.rdb.ZRem(e.ctx, keysFor(e.queue).Completed(), localID(p.Jobs[4].ID)).Result(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p.NextCursor == "" {
+				break
+			}
+			cursor = p.NextCursor
+		}
+		if ids(got) != ids(want) {
+			t.Fatalf("newest first:\n%s\nwant:\n%s", ids(got), ids(want))
+		}
+
+		// The range of the jobs done[0]..done[5] (done[7] left the index
+		// above), by their finish times, in pages of 4 both ways, each job
+		// with its result.
+		since, until := *done[1].FinishedAt, *done[5].FinishedAt
+		backwards := slices.Clone(done[:6])
+		slices.Reverse(backwards)
+		for _, order := range []struct {
+			name string
+			opts []ListOption
+			want []*Job
+		}{
+			{"oldest first", nil, done[:6]},
+			{"newest first", []ListOption{Descending}, backwards},
+		} {
+			got, cursor = nil, ""
+			for pages := 0; pages < 10; pages++ {
+				p := list(4, cursor, append(order.opts, Finished(since, until), WithResults)...)
+				got = append(got, p.Jobs...)
+				if p.NextCursor == "" {
+					break
+				}
+				cursor = p.NextCursor
+			}
+			if ids(got) != ids(order.want) {
+				t.Fatalf("%s, finished in a range:\n%s\nwant:\n%s", order.name, ids(got), ids(order.want))
+			}
+			for _, j := range got {
+				if len(j.Result) == 0 || !bytes.Equal(j.Result, done[slices.IndexFunc(done, func(d *Job) bool { return d.ID == j.ID })].Result) {
+					t.Fatalf("%s answers result %s", j.ID, j.Result)
+				}
+			}
+		}
+		if p := list(10, "", Finished(since.Add(time.Hour), time.Time{})); len(p.Jobs) != 0 || p.NextCursor != "" {
+			t.Fatalf("nothing finished after the range: %+v", p)
+		}
+		if p := list(10, "", WithoutPayloads); p.Jobs[0].Result != nil {
+			t.Fatalf("a listing without WithResults answers result %s", p.Jobs[0].Result)
+		}
+		_, err := e.store.ListJobs(e.ctx, e.queue, StateReady, 10, "", Finished(since, until))
+		wantErr(t, "a time range of ready jobs", err, ErrInvalid)
+		_, err = e.store.ListJobs(e.ctx, e.queue, StateCompleted, 10, "", Finished(until, since))
+		wantErr(t, "a range that ends before it starts", err, ErrInvalid)
 	})
 }

@@ -150,6 +150,10 @@ func decodeJob(id, rawMeta, payload string) (*Job, error) {
 	return j, nil
 }
 
+// LastHolder is who holds the job, or held it last: who completed it, or
+// whose reservation ended when it died.
+func (j *Job) LastHolder() string { return j.lastHolder }
+
 // History returns the job's history, oldest first, and how many entries
 // were trimmed from its middle: after the first HistoryHead entries, when
 // it has historyCap.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -30,9 +31,9 @@ const (
 
 // ListJobs returns one page of the queue's jobs in a state, in the order of
 // that state's index: ready by rank (next to be claimed first), scheduled by
-// due time, reserved by deadline, finished states by finish time. Queue ""
-// lists every queue's, merged in that order. Pass the previous page's
-// NextCursor to continue.
+// due time, reserved by deadline, finished states by finish time; Descending
+// reverses it. Queue "" lists every queue's, merged in that order. Pass the
+// previous page's NextCursor to continue.
 func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit int, cursor string, opts ...ListOption) (Page, error) {
 	if queue == "" {
 		return s.listEveryQueue(ctx, state, limit, cursor, opts...)
@@ -40,10 +41,11 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	if !validQueueName(queue) {
 		return Page{}, ErrQueueNotFound
 	}
-	if err := state.Check(); err != nil {
+	l, err := listingOf(state, opts)
+	if err != nil {
 		return Page{}, err
 	}
-	limit, err := pageSize(limit)
+	limit, err = pageSize(limit)
 	if err != nil {
 		return Page{}, err
 	}
@@ -51,23 +53,21 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	if err != nil {
 		return Page{}, err
 	}
-	withPayloads := "payloads"
-	for _, o := range opts {
-		if o == WithoutPayloads {
-			withPayloads = ""
-		}
-	}
-	r, err := s.run(ctx, listScript, queue, string(state), limit, score, after, withPayloads)
+	r, err := s.run(ctx, listScript, queue, string(state), limit, score, after,
+		word(!l.noPayloads, "payloads"), word(l.results, "results"), word(l.desc, "desc"), l.min, l.max)
 	if err != nil {
 		return Page{}, err
 	}
 	var page Page
 	more := r.flag("more")
 	for r.more() {
-		id, score, raw, payload := r.str("job id"), r.str("score"), r.str("job metadata"), r.str("job payload")
+		id, score, raw, payload, result := r.str("job id"), r.str("score"), r.str("job metadata"), r.str("job payload"), r.str("job result")
 		job, err := decodeJob(globalID(id, queue), raw, payload)
 		if err != nil {
 			return Page{}, err
+		}
+		if result != "" {
+			job.Result = json.RawMessage(result)
 		}
 		page.Jobs = append(page.Jobs, job)
 		page.cursors = append(page.cursors, encodeCursor(score, id))
@@ -79,6 +79,14 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 		page.NextCursor = page.cursors[len(page.cursors)-1]
 	}
 	return page, nil
+}
+
+// word is w when on, else "": a script's optional word argument.
+func word(on bool, w string) string {
+	if on {
+		return w
+	}
+	return ""
 }
 
 // Filter narrows a listing to the jobs that match every field set.
@@ -146,11 +154,62 @@ func (s *Store) FindJobs(ctx context.Context, queue string, state State, f Filte
 }
 
 // ListOption changes what a listing returns.
-type ListOption int
+type ListOption func(*listing)
+
+// listing is what the options of a listing ask for.
+type listing struct {
+	noPayloads, results, desc bool
+	// min and max bound the index's scores, inclusive ("": no bound).
+	min, max string
+}
 
 // WithoutPayloads leaves the jobs' payloads out of a listing (each job's
 // Payload is empty): for a table that shows none.
-const WithoutPayloads ListOption = 1
+func WithoutPayloads(l *listing) { l.noPayloads = true }
+
+// WithResults fills in each completed job's Result: for a table that shows
+// what people answered.
+func WithResults(l *listing) { l.results = true }
+
+// Descending reads the state's index from its end: the finished states
+// newest first, the line of ready jobs from its back.
+func Descending(l *listing) { l.desc = true }
+
+// Finished keeps the jobs of a finished state (completed, dead, canceled)
+// that finished in [since, until]; a zero time is no bound. It is a range
+// of the index's scores, so it costs no scan.
+func Finished(since, until time.Time) ListOption {
+	return func(l *listing) {
+		if !since.IsZero() {
+			l.min = strconv.FormatInt(ms(since), 10)
+		}
+		if !until.IsZero() {
+			l.max = strconv.FormatInt(ms(until), 10)
+		}
+	}
+}
+
+// listingOf reads a listing's options for the state, and checks them.
+func listingOf(state State, opts []ListOption) (listing, error) {
+	var l listing
+	for _, o := range opts {
+		o(&l)
+	}
+	if err := state.Check(); err != nil {
+		return l, err
+	}
+	if (l.min != "" || l.max != "") && !state.Terminal() {
+		return l, invalid("since", "a time range applies to completed, dead and canceled jobs only")
+	}
+	if l.min != "" && l.max != "" {
+		lo, _ := strconv.ParseInt(l.min, 10, 64)
+		hi, _ := strconv.ParseInt(l.max, 10, 64)
+		if lo > hi {
+			return l, invalid("until", "must not be before since")
+		}
+	}
+	return l, nil
+}
 
 // ListReservations returns one page of live reservations ordered by
 // deadline, soonest first, of one queue or (queue "") of all queues.
@@ -161,12 +220,13 @@ func (s *Store) ListReservations(ctx context.Context, queue string, limit int, c
 // listEveryQueue is ListJobs of every queue: each queue's first page after
 // the cursor, merged by the score and id of the state's index (which a
 // cursor holds), so that the first limit of them are exactly the next page
-// of all queues.
+// of all queues, in either order.
 func (s *Store) listEveryQueue(ctx context.Context, state State, limit int, cursor string, opts ...ListOption) (Page, error) {
-	if err := state.Check(); err != nil {
+	l, err := listingOf(state, opts)
+	if err != nil {
 		return Page{}, err
 	}
-	limit, err := pageSize(limit)
+	limit, err = pageSize(limit)
 	if err != nil {
 		return Page{}, err
 	}
@@ -200,7 +260,13 @@ func (s *Store) listEveryQueue(ctx context.Context, state State, limit int, curs
 		}
 		more = more || p.NextCursor != ""
 	}
-	slices.SortFunc(all, func(a, b entry) int { return cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.id, b.id)) })
+	slices.SortFunc(all, func(a, b entry) int {
+		c := cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.id, b.id))
+		if l.desc {
+			return -c
+		}
+		return c
+	})
 	if len(all) > limit {
 		all, more = all[:limit], true
 	}

@@ -83,7 +83,7 @@ var scriptKeys = map[string][]keys.Part{
 	"head":    {keys.PartConf, keys.PartReady, keys.PartMeta},
 	"holding": {keys.PartMeta, keys.PartHolding},
 	"list": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
-		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload},
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult},
 	"outbox": {keys.PartConf, keys.PartOutbox},
 	"numbers": {keys.PartConf, keys.PartReady, keys.PartCompleted, keys.PartDead, keys.PartParked,
 		keys.PartNumbers, keys.PartWaiting},

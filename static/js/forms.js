@@ -60,7 +60,9 @@ function submitted(e) {
     window.alert(form.dataset.needsWords);
     return;
   }
-  let msg = form.dataset.confirm;
+  // A button that sends the form elsewhere asks its own question.
+  const by = e.submitter;
+  let msg = (by && by.dataset.confirm) || form.dataset.confirm;
   // Leaving the job (give back, skip, failure) drops what was typed to
   // complete it: ask first, whether by button or by key.
   const drops = form.dataset.drops ? document.getElementById(form.dataset.drops) : null;

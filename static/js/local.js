@@ -28,6 +28,11 @@ function localTimes(root) {
     }
     const d = new Date(iso);
     if (isNaN(d.getTime())) return;
+    if (el.hasAttribute("data-ago")) {
+      // How long ago stays; the whole time on hover, in the viewer's zone.
+      el.title = d.toLocaleString(undefined, dateTime);
+      return;
+    }
     el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly :
       el.hasAttribute("data-short") ? short : el.hasAttribute("data-axis") ? axis : dateTime);
     el.title = iso;
@@ -58,6 +63,11 @@ function localNumbers(root) {
 
 /** startLocal shows the page's times and numbers, and each swap's. */
 export function startLocal() {
+  // Forms that read times as the viewer means them send the viewer's zone.
+  all("input[data-tz]", document).forEach((el) => {
+    const input = /** @type {HTMLInputElement} */ (el);
+    if (!input.value) input.value = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  });
   localTimes(document);
   localNumbers(document);
   // Right after a swap (an out-of-band one too), before the browser
