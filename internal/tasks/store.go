@@ -328,22 +328,44 @@ func (s *Store) Skip(ctx context.Context, id string, h Hold) (*Job, error) {
 }
 
 // Fail reports that the holder could not do the job. It goes back in line
-// for another attempt, or is dead when its attempts are used up.
+// for another attempt, and, as after Skip, is not offered to its holder
+// again while it waits; or it is dead when its attempts are used up. A
+// holder who has skipped MaxSkips unfinished jobs of the queue may still
+// fail one: it goes back in line without that mark, and may come back to
+// them.
 func (s *Store) Fail(ctx context.Context, id string, h Hold, reason string) (*Job, error) {
 	if err := validReason(reason); err != nil {
 		return nil, err
 	}
-	return s.fenced(ctx, failScript, id, h, reason)
+	return s.fenced(ctx, failScript, id, h, reason, MaxSkips)
 }
+
+// ExtendOption refines a request for more time.
+type ExtendOption func(*extendArgs)
+
+type extendArgs struct{ key string }
+
+// WithExtendKey makes the extension idempotent: a retry with the key of
+// the reservation's latest extension answers the job as it is and spends
+// no second extension. key is 1 to 200 printable ASCII characters, as a
+// claim's (WithClaimKey).
+func WithExtendKey(key string) ExtendOption { return func(a *extendArgs) { a.key = key } }
 
 // Extend moves the reservation's deadline to seconds from now. It never
 // moves it backward, and stops at the queue's max extensions and max hold
 // (ErrExtensionLimit). It returns the job with its new deadline.
-func (s *Store) Extend(ctx context.Context, id string, h Hold, seconds int) (*Job, error) {
+func (s *Store) Extend(ctx context.Context, id string, h Hold, seconds int, opts ...ExtendOption) (*Job, error) {
 	if seconds < 1 || seconds > day {
 		return nil, invalid("seconds", "must be between 1 and %d", day)
 	}
-	return s.fenced(ctx, extendScript, id, h, seconds)
+	var a extendArgs
+	for _, o := range opts {
+		o(&a)
+	}
+	if err := ValidIdempotencyKey(a.key); err != nil {
+		return nil, err
+	}
+	return s.fenced(ctx, extendScript, id, h, seconds, a.key)
 }
 
 // fenced runs one of the holder's actions: id, token, holder and the

@@ -273,6 +273,12 @@ func decodeHistory(raw string, created int64) ([]Entry, error) {
 		if e.Actor == "" {
 			e.Actor = System
 		}
+		if e.Action == ActionExtended {
+			// An extension's entry keeps the idempotency key it was asked
+			// with (lua/extend.lua) where others keep a reason: the
+			// client's own, never shown.
+			e.Reason = ""
+		}
 		if v[6] != nil {
 			e.Deadline = optTime(at + num(v[6]))
 		}

@@ -105,7 +105,8 @@ end
 -- was created, action, actor (nil: system), from and to state, attempt,
 -- deadline in ms after the entry (nil unless the job is then reserved),
 -- holder (nil unless someone else ended their reservation) and reason (nil
--- unless a failure, or a supervisor's change that was given one). States
+-- unless a failure, or a supervisor's change that was given one; for an
+-- extension, the idempotency key it was asked with, if any: extend.lua). States
 -- and actions are small numbers: STATE_CODE and ACTION_CODE. A job keeps
 -- at most HISTORY_CAP entries: the first HISTORY_HEAD, and the latest.
 -- Those five names are defined before this file, from Go (transition.go,
@@ -146,17 +147,17 @@ local function record(id, m, action, from, to, actor, holder, reason)
   t[n + 9], t[n + 10], t[n + 11] = m.title, m.priority, m.batch or ''
 end
 
--- last_action returns the action code and actor of the job's latest
--- history entry but admissions into a batch slot, which follow a give-back
--- by themselves (nil for a job without history).
+-- last_action returns the action code, actor and reason of the job's
+-- latest history entry but admissions into a batch slot, which follow a
+-- give-back by themselves (nil for a job without history).
 local function last_action(m)
-  local h, at, action, actor = m.history, 0, nil, nil
+  local h, at, action, actor, reason = m.history, 0, nil, nil, nil
   while at ~= -1 and at < #h do
-    local next_at, _, a, by = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
-    if a ~= ACTION_CODE.admitted then action, actor = a, by end
+    local next_at, _, a, by, _, _, _, _, _, why = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
+    if a ~= ACTION_CODE.admitted then action, actor, reason = a, by, why end
     at = next_at
   end
-  return action, actor
+  return action, actor, reason
 end
 
 -- Batches. Each job of a batch counts in one of its batch's counters
@@ -367,6 +368,21 @@ local function forget_skips(id, m)
     end
   end
   m.skipped_by = nil
+end
+
+-- not_for marks the job as one op is not offered again while it waits (a
+-- skip, or a failure op reported): K.skips and K.skipcount hold the marks,
+-- m.skipped_by who has one on the job. Claim looks past at most limit jobs
+-- op marked, so op may have at most limit marks in the queue: at the
+-- limit, it marks nothing and answers false.
+local function not_for(id, m, op, limit)
+  if tonumber(redis.call('HGET', K.skipcount, op) or '0') >= limit then return false end
+  if redis.call('SADD', K.skips, op .. '\n' .. id) == 1 then
+    redis.call('HINCRBY', K.skipcount, op, 1)
+    m.skipped_by = m.skipped_by or {}
+    table.insert(m.skipped_by, op)
+  end
+  return true
 end
 
 -- finish files a job under a terminal state: completed, dead or canceled.
