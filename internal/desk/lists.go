@@ -37,8 +37,12 @@ type Listing struct {
 // filter, it also says how many jobs were scanned for the page
 // (tasks.Store.FindJobs); without, that is 0.
 func (d *Desk) Jobs(ctx context.Context, a Actor, l Listing, opts ...tasks.ListOption) (tasks.Page, int, error) {
-	if err := need(a, users.Supervisor); err != nil {
-		return tasks.Page{}, 0, err
+	refused := need(a, users.Supervisor)
+	if l.Queue != "" {
+		refused = d.mayUse(ctx, a, l.Queue, oversee)
+	}
+	if refused != nil {
+		return tasks.Page{}, 0, refused
 	}
 	if l.Filter.Empty() {
 		p, err := d.tasks.ListJobs(ctx, l.Queue, l.State, l.Limit, l.Cursor, opts...)
@@ -92,7 +96,7 @@ func (d *Desk) Stats(ctx context.Context, a Actor, name string) (tasks.Stats, er
 // day (tasks.Store.Numbers), for a supervisor; tasks.ErrQueueNotFound when
 // there is no such queue.
 func (d *Desk) Numbers(ctx context.Context, a Actor, name string) ([]tasks.Minute, error) {
-	if err := need(a, users.Supervisor); err != nil {
+	if err := d.mayUse(ctx, a, name, oversee); err != nil {
 		return nil, err
 	}
 	if _, err := d.tasks.Queue(ctx, name); err != nil {

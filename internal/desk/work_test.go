@@ -27,7 +27,7 @@ func TestMayProduce(t *testing.T) {
 		{"a producer of another queue", desk.Person(f.stranger), desk.ErrForbidden},
 		{"an operator of the queue", desk.Person(f.op), desk.ErrForbidden},
 	} {
-		if err := desk.MayProduce(tc.who, f.queue); !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
+		if err := f.desk.MayProduce(f.ctx, tc.who, f.queue); !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
@@ -160,7 +160,8 @@ func TestClaimAny(t *testing.T) {
 		want   error
 	}{
 		{"of no queue", me, []string{}, desk.ErrInvalid},
-		{"of a queue not granted", me, []string{f.queue, "elsewhere"}, desk.ErrForbidden},
+		{"of a queue that does not exist", me, []string{f.queue, "elsewhere"}, tasks.ErrQueueNotFound},
+		{"of a queue not granted", desk.Person(f.other), []string{f.queue}, desk.ErrForbidden},
 		{"by a supervisor", desk.Person(f.super), nil, desk.ErrForbidden},
 		{"by a producer", desk.Person(f.producer), []string{f.queue}, desk.ErrForbidden},
 	} {

@@ -26,7 +26,7 @@ import (
 // through the API and on the job's work page.
 
 func (s *Server) apiEnqueue(c echo.Context) error {
-	if err := desk.MayProduce(actor(c), c.Param("queue")); err != nil {
+	if err := s.desk.MayProduce(c.Request().Context(), actor(c), c.Param("queue")); err != nil {
 		return err
 	}
 	var body enqueueRequest
