@@ -289,5 +289,72 @@ func failWords(j *tasks.Job) string {
 		}
 		return fmt.Sprintf("This spends the last of its %d attempts: the job goes to the dead jobs, for a supervisor to look at.", j.MaxAttempts)
 	}
-	return fmt.Sprintf("This spends attempt %d of %d: the job goes back to its place in line to be tried again, by you or someone else.", j.Attempts+1, j.MaxAttempts)
+	return fmt.Sprintf("This spends attempt %d of %d: the job goes back to its place in line, for someone else to try.", j.Attempts+1, j.MaxAttempts)
+}
+
+// FailedWords says where a job went after its holder said it can't be
+// done (j is the job as the failure left it): back in line for someone
+// else, with the attempts used so far, or to the dead jobs.
+func FailedWords(j *tasks.Job) string {
+	title := "“" + j.Title + "”"
+	switch j.State {
+	case tasks.StateDead:
+		return "Moved " + title + " to the dead jobs, for a supervisor to look at: " + attemptsLabel(j) + "."
+	case tasks.StateCanceled:
+		return title + " was canceled with its batch."
+	}
+	return title + " is back in line for someone else: " + attemptsLabel(j) + "."
+}
+
+// Attempt is an earlier attempt at the job its holder works: whose it was,
+// when it ended and why.
+type Attempt struct {
+	Who string
+	At  time.Time
+	Why string
+}
+
+// EarlierAttempts are the reservations of the job that ended before the
+// holder's own, oldest first, from its history h (oldest first): what the
+// holder reads before they start.
+func EarlierAttempts(h []tasks.Entry) []Attempt {
+	var out []Attempt
+	for _, e := range h {
+		if e.From != tasks.StateReserved || e.To == tasks.StateReserved {
+			continue
+		}
+		who := e.Actor
+		if e.Holder != "" {
+			who = e.Holder
+		}
+		out = append(out, Attempt{Who: who, At: e.At, Why: attemptWhy(e)})
+	}
+	return out
+}
+
+// attemptWhy says how an earlier attempt ended, in neutral words.
+func attemptWhy(e tasks.Entry) string {
+	var s string
+	switch e.Action {
+	case tasks.ActionFailed:
+		s = "can't be done"
+		if e.Reason != "" {
+			s += ": " + e.Reason
+		}
+		return s
+	case tasks.ActionExpired:
+		return "ran out of time"
+	case tasks.ActionReleased:
+		return "given back"
+	case tasks.ActionSkipped:
+		return "skipped"
+	case tasks.ActionForceReleased:
+		s = "taken back by " + e.Actor
+	default:
+		s = string(e.Action) + " by " + e.Actor
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package desk
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -135,13 +136,21 @@ func (d *Desk) SkipNext(ctx context.Context, a Actor, id, token string) (skipped
 }
 
 // MoreTime moves the holder's deadline to seconds from now, within the
-// queue's limits on extensions and on holding.
-func (d *Desk) MoreTime(ctx context.Context, a Actor, id, token string, seconds int) (*tasks.Job, error) {
-	return d.tasks.Extend(ctx, id, hold(a, token), seconds)
+// queue's limits on extensions and on holding. With a key ("": none), a
+// retry of the reservation's latest extension answers the job as it is
+// and spends no second one.
+func (d *Desk) MoreTime(ctx context.Context, a Actor, id, token string, seconds int, key string) (*tasks.Job, error) {
+	return d.tasks.Extend(ctx, id, hold(a, token), seconds, tasks.WithExtendKey(key))
+}
+
+// AddTime moves the holder's deadline later by add (whole seconds), as
+// MoreTime does: the page's choices are amounts added to the time left.
+func (d *Desk) AddTime(ctx context.Context, a Actor, id, token string, add time.Duration, key string) (*tasks.Job, error) {
+	return d.tasks.Extend(ctx, id, hold(a, token), int(add/time.Second), tasks.WithExtendKey(key), tasks.FromDeadline())
 }
 
 // CantBeDone ends the holder's reservation as failed, saying why: the job
-// is tried again later, or is dead after its last attempt.
+// is tried again later by someone else, or is dead after its last attempt.
 func (d *Desk) CantBeDone(ctx context.Context, a Actor, id, token, reason string) (*tasks.Job, error) {
 	return d.tasks.Fail(ctx, id, hold(a, token), reason)
 }

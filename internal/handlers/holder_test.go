@@ -221,30 +221,40 @@ func TestJobHistoryAPI(t *testing.T) {
 
 // More time from the work page's script is answered in place: the page as
 // it is now, whose More time box says what came of it (more time, or why
-// not), so the page that asked keeps what its operator typed.
+// not), so the page that asked keeps what its operator typed. The form
+// carries a fresh key: sent twice, it is one extension.
 func TestExtendInPlace(t *testing.T) {
 	a := newApp(t)
 	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"max_extensions":1}`, 200, "")
 	b, id, token := a.claimOnPage("more time")
-	if !strings.Contains(b.body, "1 extension left") {
-		t.Fatal("the work page does not say how many extensions are left")
+	key := regexp.MustCompile(`name="extend_key" value="([^"]+)"`).FindStringSubmatch(b.body)
+	if !strings.Contains(b.body, "You may ask once more") || !strings.Contains(b.body, `name="add" value="300"`) || key == nil {
+		t.Fatalf("the work page does not offer More time in words, with its choices and a key:\n%s", b.body)
 	}
 	b.header = http.Header{"Hx-Request": {"true"}}
-	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"600"}})
+	form := url.Values{"_csrf": {b.csrf}, "token": {token}, "add": {"900"}, "extend_key": {key[1]}}
+	b.do("POST", "/jobs/"+id+"/extend", form)
 	if b.status != 200 || !regexp.MustCompile(`data-testid="extended">\s*More time: the deadline is now <time datetime="[^"]+" data-time-only>`).MatchString(b.body) ||
 		!strings.Contains(b.body, `data-testid="no-extensions"`) {
 		t.Fatalf("more time in place: %d\n%s", b.status, b.body)
 	}
-	// Asking for later still (the same 600 s, asked within the same
-	// millisecond, would be no change at all, and answered as done).
-	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"1200"}})
+	job := func() map[string]any { return a.expect("GET", "/api/v1/jobs/"+id, a.super, "", 200, "") }
+	added := job()
+	// The same form again (a double submit): answered as done, no second
+	// extension.
+	b.do("POST", "/jobs/"+id+"/extend", form)
+	if again := job(); b.status != 200 || again["extensions"] != 1.0 || again["deadline"] != added["deadline"] {
+		t.Fatalf("the same form sent twice: %d, %v then %v", b.status, added, again)
+	}
+	form.Set("extend_key", "another-page")
+	b.do("POST", "/jobs/"+id+"/extend", form)
 	if b.status != 200 || !strings.Contains(b.body, `data-testid="extend-problem"`) ||
 		!strings.Contains(b.body, "No more time can be added") || !strings.Contains(b.body, `id="timer"`) {
 		t.Fatalf("more time past the limit, in place: %d\n%s", b.status, b.body)
 	}
 	// Without the script, the refusal is a page of its own, as before.
 	b.header = nil
-	if b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"1200"}}); b.status != 409 {
+	if b.do("POST", "/jobs/"+id+"/extend", form); b.status != 409 {
 		t.Fatalf("more time past the limit: %d", b.status)
 	}
 }

@@ -343,13 +343,20 @@ func (s *Store) Fail(ctx context.Context, id string, h Hold, reason string) (*Jo
 // ExtendOption refines a request for more time.
 type ExtendOption func(*extendArgs)
 
-type extendArgs struct{ key string }
+type extendArgs struct {
+	key          string
+	fromDeadline bool
+}
 
 // WithExtendKey makes the extension idempotent: a retry with the key of
 // the reservation's latest extension answers the job as it is and spends
 // no second extension. key is 1 to 200 printable ASCII characters, as a
 // claim's (WithClaimKey).
 func WithExtendKey(key string) ExtendOption { return func(a *extendArgs) { a.key = key } }
+
+// FromDeadline counts the seconds of an extension from the reservation's
+// deadline, not from now: they are added to the time left.
+func FromDeadline() ExtendOption { return func(a *extendArgs) { a.fromDeadline = true } }
 
 // Extend moves the reservation's deadline to seconds from now. It never
 // moves it backward, and stops at the queue's max extensions and max hold
@@ -365,7 +372,11 @@ func (s *Store) Extend(ctx context.Context, id string, h Hold, seconds int, opts
 	if err := ValidIdempotencyKey(a.key); err != nil {
 		return nil, err
 	}
-	return s.fenced(ctx, extendScript, id, h, seconds, a.key)
+	from := ""
+	if a.fromDeadline {
+		from = "deadline"
+	}
+	return s.fenced(ctx, extendScript, id, h, seconds, a.key, from)
 }
 
 // fenced runs one of the holder's actions: id, token, holder and the

@@ -166,7 +166,7 @@ export function startSettings() {
     if (t.closest && t.closest("[data-open-settings]")) openSettings();
   });
   if (dialog) dialog.addEventListener("change", (e) => changed(dialog, e));
-  // Single-key shortcuts (c: claim next; on the work page n, d, m, g),
+  // Single-key shortcuts (c: claim next; on the work page n, d, m, g, s, f),
   // never while typing, and none while they are turned off; ? opens the
   // box that lists them.
   document.addEventListener("keydown", (e) => {
@@ -175,5 +175,9 @@ export function startSettings() {
     if (e.key === "?") { e.preventDefault(); openSettings(); return; }
     const b = /** @type {HTMLButtonElement | null} */ (one('main [data-hotkey="' + CSS.escape(e.key) + '"]'));
     if (b && !b.disabled) { e.preventDefault(); b.click(); }
+    // A disclosure's shortcut opens it at its first field.
+    const box = b && b.tagName === "SUMMARY" ? b.parentElement : null;
+    const field = box instanceof HTMLDetailsElement && box.open ? one("input, textarea", box) : null;
+    if (field) field.focus();
   });
 }

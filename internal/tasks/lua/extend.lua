@@ -11,6 +11,7 @@
 -- ARGV[4] -> holder: the user acting
 -- ARGV[5] -> seconds from now
 -- ARGV[6] -> idempotency key (empty: none)
+-- ARGV[7] -> "deadline": the seconds count from the deadline, not from now
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"},
 --         {"extension_limit"}, {"queue_not_found"}, or {"ok", id, metadata,
 --         payload}
@@ -26,7 +27,9 @@ if key then
 end
 local c = settings('max_hold_seconds', 'max_extensions')
 if not c then return answer('queue_not_found') end
-local wanted = now + tonumber(ARGV[5]) * 1000
+local from = now
+if ARGV[7] == 'deadline' then from = m.deadline end
+local wanted = from + tonumber(ARGV[5]) * 1000
 if wanted <= m.deadline then return reply(id, m.raw) end
 local cap = m.reserved_at + c.max_hold_seconds * 1000
 if m.extensions >= c.max_extensions or cap <= m.deadline then return answer('extension_limit') end
