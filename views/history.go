@@ -114,9 +114,9 @@ func RecentOutcome(w notify.Work, me string) string {
 		return "Skipped"
 	case tasks.ActionFailed:
 		if w.State == tasks.StateDead {
-			return "Could not do it (no attempts left)"
+			return "Can't be done (no attempts left)"
 		}
-		return "Could not do it"
+		return "Can't be done"
 	case tasks.ActionExpired:
 		return "Time ran out"
 	case tasks.ActionForceReleased:
@@ -128,6 +128,42 @@ func RecentOutcome(w notify.Work, me string) string {
 		return "Canceled by " + w.Actor
 	}
 	return capitalize(string(w.Action)) + " by " + w.Actor
+}
+
+// RecentBrief is the outcome of an item of "My recent work" in short:
+// what a completion answered (its notes, or its first fields), or why the
+// reservation ended when a reason was given; "" when there is nothing to
+// add to RecentOutcome. result is the job's result, if still kept.
+func RecentBrief(w notify.Work, result json.RawMessage) string {
+	if w.Action != tasks.ActionCompleted {
+		return short(w.Reason)
+	}
+	if len(result) == 0 {
+		return ""
+	}
+	notes, rest := resultNotes(result)
+	if notes != "" {
+		return short(notes)
+	}
+	var parts []string
+	for _, f := range rest {
+		if f.Kind != "object" && f.Kind != "array" && len(parts) < 3 {
+			parts = append(parts, f.Label()+": "+f.Value)
+		}
+	}
+	return short(strings.Join(parts, " · "))
+}
+
+// briefRunes is how long a brief may be before it is cut.
+const briefRunes = 80
+
+// short cuts text to one line of briefRunes at most, marking the cut.
+func short(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > briefRunes {
+		return strings.TrimSpace(string(r[:briefRunes-1])) + "…"
+	}
+	return text
 }
 
 // recentTone sorts an outcome of RecentOutcome into good (done), neutral

@@ -3,6 +3,7 @@ package desk
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -158,6 +159,9 @@ type MyWork struct {
 	Holding []*tasks.Job
 	// Recent is their latest ended reservations, newest first.
 	Recent []notify.Work
+	// Results are the results of the jobs of Recent they completed, by
+	// job id (those still kept).
+	Results map[string]json.RawMessage
 }
 
 // MyWork returns the acting person's own work; the command line holds
@@ -183,7 +187,19 @@ func (d *Desk) MyWork(ctx context.Context, a Actor) (MyWork, error) {
 		recent <- err
 	}()
 	w.Holding, err = d.tasks.Holding(ctx, a.Name(), names)
-	return w, cmp.Or(<-recent, err)
+	if err = cmp.Or(<-recent, err); err != nil {
+		return w, err
+	}
+	var done []string
+	for _, r := range w.Recent {
+		if r.Action == tasks.ActionCompleted {
+			done = append(done, r.JobID)
+		}
+	}
+	if len(done) > 0 {
+		w.Results, err = d.tasks.Results(ctx, done)
+	}
+	return w, err
 }
 
 // Status is where a person is, as the Team page and GET /api/v1/team say

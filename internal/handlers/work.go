@@ -198,7 +198,7 @@ func (s *Server) homeFragment(c echo.Context) error {
 // they did lately (desk.MyWork).
 func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
 	w, err := s.desk.MyWork(ctx, desk.Person(u))
-	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Now: time.Now(), Away: u.Away}, err
+	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Results: w.Results, Now: time.Now(), Away: u.Away}, err
 }
 
 // claimFrom claims the next job of one queue and opens its work page.

@@ -487,6 +487,30 @@ func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts
 	return job, holder, nil
 }
 
+// Results returns the results of the jobs named (those that have one),
+// by id, in one round trip per Redis node.
+func (s *Store) Results(ctx context.Context, ids []string) (map[string]json.RawMessage, error) {
+	cmds := make(map[string]*redis.StringCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			if queue, ok := queueOf(id); ok {
+				cmds[id] = p.HGet(ctx, keysFor(queue).Result(), localID(id))
+			}
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, redisErr(err)
+	}
+	out := make(map[string]json.RawMessage, len(cmds))
+	for id, c := range cmds {
+		if r := c.Val(); r != "" {
+			out[id] = json.RawMessage(r)
+		}
+	}
+	return out, nil
+}
+
 // Get returns the job with its payload and result.
 func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	queue, ok := queueOf(id)
