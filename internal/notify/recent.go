@@ -26,8 +26,8 @@ type Work struct {
 	State tasks.State `json:"state"`
 	// Reason is why, when one was given: the holder's, for a failure; the
 	// supervisor's, for a take-back.
-	Reason string `json:"reason,omitempty"`
-	At    time.Time   `json:"at"`
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
 	// holder is whose work it was.
 	holder string
 }
