@@ -63,6 +63,8 @@ export function lose(action, actor) {
   all(".work .actions button, .workbar button").forEach((b) => { /** @type {HTMLButtonElement} */ (b).disabled = true; });
   const bar = one(".workbar"); // its time and action are void now
   if (bar) bar.hidden = true;
+  const hint = document.getElementById("extend-hint"); // nothing to add to it
+  if (hint) hint.hidden = true;
 }
 
 /** startCountdown runs the page's countdowns. */

@@ -174,10 +174,13 @@ export function startSettings() {
     if (typing(e.target)) return;
     if (e.key === "?") { e.preventDefault(); openSettings(); return; }
     const b = /** @type {HTMLButtonElement | null} */ (one('main [data-hotkey="' + CSS.escape(e.key) + '"]'));
-    if (b && !b.disabled) { e.preventDefault(); b.click(); }
+    if (!b || b.disabled) return;
+    e.preventDefault();
     // A disclosure's shortcut opens it at its first field.
-    const box = b && b.tagName === "SUMMARY" ? b.parentElement : null;
-    const field = box instanceof HTMLDetailsElement && box.open ? one("input, textarea", box) : null;
+    const box = b.tagName === "SUMMARY" ? b.parentElement : null;
+    if (!(box instanceof HTMLDetailsElement)) { b.click(); return; }
+    box.open = true;
+    const field = one("input:not([type=hidden]), textarea", box);
     if (field) field.focus();
   });
 }
