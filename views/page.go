@@ -50,7 +50,6 @@ func span(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
-
 // iso formats a time for machines (data attributes, <time datetime>).
 func iso(t *time.Time) string {
 	if t == nil {
