@@ -1500,6 +1500,9 @@ type ClaimKeyHeader = KeyOrNone
 // Cursor defines model for Cursor.
 type Cursor = string
 
+// ExtendKeyHeader An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
+type ExtendKeyHeader = KeyOrNone
+
 // IdempotencyKeyHeader An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
 type IdempotencyKeyHeader = KeyOrNone
 
@@ -1676,6 +1679,14 @@ type CompleteParams struct {
 // Complete200JSONResponseBody defines parameters for Complete.
 type Complete200JSONResponseBody struct {
 	union json.RawMessage
+}
+
+// ExtendParams defines parameters for Extend.
+type ExtendParams struct {
+	// IdempotencyKey Makes More time safe to retry: a request with the key of the
+	// reservation's latest extension answers the deadline as it is,
+	// without a second extension. A new key asks for more time anew.
+	IdempotencyKey *ExtendKeyHeader `json:"Idempotency-Key,omitempty"`
 }
 
 // GetOpenAPI200JSONResponseBody defines parameters for GetOpenAPI.
@@ -2438,29 +2449,40 @@ type ClientInterface interface {
 	//
 	// The holder, with the reservation's token. Moves the deadline to
 	// `seconds` from now; never earlier, and no later than the cap on the
-	// total hold of one reservation (`max_hold_seconds`).
+	// total hold of one reservation (`max_hold_seconds`). Sent with an
+	// `Idempotency-Key`, a retry with the key of the reservation's latest
+	// extension (its answer lost) answers the deadline as it is and spends
+	// no second extension.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-	ExtendWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExtendWithBody(ctx context.Context, id JobIDParam, params *ExtendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Extend Ask for more time
 	//
 	// The holder, with the reservation's token. Moves the deadline to
 	// `seconds` from now; never earlier, and no later than the cap on the
-	// total hold of one reservation (`max_hold_seconds`).
+	// total hold of one reservation (`max_hold_seconds`). Sent with an
+	// `Idempotency-Key`, a retry with the key of the reservation's latest
+	// extension (its answer lost) answers the deadline as it is and spends
+	// no second extension.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-	Extend(ctx context.Context, id JobIDParam, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Extend(ctx context.Context, id JobIDParam, params *ExtendParams, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// FailWithBody Say a job can't be done
 	//
 	// The holder, with the reservation's token. Spends one attempt and
 	// keeps the reason as `last_error`; the job goes back in line
-	// (`ready`), or becomes `dead` when its attempts are used up.
+	// (`ready`), not offered to you again while it waits (as after a
+	// skip; unless you have skipped as many jobs of the queue as one
+	// person may, when it goes back without that mark), or becomes
+	// `dead` when its attempts are used up. The answer says where it
+	// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+	// canceled) and `attempts` of `max_attempts` used.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2471,7 +2493,12 @@ type ClientInterface interface {
 	//
 	// The holder, with the reservation's token. Spends one attempt and
 	// keeps the reason as `last_error`; the job goes back in line
-	// (`ready`), or becomes `dead` when its attempts are used up.
+	// (`ready`), not offered to you again while it waits (as after a
+	// skip; unless you have skipped as many jobs of the queue as one
+	// person may, when it goes back without that mark), or becomes
+	// `dead` when its attempts are used up. The answer says where it
+	// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+	// canceled) and `attempts` of `max_attempts` used.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3390,13 +3417,16 @@ func (c *Client) Complete(ctx context.Context, id JobIDParam, params *CompletePa
 //
 // The holder, with the reservation's token. Moves the deadline to
 // `seconds` from now; never earlier, and no later than the cap on the
-// total hold of one reservation (`max_hold_seconds`).
+// total hold of one reservation (`max_hold_seconds`). Sent with an
+// `Idempotency-Key`, a retry with the key of the reservation's latest
+// extension (its answer lost) answers the deadline as it is and spends
+// no second extension.
 //
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-func (c *Client) ExtendWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExtendRequestWithBody(c.Server, id, contentType, body)
+func (c *Client) ExtendWithBody(ctx context.Context, id JobIDParam, params *ExtendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtendRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3411,13 +3441,16 @@ func (c *Client) ExtendWithBody(ctx context.Context, id JobIDParam, contentType 
 //
 // The holder, with the reservation's token. Moves the deadline to
 // `seconds` from now; never earlier, and no later than the cap on the
-// total hold of one reservation (`max_hold_seconds`).
+// total hold of one reservation (`max_hold_seconds`). Sent with an
+// `Idempotency-Key`, a retry with the key of the reservation's latest
+// extension (its answer lost) answers the deadline as it is and spends
+// no second extension.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-func (c *Client) Extend(ctx context.Context, id JobIDParam, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExtendRequest(c.Server, id, body)
+func (c *Client) Extend(ctx context.Context, id JobIDParam, params *ExtendParams, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtendRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3432,7 +3465,12 @@ func (c *Client) Extend(ctx context.Context, id JobIDParam, body ExtendJSONReque
 //
 // The holder, with the reservation's token. Spends one attempt and
 // keeps the reason as `last_error`; the job goes back in line
-// (`ready`), or becomes `dead` when its attempts are used up.
+// (`ready`), not offered to you again while it waits (as after a
+// skip; unless you have skipped as many jobs of the queue as one
+// person may, when it goes back without that mark), or becomes
+// `dead` when its attempts are used up. The answer says where it
+// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+// canceled) and `attempts` of `max_attempts` used.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3453,7 +3491,12 @@ func (c *Client) FailWithBody(ctx context.Context, id JobIDParam, contentType st
 //
 // The holder, with the reservation's token. Spends one attempt and
 // keeps the reason as `last_error`; the job goes back in line
-// (`ready`), or becomes `dead` when its attempts are used up.
+// (`ready`), not offered to you again while it waits (as after a
+// skip; unless you have skipped as many jobs of the queue as one
+// person may, when it goes back without that mark), or becomes
+// `dead` when its attempts are used up. The answer says where it
+// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+// canceled) and `attempts` of `max_attempts` used.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5174,18 +5217,18 @@ func NewCompleteRequestWithBody(server string, id JobIDParam, params *CompletePa
 }
 
 // NewExtendRequest calls the generic Extend builder with application/json body
-func NewExtendRequest(server string, id JobIDParam, body ExtendJSONRequestBody) (*http.Request, error) {
+func NewExtendRequest(server string, id JobIDParam, params *ExtendParams, body ExtendJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewExtendRequestWithBody(server, id, "application/json", bodyReader)
+	return NewExtendRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
 // NewExtendRequestWithBody constructs an http.Request for the Extend method, with any body, and a specified content type
-func NewExtendRequestWithBody(server string, id JobIDParam, contentType string, body io.Reader) (*http.Request, error) {
+func NewExtendRequestWithBody(server string, id JobIDParam, params *ExtendParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5216,6 +5259,21 @@ func NewExtendRequestWithBody(server string, id JobIDParam, contentType string, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -6966,29 +7024,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// The holder, with the reservation's token. Moves the deadline to
 	// `seconds` from now; never earlier, and no later than the cap on the
-	// total hold of one reservation (`max_hold_seconds`).
+	// total hold of one reservation (`max_hold_seconds`). Sent with an
+	// `Idempotency-Key`, a retry with the key of the reservation's latest
+	// extension (its answer lost) answers the deadline as it is and spends
+	// no second extension.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-	ExtendWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendResponse, error)
+	ExtendWithBodyWithResponse(ctx context.Context, id JobIDParam, params *ExtendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendResponse, error)
 
 	// ExtendWithResponse Ask for more time
 	//
 	// The holder, with the reservation's token. Moves the deadline to
 	// `seconds` from now; never earlier, and no later than the cap on the
-	// total hold of one reservation (`max_hold_seconds`).
+	// total hold of one reservation (`max_hold_seconds`). Sent with an
+	// `Idempotency-Key`, a retry with the key of the reservation's latest
+	// extension (its answer lost) answers the deadline as it is and spends
+	// no second extension.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-	ExtendWithResponse(ctx context.Context, id JobIDParam, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendResponse, error)
+	ExtendWithResponse(ctx context.Context, id JobIDParam, params *ExtendParams, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendResponse, error)
 
 	// FailWithBodyWithResponse Say a job can't be done
 	//
 	// The holder, with the reservation's token. Spends one attempt and
 	// keeps the reason as `last_error`; the job goes back in line
-	// (`ready`), or becomes `dead` when its attempts are used up.
+	// (`ready`), not offered to you again while it waits (as after a
+	// skip; unless you have skipped as many jobs of the queue as one
+	// person may, when it goes back without that mark), or becomes
+	// `dead` when its attempts are used up. The answer says where it
+	// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+	// canceled) and `attempts` of `max_attempts` used.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6999,7 +7068,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// The holder, with the reservation's token. Spends one attempt and
 	// keeps the reason as `last_error`; the job goes back in line
-	// (`ready`), or becomes `dead` when its attempts are used up.
+	// (`ready`), not offered to you again while it waits (as after a
+	// skip; unless you have skipped as many jobs of the queue as one
+	// person may, when it goes back without that mark), or becomes
+	// `dead` when its attempts are used up. The answer says where it
+	// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+	// canceled) and `attempts` of `max_attempts` used.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8118,6 +8192,8 @@ type ClaimAnyResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *QueueNotFound
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *RequestTimeout
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -8154,6 +8230,11 @@ func (r ClaimAnyResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r ClaimAnyResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ClaimAnyResponse) GetJSON404() *QueueNotFound {
+	return r.JSON404
 }
 
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
@@ -13115,13 +13196,16 @@ func (c *ClientWithResponses) CompleteWithResponse(ctx context.Context, id JobID
 //
 // The holder, with the reservation's token. Moves the deadline to
 // `seconds` from now; never earlier, and no later than the cap on the
-// total hold of one reservation (`max_hold_seconds`).
+// total hold of one reservation (`max_hold_seconds`). Sent with an
+// `Idempotency-Key`, a retry with the key of the reservation's latest
+// extension (its answer lost) answers the deadline as it is and spends
+// no second extension.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-func (c *ClientWithResponses) ExtendWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendResponse, error) {
-	rsp, err := c.ExtendWithBody(ctx, id, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ExtendWithBodyWithResponse(ctx context.Context, id JobIDParam, params *ExtendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendResponse, error) {
+	rsp, err := c.ExtendWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13132,13 +13216,16 @@ func (c *ClientWithResponses) ExtendWithBodyWithResponse(ctx context.Context, id
 //
 // The holder, with the reservation's token. Moves the deadline to
 // `seconds` from now; never earlier, and no later than the cap on the
-// total hold of one reservation (`max_hold_seconds`).
+// total hold of one reservation (`max_hold_seconds`). Sent with an
+// `Idempotency-Key`, a retry with the key of the reservation's latest
+// extension (its answer lost) answers the deadline as it is and spends
+// no second extension.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/jobs/{id}/extend (the `Extend` operationId).
-func (c *ClientWithResponses) ExtendWithResponse(ctx context.Context, id JobIDParam, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendResponse, error) {
-	rsp, err := c.Extend(ctx, id, body, reqEditors...)
+func (c *ClientWithResponses) ExtendWithResponse(ctx context.Context, id JobIDParam, params *ExtendParams, body ExtendJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendResponse, error) {
+	rsp, err := c.Extend(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13149,7 +13236,12 @@ func (c *ClientWithResponses) ExtendWithResponse(ctx context.Context, id JobIDPa
 //
 // The holder, with the reservation's token. Spends one attempt and
 // keeps the reason as `last_error`; the job goes back in line
-// (`ready`), or becomes `dead` when its attempts are used up.
+// (`ready`), not offered to you again while it waits (as after a
+// skip; unless you have skipped as many jobs of the queue as one
+// person may, when it goes back without that mark), or becomes
+// `dead` when its attempts are used up. The answer says where it
+// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+// canceled) and `attempts` of `max_attempts` used.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13166,7 +13258,12 @@ func (c *ClientWithResponses) FailWithBodyWithResponse(ctx context.Context, id J
 //
 // The holder, with the reservation's token. Spends one attempt and
 // keeps the reason as `last_error`; the job goes back in line
-// (`ready`), or becomes `dead` when its attempts are used up.
+// (`ready`), not offered to you again while it waits (as after a
+// skip; unless you have skipped as many jobs of the queue as one
+// person may, when it goes back without that mark), or becomes
+// `dead` when its attempts are used up. The answer says where it
+// went: `state` (`ready`, `dead`, or `canceled` when its batch is
+// canceled) and `attempts` of `max_attempts` used.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14553,6 +14650,13 @@ func ParseClaimAnyResponse(rsp *http.Response) (*ClaimAnyResponse, error) {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest QueueNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
 		var dest RequestTimeout

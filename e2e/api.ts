@@ -16,6 +16,7 @@ export interface Job {
   deadline?: string | null;
   result?: Record<string, unknown> | null;
   last_error?: string | null;
+  skipped_by?: string[] | null;
   batch_id?: string | null;
 }
 

@@ -165,7 +165,7 @@ const demoWorker = "dana"
 
 // activity has dana work the demo queues through the engine, as a person
 // would: completed invoices (history, recent work, results), a moderation
-// job failed until dead, a reservation held (extended for hours, so it
+// job failed until dead (by dana, then bob, then carol), a reservation held (extended for hours, so it
 // outlasts a demo) and a capped batch of address checks in progress.
 func activity(ctx context.Context, ts *tasks.Store) error {
 	claim := func(queue string) (*tasks.Reservation, error) {
@@ -196,9 +196,16 @@ func activity(ctx context.Context, ts *tasks.Store) error {
 			return err
 		}
 	}
+	// A failed job is not offered to whoever reported it: each try is
+	// another person's.
 	var failing []tasks.ClaimOption // the same job each time
-	for _, reason := range []string{"Video does not load in the review tool.", "Still does not load; asked the uploader for another file.", "No usable file after three tries."} {
-		r, err := ts.Claim(ctx, "content-moderation", demoWorker, failing...)
+	for _, try := range []struct{ who, reason string }{
+		{demoWorker, "Video does not load in the review tool."},
+		{"bob", "Still does not load; asked the uploader for another file."},
+		{"carol", "No usable file after three tries."},
+	} {
+		reason := try.reason
+		r, err := ts.Claim(ctx, "content-moderation", try.who, failing...)
 		if err == nil && r == nil {
 			err = errors.New("nothing to claim in content-moderation")
 		}

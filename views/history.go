@@ -114,9 +114,9 @@ func RecentOutcome(w notify.Work, me string) string {
 		return "Skipped"
 	case tasks.ActionFailed:
 		if w.State == tasks.StateDead {
-			return "Could not do it (no attempts left)"
+			return "Can't be done (no attempts left)"
 		}
-		return "Could not do it"
+		return "Can't be done"
 	case tasks.ActionExpired:
 		return "Time ran out"
 	case tasks.ActionForceReleased:
@@ -128,6 +128,42 @@ func RecentOutcome(w notify.Work, me string) string {
 		return "Canceled by " + w.Actor
 	}
 	return capitalize(string(w.Action)) + " by " + w.Actor
+}
+
+// RecentBrief is the outcome of an item of "My recent work" in short:
+// what a completion answered (its notes, or its first fields), or why the
+// reservation ended when a reason was given; "" when there is nothing to
+// add to RecentOutcome. result is the job's result, if still kept.
+func RecentBrief(w notify.Work, result json.RawMessage) string {
+	if w.Action != tasks.ActionCompleted {
+		return short(w.Reason, briefRunes)
+	}
+	if len(result) == 0 {
+		return ""
+	}
+	notes, rest := resultNotes(result)
+	if notes != "" {
+		return short(notes, briefRunes)
+	}
+	var parts []string
+	for _, f := range rest {
+		if f.Kind != "object" && f.Kind != "array" && len(parts) < 3 {
+			parts = append(parts, f.Label()+": "+f.Value)
+		}
+	}
+	return short(strings.Join(parts, " · "), briefRunes)
+}
+
+// briefRunes is how long a brief may be before it is cut.
+const briefRunes = 80
+
+// short cuts text to one line of n characters at most, marking the cut.
+func short(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return text
 }
 
 // recentTone sorts an outcome of RecentOutcome into good (done), neutral
@@ -289,5 +325,72 @@ func failWords(j *tasks.Job) string {
 		}
 		return fmt.Sprintf("This spends the last of its %d attempts: the job goes to the dead jobs, for a supervisor to look at.", j.MaxAttempts)
 	}
-	return fmt.Sprintf("This spends attempt %d of %d: the job goes back to its place in line to be tried again, by you or someone else.", j.Attempts+1, j.MaxAttempts)
+	return fmt.Sprintf("This spends attempt %d of %d: the job goes back to its place in line, for someone else to try.", j.Attempts+1, j.MaxAttempts)
+}
+
+// FailedWords says where a job went after its holder said it can't be
+// done (j is the job as the failure left it): back in line for someone
+// else, with the attempts used so far, or to the dead jobs.
+func FailedWords(j *tasks.Job) string {
+	title := "“" + j.Title + "”"
+	switch j.State {
+	case tasks.StateDead:
+		return "Moved " + title + " to the dead jobs, for a supervisor to look at: " + attemptsLabel(j) + "."
+	case tasks.StateCanceled:
+		return title + " was canceled with its batch."
+	}
+	return title + " is back in line for someone else: " + attemptsLabel(j) + "."
+}
+
+// Attempt is an earlier attempt at the job its holder works: whose it was,
+// when it ended and why.
+type Attempt struct {
+	Who string
+	At  time.Time
+	Why string
+}
+
+// EarlierAttempts are the reservations of the job that ended before the
+// holder's own, oldest first, from its history h (oldest first): what the
+// holder reads before they start.
+func EarlierAttempts(h []tasks.Entry) []Attempt {
+	var out []Attempt
+	for _, e := range h {
+		if e.From != tasks.StateReserved || e.To == tasks.StateReserved {
+			continue
+		}
+		who := e.Actor
+		if e.Holder != "" {
+			who = e.Holder
+		}
+		out = append(out, Attempt{Who: who, At: e.At, Why: attemptWhy(e)})
+	}
+	return out
+}
+
+// attemptWhy says how an earlier attempt ended, in neutral words.
+func attemptWhy(e tasks.Entry) string {
+	var s string
+	switch e.Action {
+	case tasks.ActionFailed:
+		s = "can't be done"
+		if e.Reason != "" {
+			s += ": " + e.Reason
+		}
+		return s
+	case tasks.ActionExpired:
+		return "ran out of time"
+	case tasks.ActionReleased:
+		return "given back"
+	case tasks.ActionSkipped:
+		return "skipped"
+	case tasks.ActionForceReleased:
+		s = "taken back by " + e.Actor
+	default:
+		s = string(e.Action) + " by " + e.Actor
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
 }

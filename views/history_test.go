@@ -124,8 +124,8 @@ func TestRecentOutcome(t *testing.T) {
 		{tasks.ActionCompleted, "ann", tasks.StateCompleted, "Completed"},
 		{tasks.ActionReleased, "ann", tasks.StateReady, "Gave it back"},
 		{tasks.ActionSkipped, "ann", tasks.StateReady, "Skipped"},
-		{tasks.ActionFailed, "ann", tasks.StateReady, "Could not do it"},
-		{tasks.ActionFailed, "ann", tasks.StateDead, "Could not do it (no attempts left)"},
+		{tasks.ActionFailed, "ann", tasks.StateReady, "Can't be done"},
+		{tasks.ActionFailed, "ann", tasks.StateDead, "Can't be done (no attempts left)"},
 		{tasks.ActionExpired, tasks.System, tasks.StateReady, "Time ran out"},
 		{tasks.ActionForceReleased, "sam", tasks.StateReady, "Taken back by sam"},
 		{tasks.ActionCanceled, "sam", tasks.StateCanceled, "Canceled by sam"},
@@ -182,6 +182,28 @@ func TestLeaseAndFailWords(t *testing.T) {
 	} {
 		if got := failWords(&tasks.Job{Attempts: c.attempts, MaxAttempts: c.max}); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%d of %d: %q", c.attempts, c.max, got)
+		}
+	}
+}
+
+// RecentBrief says what a completion answered, or why a reservation ended,
+// in one short line.
+func TestRecentBrief(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		w      notify.Work
+		result string
+		want   string
+	}{
+		{"completed with notes", notify.Work{Action: tasks.ActionCompleted}, `{"notes":"Booked\nas AP-77310","x":1}`, "Booked as AP-77310"},
+		{"completed with fields", notify.Work{Action: tasks.ActionCompleted}, `{"decision":"refund","amount":12.5}`, "Decision: refund · Amount: 12.5"},
+		{"completed with nothing", notify.Work{Action: tasks.ActionCompleted}, ``, ""},
+		{"can't be done", notify.Work{Action: tasks.ActionFailed, Reason: "scan URL 404s"}, ``, "scan URL 404s"},
+		{"given back", notify.Work{Action: tasks.ActionReleased}, ``, ""},
+		{"a long reason, cut", notify.Work{Action: tasks.ActionFailed, Reason: strings.Repeat("é", 100)}, ``, strings.Repeat("é", 79) + "…"},
+	} {
+		if got := RecentBrief(tc.w, json.RawMessage(tc.result)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

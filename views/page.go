@@ -50,14 +50,6 @@ func span(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
-// moment is iso for a time that may be zero (none): "" then.
-func moment(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return iso(&t)
-}
-
 // iso formats a time for machines (data attributes, <time datetime>).
 func iso(t *time.Time) string {
 	if t == nil {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 	_ "time/tzdata" // the viewer's zone of Finished, on machines without a zone database
-	"unicode/utf8"
 
 	"claimdesk/internal/tasks"
 )
@@ -133,14 +132,6 @@ func outcomeText(j *tasks.Job) string {
 		parts = append(parts, f.Label()+": "+strings.Join(strings.Fields(v), " "))
 	}
 	return strings.Join(parts, " · ")
-}
-
-// short is text cut to outcomeLength characters, with an ellipsis when cut.
-func short(text string) string {
-	if utf8.RuneCountInString(text) <= outcomeLength {
-		return text
-	}
-	return string([]rune(text)[:outcomeLength-1]) + "…"
 }
 
 // queueURL is the address of the queue's page.

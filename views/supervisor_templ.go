@@ -1448,9 +1448,9 @@ func QueuePage(p Page, v QueueView) templ.Component {
 								return templ_7745c5c3_Err
 							}
 							var templ_7745c5c3_Var69 string
-							templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(short(o))
+							templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(short(o, outcomeLength))
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/supervisor.templ`, Line: 317, Col: 40}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/supervisor.templ`, Line: 317, Col: 55}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 							if templ_7745c5c3_Err != nil {

@@ -1,8 +1,10 @@
 package views
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"claimdesk/internal/tasks"
 )
@@ -141,4 +143,33 @@ func ParseDuration(text string) (seconds int, ok bool) {
 		next, t = u+1, t[i+1:]
 	}
 	return seconds, next > 0 && seconds <= 10*365*24*3600
+}
+
+// Amount says an amount of time added, for More time's choices: "5 min",
+// "2 min 30 s", "45 s".
+func Amount(d time.Duration) string {
+	secs := int(d / time.Second)
+	switch {
+	case secs < 60:
+		return fmt.Sprintf("%d s", secs)
+	case secs%60 == 0:
+		return fmt.Sprintf("%d min", secs/60)
+	}
+	return fmt.Sprintf("%d min %d s", secs/60, secs%60)
+}
+
+// moreTimeLeft says how many more times More time may be asked.
+func moreTimeLeft(n int) string {
+	if n == 1 {
+		return "You may ask once more"
+	}
+	return fmt.Sprintf("You may ask %d more times", n)
+}
+
+// noMoreTimeWords says why More time offers nothing.
+func noMoreTimeWords(m tasks.MoreTime) string {
+	if m.Left == 0 {
+		return "No more time can be added: this job has had every extension its queue allows."
+	}
+	return "No more time can be added: the deadline is the latest its queue allows a job to be held."
 }

@@ -14,7 +14,7 @@ import (
 
 // CreateBatch creates a batch in the queue with its first jobs.
 func (d *Desk) CreateBatch(ctx context.Context, a Actor, queue string, nb tasks.NewBatch) (*tasks.Batch, []tasks.Enqueued, error) {
-	if err := MayProduce(a, queue); err != nil {
+	if err := d.MayProduce(ctx, a, queue); err != nil {
 		return nil, nil, err
 	}
 	return d.tasks.CreateBatch(ctx, queue, a.Name(), nb)

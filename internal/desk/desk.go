@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"claimdesk/internal/audit"
 	"claimdesk/internal/durable"
@@ -196,6 +197,61 @@ func need(a Actor, roles ...users.Role) error {
 		return errRole
 	}
 	return nil
+}
+
+// A use of a queue, and the grant it needs.
+type use int
+
+const (
+	// produce: put work into the queue (jobs, batches), for its producers
+	// and supervisors.
+	produce use = iota
+	// work: claim from the queue, for the operators granted it.
+	work
+	// oversee: change the queue, read its jobs and numbers, requeue its
+	// dead jobs, for supervisors.
+	oversee
+)
+
+// grantMissing refuses a the queue for the use, in words that name the
+// queue and the role or grant missing; nil when a may.
+func grantMissing(a Actor, queue string, u use) error {
+	var verb string
+	var roles []users.Role
+	switch u {
+	case produce:
+		verb, roles = "putting work into", []users.Role{users.Producer, users.Supervisor}
+	case work:
+		verb, roles = "claiming from", []users.Role{users.Operator}
+	default:
+		verb, roles = "supervising", []users.Role{users.Supervisor}
+	}
+	if !a.is(roles...) {
+		names := make([]string, len(roles))
+		for i, r := range roles {
+			names[i] = string(r)
+		}
+		return forbidden("%s queue %s needs the %s role, which %s does not have", verb, queue, strings.Join(names, " or "), a.Name())
+	}
+	if u == produce && !a.canSee(queue) || u == work && !a.canWork(queue) {
+		return forbidden("queue %s is not granted to %s", queue, a.Name())
+	}
+	return nil
+}
+
+// mayUse refuses a the queue for the use: tasks.ErrQueueNotFound when no
+// queue has the name, whoever asks (queue names are no secret: a refusal
+// would tell the same), else grantMissing's refusal. The queue is looked
+// up only to refuse: what a may do, the engine finds the queue for.
+func (d *Desk) mayUse(ctx context.Context, a Actor, queue string, u use) error {
+	refused := grantMissing(a, queue, u)
+	if refused == nil {
+		return nil
+	}
+	if _, err := d.tasks.Queue(ctx, queue); err != nil {
+		return err
+	}
+	return refused
 }
 
 // record adds what the actor did to the audit log. A failure to record is

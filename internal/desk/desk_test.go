@@ -355,7 +355,7 @@ func TestActorNames(t *testing.T) {
 func TestRefusalsMatchTheirKindAndSayWhy(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.desk.Claim(f.ctx, desk.Person(f.other), f.queue, "")
-	if !errors.Is(err, desk.ErrForbidden) || errors.Is(err, desk.ErrInvalid) || err.Error() != "queue "+f.queue+" is not granted to you" {
+	if !errors.Is(err, desk.ErrForbidden) || errors.Is(err, desk.ErrInvalid) || err.Error() != "queue "+f.queue+" is not granted to "+f.other.Name {
 		t.Errorf("a claim of a queue not granted: %v", err)
 	}
 	_, err = f.desk.ClaimAny(f.ctx, desk.Person(f.op), []string{}, "")

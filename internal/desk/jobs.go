@@ -44,9 +44,9 @@ func (d *Desk) Job(ctx context.Context, a Actor, id string) (*tasks.Job, error) 
 }
 
 // History returns the job's history, oldest first, and how many of its
-// oldest entries were trimmed, if a may read it: supervisors, producers of
-// its queue, and operators who held it (the history says who) while the
-// queue is still theirs.
+// oldest entries were trimmed, if a may read it: supervisors and producers
+// of its queue read it whole; operators who held it, while the queue is
+// still theirs, as historyFor says.
 func (d *Desk) History(ctx context.Context, a Actor, id string) ([]tasks.Entry, int, error) {
 	j, err := d.tasks.Get(ctx, id)
 	if err != nil {
@@ -56,25 +56,37 @@ func (d *Desk) History(ctx context.Context, a Actor, id string) ([]tasks.Entry, 
 	if err != nil {
 		return nil, 0, err
 	}
-	if !mayReadHistory(a, j, h) {
+	h, ok := historyFor(a, j, h)
+	if !ok {
 		return nil, 0, forbidden("only supervisors, the producers of its queue and operators who held it may read this job's history")
 	}
 	return h, trimmed, nil
 }
 
-func mayReadHistory(a Actor, j *tasks.Job, h []tasks.Entry) bool {
+// historyFor returns the part of the job's history h that a may read, and
+// whether a may read any. An operator who holds the job or completed it
+// reads it whole; one who held it and whose reservation ended (given back,
+// skipped, failed, ran out, taken back) reads it up to and including their
+// own last part, not what later holders did with it.
+func historyFor(a Actor, j *tasks.Job, h []tasks.Entry) ([]tasks.Entry, bool) {
 	if !a.is(users.Operator) {
-		return mayRead(a, j)
+		return h, mayRead(a, j)
 	}
+	me := a.Name()
 	if !a.canWork(j.Queue) {
-		return false
+		return nil, false
 	}
-	for _, e := range h {
-		if e.Action == tasks.ActionClaimed && e.Actor == a.Name() {
-			return true
+	if j.State == tasks.StateReserved && j.ReservedBy == me || j.CompletedBy == me {
+		return h, true
+	}
+	// Only a holder acts on a job, and a change that ends a reservation
+	// names its holder: the last entry of theirs ends their part.
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Actor == me || h[i].Holder == me {
+			return h[:i+1], true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // Cancel cancels the job, for a producer of its queue or a supervisor; a
@@ -134,7 +146,7 @@ func (d *Desk) ForceRelease(ctx context.Context, a Actor, id, holder string) (*t
 // RequeueDead puts up to limit of the queue's dead jobs back in line, for
 // a supervisor, and says how many it moved and how many are left dead.
 func (d *Desk) RequeueDead(ctx context.Context, a Actor, queue string, limit int) (int, int64, error) {
-	if err := need(a, users.Supervisor); err != nil {
+	if err := d.mayUse(ctx, a, queue, oversee); err != nil {
 		return 0, 0, err
 	}
 	n, left, err := d.tasks.RequeueDead(ctx, queue, a.Name(), limit)
@@ -229,8 +241,8 @@ type Opened struct {
 	// the job.
 	Token string
 	// History is the job's, oldest first, and Trimmed how many of its
-	// oldest entries were not kept: for supervisors, and for the operator
-	// who completed it.
+	// oldest entries were not kept: for supervisors, for the operator who
+	// completed it, and for its holder (whose earlier attempts it shows).
 	History []tasks.Entry
 	Trimmed int
 	// Lost says the viewer held the job but no longer does: Job is then
@@ -261,7 +273,8 @@ func (d *Desk) Open(ctx context.Context, a Actor, id string) (Opened, error) {
 	}
 	r, err := d.tasks.Held(ctx, id, a.Name())
 	if err == nil {
-		return Opened{Job: r.Job, Token: r.Token}, nil
+		h, trimmed, err := r.Job.History()
+		return Opened{Job: r.Job, Token: r.Token, History: h, Trimmed: trimmed}, err
 	}
 	if !errors.Is(err, tasks.ErrReservationLost) {
 		return Opened{}, err

@@ -3,6 +3,7 @@ package desk
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -43,8 +44,12 @@ type Listing struct {
 // supervisor. With a filter, it also says how many jobs were scanned for
 // the page (tasks.Store.FindJobs); without, that is 0.
 func (d *Desk) Jobs(ctx context.Context, a Actor, l Listing, opts ...tasks.ListOption) (tasks.Page, int, error) {
-	if err := need(a, users.Supervisor); err != nil {
-		return tasks.Page{}, 0, err
+	refused := need(a, users.Supervisor)
+	if l.Queue != "" {
+		refused = d.mayUse(ctx, a, l.Queue, oversee)
+	}
+	if refused != nil {
+		return tasks.Page{}, 0, refused
 	}
 	if l.Descending {
 		opts = append(opts, tasks.Descending)
@@ -104,7 +109,7 @@ func (d *Desk) Stats(ctx context.Context, a Actor, name string) (tasks.Stats, er
 // day (tasks.Store.Numbers), for a supervisor; tasks.ErrQueueNotFound when
 // there is no such queue.
 func (d *Desk) Numbers(ctx context.Context, a Actor, name string) ([]tasks.Minute, error) {
-	if err := need(a, users.Supervisor); err != nil {
+	if err := d.mayUse(ctx, a, name, oversee); err != nil {
 		return nil, err
 	}
 	if _, err := d.tasks.Queue(ctx, name); err != nil {
@@ -166,6 +171,9 @@ type MyWork struct {
 	Holding []*tasks.Job
 	// Recent is their latest ended reservations, newest first.
 	Recent []notify.Work
+	// Results are the results of the jobs of Recent they completed, by
+	// job id (those still kept).
+	Results map[string]json.RawMessage
 }
 
 // MyWork returns the acting person's own work; the command line holds
@@ -191,7 +199,19 @@ func (d *Desk) MyWork(ctx context.Context, a Actor) (MyWork, error) {
 		recent <- err
 	}()
 	w.Holding, err = d.tasks.Holding(ctx, a.Name(), names)
-	return w, cmp.Or(<-recent, err)
+	if err = cmp.Or(<-recent, err); err != nil {
+		return w, err
+	}
+	var done []string
+	for _, r := range w.Recent {
+		if r.Action == tasks.ActionCompleted {
+			done = append(done, r.JobID)
+		}
+	}
+	if len(done) > 0 {
+		w.Results, err = d.tasks.Results(ctx, done)
+	}
+	return w, err
 }
 
 // Status is where a person is, as the Team page and GET /api/v1/team say

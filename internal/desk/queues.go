@@ -55,7 +55,7 @@ func (d *Desk) CreateQueue(ctx context.Context, a Actor, q tasks.Queue, asGiven 
 // ChangeQueue changes the settings the patch gives, and answers the queue
 // as it is now.
 func (d *Desk) ChangeQueue(ctx context.Context, a Actor, name string, p tasks.QueuePatch) (tasks.Queue, error) {
-	if err := need(a, users.Supervisor); err != nil {
+	if err := d.mayUse(ctx, a, name, oversee); err != nil {
 		return tasks.Queue{}, err
 	}
 	q, was, err := d.tasks.PatchQueue(ctx, name, p)
@@ -78,7 +78,7 @@ func (d *Desk) ResumeQueue(ctx context.Context, a Actor, name string) (tasks.Que
 }
 
 func (d *Desk) setPaused(ctx context.Context, a Actor, name string, paused bool) (tasks.Queue, error) {
-	if err := need(a, users.Supervisor); err != nil {
+	if err := d.mayUse(ctx, a, name, oversee); err != nil {
 		return tasks.Queue{}, err
 	}
 	q, err := d.tasks.SetPaused(ctx, name, paused)
@@ -96,7 +96,7 @@ func (d *Desk) setPaused(ctx context.Context, a Actor, name string, paused bool)
 
 // DeleteQueue deletes an empty queue (tasks.ErrQueueNotEmpty otherwise).
 func (d *Desk) DeleteQueue(ctx context.Context, a Actor, name string) error {
-	if err := need(a, users.Supervisor); err != nil {
+	if err := d.mayUse(ctx, a, name, oversee); err != nil {
 		return err
 	}
 	if err := d.tasks.DeleteQueue(ctx, name); err != nil {

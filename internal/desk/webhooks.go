@@ -29,21 +29,23 @@ func mayHook(a Actor, e webhooks.Endpoint) error {
 	return webhooks.ErrNotFound
 }
 
-// checkHookQueues refuses queues that do not exist, or that a producer
-// may not see.
+// checkHookQueues refuses queues that do not exist, whoever asks, or that
+// a producer may not see, naming the queue not granted.
 func (d *Desk) checkHookQueues(ctx context.Context, a Actor, queues []string) error {
 	if len(queues) == 0 && a.is(users.Producer) && len(a.user.Queues) > 0 {
 		return invalid("name the queues whose events you want")
 	}
 	for _, q := range queues {
-		if !a.canSee(q) {
-			return forbidden("you may not read the queue %s", q)
-		}
+		// A queue that does not exist is told as such, whoever asks (as
+		// mayUse does; here a field of the body, refused at the field).
 		if _, err := d.tasks.Queue(ctx, q); err != nil {
 			if errors.Is(err, tasks.ErrQueueNotFound) {
 				return &webhooks.InvalidError{Field: "queues", Message: fmt.Sprintf("no queue is named %s", q)}
 			}
 			return err
+		}
+		if !a.canSee(q) {
+			return forbidden("queue %s is not granted to %s", q, a.Name())
 		}
 	}
 	return nil

@@ -55,6 +55,10 @@ func TestAddWebhook(t *testing.T) {
 	}
 	f.audited(e.ID, audit.WebhookCreated, f.producer.Name,
 		"url "+hookURL+", events job.completed,job.dead,job.canceled,batch.finished, queues "+f.queue)
+	another := f.queue + "-another"
+	if _, err := f.tasks.PutQueue(f.ctx, tasks.Queue{Name: another}); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name   string
 		who    desk.Actor
@@ -62,7 +66,8 @@ func TestAddWebhook(t *testing.T) {
 		want   error
 	}{
 		{"an operator", desk.Person(f.op), nil, desk.ErrForbidden},
-		{"a producer, another's queue", desk.Person(f.producer), []string{"elsewhere"}, desk.ErrForbidden},
+		{"a producer, another's queue", desk.Person(f.producer), []string{another}, desk.ErrForbidden},
+		{"a producer, no such queue", desk.Person(f.producer), []string{f.queue + "-none"}, nil},
 		{"a supervisor, no such queue", desk.Person(f.super), []string{f.queue + "-none"}, nil},
 	} {
 		_, _, err := f.desk.AddWebhook(f.ctx, c.who, webhooks.NewEndpoint{URL: hookURL, Events: tasks.EventTypes, Queues: c.queues})
@@ -135,7 +140,10 @@ func TestChangeWebhook(t *testing.T) {
 		t.Fatalf("paused: %+v, %v", got, err)
 	}
 	f.audited(e.ID, audit.WebhookChanged, f.producer.Name, "enabled true → false")
-	other := []string{"elsewhere"}
+	other := []string{f.queue + "-another"}
+	if _, err := f.tasks.PutQueue(f.ctx, tasks.Queue{Name: other[0]}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.desk.ChangeWebhook(f.ctx, owner, e.ID, webhooks.Patch{Queues: &other}); !errors.Is(err, desk.ErrForbidden) {
 		t.Fatalf("a producer moved an endpoint to another's queue: %v", err)
 	}

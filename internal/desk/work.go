@@ -3,6 +3,7 @@ package desk
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -16,36 +17,19 @@ import (
 // supervisor; the jobs that existed by their idempotency key are answered
 // as they are (Created false).
 func (d *Desk) Enqueue(ctx context.Context, a Actor, queue string, jobs []tasks.NewJob) ([]tasks.Enqueued, error) {
-	if err := MayProduce(a, queue); err != nil {
+	if err := d.MayProduce(ctx, a, queue); err != nil {
 		return nil, err
 	}
 	return d.tasks.Enqueue(ctx, queue, a.Name(), jobs)
 }
 
 // MayProduce refuses an actor who may not put work into the queue (jobs,
-// a batch): anyone but its producers and supervisors. Enqueue and
+// a batch): anyone but its producers and supervisors, as mayUse says
+// (tasks.ErrQueueNotFound for a queue that does not exist). Enqueue and
 // CreateBatch check it; an adapter may ask first, before it reads what
 // would be put in, so that whoever may not is told so whatever they sent.
-func MayProduce(a Actor, queue string) error {
-	if err := need(a, users.Producer, users.Supervisor); err != nil {
-		return err
-	}
-	if !a.canSee(queue) {
-		return errRole
-	}
-	return nil
-}
-
-// claimable refuses a claim from the queue by anyone but an operator
-// granted it.
-func claimable(a Actor, queue string) error {
-	if err := need(a, users.Operator); err != nil {
-		return err
-	}
-	if !a.canWork(queue) {
-		return forbidden("queue %s is not granted to you", queue)
-	}
-	return nil
+func (d *Desk) MayProduce(ctx context.Context, a Actor, queue string) error {
+	return d.mayUse(ctx, a, queue, produce)
 }
 
 // claimKey makes a claim idempotent by key, if there is one.
@@ -60,7 +44,7 @@ func claimKey(key string) []tasks.ClaimOption {
 // when nothing is waiting for them. A claim with the key of an earlier one
 // answers that one's reservation while it is held (key "": none).
 func (d *Desk) Claim(ctx context.Context, a Actor, queue, key string) (*tasks.Reservation, error) {
-	if err := claimable(a, queue); err != nil {
+	if err := d.mayUse(ctx, a, queue, work); err != nil {
 		return nil, err
 	}
 	return d.tasks.Claim(ctx, queue, a.Name(), claimKey(key)...)
@@ -70,16 +54,17 @@ func (d *Desk) Claim(ctx context.Context, a Actor, queue, key string) (*tasks.Re
 // granted the operator), ranked as tasks.Store.ClaimAny says; nil when
 // nothing is waiting.
 func (d *Desk) ClaimAny(ctx context.Context, a Actor, queues []string, key string) (*tasks.Reservation, error) {
-	if err := need(a, users.Operator); err != nil {
-		return nil, err
-	}
-	if queues == nil {
+	switch {
+	case queues == nil:
+		if err := need(a, users.Operator); err != nil {
+			return nil, err
+		}
 		queues = a.user.Queues
-	} else if len(queues) == 0 {
+	case len(queues) == 0:
 		return nil, invalid("queues must name at least one queue, or be left out")
 	}
 	for _, q := range queues {
-		if err := claimable(a, q); err != nil {
+		if err := d.mayUse(ctx, a, q, work); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +76,7 @@ func (d *Desk) ClaimAny(ctx context.Context, a Actor, queues []string, key strin
 // them is not found.
 func (d *Desk) ClaimJob(ctx context.Context, a Actor, id string) (*tasks.Reservation, error) {
 	queue, ok := tasks.QueueOf(id)
-	if !ok || claimable(a, queue) != nil {
+	if !ok || grantMissing(a, queue, work) != nil {
 		return nil, tasks.ErrNotFound
 	}
 	return d.tasks.Claim(ctx, queue, a.Name(), tasks.OnlyJob(id))
@@ -151,13 +136,21 @@ func (d *Desk) SkipNext(ctx context.Context, a Actor, id, token string) (skipped
 }
 
 // MoreTime moves the holder's deadline to seconds from now, within the
-// queue's limits on extensions and on holding.
-func (d *Desk) MoreTime(ctx context.Context, a Actor, id, token string, seconds int) (*tasks.Job, error) {
-	return d.tasks.Extend(ctx, id, hold(a, token), seconds)
+// queue's limits on extensions and on holding. With a key ("": none), a
+// retry of the reservation's latest extension answers the job as it is
+// and spends no second one.
+func (d *Desk) MoreTime(ctx context.Context, a Actor, id, token string, seconds int, key string) (*tasks.Job, error) {
+	return d.tasks.Extend(ctx, id, hold(a, token), seconds, tasks.WithExtendKey(key))
+}
+
+// AddTime moves the holder's deadline later by add (whole seconds), as
+// MoreTime does: the page's choices are amounts added to the time left.
+func (d *Desk) AddTime(ctx context.Context, a Actor, id, token string, add time.Duration, key string) (*tasks.Job, error) {
+	return d.tasks.Extend(ctx, id, hold(a, token), int(add/time.Second), tasks.WithExtendKey(key), tasks.FromDeadline())
 }
 
 // CantBeDone ends the holder's reservation as failed, saying why: the job
-// is tried again later, or is dead after its last attempt.
+// is tried again later by someone else, or is dead after its last attempt.
 func (d *Desk) CantBeDone(ctx context.Context, a Actor, id, token, reason string) (*tasks.Job, error) {
 	return d.tasks.Fail(ctx, id, hold(a, token), reason)
 }

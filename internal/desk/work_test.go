@@ -27,7 +27,7 @@ func TestMayProduce(t *testing.T) {
 		{"a producer of another queue", desk.Person(f.stranger), desk.ErrForbidden},
 		{"an operator of the queue", desk.Person(f.op), desk.ErrForbidden},
 	} {
-		if err := desk.MayProduce(tc.who, f.queue); !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
+		if err := f.desk.MayProduce(f.ctx, tc.who, f.queue); !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
@@ -160,7 +160,8 @@ func TestClaimAny(t *testing.T) {
 		want   error
 	}{
 		{"of no queue", me, []string{}, desk.ErrInvalid},
-		{"of a queue not granted", me, []string{f.queue, "elsewhere"}, desk.ErrForbidden},
+		{"of a queue that does not exist", me, []string{f.queue, "elsewhere"}, tasks.ErrQueueNotFound},
+		{"of a queue not granted", desk.Person(f.other), []string{f.queue}, desk.ErrForbidden},
 		{"by a supervisor", desk.Person(f.super), nil, desk.ErrForbidden},
 		{"by a producer", desk.Person(f.producer), []string{f.queue}, desk.ErrForbidden},
 	} {
@@ -242,7 +243,7 @@ var holderActions = []struct {
 		return err
 	}},
 	{"MoreTime", func(f *fixture, who desk.Actor, id, token string) error {
-		_, err := f.desk.MoreTime(f.ctx, who, id, token, 600)
+		_, err := f.desk.MoreTime(f.ctx, who, id, token, 600, "")
 		return err
 	}},
 	{"CantBeDone", func(f *fixture, who desk.Actor, id, token string) error {
@@ -496,9 +497,9 @@ func TestMoreTime(t *testing.T) {
 	}
 	r := f.held("slow")
 	f.tick(time.Minute)
-	_, err := f.desk.MoreTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 0)
+	_, err := f.desk.MoreTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 0, "")
 	refused(t, "no more time", err, tasks.ErrInvalid)
-	j, err := f.desk.MoreTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 600)
+	j, err := f.desk.MoreTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 600, "k1")
 	if want := f.now().Add(600 * time.Second); err != nil || j.Deadline == nil || j.Deadline.UnixMilli() != want.UnixMilli() {
 		t.Fatalf("more time: %+v, %v; want the deadline at %v", j, err, want)
 	}
@@ -507,8 +508,30 @@ func TestMoreTime(t *testing.T) {
 	}
 	f.actedNow(f.op.Name)
 	f.tick(time.Minute)
-	_, err = f.desk.MoreTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 1200)
+	// Its retry, the answer lost, is answered as it is: no second extension.
+	again, err := f.desk.MoreTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 600, "k1")
+	if err != nil || !again.Deadline.Equal(*j.Deadline) || again.Extensions != 1 {
+		t.Fatalf("more time again with its key: %+v, %v", again, err)
+	}
+	_, err = f.desk.MoreTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 1200, "k2")
 	refused(t, "more time past the queue's extensions", err, tasks.ErrExtensionLimit)
+}
+
+// AddTime adds the amount to the time left, from the start of the
+// reservation; a form sent twice with its key is one extension.
+func TestAddTime(t *testing.T) {
+	f := newFixture(t)
+	r := f.held("long")
+	j, err := f.desk.AddTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 15*time.Minute, "form-1")
+	if want := r.Deadline.Add(15 * time.Minute); err != nil || !j.Deadline.Equal(want) || j.Extensions != 1 {
+		t.Fatalf("add 15 min: %+v, %v; want the deadline at %v", j, err, want)
+	}
+	j, err = f.desk.AddTime(f.ctx, desk.Person(f.op), r.Job.ID, r.Token, 15*time.Minute, "form-1")
+	if want := r.Deadline.Add(15 * time.Minute); err != nil || !j.Deadline.Equal(want) || j.Extensions != 1 {
+		t.Fatalf("the same form again: %+v, %v; want the deadline still at %v", j, err, want)
+	}
+	_, err = f.desk.AddTime(f.ctx, desk.Person(f.peer), r.Job.ID, r.Token, 5*time.Minute, "form-2")
+	refused(t, "more time by someone else", err, tasks.ErrForbidden)
 }
 
 func TestCantBeDone(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"claimdesk/internal/desk"
 	"claimdesk/internal/tasks"
 	"claimdesk/views"
 
@@ -16,7 +15,7 @@ import (
 // (/api/v1/batches), and the supervisor's Batches page.
 
 func (s *Server) apiCreateBatch(c echo.Context) error {
-	if err := desk.MayProduce(actor(c), c.Param("queue")); err != nil {
+	if err := s.desk.MayProduce(c.Request().Context(), actor(c), c.Param("queue")); err != nil {
 		return err
 	}
 	var body tasks.NewBatch

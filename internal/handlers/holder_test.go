@@ -213,6 +213,19 @@ func TestJobHistoryAPI(t *testing.T) {
 		t.Fatalf("completed entry's result = %s", r)
 	}
 
+	// Who gave it back reads it up to their own part: not who completed it
+	// after them, nor with what result.
+	status, raw, err = a.send("GET", path, held, "", nil)
+	if err != nil || status != 200 {
+		t.Fatalf("GET %s as who gave it back: %d %s %v", path, status, raw, err)
+	}
+	var mine struct {
+		History []map[string]any `json:"history"`
+	}
+	if err := json.Unmarshal(raw, &mine); err != nil || len(mine.History) != 3 || mine.History[2]["action"] != "released" ||
+		strings.Contains(string(raw), "approved") || strings.Contains(string(raw), a.opName) {
+		t.Fatalf("who gave it back reads %s (%v), want the history up to their release", raw, err)
+	}
 	// Who may read it is the desk's: one refusal, mapped.
 	a.expect("GET", path, never, "", 403, "forbidden")
 	a.expect("GET", path, "", "", 401, "unauthenticated")
@@ -221,30 +234,40 @@ func TestJobHistoryAPI(t *testing.T) {
 
 // More time from the work page's script is answered in place: the page as
 // it is now, whose More time box says what came of it (more time, or why
-// not), so the page that asked keeps what its operator typed.
+// not), so the page that asked keeps what its operator typed. The form
+// carries a fresh key: sent twice, it is one extension.
 func TestExtendInPlace(t *testing.T) {
 	a := newApp(t)
 	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"max_extensions":1}`, 200, "")
 	b, id, token := a.claimOnPage("more time")
-	if !strings.Contains(b.body, "1 extension left") {
-		t.Fatal("the work page does not say how many extensions are left")
+	key := regexp.MustCompile(`name="extend_key" value="([^"]+)"`).FindStringSubmatch(b.body)
+	if !strings.Contains(b.body, "You may ask once more") || !strings.Contains(b.body, `name="add" value="300"`) || key == nil {
+		t.Fatalf("the work page does not offer More time in words, with its choices and a key:\n%s", b.body)
 	}
 	b.header = http.Header{"Hx-Request": {"true"}}
-	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"600"}})
+	form := url.Values{"_csrf": {b.csrf}, "token": {token}, "add": {"900"}, "extend_key": {key[1]}}
+	b.do("POST", "/jobs/"+id+"/extend", form)
 	if b.status != 200 || !regexp.MustCompile(`data-testid="extended">\s*More time: the deadline is now <time datetime="[^"]+" data-time-only>`).MatchString(b.body) ||
 		!strings.Contains(b.body, `data-testid="no-extensions"`) {
 		t.Fatalf("more time in place: %d\n%s", b.status, b.body)
 	}
-	// Asking for later still (the same 600 s, asked within the same
-	// millisecond, would be no change at all, and answered as done).
-	b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"1200"}})
+	job := func() map[string]any { return a.expect("GET", "/api/v1/jobs/"+id, a.super, "", 200, "") }
+	added := job()
+	// The same form again (a double submit): answered as done, no second
+	// extension.
+	b.do("POST", "/jobs/"+id+"/extend", form)
+	if again := job(); b.status != 200 || again["extensions"] != 1.0 || again["deadline"] != added["deadline"] {
+		t.Fatalf("the same form sent twice: %d, %v then %v", b.status, added, again)
+	}
+	form.Set("extend_key", "another-page")
+	b.do("POST", "/jobs/"+id+"/extend", form)
 	if b.status != 200 || !strings.Contains(b.body, `data-testid="extend-problem"`) ||
 		!strings.Contains(b.body, "No more time can be added") || !strings.Contains(b.body, `id="timer"`) {
 		t.Fatalf("more time past the limit, in place: %d\n%s", b.status, b.body)
 	}
 	// Without the script, the refusal is a page of its own, as before.
 	b.header = nil
-	if b.do("POST", "/jobs/"+id+"/extend", url.Values{"_csrf": {b.csrf}, "token": {token}, "seconds": {"1200"}}); b.status != 409 {
+	if b.do("POST", "/jobs/"+id+"/extend", form); b.status != 409 {
 		t.Fatalf("more time past the limit: %d", b.status)
 	}
 }
@@ -307,4 +330,38 @@ func TestClaimAnyNothingReady(t *testing.T) {
 	_, token := a.claim()
 	a.expect("POST", "/api/v1/jobs/"+id+"/skip", a.operator, `{"token":"`+token+`"}`, 200, "")
 	a.expect("POST", "/api/v1/claim", a.operator, `{"queues":["`+a.queue+`"]}`, 204, "")
+}
+
+// More time through the API with an Idempotency-Key: a retry of the
+// reservation's latest extension answers the deadline as it is and spends
+// no second extension; a new key asks anew.
+func TestExtendRetryWithKey(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"max_extensions":1}`, 200, "")
+	a.enqueue("long")
+	id, token := a.claim()
+	extend := func(key string) (int, string) {
+		status, body, err := a.send("POST", "/api/v1/jobs/"+id+"/extend", a.operator, `{"token":"`+token+`","seconds":900}`,
+			http.Header{"Idempotency-Key": {key}, "Content-Type": {"application/json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status, string(body)
+	}
+	status, first := extend("more-1")
+	if status != 200 {
+		t.Fatalf("extend: %d %s", status, first)
+	}
+	if status, again := extend("more-1"); status != 200 || again != first {
+		t.Fatalf("the retry: %d %s, want the first answer %s", status, again, first)
+	}
+	if job := a.expect("GET", "/api/v1/jobs/"+id, a.super, "", 200, ""); job["extensions"] != 1.0 {
+		t.Fatalf("after a retry: %v extensions, want 1", job["extensions"])
+	}
+	if status, body := extend("more-2"); status != 409 || !strings.Contains(body, "extension_limit") {
+		t.Fatalf("a new key past the limit: %d %s", status, body)
+	}
+	if status, body := extend("has space"); status != 400 {
+		t.Fatalf("a key with a space: %d %s", status, body)
+	}
 }

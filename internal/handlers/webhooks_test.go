@@ -12,6 +12,7 @@ import (
 
 	"claimdesk/internal/desk"
 	"claimdesk/internal/handlers"
+	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/internal/webhooks"
 	"claimdesk/internal/webhooks/receivertest"
@@ -144,7 +145,10 @@ func TestWebhookAPIRefuses(t *testing.T) {
 	a.expect("PATCH", path, a.producer, `{"url":"http://169.254.169.254/latest"}`, 422, "invalid_webhook")
 	a.expect("PATCH", path, a.producer, `{"events":["job.eaten"]}`, 422, "invalid_webhook")
 	// Another's queue; JSON it does not take; a limit out of range.
-	a.expect("POST", "/api/v1/webhooks", a.producer, `{"url":"http://127.0.0.1:9/hooks","events":["job.dead"],"queues":["elsewhere"]}`, 403, "forbidden")
+	if _, err := a.tasks.PutQueue(context.Background(), tasks.Queue{Name: a.queue + "-another"}); err != nil {
+		t.Fatal(err)
+	}
+	a.expect("POST", "/api/v1/webhooks", a.producer, `{"url":"http://127.0.0.1:9/hooks","events":["job.dead"],"queues":["`+a.queue+`-another"]}`, 403, "forbidden")
 	a.expect("POST", "/api/v1/webhooks", a.producer, `{"url":"http://127.0.0.1:9/hooks","events":["job.dead"],"secret":"mine"}`, 400, "invalid_json")
 	a.expect("PATCH", path, a.producer, `{"enabled":"no"}`, 400, "invalid_field")
 	a.expect("PATCH", path, a.producer, `{"paused":true}`, 400, "invalid_json")

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,7 +27,7 @@ import (
 // through the API and on the job's work page.
 
 func (s *Server) apiEnqueue(c echo.Context) error {
-	if err := desk.MayProduce(actor(c), c.Param("queue")); err != nil {
+	if err := s.desk.MayProduce(c.Request().Context(), actor(c), c.Param("queue")); err != nil {
 		return err
 	}
 	var body enqueueRequest
@@ -155,7 +156,7 @@ func (s *Server) apiSkip(c echo.Context) error {
 
 func (s *Server) apiExtend(c echo.Context) error {
 	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
-		j, err := s.desk.MoreTime(ctx, a, id, b.Token, b.Seconds)
+		j, err := s.desk.MoreTime(ctx, a, id, b.Token, b.Seconds, c.Request().Header.Get("Idempotency-Key"))
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +198,7 @@ func (s *Server) homeFragment(c echo.Context) error {
 // they did lately (desk.MyWork).
 func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
 	w, err := s.desk.MyWork(ctx, desk.Person(u))
-	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Now: time.Now(), Away: u.Away}, err
+	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Results: w.Results, Now: time.Now(), Away: u.Away}, err
 }
 
 // claimFrom claims the next job of one queue and opens its work page.
@@ -276,6 +277,9 @@ func (s *Server) workView(c echo.Context) (views.Work, error) {
 		return views.Work{}, err
 	}
 	w := views.Work{Now: time.Now(), Job: o.Job, Token: o.Token, History: o.History, Trimmed: o.Trimmed, Lost: o.Lost}
+	if o.Token != "" {
+		w.Attempts, w.MoreTimeKey = views.EarlierAttempts(o.History), rand.Text()
+	}
 	slices.Reverse(w.History)
 	if o.Ended != nil {
 		w.Ended = views.EndedBecause(*o.Ended, actor(c).Name())
@@ -369,11 +373,16 @@ func (s *Server) workAction(c echo.Context) error {
 	case "skip":
 		return s.skipNext(c, id, token)
 	case "fail":
-		j, err = s.desk.CantBeDone(ctx, a, id, token, strings.TrimSpace(c.FormValue("reason")))
-		msg = "Reported as failed."
+		if j, err = s.desk.CantBeDone(ctx, a, id, token, strings.TrimSpace(c.FormValue("reason"))); err != nil {
+			break
+		}
+		s.flash(c, views.FailedWords(j))
+		return redirect(c, "/")
 	case "extend":
-		secs, _ := strconv.Atoi(c.FormValue("seconds"))
-		if j, err = s.desk.MoreTime(ctx, a, id, token, secs); err != nil {
+		// The choice is an amount added to the time left; the form's key,
+		// fresh on each page, makes a form sent twice one extension.
+		secs, _ := strconv.Atoi(c.FormValue("add"))
+		if j, err = s.desk.AddTime(ctx, a, id, token, time.Duration(secs)*time.Second, c.FormValue("extend_key")); err != nil {
 			break
 		}
 		if fromScript(c) {

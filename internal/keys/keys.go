@@ -369,11 +369,13 @@ func (q Queue) Result() string { return q.Key(PartResult) }
 func (q Queue) Idem() string { return q.Key(PartIdem) }
 
 // Skips returns the queue's SET of "operator\njob id": the operator skipped
-// that job and is not offered it again.
+// that job, or reported it failed, and is not offered it again while it
+// waits.
 func (q Queue) Skips() string { return q.Key(PartSkips) }
 
 // SkipCount returns the queue's HASH of operator → how many unfinished jobs
-// of the queue that operator has skipped; it bounds the work of claim.
+// of the queue that operator has skipped or reported failed (Skips); it
+// bounds the work of claim.
 func (q Queue) SkipCount() string { return q.Key(PartSkipCount) }
 
 // Batches returns the queue's HASH of batch id → the batch's record as a

@@ -24,7 +24,10 @@ type Work struct {
 	Actor  string       `json:"actor"`
 	// State is where the job went.
 	State tasks.State `json:"state"`
-	At    time.Time   `json:"at"`
+	// Reason is why, when one was given: the holder's, for a failure; the
+	// supervisor's, for a take-back.
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
 	// holder is whose work it was.
 	holder string
 }
@@ -42,7 +45,7 @@ func workOf(t tasks.Transition) (Work, bool) {
 		return Work{}, false
 	}
 	return Work{JobID: t.JobID, Queue: t.Queue, Title: t.Title, Action: t.Action, Actor: t.Actor,
-		State: t.To, At: t.At, holder: t.Holder}, true
+		State: t.To, Reason: t.Reason, At: t.At, holder: t.Holder}, true
 }
 
 // RecordWork writes what one change did that is kept of people, in one

@@ -415,8 +415,10 @@ func TestExtend(t *testing.T) {
 func TestFailRetriesThenDies(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		j := e.addJob(e.queue, NewJob{Title: "flaky", MaxAttempts: 3})
-		for attempt := 1; attempt <= 3; attempt++ {
-			r := e.claim("ann")
+		// Each failure keeps the job from its reporter: a new person each time.
+		for attempt, op := range []string{"ann", "bob", "cid"} {
+			attempt++
+			r := e.claim(op)
 			got, err := e.store.Fail(e.ctx, j.ID, r.Hold(), "scanner jammed")
 			if err != nil {
 				t.Fatal(err)
@@ -429,7 +431,7 @@ func TestFailRetriesThenDies(t *testing.T) {
 				t.Fatalf("attempt %d: %+v", attempt, got)
 			}
 		}
-		e.claimNone("ann")
+		e.claimNone("dan")
 		if s := e.stats(); s.Dead != 1 || s.Ready != 0 {
 			t.Fatalf("stats = %+v", s)
 		}

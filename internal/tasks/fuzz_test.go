@@ -153,10 +153,16 @@ func FuzzHolderArgs(f *testing.F) {
 			return
 		}
 		strictText(t, "", []byte(operator), []byte(reason))
-		if failed.LastError != reason || failed.State != StateReady {
+		if failed.LastError != reason || failed.State != StateReady || len(failed.SkippedBy) != 1 || failed.SkippedBy[0] != operator {
 			t.Fatalf("failed with %q: %+v", reason, failed)
 		}
-		r = e.claim(operator)
+		// Someone else takes it: it is not offered to whoever failed it.
+		e.claimNone(operator)
+		other := "next"
+		if operator == other {
+			other = "after"
+		}
+		r = e.claim(other)
 		done, err := e.store.Complete(e.ctx, j.ID, r.Hold(), result)
 		if err != nil {
 			mustBeValidation(t, "complete", err)
@@ -167,16 +173,20 @@ func FuzzHolderArgs(f *testing.F) {
 		}
 		strictText(t, "", result)
 		got := e.get(j.ID)
-		if want := compacted(t, result); string(got.Result) != want || done.CompletedBy != operator || got.CompletedBy != operator {
-			t.Fatalf("completed with %q by %q: %+v", result, operator, got)
+		if want := compacted(t, result); string(got.Result) != want || done.CompletedBy != other || got.CompletedBy != other {
+			t.Fatalf("completed with %q by %q: %+v", result, other, got)
 		}
 		h, _, err := got.History()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, entry := range h[1:] {
-			if entry.Actor != operator {
-				t.Fatalf("history entry %+v, want the actor %q", entry, operator)
+		for i, entry := range h[1:] {
+			want := operator
+			if i >= len(h)-3 { // the second claim and the completion
+				want = other
+			}
+			if entry.Actor != want {
+				t.Fatalf("history entry %+v, want the actor %q", entry, want)
 			}
 		}
 		if failure := h[len(h)-3]; failure.Action != ActionFailed || failure.Reason != reason {

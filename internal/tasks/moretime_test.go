@@ -10,45 +10,38 @@ import (
 	"time"
 )
 
-// TestMoreTime checks when More time is offered and what it adds, against
-// extend.lua's rule: the deadline becomes now plus the lease, never past
-// the start plus the max hold.
+// TestMoreTime checks what More time offers, against extend.lua's rule:
+// the deadline moves later by the amount asked, never past the start plus
+// the max hold.
 func TestMoreTime(t *testing.T) {
 	start := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { t := start.Add(d); return &t }
+	latest := start.Add(time.Hour)
 	q := Queue{MaxExtensions: 3, MaxHoldSeconds: 3600}
 	for _, tc := range []struct {
 		name       string
-		lease      time.Duration
 		deadline   time.Duration // after the start
 		extensions int
 		want       MoreTime
 	}{
-		{"a fresh claim: from a tenth of the lease in", 10 * time.Minute, 10 * time.Minute, 0,
-			MoreTime{Left: 3, From: start.Add(time.Minute), UpTo: 10 * time.Minute}},
-		{"a short lease: 5 seconds at least", 20 * time.Second, 20 * time.Second, 1,
-			MoreTime{Left: 2, From: start.Add(5 * time.Second), UpTo: 20 * time.Second}},
-		{"near the max hold: it adds what is left of it", 10 * time.Minute, 55 * time.Minute, 1,
-			MoreTime{Left: 2, From: start.Add(46 * time.Minute), UpTo: 5 * time.Minute}},
-		{"too close to the max hold to be worth a press", 10 * time.Minute, 59*time.Minute + 30*time.Second, 1,
-			MoreTime{Left: 2}},
-		{"at the max hold", 10 * time.Minute, time.Hour, 2, MoreTime{Left: 1}},
-		{"a lease of 5 seconds: its least only at the deadline", 5 * time.Second, 5 * time.Second, 0, MoreTime{Left: 3}},
-		{"none left", 10 * time.Minute, 10 * time.Minute, 3, MoreTime{}},
+		{"a fresh claim: every choice, from the start", 10 * time.Minute, 0,
+			MoreTime{Left: 3, Latest: latest, Choices: []time.Duration{5 * time.Minute, 15 * time.Minute, 30 * time.Minute}}},
+		{"near the max hold: what is left of it", 50 * time.Minute, 1,
+			MoreTime{Left: 2, Latest: latest, Choices: []time.Duration{5 * time.Minute, 10 * time.Minute}}},
+		{"closer still: one choice", 57*time.Minute + 500*time.Millisecond, 1,
+			MoreTime{Left: 2, Latest: latest, Choices: []time.Duration{2*time.Minute + 59*time.Second}}},
+		{"at the max hold", time.Hour, 2, MoreTime{Left: 1, Latest: latest}},
+		{"none left", 10 * time.Minute, 3, MoreTime{Latest: latest}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := &Job{LeaseSeconds: int(tc.lease / time.Second), ReservedAt: at(0), Deadline: at(tc.deadline), Extensions: tc.extensions}
-			if got := j.MoreTime(q); got != tc.want {
+			j := &Job{LeaseSeconds: 600, ReservedAt: at(0), Deadline: at(tc.deadline), Extensions: tc.extensions}
+			if got := j.MoreTime(q); got.Left != tc.want.Left || !got.Latest.Equal(tc.want.Latest) || !slices.Equal(got.Choices, tc.want.Choices) {
 				t.Errorf("MoreTime = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
-	m := (&Job{LeaseSeconds: 600, ReservedAt: at(0), Deadline: at(10 * time.Minute)}).MoreTime(q)
-	if m.Offered(start.Add(time.Minute-time.Second)) || !m.Offered(start.Add(time.Minute)) {
-		t.Errorf("offered before %v, or not from it", m.From)
-	}
-	if (MoreTime{Left: 1}).Offered(start) {
-		t.Error("offered with no press worth it")
+	if m := (&Job{LeaseSeconds: 600}).MoreTime(q); m.Left != 3 || !m.Latest.IsZero() || m.Choices != nil {
+		t.Errorf("MoreTime of a job not reserved = %+v", m)
 	}
 }
 
@@ -72,21 +65,17 @@ func TestClaimable(t *testing.T) {
 // script itself, on the Store's clock, over random leases, max holds, max
 // extensions, earlier extensions (as the page asks them, and as the API
 // may) and moments: Left is 0 exactly when a press is refused for the
-// count; a press is refused or adds less than MinMoreTime whenever From is
-// zero; From lies within the reservation, where a press adds at least
-// MinMoreTime, and a millisecond before it less; UpTo is what a press just
-// before the deadline adds. Each press is made on a copy of its own: the
-// same reservation, claimed and extended alike at the same moments.
+// count; every choice, pressed, adds exactly itself, the longest reaching
+// at most Latest; with no choice, a press adds less than a second or is
+// refused. Each press is made on a copy of its own: the same reservation,
+// claimed and extended alike at the same moments.
 func TestMoreTimeIsWhatExtendDoes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, backends[0].rdb, Queue{})
 	rnd := rand.New(rand.NewPCG(3, 11))
-	const copies = 3
-	for trial := range 300 {
-		lease := 1 + rnd.IntN(600)
-		if rnd.IntN(3) == 0 {
-			lease = 1 + rnd.IntN(12) // about MinMoreTime's 5 seconds
-		}
+	const copies = 4
+	for trial := range 200 {
+		lease := 1 + rnd.IntN(1800)
 		q := Queue{LeaseSeconds: lease, MaxHoldSeconds: lease*(1+rnd.IntN(5)) + rnd.IntN(lease+1), MaxExtensions: rnd.IntN(4)}
 		queue := e.newQueue(q)
 		q, err := e.store.Queue(e.ctx, queue)
@@ -112,13 +101,13 @@ func TestMoreTimeIsWhatExtendDoes(t *testing.T) {
 		j := held[0].Job
 		for range rnd.IntN(q.MaxExtensions + 2) {
 			e.clock.Advance(time.Duration(rnd.Int64N(j.Deadline.Sub(e.clock.Now()).Milliseconds())) * time.Millisecond)
-			secs := j.LeaseSeconds
+			secs, opts := 1+rnd.IntN(2*j.LeaseSeconds), []ExtendOption{}
 			if rnd.IntN(2) == 0 {
-				secs = 1 + rnd.IntN(2*j.LeaseSeconds)
+				opts = append(opts, FromDeadline())
 			}
 			var deadlines []time.Time
 			for _, r := range held {
-				got, err := e.store.Extend(e.ctx, r.Job.ID, Hold{"ann", r.Token}, secs)
+				got, err := e.store.Extend(e.ctx, r.Job.ID, Hold{"ann", r.Token}, secs, opts...)
 				if errors.Is(err, ErrExtensionLimit) {
 					got, err = e.store.Get(e.ctx, r.Job.ID)
 				}
@@ -132,62 +121,48 @@ func TestMoreTimeIsWhatExtendDoes(t *testing.T) {
 				t.Fatalf("trial %d: the copies came apart: %v", trial, deadlines)
 			}
 		}
+		e.clock.Advance(time.Duration(rnd.Int64N(j.Deadline.Sub(e.clock.Now()).Milliseconds())) * time.Millisecond)
 
 		m := j.MoreTime(q)
-		least := MinMoreTime(time.Duration(j.LeaseSeconds) * time.Second)
 		deadline := *j.Deadline
 		what := fmt.Sprintf("trial %d: lease %d s, max hold %d s, %d of %d extensions, %v into a reservation of %v: %+v",
 			trial, j.LeaseSeconds, q.MaxHoldSeconds, j.Extensions, q.MaxExtensions,
 			e.clock.Now().Sub(*j.ReservedAt), deadline.Sub(*j.ReservedAt), m)
-		// press presses More time on the copy c at the moment at, as the
-		// page does (seconds: the job's lease), and says what it added.
-		press := func(c int, at time.Time) (time.Duration, error) {
-			e.clock.Advance(at.Sub(e.clock.Now()))
-			got, err := e.store.Extend(e.ctx, held[c].Job.ID, Hold{"ann", held[c].Token}, j.LeaseSeconds)
+		if !m.Latest.Equal(j.ReservedAt.Add(time.Duration(q.MaxHoldSeconds) * time.Second)) {
+			t.Errorf("%s: latest %v", what, m.Latest)
+		}
+		// press asks the copy c for add more, as the page does, and says
+		// what it added.
+		press := func(c int, add time.Duration) (time.Duration, error) {
+			got, err := e.store.Extend(e.ctx, held[c].Job.ID, Hold{"ann", held[c].Token}, int(add/time.Second), FromDeadline())
 			if err != nil {
 				return 0, err
 			}
 			return got.Deadline.Sub(deadline), nil
 		}
-
-		if m.From.IsZero() {
-			added, err := press(0, deadline.Add(-time.Millisecond))
+		if len(m.Choices) == 0 {
+			added, err := press(0, time.Second)
 			switch {
 			case errors.Is(err, ErrExtensionLimit):
-				if m.Left > 0 && j.ReservedAt.Add(time.Duration(q.MaxHoldSeconds)*time.Second).After(deadline) {
+				if m.Left > 0 && m.Latest.After(deadline) {
 					t.Errorf("%s: refused for the count with %d left", what, m.Left)
 				}
 			case err != nil:
 				t.Fatalf("%s: %v", what, err)
 			case m.Left == 0:
 				t.Errorf("%s: none left, and a press added %v", what, added)
-			case added >= least:
-				t.Errorf("%s: not offered, and a press just before the deadline added %v", what, added)
+			case added >= time.Second:
+				t.Errorf("%s: no choice, and a press added %v", what, added)
 			}
 			continue
 		}
-		if m.Left == 0 || !m.From.Before(deadline) {
-			t.Errorf("%s: offered with none left, or from %v, not before the deadline %v", what, m.From, deadline)
-			continue
+		if m.Left == 0 || len(m.Choices) > copies {
+			t.Fatalf("%s: choices with none left, or more than the copies", what)
 		}
-		if before := m.From.Add(-time.Millisecond); !before.Before(e.clock.Now()) {
-			if added, err := press(0, before); err != nil || added >= least {
-				t.Errorf("%s: a press a millisecond before From added %v (%v), want less than %v", what, added, err, least)
+		for c, add := range m.Choices {
+			if added, err := press(c, add); err != nil || added != add || deadline.Add(added).After(m.Latest) {
+				t.Errorf("%s: a press of %v added %v (%v)", what, add, added, err)
 			}
 		}
-		if added, err := press(1, maxTime(m.From, e.clock.Now())); err != nil || added < least || added > m.UpTo {
-			t.Errorf("%s: a press from From added %v (%v), want %v to %v", what, added, err, least, m.UpTo)
-		}
-		if added, err := press(2, deadline.Add(-time.Millisecond)); err != nil || added > m.UpTo || added < m.UpTo-time.Millisecond {
-			t.Errorf("%s: a press just before the deadline added %v (%v), want UpTo", what, added, err)
-		}
 	}
-}
-
-// maxTime is the later of a and b.
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

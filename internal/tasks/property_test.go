@@ -521,6 +521,10 @@ func (m *model) holderAction(action string) {
 		_, err = e.store.Fail(e.ctx, id, Hold{mj.holder, mj.token}, "could not")
 		if live {
 			m.spendAttempt(id, mj, ActionFailed, holder)
+			// Back in line, it is not offered to whoever reported it.
+			if mj.state == StateReady && !slices.Contains(mj.skippedBy, holder) {
+				mj.skippedBy = append(mj.skippedBy, holder)
+			}
 		}
 	case "extend":
 		secs := 1 + m.rnd.IntN(120)
@@ -686,7 +690,8 @@ func (m *model) requeue() {
 		if err != nil {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
 		}
-		mj.attempts = 0
+		// Its wait starts over.
+		mj.attempts, mj.runAt = 0, m.now()
 		m.backInLine(id, mj, ActionRequeued, "sam")
 	case mj.state == StateReserved:
 		if err != nil {
@@ -765,8 +770,8 @@ func (m *model) check(step int, op string) {
 		if j.State != mj.state || seen[id] != mj.state {
 			fail("job %s: stored state %s, index %s, model %s", id, j.State, seen[id], mj.state)
 		}
-		if j.Attempts != mj.attempts || !slices.Equal(j.SkippedBy, mj.skippedBy) {
-			fail("job %s: attempts %d skipped %v, model %d %v", id, j.Attempts, j.SkippedBy, mj.attempts, mj.skippedBy)
+		if j.Attempts != mj.attempts || !slices.Equal(j.SkippedBy, mj.skippedBy) || !j.RunAt.Equal(mj.runAt) {
+			fail("job %s: attempts %d skipped %v run_at %v, model %d %v %v", id, j.Attempts, j.SkippedBy, j.RunAt, mj.attempts, mj.skippedBy, mj.runAt)
 		}
 		m.checkHistory(fail, id, j, parked[id] == "" && seen[id] == StateReady)
 		switch j.State {

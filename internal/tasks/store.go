@@ -328,22 +328,55 @@ func (s *Store) Skip(ctx context.Context, id string, h Hold) (*Job, error) {
 }
 
 // Fail reports that the holder could not do the job. It goes back in line
-// for another attempt, or is dead when its attempts are used up.
+// for another attempt, and, as after Skip, is not offered to its holder
+// again while it waits; or it is dead when its attempts are used up. A
+// holder who has skipped MaxSkips unfinished jobs of the queue may still
+// fail one: it goes back in line without that mark, and may come back to
+// them.
 func (s *Store) Fail(ctx context.Context, id string, h Hold, reason string) (*Job, error) {
 	if err := validReason(reason); err != nil {
 		return nil, err
 	}
-	return s.fenced(ctx, failScript, id, h, reason)
+	return s.fenced(ctx, failScript, id, h, reason, MaxSkips)
 }
+
+// ExtendOption refines a request for more time.
+type ExtendOption func(*extendArgs)
+
+type extendArgs struct {
+	key          string
+	fromDeadline bool
+}
+
+// WithExtendKey makes the extension idempotent: a retry with the key of
+// the reservation's latest extension answers the job as it is and spends
+// no second extension. key is 1 to 200 printable ASCII characters, as a
+// claim's (WithClaimKey).
+func WithExtendKey(key string) ExtendOption { return func(a *extendArgs) { a.key = key } }
+
+// FromDeadline counts the seconds of an extension from the reservation's
+// deadline, not from now: they are added to the time left.
+func FromDeadline() ExtendOption { return func(a *extendArgs) { a.fromDeadline = true } }
 
 // Extend moves the reservation's deadline to seconds from now. It never
 // moves it backward, and stops at the queue's max extensions and max hold
 // (ErrExtensionLimit). It returns the job with its new deadline.
-func (s *Store) Extend(ctx context.Context, id string, h Hold, seconds int) (*Job, error) {
+func (s *Store) Extend(ctx context.Context, id string, h Hold, seconds int, opts ...ExtendOption) (*Job, error) {
 	if seconds < 1 || seconds > day {
 		return nil, invalid("seconds", "must be between 1 and %d", day)
 	}
-	return s.fenced(ctx, extendScript, id, h, seconds)
+	var a extendArgs
+	for _, o := range opts {
+		o(&a)
+	}
+	if err := ValidIdempotencyKey(a.key); err != nil {
+		return nil, err
+	}
+	from := ""
+	if a.fromDeadline {
+		from = "deadline"
+	}
+	return s.fenced(ctx, extendScript, id, h, seconds, a.key, from)
 }
 
 // fenced runs one of the holder's actions: id, token, holder and the
@@ -452,6 +485,30 @@ func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts
 		return nil, "", err
 	}
 	return job, holder, nil
+}
+
+// Results returns the results of the jobs named (those that have one),
+// by id, in one round trip per Redis node.
+func (s *Store) Results(ctx context.Context, ids []string) (map[string]json.RawMessage, error) {
+	cmds := make(map[string]*redis.StringCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			if queue, ok := queueOf(id); ok {
+				cmds[id] = p.HGet(ctx, keysFor(queue).Result(), localID(id))
+			}
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, redisErr(err)
+	}
+	out := make(map[string]json.RawMessage, len(cmds))
+	for id, c := range cmds {
+		if r := c.Val(); r != "" {
+			out[id] = json.RawMessage(r)
+		}
+	}
+	return out, nil
 }
 
 // Get returns the job with its payload and result.

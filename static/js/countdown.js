@@ -1,6 +1,5 @@
 // Countdowns tick every second; a work page's says that the time ran out
-// and disables its buttons when the deadline passes, and offers More time
-// only when it would add some.
+// and disables its buttons when the deadline passes.
 import { all, format, one } from "./dom.js";
 import { isActing } from "./forms.js";
 
@@ -64,35 +63,12 @@ export function lose(action, actor) {
   all(".work .actions button, .workbar button").forEach((b) => { /** @type {HTMLButtonElement} */ (b).disabled = true; });
   const bar = one(".workbar"); // its time and action are void now
   if (bar) bar.hidden = true;
-}
-
-// More time is offered from the moment the server said a press adds
-// enough (tasks.MoreTime, rendered as the button's data-offer-from), and
-// not once the reservation ended.
-function extendOffer() {
-  const button = /** @type {HTMLButtonElement | null} */ (document.getElementById("extend-button"));
-  if (!button) return;
-  const hint = document.getElementById("extend-hint");
-  const ended = document.getElementById("ended");
-  if (ended && !ended.hidden) {
-    if (hint) hint.hidden = true; // nothing to add to a reservation that ended
-    return;
-  }
-  const from = Date.parse(button.dataset.offerFrom || "");
-  const offered = !isNaN(from) && Date.now() >= from;
-  button.disabled = !offered;
-  const later = document.getElementById("extend-later"), now = document.getElementById("extend-now");
-  if (later) later.hidden = offered;
-  if (now) now.hidden = !offered;
-}
-
-function everySecond() {
-  tick();
-  extendOffer();
+  const hint = document.getElementById("extend-hint"); // nothing to add to it
+  if (hint) hint.hidden = true;
 }
 
 /** startCountdown runs the page's countdowns. */
 export function startCountdown() {
-  everySecond();
-  setInterval(everySecond, 1000);
+  tick();
+  setInterval(tick, 1000);
 }

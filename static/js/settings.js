@@ -166,7 +166,7 @@ export function startSettings() {
     if (t.closest && t.closest("[data-open-settings]")) openSettings();
   });
   if (dialog) dialog.addEventListener("change", (e) => changed(dialog, e));
-  // Single-key shortcuts (c: claim next; on the work page n, d, m, g),
+  // Single-key shortcuts (c: claim next; on the work page n, d, m, g, s, f),
   // never while typing, and none while they are turned off; ? opens the
   // box that lists them.
   document.addEventListener("keydown", (e) => {
@@ -174,6 +174,13 @@ export function startSettings() {
     if (typing(e.target)) return;
     if (e.key === "?") { e.preventDefault(); openSettings(); return; }
     const b = /** @type {HTMLButtonElement | null} */ (one('main [data-hotkey="' + CSS.escape(e.key) + '"]'));
-    if (b && !b.disabled) { e.preventDefault(); b.click(); }
+    if (!b || b.disabled) return;
+    e.preventDefault();
+    // A disclosure's shortcut opens it at its first field.
+    const box = b.tagName === "SUMMARY" ? b.parentElement : null;
+    if (!(box instanceof HTMLDetailsElement)) { b.click(); return; }
+    box.open = true;
+    const field = one("input:not([type=hidden]), textarea", box);
+    if (field) field.focus();
   });
 }

@@ -105,7 +105,8 @@ end
 -- was created, action, actor (nil: system), from and to state, attempt,
 -- deadline in ms after the entry (nil unless the job is then reserved),
 -- holder (nil unless someone else ended their reservation) and reason (nil
--- unless a failure, or a supervisor's change that was given one). States
+-- unless a failure, or a supervisor's change that was given one; for an
+-- extension, the idempotency key it was asked with, if any: extend.lua). States
 -- and actions are small numbers: STATE_CODE and ACTION_CODE. A job keeps
 -- at most HISTORY_CAP entries: the first HISTORY_HEAD, and the latest.
 -- Those five names are defined before this file, from Go (transition.go,
@@ -144,19 +145,22 @@ local function record(id, m, action, from, to, actor, holder, reason)
   t[n + 1], t[n + 2], t[n + 3], t[n + 4] = id, action, from or '', to
   t[n + 5], t[n + 6], t[n + 7], t[n + 8] = actor, attempt, holder or '', deadline or 0
   t[n + 9], t[n + 10], t[n + 11] = m.title, m.priority, m.batch or ''
+  -- An extension's "reason" is its idempotency key: the client's own.
+  if action == 'extended' then reason = nil end
+  t[n + 12] = reason or ''
 end
 
--- last_action returns the action code and actor of the job's latest
--- history entry but admissions into a batch slot, which follow a give-back
--- by themselves (nil for a job without history).
+-- last_action returns the action code, actor and reason of the job's
+-- latest history entry but admissions into a batch slot, which follow a
+-- give-back by themselves (nil for a job without history).
 local function last_action(m)
-  local h, at, action, actor = m.history, 0, nil, nil
+  local h, at, action, actor, reason = m.history, 0, nil, nil, nil
   while at ~= -1 and at < #h do
-    local next_at, _, a, by = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
-    if a ~= ACTION_CODE.admitted then action, actor = a, by end
+    local next_at, _, a, by, _, _, _, _, _, why = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
+    if a ~= ACTION_CODE.admitted then action, actor, reason = a, by, why end
     at = next_at
   end
-  return action, actor
+  return action, actor, reason
 end
 
 -- Batches. Each job of a batch counts in one of its batch's counters
@@ -369,6 +373,21 @@ local function forget_skips(id, m)
   m.skipped_by = nil
 end
 
+-- not_for marks the job as one op is not offered again while it waits (a
+-- skip, or a failure op reported): K.skips and K.skipcount hold the marks,
+-- m.skipped_by who has one on the job. Claim looks past at most limit jobs
+-- op marked, so op may have at most limit marks in the queue: at the
+-- limit, it marks nothing and answers false.
+local function not_for(id, m, op, limit)
+  if tonumber(redis.call('HGET', K.skipcount, op) or '0') >= limit then return false end
+  if redis.call('SADD', K.skips, op .. '\n' .. id) == 1 then
+    redis.call('HINCRBY', K.skipcount, op, 1)
+    m.skipped_by = m.skipped_by or {}
+    table.insert(m.skipped_by, op)
+  end
+  return true
+end
+
 -- finish files a job under a terminal state: completed, dead or canceled.
 local function finish(id, m, state, action, actor, reason)
   forget_skips(id, m)
@@ -442,7 +461,7 @@ local EVENT_TYPE = {completed = 'job.completed', dead = 'job.dead', canceled = '
 -- a final state (TRANS), one per batch that finished.
 local function publish()
   local events, t = {}, TRANS
-  for i = 1, #t, 11 do
+  for i = 1, #t, 12 do
     local kind = EVENT_TYPE[t[i + 3]]
     if kind then events[#events + 1] = {kind, t[i]} end
   end
@@ -466,9 +485,9 @@ local function publish()
 end
 
 -- answer is every script's reply: {status, effects, values...}. The
--- effects are {} when the call changed nothing, else {transitions (11
+-- effects are {} when the call changed nothing, else {transitions (12
 -- values each: id, action, from, to, actor, attempt, holder, deadline ms,
--- title, priority, batch), the queue's counts after them (ready, held,
+-- title, priority, batch, reason), the queue's counts after them (ready, held,
 -- scheduled, reserved, dead), the changed batches (id, record JSON), now
 -- in ms}.
 -- Changed batches are saved here, once per call.

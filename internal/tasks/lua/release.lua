@@ -17,16 +17,6 @@ local action = 'released'
 if skip then action = 'skipped' end
 local m, done = take(id, ARGV[3], op, action)
 if not m then return done end
-if skip then
-  -- Claim looks past at most this many skipped jobs, so no more may exist.
-  if tonumber(redis.call('HGET', K.skipcount, op) or '0') >= tonumber(ARGV[6]) then
-    return answer('skip_limit')
-  end
-  if redis.call('SADD', K.skips, op .. '\n' .. id) == 1 then
-    redis.call('HINCRBY', K.skipcount, op, 1)
-    m.skipped_by = m.skipped_by or {}
-    table.insert(m.skipped_by, op)
-  end
-end
+if skip and not not_for(id, m, op, tonumber(ARGV[6])) then return answer('skip_limit') end
 back_in_line(id, m, action, op)
 return reply(id, store(id, m))

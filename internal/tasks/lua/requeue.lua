@@ -1,6 +1,7 @@
 -- requeue.lua: a supervisor puts a dead job back in line with fresh attempts,
 -- or takes a reserved job away from its holder (force release: the token
--- dies). A job of a canceled batch is not requeued from dead, and a force
+-- dies). A requeued dead job waits from now on (run_at), not from when it
+-- was made; it keeps its rank, its place in line. A job of a canceled batch is not requeued from dead, and a force
 -- release cancels it.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
@@ -20,7 +21,8 @@ local holder, action = '', 'requeued'
 if m.state == 'dead' then
   local b = batch(m.batch)
   if b and b.state == 'canceled' then return answer('invalid_state') end
-  m.attempts, m.finished_at = 0, nil
+  -- Its wait starts over: K.waiting (the oldest wait) counts from now.
+  m.attempts, m.finished_at, m.run_at = 0, nil, NOW
 elseif m.state == 'reserved' then
   holder, action = m.reserved_by, 'force_released'
 else

@@ -1,0 +1,81 @@
+import { expect, test } from './fixtures';
+import { OperatorHomePage } from './pages/OperatorHomePage';
+import { WorkPage } from './pages/WorkPage';
+import { SCREENS, checkScreen } from './screen';
+
+// content-moderation (seed): lease 45 s, 3 attempts, 2 extensions; bob and
+// carol are granted it.
+
+test("can't be done: the job goes to someone else, who reads the earlier attempt above the form", async ({ openAs, jobs, api }) => {
+  const job = await jobs.create('content-moderation', 'Screenshot link of a reported post');
+
+  const bob = await openAs('bob');
+  const bobHome = new OperatorHomePage(bob);
+  const bobWork = new WorkPage(bob);
+  await bobHome.goto();
+  await bobHome.claimNextIn('content-moderation');
+  expect(await bobWork.waitForJob()).toBe(job.id);
+  await expect(bob.getByTestId('earlier-attempts')).toHaveCount(0); // the first attempt
+
+  // f opens "Can't be done…" at its reason.
+  await bob.keyboard.press('f');
+  await expect(bob.getByLabel('Why')).toBeFocused();
+  await bob.getByLabel('Why').fill('Scan URL 404s');
+  await bobWork.failButton.click();
+  await expect(bob).toHaveURL('/');
+  await expect(bobHome.flash).toHaveText(`“${job.title}” is back in line for someone else: 1 of 3 attempts used.`);
+  // My recent work links to it and says why.
+  const row = bob.getByTestId('recent-work').locator(`li[data-job-id="${job.id}"]`);
+  await expect(row.getByTestId('outcome')).toHaveText("Can't be done");
+  await expect(row.getByTestId('recent-brief')).toHaveText('Scan URL 404s');
+  await expect(row.getByTestId('recent-link')).toHaveAttribute('href', `/jobs/${job.id}`);
+
+  // bob's next claim does not hand it back to him.
+  const next = await bobHome.claimNextIn('content-moderation');
+  expect(next).not.toBe(`/jobs/${job.id}`);
+  if (next !== '/') await bobWork.release();
+
+  for (const screen of SCREENS) {
+    const carol = await openAs('carol', 'A', { viewport: screen.viewport });
+    const carolHome = new OperatorHomePage(carol);
+    const carolWork = new WorkPage(carol);
+    await carolHome.goto();
+    await carolHome.claimNextIn('content-moderation');
+    expect(await carolWork.waitForJob()).toBe(job.id);
+    const earlier = carol.getByTestId('earlier-attempt');
+    await expect(earlier).toHaveCount(1);
+    await expect(earlier).toContainText('bob');
+    await expect(earlier.getByTestId('attempt-why')).toHaveText("can't be done: Scan URL 404s");
+    await expect(earlier.locator('time')).toHaveAttribute('title', /UTC$/);
+    await expect(carol.getByTestId('job-attempt')).toHaveText('attempt 2 of 3');
+    // The meta line never breaks inside a group.
+    const meta = carol.getByTestId('job-attempt');
+    expect(await meta.evaluate((el) => el.getClientRects().length)).toBe(1);
+    // More time: from the start, a choice of amounts.
+    for (const choice of ['+5 min', '+15 min', '+30 min']) {
+      await expect(carol.getByRole('button', { name: choice })).toBeEnabled();
+    }
+    await checkScreen(carol, `the work page with an earlier attempt (${screen.name})`, screen.name === 'phone');
+    await carol.screenshot({ path: test.info().outputPath(`work-attempts-${screen.viewport.width}.png`), fullPage: true });
+    await carolWork.release();
+    await carol.context().close();
+  }
+
+  const back = await api.get(job);
+  expect(back.state).toBe('ready');
+  expect(back.skipped_by).toEqual(['bob']);
+});
+
+test('skip has its shortcut, s', async ({ openAs, jobs }) => {
+  const job = await jobs.create('content-moderation', 'Comment thread to skip by key');
+  const bob = await openAs('bob');
+  const home = new OperatorHomePage(bob);
+  const work = new WorkPage(bob);
+  await home.goto();
+  await home.claimNextIn('content-moderation');
+  expect(await work.waitForJob()).toBe(job.id);
+  await expect(work.skipButton).toHaveAttribute('aria-keyshortcuts', 's');
+  await bob.keyboard.press('s');
+  await expect(bob).not.toHaveURL(`/jobs/${job.id}`);
+  await expect(home.flash).toContainText(`Skipped “${job.title}”`);
+});
