@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -114,7 +115,7 @@ func TestOutcomeOnTheWorkPage(t *testing.T) {
 	if b.status != 400 {
 		t.Fatalf("a refused form: %d", b.status)
 	}
-	for _, want := range []string{`data-testid="problem-amount">Enter a number`, `data-testid="problem-reason">Required.`,
+	for _, want := range []string{`data-testid="problem-amount">Enter an amount like 1188.00.`, `data-testid="problem-reason">Fill this in.`,
 		`value="reject" checked`, `value="lots"`, `my &lt;notes&gt;</textarea>`, `Not completed: 2 values above need a look.`,
 		`aria-describedby="problem-amount"`} {
 		if !strings.Contains(b.body, want) {
@@ -199,4 +200,64 @@ func TestOutcomeCheckReadsNothingMore(t *testing.T) {
 	a.enqueue("free")
 	id, token := a.claim()
 	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token": "`+token+`", "result": {"free": true}}`, 200, "")
+}
+
+// The work page starts a field with the payload's value at its prefill
+// path, written as the viewer's locale writes numbers (Accept-Language),
+// and reads what comes back the same way: 1.250,5 for German, 1,250.5
+// for English, both where only one reading is possible; what reads two
+// ways without a locale to tell is refused, saying how to write it.
+func TestOutcomeNumbersByLocale(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": {"choices": ["refund", "none"], "fields": [
+		{"name": "refund_amount", "type": "number", "prefill": "charges[1].amount", "min": 0, "max": 5000},
+		{"name": "kind", "type": "one_of", "options": ["Billing", "Other"], "prefill": "ticket.kind"}]}}`, 200, "")
+	for _, tc := range []struct {
+		language, shown, typed string
+		want                   float64
+		problem                string
+	}{
+		{"de-DE,de;q=0.9", `value="1.188,00" placeholder="1.188,00"`, "1.250,5", 1250.5, ""},
+		{"de-DE", "", "1,188.00", 1188, ""},
+		{"de-DE", "", "1,5", 1.5, ""},
+		{"en-US,en;q=0.9", `value="1,188.00" placeholder="1,188.00"`, "1,250", 1250, ""},
+		{"en-GB", "", "1.188,00", 1188, ""},
+		{"", `value="1188.00" placeholder="1188.00"`, "1,188", 0, "This reads two ways: write it like 1188.00, or without separators, like 1188."},
+		{"de", "", "5.000,01", 0, "Enter a number from 0 to 5.000."},
+		{"en", "", "a lot", 0, "Enter an amount like 1,188.00."},
+	} {
+		out := a.expect("POST", "/api/v1/queues/"+a.queue+"/jobs", a.producer,
+			`{"title": "Refund", "payload": {"ticket": {"kind": "Billing"}, "charges": [{"amount": 1188.0}, {"amount": 1188.0, "currency": "EUR"}]}}`, 201, "")
+		id := out["job"].(map[string]any)["id"].(string)
+		b := a.browser()
+		b.header = http.Header{"Accept-Language": {tc.language}}
+		b.login(a.opName, "password-"+a.opName)
+		b.do("GET", "/", nil)
+		b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
+		b.do("GET", "/jobs/"+id, nil)
+		token := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)
+		if token == nil {
+			t.Fatalf("%q: no work page", tc.language)
+		}
+		if !strings.Contains(b.body, tc.shown) || !strings.Contains(b.body, `value="Billing" checked`) ||
+			!strings.Contains(b.body, `data-testid="prefilled-refund_amount"`) {
+			t.Errorf("%q: the form does not start with the payload's %s", tc.language, tc.shown)
+		}
+		b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token[1]}, "decision": {"refund"},
+			"refund_amount": {tc.typed}, "kind": {"Billing"}})
+		j, _ := a.tasks.Get(context.Background(), id)
+		if tc.problem != "" {
+			if b.status != 400 || !strings.Contains(b.body, `data-testid="problem-refund_amount">`+tc.problem+`<`) ||
+				!strings.Contains(b.body, `value="`+tc.typed+`"`) || j.State != tasks.StateReserved {
+				t.Errorf("%q, %q: %d, %s; want refused with %q", tc.language, tc.typed, b.status, j.State, tc.problem)
+			}
+			continue
+		}
+		var result struct {
+			RefundAmount float64 `json:"refund_amount"`
+		}
+		if b.status != 303 || j.State != tasks.StateCompleted || json.Unmarshal(j.Result, &result) != nil || result.RefundAmount != tc.want {
+			t.Errorf("%q, %q: %d, %s %s; want %v", tc.language, tc.typed, b.status, j.State, j.Result, tc.want)
+		}
+	}
 }
