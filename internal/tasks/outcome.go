@@ -64,7 +64,7 @@ const (
 // Limits of an outcome form, and of its text values.
 const (
 	maxChoices       = 10
-	maxOutcomeFields = 20
+	MaxOutcomeFields = 20
 	maxOptions       = 20
 	maxLabel         = 80
 	MaxOutcomeText   = 2000
@@ -126,8 +126,8 @@ func (o Outcome) Problems() []*ValidationError {
 			add(at, "repeats %q: give each choice once", c)
 		}
 	}
-	if len(o.Fields) > maxOutcomeFields {
-		add("outcome.fields", "must be at most %d fields", maxOutcomeFields)
+	if len(o.Fields) > MaxOutcomeFields {
+		add("outcome.fields", "must be at most %d fields", MaxOutcomeFields)
 	}
 	for i, f := range o.Fields {
 		at := fmt.Sprintf("outcome.fields[%d]", i)
