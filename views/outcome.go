@@ -74,7 +74,7 @@ func OutcomeProblems(o *tasks.Outcome, e *tasks.OutcomeError, loc numfmt.Locale)
 // problemWords says one problem of a value of type f.
 func problemWords(f tasks.OutcomeField, p tasks.Problem, loc numfmt.Locale) string {
 	enter := "Enter a number like " + loc.Format("1250") + "."
-	if isMoneyKey(f.Name) || keyCurrency(f.Name) != "" {
+	if amountField(f) {
 		enter = "Enter an amount like " + loc.Example() + "."
 	}
 	switch p.Kind {
@@ -118,6 +118,14 @@ func problemWords(f tasks.OutcomeField, p tasks.Problem, loc numfmt.Locale) stri
 	return "This is not a field of the form."
 }
 
+// amountField reports whether an outcome field is an amount of money: a
+// word of its name is one of money's ("refund_amount", "total_to_pay"),
+// or it ends in a currency ("credit_eur").
+func amountField(f tasks.OutcomeField) bool {
+	return f.Type == tasks.FieldNumber && (slices.ContainsFunc(keyWords(f.Name), func(w string) bool { return moneyWords[w] }) ||
+		keyCurrency(f.Name) != "")
+}
+
 // formatBound writes a number's bound as the viewer does.
 func formatBound(n float64, loc numfmt.Locale) string {
 	return loc.Format(strconv.FormatFloat(n, 'f', -1, 64))
@@ -137,7 +145,11 @@ func startValue(p Page, w Work, f tasks.OutcomeField) string {
 	}
 	switch v := v.(type) {
 	case json.Number:
-		return p.Locale.Format(v.String())
+		n := v.String()
+		if amountField(f) && !strings.ContainsAny(n, ".eE") {
+			n += ".00" // an amount in whole units, as amounts are written
+		}
+		return p.Locale.Format(n)
 	case bool:
 		if v {
 			return "yes"

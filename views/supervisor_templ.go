@@ -2338,11 +2338,11 @@ func OutcomeEditor(q tasks.Queue, typed url.Values, problem SettingsProblem, act
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = editButton(action, "up:"+itoa(i), "Move up", "Move field "+itoa(i+1)+" up").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = editButton(action, "up:"+itoa(i), "Move up", "Move up field "+itoa(i+1)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = editButton(action, "down:"+itoa(i), "Move down", "Move field "+itoa(i+1)+" down").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = editButton(action, "down:"+itoa(i), "Move down", "Move down field "+itoa(i+1)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
