@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { expect, test } from './fixtures';
 import { checkScreen } from './screen';
 import { OperatorHomePage } from './pages/OperatorHomePage';
@@ -10,13 +9,9 @@ import { WorkPage } from './pages/WorkPage';
 // and the payload reads as people write it (a table for the invoice lines,
 // rates as percentages, tags as chips).
 
-/** Where the screenshots of these states go, to look at. */
-const SHOTS = process.env.CLAIMDESK_SHOTS_DIR;
-
+/** Keeps a picture of the page among the test's results, to look at. */
 async function shoot(page: import('@playwright/test').Page, name: string) {
-  if (!SHOTS) return;
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+  await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
 }
 
 test.describe('outcome forms and payloads', () => {

@@ -232,6 +232,7 @@ func editorWords(key, message string) string {
 	if subject == "" {
 		subject = "This"
 	}
+	message, _, _ = strings.Cut(message, " (^") // the pattern is the API's, not the page's
 	message = strings.Replace(message, "and max are for numbers only", "and highest are for numbers only", 1)
 	message = strings.Replace(message, "must not be below min", "must not be below the lowest", 1)
 	message = strings.Replace(message, "choices", "decisions", 1)
