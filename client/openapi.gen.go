@@ -1119,11 +1119,27 @@ type OutcomeField struct {
 	// Label What the work page shows; the name in words when left out.
 	Label *string `json:"label,omitempty"`
 
+	// Max For `number`, the greatest value taken (inclusive); not below `min`.
+	Max *float64 `json:"max,omitempty"`
+
+	// Min For `number`, the least value taken (inclusive).
+	Min *float64 `json:"min,omitempty"`
+
 	// Name The field's key in the result; not `decision` or `notes`.
 	Name string `json:"name"`
 
 	// Options For `one_of`, 2 to 20 strings of at most 80 characters.
 	Options *[]string `json:"options,omitempty"`
+
+	// Prefill A path into the job's payload whose value the work page starts
+	// the field with: keys joined by dots, list positions in brackets
+	// from 0 (`invoice.gross`, `lines[0].sku`). Keys are letters,
+	// digits, `_` and `-`. The field starts empty when the path leads
+	// nowhere or to a value its type cannot take (a number, or text
+	// that is a plain number, for `number`; text or a number for
+	// `text`; `true` or `false` for `yes_no`; one of `options` for
+	// `one_of`).
+	Prefill *string `json:"prefill,omitempty"`
 
 	// Required The field must be given.
 	Required *bool `json:"required,omitempty"`

@@ -173,7 +173,7 @@ test('a batch capped at two is followed live to completion; a waiting producer h
   await expect(sam.slots(batch.id)).toHaveText('2 / 2', { timeout: SOON });
   await sam.expectProgress(batch.id, { done: 1, total: 3, inProgress: 2, waiting: 0 });
 
-  await carol.complete(second!, { approved: 'yes' });
+  await carol.complete(second!, { verdict: 'Approved' });
   await expect(sam.slots(batch.id)).toHaveText('1 / 2', { timeout: SOON });
   await sam.expectProgress(batch.id, { done: 2, total: 3, inProgress: 1 });
   await expect(sam.counts(batch.id)).toContainText('2 done');
@@ -308,7 +308,7 @@ test('an open batch never completes, however many of its jobs are done, until it
   const second = await carol.claim(QUEUE);
   expect(second, 'carol got a job').not.toBeNull();
   expect(ids.filter((id) => id !== first)).toEqual([second!.job.id]);
-  await carol.complete(second!, { reconciled: true });
+  await carol.complete(second!, { verdict: 'Approved', amount_to_pay: 1188 });
 
   await sam.expectProgress(batch.id, { done: 2, total: 2 }, { timeout: SOON });
   await expect(sam.state(batch.id)).toHaveText('open');

@@ -218,21 +218,23 @@ test.describe('an abandoned reservation', () => {
     const answered = alice.waitForResponse(
       (r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/complete`),
     );
-    await aliceWork.completeDespiteLostReservation('Looked fine to me.', { approved: 'yes' });
+    await alice.getByLabel(/^Amount to pay/).fill('1,188.00');
+    await aliceWork.completeDespiteLostReservation('Looked fine to me.');
     expect((await answered).status()).toBe(200);
     await expect(aliceWork.ended).toContainText('This reservation ended: your time ran out.');
-    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Looked fine to me.\napproved: yes');
+    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Looked fine to me.\namount_to_pay: 1,188.00');
     const untouched = await api.get(job);
     expect(untouched.state).toBe('reserved');
     expect(untouched.reserved_by).toBe('carol');
     expect(untouched.result ?? null).toBeNull();
 
     // carol's reservation is intact: her result is the one stored.
-    await carolWork.complete('Checked it properly.', { approved: 'no' });
+    await carol.getByRole('radio', { name: 'Rejected' }).check();
+    await carolWork.complete('Checked it properly.');
     await expect(carolHome.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
     const done = await api.get(job);
     expect(done.state).toBe('completed');
-    expect(done.result).toEqual({ notes: 'Checked it properly.', approved: 'no' });
+    expect(done.result).toEqual({ notes: 'Checked it properly.', verdict: 'Rejected' });
 
     // Should alice open the job again, it tells her why it is not hers.
     const again = new WorkPage(await alice.context().newPage());

@@ -11,7 +11,7 @@ import { WorkPage } from './pages/WorkPage';
 
 test.describe('structured outcomes', () => {
   test('an outcome form is checked on the page, keeps what was typed, and is stored typed', async ({ openAs, jobs, api }) => {
-    const bob = await openAs('bob', 'A', { viewport: { width: 390, height: 844 } });
+    const bob = await openAs('bob', 'A', { viewport: { width: 390, height: 844 }, locale: 'en-US' });
     const home = new OperatorHomePage(bob);
     const work = new WorkPage(bob);
     await home.goto();
@@ -36,9 +36,9 @@ test.describe('structured outcomes', () => {
     expect((await answered).status()).toBe(200);
 
     // Answered in place: each problem next to its value, the rest as typed.
-    await expect(bob.getByTestId('problem-category')).toHaveText('Required.');
-    await expect(bob.getByTestId('problem-refund_amount')).toHaveText('Enter a number, like 1250 or 12.5.');
-    await expect(bob.getByTestId('problem-customer_told')).toHaveText('Required.');
+    await expect(bob.getByTestId('problem-category')).toHaveText('Choose one: Billing, Delivery, Account, Outage, Privacy or Other.');
+    await expect(bob.getByTestId('problem-refund_amount')).toHaveText('Enter an amount like 1,188.00.');
+    await expect(bob.getByTestId('problem-customer_told')).toHaveText('Choose Yes or No.');
     await expect(bob.getByTestId('complete-problem')).toHaveText('Not completed: 3 values above need a look.');
     await expect(work.notes).toHaveValue('Called her back; the second charge is a duplicate.');
     await expect(decision.getByRole('radio', { name: 'Refund' })).toBeChecked();
@@ -62,11 +62,12 @@ test.describe('structured outcomes', () => {
     });
   });
 
-  test('a supervisor sets a queue\'s outcome form; a bad one is refused as typed', async ({ openAs }, info) => {
-    const sam = await openAs('sam');
+  test('a supervisor sets a queue\'s outcome form as JSON; a bad one is refused as typed', async ({ openAs }, info) => {
+    const sam = await openAs('sam', 'A', { locale: 'en-US' });
     const name = `outcome-${Date.now().toString(36)}${info.retry}`;
     await sam.goto('/supervisor/queues/new');
     await sam.getByLabel('Name').fill(name);
+    await sam.getByRole('button', { name: 'Edit as JSON' }).click();
     const box = sam.getByTestId('outcome-form');
     const bad = '{"choices": ["approve"]}';
     await box.fill(bad);
@@ -78,10 +79,12 @@ test.describe('structured outcomes', () => {
     await sam.getByRole('button', { name: 'Create queue' }).click();
     await expect(sam.getByTestId('flash')).toContainText(`Created queue ${name}`);
     // Stored, and shown again indented for the next change.
+    await sam.getByRole('button', { name: 'Edit as JSON' }).click();
     await expect(box).toHaveValue(/"required_for": \[\n\s+"reject"\n\s+\]/);
     await box.fill('');
     await sam.getByRole('button', { name: 'Save settings' }).click();
     await expect(sam.getByTestId('flash')).toContainText(`Saved the settings of ${name}`);
-    await expect(box).toHaveValue('');
+    await expect(sam.getByTestId('editor-fields').getByRole('listitem')).toHaveCount(0);
+    await expect(sam.getByLabel(/^Decisions/)).toHaveValue('');
   });
 });

@@ -173,12 +173,13 @@ test.describe('a reservation taken away', () => {
     const answered = alice.waitForResponse(
       (r) => r.request().method() === 'POST' && r.url().endsWith(`/jobs/${job.id}/complete`),
     );
-    await work.completeDespiteLostReservation('Done, I think.', { approved: 'yes' });
+    await alice.getByLabel(/^Amount to pay/).fill('1,188.00');
+    await work.completeDespiteLostReservation('Done, I think.');
     // Answered in place: the page says why the reservation ended, and
     // shows the notes it did not save, to copy.
     expect((await answered).status()).toBe(200);
     await expect(work.ended).toContainText('This reservation ended: taken back by sam.');
-    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Done, I think.\napproved: yes');
+    await expect(alice.getByTestId('unsaved').getByRole('textbox')).toHaveValue('Done, I think.\namount_to_pay: 1,188.00');
     await expect(work.completeButton).toHaveCount(0);
     await stillTheSamePage();
 
@@ -199,7 +200,7 @@ test.describe('a reservation taken away', () => {
     expect((await api.get(job)).reserved_by).toBe('alice');
   });
 
-  test('a Complete refused in place (a value without a name) leaves the page listening: a force release right after is told at once', async ({
+  test('a Complete refused in place (an amount that is no number) leaves the page listening: a force release right after is told at once', async ({
     openAs,
     jobs,
   }) => {
@@ -211,12 +212,14 @@ test.describe('a reservation taken away', () => {
     const work = new WorkPage(alice);
     expect(await work.waitForJob()).toBe(job.id);
     await work.live.waitUntilLive();
-    await alice.getByLabel('Field value 1', { exact: true }).fill('1188');
+    const amount = alice.getByLabel(/^Amount to pay/);
+    await alice.getByRole('radio', { name: 'Approved' }).check();
+    await amount.fill('1188 euros');
     await work.completeButton.click();
-    await expect(alice.getByTestId('problem-row-1')).toHaveText('This row has a value but no name: name it, or clear it.');
-    await expect(alice.getByLabel('Field value 1', { exact: true })).toHaveValue('1188');
-    // The operator is taken to the row's name, not to the top of the form.
-    await expect(alice.getByLabel('Field name 1', { exact: true })).toBeFocused();
+    await expect(alice.getByTestId('problem-amount_to_pay')).toHaveText(/^Enter an amount like 1.188.00\.$/);
+    await expect(amount).toHaveValue('1188 euros');
+    // The operator is taken to the value, not to the top of the form.
+    await expect(amount).toBeFocused();
 
     const sam = new SupervisorPage(await openAs('sam'));
     await sam.goto();

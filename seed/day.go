@@ -162,7 +162,8 @@ func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, work
 // demoTexts are what the demo's people write in an outcome form's text
 // fields, by field name.
 var demoTexts = map[string][]string{
-	"escalated_to": {"Platform team", "Billing lead", "Data protection officer"},
+	"escalated_to":     {"Platform team", "Billing lead", "Data protection officer"},
+	"rejection_reason": {"Duplicate of an invoice already paid.", "No purchase order matches.", "VAT id does not check out."},
 }
 
 // outcomeOf is a result that fits the queue's outcome form, as a person

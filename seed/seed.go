@@ -183,9 +183,9 @@ func activity(ctx context.Context, ts *tasks.Store) error {
 		return err
 	}
 	verdicts := []string{
-		`{"verdict":"approved","notes":"PO and delivery note match; booked."}`,
-		`{"verdict":"approved","notes":"VAT id checked against VIES."}`,
-		`{"verdict":"rejected","notes":"Duplicate of an invoice paid in October."}`,
+		`{"verdict":"Approved","amount_to_pay":4812,"notes":"PO and delivery note match; booked."}`,
+		`{"verdict":"Approved","notes":"VAT id checked against VIES."}`,
+		`{"verdict":"Rejected","rejection_reason":"Duplicate of an invoice paid in October."}`,
 	}
 	for _, v := range verdicts {
 		r, err := claim("invoice-review")

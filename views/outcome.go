@@ -1,6 +1,7 @@
 package views
 
 import (
+	"encoding/json"
 	"maps"
 	"net/url"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"claimdesk/internal/numfmt"
 	"claimdesk/internal/tasks"
 )
 
@@ -31,20 +33,132 @@ func requiredWords(f tasks.OutcomeField) string {
 	case f.Required:
 		return "(required)"
 	case len(f.RequiredFor) > 0:
-		words := ""
-		for i, c := range f.RequiredFor {
-			switch {
-			case i == 0:
-			case i == len(f.RequiredFor)-1:
-				words += " or "
-			default:
-				words += ", "
-			}
-			words += Humanize(c)
-		}
-		return "(required for " + words + ")"
+		return "(required for " + orList(f.RequiredFor) + ")"
 	}
 	return "(optional)"
+}
+
+// orList says names as choices: "Resolved, Refund or Escalate".
+func orList(names []string) string {
+	words := ""
+	for i, c := range names {
+		switch {
+		case i == 0:
+		case i == len(names)-1:
+			words += " or "
+		default:
+			words += ", "
+		}
+		words += Humanize(c)
+	}
+	return words
+}
+
+// OutcomeProblems says each problem of a result refused by its queue's
+// outcome form in a sentence, by the value's name, in one voice: what to
+// do, with the choices or an example in the viewer's way of writing
+// numbers ("Choose one: Resolved, Refund or Escalate.", "Enter an amount
+// like 1,188.00.").
+func OutcomeProblems(o *tasks.Outcome, e *tasks.OutcomeError, loc numfmt.Locale) map[string]string {
+	said := make(map[string]string, len(e.Problems))
+	for name, p := range e.Problems {
+		f := tasks.OutcomeField{Name: name, Type: tasks.FieldText}
+		if i := slices.IndexFunc(o.Fields, func(f tasks.OutcomeField) bool { return f.Name == name }); i >= 0 {
+			f = o.Fields[i]
+		}
+		said[name] = problemWords(f, p, loc)
+	}
+	return said
+}
+
+// problemWords says one problem of a value of type f.
+func problemWords(f tasks.OutcomeField, p tasks.Problem, loc numfmt.Locale) string {
+	enter := "Enter a number like " + loc.Format("1250") + "."
+	if amountField(f) {
+		enter = "Enter an amount like " + loc.Example() + "."
+	}
+	switch p.Kind {
+	case tasks.ProblemRequired, tasks.ProblemChoose:
+		switch {
+		case p.Options != nil && f.Name == "decision" || f.Type == tasks.FieldOneOf && len(f.Options) <= 6:
+			if p.Options == nil {
+				p.Options = f.Options
+			}
+			if f.Type == tasks.FieldOneOf {
+				return "Choose one: " + strings.Join(p.Options[:len(p.Options)-1], ", ") + " or " + p.Options[len(p.Options)-1] + "."
+			}
+			return "Choose one: " + orList(p.Options) + "."
+		case f.Type == tasks.FieldOneOf:
+			return "Choose one from the list."
+		case f.Type == tasks.FieldYesNo:
+			return "Choose Yes or No."
+		case f.Type == tasks.FieldNumber:
+			return enter
+		}
+		return "Fill this in."
+	case tasks.ProblemNumber:
+		return enter
+	case tasks.ProblemAmbiguous:
+		return "This reads two ways: write it like " + loc.Example() + ", or without separators, like 1188."
+	case tasks.ProblemRange:
+		switch {
+		case p.Min != nil && p.Max != nil:
+			return "Enter a number from " + formatBound(*p.Min, loc) + " to " + formatBound(*p.Max, loc) + "."
+		case p.Min != nil:
+			return "Enter a number of at least " + formatBound(*p.Min, loc) + "."
+		}
+		return "Enter a number of at most " + formatBound(*p.Max, loc) + "."
+	case tasks.ProblemYesNo:
+		return "Choose Yes or No."
+	case tasks.ProblemBlank, tasks.ProblemText:
+		return "Fill this in with words."
+	case tasks.ProblemTooLong:
+		return "Shorten this to " + loc.Format(strconv.Itoa(tasks.MaxOutcomeText)) + " characters or fewer."
+	}
+	return "This is not a field of the form."
+}
+
+// amountField reports whether an outcome field is an amount of money: a
+// word of its name is one of money's ("refund_amount", "total_to_pay"),
+// or it ends in a currency ("credit_eur").
+func amountField(f tasks.OutcomeField) bool {
+	return f.Type == tasks.FieldNumber && (slices.ContainsFunc(keyWords(f.Name), func(w string) bool { return moneyWords[w] }) ||
+		keyCurrency(f.Name) != "")
+}
+
+// formatBound writes a number's bound as the viewer does.
+func formatBound(n float64, loc numfmt.Locale) string {
+	return loc.Format(strconv.FormatFloat(n, 'f', -1, 64))
+}
+
+// startValue is what a field of the complete form shows: what the holder
+// typed, when the form comes back refused; else the job's payload at the
+// field's prefill path, written as the viewer writes it ("yes" or "no"
+// for yes_no); else nothing.
+func startValue(p Page, w Work, f tasks.OutcomeField) string {
+	if w.Typed != nil {
+		return w.typed(f.Name)
+	}
+	v, ok := f.PrefillValue(w.Job.Payload)
+	if !ok {
+		return ""
+	}
+	switch v := v.(type) {
+	case json.Number:
+		n := v.String()
+		if amountField(f) && !strings.ContainsAny(n, ".eE") {
+			n += ".00" // an amount in whole units, as amounts are written
+		}
+		return p.Locale.Format(n)
+	case bool:
+		if v {
+			return "yes"
+		}
+		return "no"
+	case string:
+		return v
+	}
+	return ""
 }
 
 type option struct{ value, label string }
@@ -83,21 +197,6 @@ func invalid(w Work, name string) templ.Attributes {
 		return nil
 	}
 	return templ.Attributes{"aria-invalid": "true", "aria-describedby": "problem-" + name}
-}
-
-// problemWords says a problem of the outcome form in a sentence: "is
-// required" as "Required."
-func problemWords(name, why string) string {
-	switch why {
-	case "is required":
-		if name == "decision" {
-			return "Choose one."
-		}
-		return "Required."
-	case "must be a number":
-		return "Enter a number, like 1250 or 12.5."
-	}
-	return "This " + why + "."
 }
 
 // typedAt is the i-th value typed as name (a refused complete's free

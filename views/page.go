@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/numfmt"
 	"claimdesk/internal/tasks"
 )
 
@@ -28,6 +29,8 @@ type Page struct {
 	// DisabledWebhooks counts, for a supervisor, the webhooks their
 	// receivers got disabled: the navigation marks them.
 	DisabledWebhooks int
+	// Locale is how the viewer writes numbers.
+	Locale numfmt.Locale
 }
 
 // Supervisor reports whether the page's user is a supervisor.

@@ -3,7 +3,9 @@ package views
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,8 +41,55 @@ var moneyWords = map[string]bool{
 // isMoneyKey reports whether key names an amount of money: "gross",
 // "unit_price", "refundAmount".
 func isMoneyKey(key string) bool {
-	words := strings.Fields(strings.ToLower(Field{Key: key}.Label()))
+	words := keyWords(key)
 	return len(words) > 0 && (moneyWords[words[len(words)-1]] || moneyWords[strings.Join(words, "_")])
+}
+
+// keyWords are the words of a key, in lower case: "vatRate" and
+// "vat_rate" are "vat" and "rate".
+func keyWords(key string) []string {
+	var b strings.Builder
+	var prev rune
+	for _, r := range key {
+		if r == '_' || r == '-' {
+			r = ' '
+		}
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prev = r
+	}
+	return strings.Fields(b.String())
+}
+
+// rateWords end the keys of rates, written as a fraction of one
+// ("vat_rate": 0.081 is 8.1 %); percentWords, those of percentages
+// written as such ("discount_pct": 15 is 15 %).
+var (
+	rateWords    = map[string]bool{"rate": true, "ratio": true, "share": true}
+	percentWords = map[string]bool{"pct": true, "percent": true, "percentage": true}
+)
+
+// percentOf is a number's value as a fraction to show as a percentage,
+// when its key says it is one: a rate (last word rate, ratio or share)
+// from 0 to 1, or a percentage (last word pct, percent or percentage);
+// "" else.
+func percentOf(key, value string) string {
+	words := keyWords(key)
+	if len(words) == 0 {
+		return ""
+	}
+	n, err := strconv.ParseFloat(value, 64)
+	switch last := words[len(words)-1]; {
+	case err != nil:
+		return ""
+	case rateWords[last] && n >= 0 && n <= 1:
+		return value
+	case percentWords[last]:
+		return strconv.FormatFloat(n/100, 'f', -1, 64)
+	}
+	return ""
 }
 
 // commonCurrencies are the ISO 4217 codes that, ending a key, make its
@@ -56,7 +105,7 @@ var commonCurrencies = map[string]bool{
 // "amount_eur" and "totalUSD" are amounts in EUR and USD, as is
 // "lifetime_value_eur" (a common currency's code); "" else.
 func keyCurrency(key string) string {
-	words := strings.Fields(strings.ToLower(Field{Key: key}.Label()))
+	words := keyWords(key)
 	n := len(words)
 	if n < 2 {
 		return ""
@@ -81,53 +130,87 @@ func isCurrency(v string) bool {
 	return true
 }
 
-// markMoney marks the amounts of money among fields (and inside them) with
-// their currency: the one of their object, else of the nearest object
-// around it that has one.
-func markMoney(fields []Field, currency string) {
+// markNumbers marks the amounts of money among fields (and inside them)
+// with their currency, and the rates and percentages with their fraction
+// (percentOf). An amount's currency is the one its key ends in
+// ("total_eur"), else that of its object's "currency", else of the
+// nearest object around it that has one, else the payload's only one
+// (when all its "currency" values agree).
+func markNumbers(fields []Field, currency string) {
 	for _, f := range fields {
-		if f.Key == "currency" && f.Kind == "string" && isCurrency(f.Value) {
-			currency = f.Value
+		if f.Key == "currency" {
+			currency = "" // a currency the page does not know stops the one around
+			if f.Kind == "string" && isCurrency(f.Value) {
+				currency = f.Value
+			}
 		}
 	}
 	for i := range fields {
 		f := &fields[i]
 		switch {
 		case f.Kind == "object" || f.Kind == "array":
-			markMoney(f.Items, currency)
-		case f.Kind == "number" && keyCurrency(f.Key) != "":
+			markNumbers(f.Items, currency)
+		case f.Kind != "number":
+		case keyCurrency(f.Key) != "":
 			f.Currency = keyCurrency(f.Key)
-		case f.Kind == "number" && currency != "" && isMoneyKey(f.Key):
+		case currency != "" && isMoneyKey(f.Key):
 			f.Currency = currency
+		default:
+			f.Percent = percentOf(f.Key, f.Value)
 		}
 	}
 }
 
-// acronyms are the words a label writes in capitals.
+// onlyCurrency is the currency every "currency" of the payload names,
+// "" when it names none or more than one.
+func onlyCurrency(fields []Field) string {
+	found := ""
+	var walk func(fs []Field) bool
+	walk = func(fs []Field) bool {
+		for _, f := range fs {
+			if f.Key == "currency" && f.Kind == "string" && isCurrency(f.Value) {
+				if found != "" && found != f.Value {
+					return false
+				}
+				found = f.Value
+			}
+			if !walk(f.Items) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(fields) {
+		return ""
+	}
+	return found
+}
+
+// acronyms are the words a label writes in capitals; a common
+// currency's code is one too.
 var acronyms = map[string]bool{
 	"id": true, "url": true, "uri": true, "sku": true, "vat": true, "po": true, "sla": true, "iban": true,
 	"bic": true, "api": true, "eta": true, "ip": true, "pdf": true, "csv": true, "uuid": true, "kyc": true,
-	"crm": true, "faq": true, "eu": true,
+	"crm": true, "faq": true, "eu": true, "mfa": true, "sso": true, "gdpr": true, "http": true, "ui": true,
 }
 
 // Label says a payload key for people: "vat_rate" and "vatRate" as "VAT
-// rate", "po_number" as "PO number"; a list's positions stay numbers.
+// rate", "po_number" as "PO number", "mfa_enabled" as "MFA enabled"; an
+// amount in a currency, or a percentage, with its unit apart:
+// "lifetime_value_eur" as "Lifetime value (EUR)", "discount_pct" as
+// "Discount (%)". A list's positions stay numbers.
 func (f Field) Label() string {
-	var b strings.Builder
-	var prev rune
-	for _, r := range f.Key {
-		if r == '_' || r == '-' {
-			r = ' '
+	words := keyWords(f.Key)
+	unit := ""
+	if n := len(words); n > 1 {
+		if code := keyCurrency(f.Key); code != "" {
+			words, unit = words[:n-1], " ("+code+")"
+		} else if percentWords[words[n-1]] {
+			words, unit = words[:n-1], " (%)"
 		}
-		if unicode.IsUpper(r) && unicode.IsLower(prev) {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(unicode.ToLower(r))
-		prev = r
 	}
-	words := strings.Fields(b.String())
 	for i, w := range words {
-		if acronyms[w] {
+		if acronyms[w] || commonCurrencies[strings.ToUpper(w)] {
 			words[i] = strings.ToUpper(w)
 		}
 	}
@@ -136,7 +219,66 @@ func (f Field) Label() string {
 		return f.Key
 	}
 	first, n := utf8.DecodeRuneInString(label)
-	return string(unicode.ToUpper(first)) + label[n:]
+	return string(unicode.ToUpper(first)) + label[n:] + unit
+}
+
+// Table is a list of objects as a table: the columns are every key of its
+// objects, in the order first seen, and the rows the objects' values
+// under them (a key an object lacks: a Field of Kind "none"). ok is false
+// for anything else.
+func (f Field) Table() (columns []Field, rows [][]Field, ok bool) {
+	if f.Kind != "array" || len(f.Items) == 0 {
+		return nil, nil, false
+	}
+	var keys []string
+	for _, item := range f.Items {
+		if item.Kind != "object" {
+			return nil, nil, false
+		}
+		for _, m := range item.Items {
+			if !slices.Contains(keys, m.Key) {
+				keys = append(keys, m.Key)
+				columns = append(columns, Field{Key: m.Key})
+			}
+		}
+	}
+	for _, item := range f.Items {
+		row := make([]Field, len(keys))
+		for i, k := range keys {
+			row[i] = Field{Key: k, Kind: "none"}
+			if j := slices.IndexFunc(item.Items, func(m Field) bool { return m.Key == k }); j >= 0 {
+				row[i] = item.Items[j]
+			}
+		}
+		rows = append(rows, row)
+	}
+	return columns, rows, true
+}
+
+// maxChip is the longest string shown as a chip.
+const maxChip = 40
+
+// Chips reports whether the field is a list of short words without
+// spaces (tags: "billing", "duplicate_charge"): shown as chips.
+func (f Field) Chips() bool {
+	if f.Kind != "array" || len(f.Items) == 0 {
+		return false
+	}
+	for _, item := range f.Items {
+		if item.Kind != "string" || item.Value == "" || utf8.RuneCountInString(item.Value) > maxChip || strings.ContainsAny(item.Value, " \t\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// Plain reports whether the field is a list of single values (no objects
+// or lists in it): shown one under the other, without positions.
+func (f Field) Plain() bool {
+	if f.Kind != "array" || len(f.Items) == 0 {
+		return false
+	}
+	return !slices.ContainsFunc(f.Items, func(item Field) bool { return item.Kind == "object" || item.Kind == "array" })
 }
 
 // Field is one node of a JSON payload, in the order the producer wrote it,
@@ -152,8 +294,10 @@ type Field struct {
 	// Long marks strings that deserve a text block rather than a line.
 	Long bool
 	// Currency is the ISO 4217 code of a number that is an amount of
-	// money (markMoney).
+	// money; Percent, a number that is a rate or a percentage, as a
+	// fraction of one (markNumbers).
 	Currency string
+	Percent  string
 }
 
 // ParsePayload turns raw JSON into fields; invalid JSON comes back as one
@@ -169,7 +313,7 @@ func ParsePayload(raw []byte) []Field {
 	if root.Kind == "object" {
 		fields = root.Items
 	}
-	markMoney(fields, "")
+	markNumbers(fields, onlyCurrency(fields))
 	return fields
 }
 
@@ -214,4 +358,27 @@ func parseValue(dec *json.Decoder, key string) (Field, error) {
 		f.Kind, f.Value = "null", "—"
 	}
 	return f, nil
+}
+
+// numberColumn reports whether a table's column holds numbers only (it
+// lines up on the right).
+func numberColumn(rows [][]Field, key string) bool {
+	for _, row := range rows {
+		for _, cell := range row {
+			if cell.Key == key && cell.Kind != "number" && cell.Kind != "none" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// percentText is a fraction of one as a percentage, before the page's
+// script writes it in the viewer's locale: "0.081" as "8.1 %".
+func percentText(fraction string) string {
+	n, err := strconv.ParseFloat(fraction, 64)
+	if err != nil {
+		return fraction
+	}
+	return strconv.FormatFloat(math.Round(n*1e8)/1e6, 'f', -1, 64) + " %"
 }

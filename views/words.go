@@ -31,30 +31,35 @@ var durationSettings = map[string]bool{
 }
 
 // SettingsProblem is what is wrong with a queue's settings form: in words,
-// and the form's field to blame ("" when none is alone).
-type SettingsProblem struct{ Field, Message string }
+// and the form's field to blame ("" when none is alone); for the outcome
+// form's editor, every problem at once by its input
+// (OutcomeProblemKey).
+type SettingsProblem struct {
+	Field, Message string
+	Outcome        map[string]string
+}
 
 // SettingProblem says in words what is wrong with a queue setting ("Lease
 // must be between 1 second and 1 day"), and blames its field.
 func SettingProblem(v *tasks.ValidationError) SettingsProblem {
 	if v.Field == "name" {
-		return SettingsProblem{"name", "Name must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit."}
+		return SettingsProblem{Field: "name", Message: "Name must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit."}
 	}
 	if strings.HasPrefix(v.Field, "outcome") {
-		return SettingsProblem{"outcome", "Outcome form: " + v.Field + " " + v.Message + "."}
+		return SettingsProblem{Field: "outcome", Message: "Outcome form: " + v.Field + " " + v.Message + "."}
 	}
 	label, ok := settingLabels[v.Field]
 	if !ok {
 		return SettingsProblem{Message: v.Field + " " + v.Message}
 	}
 	if !v.Ranged {
-		return SettingsProblem{v.Field, v.Field + " " + v.Message}
+		return SettingsProblem{Field: v.Field, Message: v.Field + " " + v.Message}
 	}
 	say := strconv.Itoa
 	if durationSettings[v.Field] {
 		say = Seconds
 	}
-	return SettingsProblem{v.Field, label + " must be between " + say(v.Min) + " and " + say(v.Max) + "."}
+	return SettingsProblem{Field: v.Field, Message: label + " must be between " + say(v.Min) + " and " + say(v.Max) + "."}
 }
 
 // Seconds says a number of seconds in the largest unit that divides it:
@@ -80,11 +85,11 @@ func ReadSetting(field, text string) (n int, problem SettingsProblem) {
 		if n, ok := ParseDuration(text); ok {
 			return n, SettingsProblem{}
 		}
-		return 0, SettingsProblem{field, SettingLabel(field) + " must be a duration such as 90s, 10m or 1h30m."}
+		return 0, SettingsProblem{Field: field, Message: SettingLabel(field) + " must be a duration such as 90s, 10m or 1h30m."}
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(text))
 	if err != nil {
-		return 0, SettingsProblem{field, SettingLabel(field) + " must be a whole number."}
+		return 0, SettingsProblem{Field: field, Message: SettingLabel(field) + " must be a whole number."}
 	}
 	return n, SettingsProblem{}
 }

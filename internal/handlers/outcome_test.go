@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,8 +72,8 @@ func TestSettingsFormKeepsTheOutcome(t *testing.T) {
 	name, _ := a.newUser(users.Supervisor)
 	b := a.browser().login(name, "password-"+name)
 	b.do("GET", "/supervisor/queues/"+a.queue, nil)
-	if !strings.Contains(b.body, `&#34;required_for&#34;: [`) {
-		t.Fatalf("the settings form does not show the outcome form:\n%s", b.body)
+	if !strings.Contains(b.body, `name="field_name" value="reason"`) || !strings.Contains(b.body, `name="field_required_for" value="reject"`) {
+		t.Fatal("the settings form does not show the outcome form")
 	}
 	settings := url.Values{"_csrf": {b.csrf}, "lease_seconds": {"120"}, "max_attempts": {"3"}, "max_extensions": {"2"},
 		"max_hold_seconds": {"3600"}, "aging_seconds": {"0"}, "max_held": {"0"}}
@@ -114,7 +115,7 @@ func TestOutcomeOnTheWorkPage(t *testing.T) {
 	if b.status != 400 {
 		t.Fatalf("a refused form: %d", b.status)
 	}
-	for _, want := range []string{`data-testid="problem-amount">Enter a number`, `data-testid="problem-reason">Required.`,
+	for _, want := range []string{`data-testid="problem-amount">Enter an amount like 1188.00.`, `data-testid="problem-reason">Fill this in.`,
 		`value="reject" checked`, `value="lots"`, `my &lt;notes&gt;</textarea>`, `Not completed: 2 values above need a look.`,
 		`aria-describedby="problem-amount"`} {
 		if !strings.Contains(b.body, want) {
@@ -199,4 +200,197 @@ func TestOutcomeCheckReadsNothingMore(t *testing.T) {
 	a.enqueue("free")
 	id, token := a.claim()
 	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token": "`+token+`", "result": {"free": true}}`, 200, "")
+}
+
+// The work page starts a field with the payload's value at its prefill
+// path, written as the viewer's locale writes numbers (Accept-Language),
+// and reads what comes back the same way: 1.250,5 for German, 1,250.5
+// for English, both where only one reading is possible; what reads two
+// ways without a locale to tell is refused, saying how to write it.
+func TestOutcomeNumbersByLocale(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": {"choices": ["refund", "none"], "fields": [
+		{"name": "refund_amount", "type": "number", "prefill": "charges[1].amount", "min": 0, "max": 5000},
+		{"name": "kind", "type": "one_of", "options": ["Billing", "Other"], "prefill": "ticket.kind"}]}}`, 200, "")
+	for _, tc := range []struct {
+		language, shown, typed string
+		want                   float64
+		problem                string
+	}{
+		{"de-DE,de;q=0.9", `value="1.188,00" placeholder="1.188,00"`, "1.250,5", 1250.5, ""},
+		{"de-DE", "", "1,188.00", 1188, ""},
+		{"de-DE", "", "1,5", 1.5, ""},
+		{"en-US,en;q=0.9", `value="1,188.00" placeholder="1,188.00"`, "1,250", 1250, ""},
+		{"en-GB", "", "1.188,00", 1188, ""},
+		{"", `value="1188.00" placeholder="1188.00"`, "1,188", 0, "This reads two ways: write it like 1188.00, or without separators, like 1188."},
+		{"de", "", "5.000,01", 0, "Enter a number from 0 to 5.000."},
+		{"en", "", "a lot", 0, "Enter an amount like 1,188.00."},
+	} {
+		out := a.expect("POST", "/api/v1/queues/"+a.queue+"/jobs", a.producer,
+			`{"title": "Refund", "payload": {"ticket": {"kind": "Billing"}, "charges": [{"amount": 1188.0}, {"amount": 1188.0, "currency": "EUR"}]}}`, 201, "")
+		id := out["job"].(map[string]any)["id"].(string)
+		b := a.browser()
+		b.header = http.Header{"Accept-Language": {tc.language}}
+		b.login(a.opName, "password-"+a.opName)
+		b.do("GET", "/", nil)
+		b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
+		b.do("GET", "/jobs/"+id, nil)
+		token := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(b.body)
+		if token == nil {
+			t.Fatalf("%q: no work page", tc.language)
+		}
+		if !strings.Contains(b.body, tc.shown) || !strings.Contains(b.body, `value="Billing" checked`) ||
+			!strings.Contains(b.body, `data-testid="prefilled-refund_amount"`) {
+			t.Errorf("%q: the form does not start with the payload's %s", tc.language, tc.shown)
+		}
+		b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token[1]}, "decision": {"refund"},
+			"refund_amount": {tc.typed}, "kind": {"Billing"}})
+		j, _ := a.tasks.Get(context.Background(), id)
+		if tc.problem != "" {
+			if b.status != 400 || !strings.Contains(b.body, `data-testid="problem-refund_amount">`+tc.problem+`<`) ||
+				!strings.Contains(b.body, `value="`+tc.typed+`"`) || j.State != tasks.StateReserved {
+				t.Errorf("%q, %q: %d, %s; want refused with %q", tc.language, tc.typed, b.status, j.State, tc.problem)
+			}
+			continue
+		}
+		var result struct {
+			RefundAmount float64 `json:"refund_amount"`
+		}
+		if b.status != 303 || j.State != tasks.StateCompleted || json.Unmarshal(j.Result, &result) != nil || result.RefundAmount != tc.want {
+			t.Errorf("%q, %q: %d, %s %s; want %v", tc.language, tc.typed, b.status, j.State, j.Result, tc.want)
+		}
+	}
+}
+
+// The settings form's outcome editor adds, moves and removes fields and
+// switches to JSON and back without saving; saved, it stores the form,
+// and a form with problems is refused with every problem at its input
+// at once, nothing saved.
+func TestOutcomeEditor(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"outcome": `+reviewForm+`}`, 200, "")
+	name, _ := a.newUser(users.Supervisor)
+	b := a.browser().login(name, "password-"+name)
+	b.do("GET", "/supervisor/queues/"+a.queue, nil)
+	settings := url.Values{"_csrf": {b.csrf}, "lease_seconds": {"7m"}, "max_attempts": {"3"}, "max_extensions": {"2"},
+		"max_hold_seconds": {"1h"}, "aging_seconds": {"0"}, "max_held": {"0"}, "outcome_view": {"form"},
+		"outcome_choices": {"approve\nreject"},
+		"field_name":      {"amount", "reason", "urgent"}, "field_label": {"", "", ""}, "field_type": {"number", "text", "yes_no"},
+		"field_required": {"always", "some", "optional"}, "field_required_for": {"", "reject", ""},
+		"field_options": {"", "", ""}, "field_min": {"", "", ""}, "field_max": {"", "", ""}, "field_prefill": {"", "", ""}}
+	fieldNames := func() string {
+		var out []string
+		for _, m := range regexp.MustCompile(`name="field_name" value="([^"]*)"`).FindAllStringSubmatch(b.body, -1) {
+			out = append(out, m[1])
+		}
+		return strings.Join(out, ",")
+	}
+	edit := func(op string) url.Values {
+		form := url.Values{}
+		for k, v := range settings {
+			form[k] = v
+		}
+		form.Set("edit", op)
+		b.do("POST", "/supervisor/queues/"+a.queue+"/settings", form)
+		if b.status != 200 {
+			t.Fatalf("edit %s: %d", op, b.status)
+		}
+		return form
+	}
+	for _, tc := range []struct{ op, want string }{
+		{"add", "amount,reason,urgent,"}, {"up:2", "amount,urgent,reason"}, {"down:0", "reason,amount,urgent"},
+		{"remove:1", "amount,urgent"}, {"up:0", "amount,reason,urgent"}, {"remove:9", "amount,reason,urgent"},
+	} {
+		edit(tc.op)
+		if got := fieldNames(); got != tc.want {
+			t.Errorf("edit %s: fields %s, want %s", tc.op, got, tc.want)
+		}
+	}
+	// The field moved keeps every input of its own.
+	edit("up:1")
+	if !strings.Contains(b.body, `name="field_required_for" value="reject"`) || !regexp.MustCompile(
+		`name="field_name" value="reason".*?<option value="text" selected>.*?name="field_name" value="amount".*?<option value="number" selected>`).MatchString(b.body) {
+		t.Error("a moved field lost its inputs")
+	}
+	edit("json")
+	if !strings.Contains(b.body, `name="outcome_view" value="json"`) || !strings.Contains(b.body, `&#34;required_for&#34;: [`) {
+		t.Fatal("the editor does not switch to JSON")
+	}
+	if q, _ := a.tasks.Queue(context.Background(), a.queue); q.LeaseSeconds == 420 {
+		t.Fatal("an edit saved the settings")
+	}
+	back := url.Values{"_csrf": {b.csrf}, "outcome_view": {"json"}, "edit": {"form"},
+		"outcome": {`{"choices": ["yes", "no"], "fields": [{"name": "total", "type": "number", "min": 0, "prefill": "invoice.gross"}]}`}}
+	b.do("POST", "/supervisor/queues/"+a.queue+"/settings", back)
+	if b.status != 200 || fieldNames() != "total" || !strings.Contains(b.body, `name="field_prefill" value="invoice.gross"`) ||
+		!strings.Contains(b.body, `name="field_min" value="0"`) || !strings.Contains(b.body, "yes\nno</textarea>") {
+		t.Fatalf("back from JSON to the form: %d, fields %s", b.status, fieldNames())
+	}
+
+	// Every problem at once, each at its input.
+	bad := url.Values{}
+	for k, v := range settings {
+		bad[k] = v
+	}
+	bad["outcome_choices"] = []string{"approve"}
+	bad["field_name"] = []string{"9lives", "kind", "total"}
+	bad["field_type"] = []string{"text", "one_of", "number"}
+	bad["field_required"] = []string{"optional", "some", "optional"}
+	bad["field_required_for"] = []string{"", "", ""}
+	bad["field_options"] = []string{"", "Only one", ""}
+	bad["field_min"] = []string{"", "", "lots"}
+	bad["field_prefill"] = []string{"", "", "a..b"}
+	b.do("POST", "/supervisor/queues/"+a.queue+"/settings", bad)
+	if b.status != 400 {
+		t.Fatalf("a form with problems: %d", b.status)
+	}
+	for key, want := range map[string]string{
+		"choices":                "Decisions must be 2 to 10 decisions, or none.",
+		"fields[0].name":         "Name must be lowercase letters, digits and _, starting with a letter",
+		"fields[1].required_for": "Name the decisions that need it, separated by commas.",
+		"fields[1].options":      "Options must be 2 to 20 options.",
+		"fields[2].min":          "Enter a number, like 0 or 2500.50.",
+		"fields[2].prefill":      "Start from must be a path into the payload",
+	} {
+		if !strings.Contains(b.body, `data-testid="editor-problem-`+key+`">`+want) {
+			t.Errorf("no problem at %s saying %q", key, want)
+		}
+	}
+	if !strings.Contains(b.body, "The outcome form has 6 problems: each is said at its place below.") ||
+		!strings.Contains(b.body, `name="field_name" value="9lives" autocomplete="off" spellcheck="false" aria-describedby="field-0-name-problem" aria-invalid="true"`) {
+		t.Error("the refused form does not say it has 6 problems, or marks no input")
+	}
+	if q, _ := a.tasks.Queue(context.Background(), a.queue); q.Outcome.String() != mustForm(t, reviewForm) {
+		t.Fatalf("a refused form was saved: %s", q.Outcome)
+	}
+
+	// Saved.
+	settings["field_prefill"] = []string{"invoice.gross", "", ""}
+	settings["field_max"] = []string{"5000", "", ""}
+	settings["field_label"] = []string{"Amount (€)", "", ""}
+	b.do("POST", "/supervisor/queues/"+a.queue+"/settings", settings)
+	q, err := a.tasks.Queue(context.Background(), a.queue)
+	want := `{"choices":["approve","reject"],"fields":[{"name":"amount","label":"Amount (€)","type":"number","required":true,"max":5000,` +
+		`"prefill":"invoice.gross"},{"name":"reason","type":"text","required_for":["reject"]},{"name":"urgent","type":"yes_no"}]}`
+	if b.status != 303 || err != nil || q.Outcome.String() != want {
+		t.Fatalf("saved: %d, %s, %v; want %s", b.status, q.Outcome, err, want)
+	}
+	// Emptied, the form is removed.
+	for _, k := range []string{"field_name", "field_label", "field_type", "field_required", "field_required_for", "field_options", "field_min", "field_max", "field_prefill"} {
+		delete(settings, k)
+	}
+	settings.Set("outcome_choices", "")
+	b.do("POST", "/supervisor/queues/"+a.queue+"/settings", settings)
+	if q, _ = a.tasks.Queue(context.Background(), a.queue); b.status != 303 || !q.Outcome.Empty() {
+		t.Fatalf("emptied: %d, %s", b.status, q.Outcome)
+	}
+}
+
+func mustForm(t *testing.T, raw string) string {
+	t.Helper()
+	o, err := tasks.ParseOutcome(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.String()
 }

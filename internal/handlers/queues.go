@@ -155,13 +155,14 @@ func (s *Server) queuePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderQueuePage(c, http.StatusOK, q, views.SettingsProblem{})
+	return s.renderQueuePage(c, http.StatusOK, q, nil, views.SettingsProblem{})
 }
 
 // renderQueuePage draws a queue's page with the jobs of the state asked
-// for, and its settings form showing q (as typed, when problem says what
-// is wrong with it).
-func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, problem views.SettingsProblem) error {
+// for, and its settings form showing q, or what was typed in it (when
+// problem says what is wrong with it, or an edit of its outcome form
+// asked for it again).
+func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, typed url.Values, problem views.SettingsProblem) error {
 	ctx, a := c.Request().Context(), actor(c)
 	state, f, err := queueListing(c)
 	if err != nil {
@@ -193,7 +194,7 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, prob
 	if err != nil {
 		return err
 	}
-	v.Jobs, v.NextCursor, v.Problem, v.Typed, v.Scanned = p.Jobs, p.NextCursor, problem, typedSettings(c), scanned
+	v.Jobs, v.NextCursor, v.Problem, v.Typed, v.Scanned = p.Jobs, p.NextCursor, problem, typed, scanned
 	v.Finished, v.Newest = finished, l.Descending
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
 }
@@ -276,21 +277,17 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.Setti
 		}
 		*f.to, *f.set = n, &n
 	}
-	// The outcome form, when the form sent its box (a box left empty
-	// removes it).
-	if form, err := c.FormParams(); err != nil || form["outcome"] == nil {
+	// The outcome form, when the form sent it (from its editor or as
+	// JSON; emptied, it is removed).
+	form, err := c.FormParams()
+	if err != nil {
 		return p, views.SettingsProblem{}
 	}
-	o, err := tasks.ParseOutcome(c.FormValue("outcome"))
-	var v *tasks.ValidationError
-	if errors.As(err, &v) {
-		return p, views.SettingProblem(v)
+	o, sent, problem := views.OutcomeFromSettings(form)
+	if sent && problem.Message == "" {
+		q.Outcome, p.Outcome = o, o
 	}
-	if o == nil {
-		o = &tasks.Outcome{}
-	}
-	q.Outcome, p.Outcome = o, o
-	return p, views.SettingsProblem{}
+	return p, problem
 }
 
 // typedSettings is what the settings form sent, to show again as typed
@@ -316,6 +313,10 @@ func settingProblem(err error) (views.SettingsProblem, error) {
 // or a bad setting shows the form again, as typed, saying what is wrong.
 func (s *Server) createQueueForm(c echo.Context) error {
 	q := tasks.Queue{Name: strings.TrimSpace(c.FormValue("name"))}.WithDefaults()
+	if typed, ok := outcomeEdit(c); ok {
+		typed, problem := views.EditOutcome(typed)
+		return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), q, typed, problem))
+	}
 	_, problem := settingsForm(c, &q)
 	status := http.StatusBadRequest
 	if problem.Message == "" {
@@ -345,6 +346,10 @@ func (s *Server) queueSettingsForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if typed, ok := outcomeEdit(c); ok {
+		typed, problem := views.EditOutcome(typed)
+		return s.renderQueuePage(c, http.StatusOK, q, typed, problem)
+	}
 	patch, problem := settingsForm(c, &q)
 	if problem.Message == "" {
 		if _, err = s.desk.ChangeQueue(c.Request().Context(), actor(c), q.Name, patch); err == nil {
@@ -355,7 +360,18 @@ func (s *Server) queueSettingsForm(c echo.Context) error {
 			return err
 		}
 	}
-	return s.renderQueuePage(c, http.StatusBadRequest, q, problem)
+	return s.renderQueuePage(c, http.StatusBadRequest, q, typedSettings(c), problem)
+}
+
+// outcomeEdit is what the settings form sent when one of its outcome
+// editor's buttons did (views.EditOutcome): to show again changed, not
+// to save.
+func outcomeEdit(c echo.Context) (url.Values, bool) {
+	form, err := c.FormParams()
+	if err != nil || form.Get("edit") == "" {
+		return nil, false
+	}
+	return form, true
 }
 
 // pauseForm pauses or resumes a queue from its page.

@@ -22,6 +22,7 @@ import (
 
 	"claimdesk/internal/desk"
 	"claimdesk/internal/notify"
+	"claimdesk/internal/numfmt"
 	"claimdesk/internal/storeerr"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
@@ -230,7 +231,7 @@ func (s *Server) page(c echo.Context, title string) views.Page {
 // fragment is what a part of a page (an htmx swap) needs: it leaves the
 // flash for the next whole page.
 func (s *Server) fragment(c echo.Context) views.Page {
-	p := views.Page{CSRF: s.csrfToken(c), Path: c.Request().URL.Path}
+	p := views.Page{CSRF: s.csrfToken(c), Path: c.Request().URL.Path, Locale: viewerLocale(c)}
 	if u, ok := currentUser(c); ok {
 		p.User, p.Role = u.Name, string(u.Role)
 	}
@@ -238,6 +239,12 @@ func (s *Server) fragment(c echo.Context) views.Page {
 		p.DisabledWebhooks = s.disabledHooks()
 	}
 	return p
+}
+
+// viewerLocale is how the viewer writes numbers, from their browser's
+// Accept-Language: the pages show numbers and read what is typed in it.
+func viewerLocale(c echo.Context) numfmt.Locale {
+	return numfmt.FromAcceptLanguage(c.Request().Header.Get("Accept-Language"))
 }
 
 // securityHeaders are the headers of every answer for the public URL:

@@ -318,10 +318,10 @@ func (s *Server) refused(c echo.Context, action string, err error) error {
 	var re *rowError
 	switch {
 	case errors.As(err, &oe):
-		w.Problems = oe.Fields
+		w.Problems = views.OutcomeProblems(w.Queue.Outcome, oe, viewerLocale(c))
 		w.Refused.Message = "Not completed: " + views.Plural(len(oe.Fields), "value") + " above " + needs(len(oe.Fields)) + " a look."
 	case errors.As(err, &re) && re.row < views.FreeRows:
-		w.Problems = map[string]string{views.FreeRowKey(re.row): "row " + re.problem}
+		w.Problems = map[string]string{views.FreeRowKey(re.row): "This row " + re.problem + "."}
 		w.Refused.Message = "Not completed: a result field above needs a look."
 	}
 	if form, err := c.FormParams(); err == nil {
@@ -478,7 +478,7 @@ func (s *Server) resultFromForm(c echo.Context, id string) (json.RawMessage, err
 		return nil, err
 	}
 	if !outcome.Empty() {
-		return outcome.FromForm(form.Get)
+		return outcome.FromForm(form.Get, viewerLocale(c))
 	}
 	result := map[string]string{}
 	if notes := strings.TrimSpace(form.Get("notes")); notes != "" {

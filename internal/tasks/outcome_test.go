@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"claimdesk/internal/numfmt"
 )
 
 // supportForm is the demo's support-escalations outcome form.
@@ -60,7 +62,11 @@ func TestParseOutcome(t *testing.T) {
 		`{"choices": ["a", "b"], "choices": ["c", "d"]}`:                                            "outcome",
 		`[1, 2]`: "outcome",
 		`{"fields": [{"name": "a", "type": "one_of", "options": [" x", "y"]}]}`: "outcome.fields[0].options[0]",
-		`{"Choices": ["a", "b"]}`: "outcome",
+		`{"Choices": ["a", "b"]}`:                                                    "outcome",
+		`{"fields": [{"name": "a", "type": "text", "min": 1}]}`:                      "outcome.fields[0].min",
+		`{"fields": [{"name": "a", "type": "number", "min": 5, "max": 1}]}`:          "outcome.fields[0].max",
+		`{"fields": [{"name": "a", "type": "number", "prefill": "lines[x].sku"}]}`:   "outcome.fields[0].prefill",
+		`{"fields": [{"name": "a", "type": "number", "prefill": "invoice..total"}]}`: "outcome.fields[0].prefill",
 	}
 	for raw, field := range bad {
 		_, err := ParseOutcome(raw)
@@ -128,7 +134,8 @@ func TestOutcomeFromForm(t *testing.T) {
 	o := mustOutcome(t, supportForm)
 	form := url.Values{"decision": {"refund"}, "category": {"Billing"}, "customer_told": {"no"},
 		"refund_amount": {" 1,188.50 "}, "escalated_to": {""}, "notes": {"  Refunded.  "}}
-	got, err := o.FromForm(form.Get)
+	en, de := numfmt.Locale{Tag: "en", Known: true}, numfmt.Locale{Tag: "de", Comma: true, Known: true}
+	got, err := o.FromForm(form.Get, en)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,32 +147,41 @@ func TestOutcomeFromForm(t *testing.T) {
 		m["notes"] != "Refunded." || len(m) != 5 {
 		t.Errorf("result %s", got)
 	}
-	// Commas only between thousands: a decimal comma is refused, not guessed.
-	for typed, want := range map[string]any{"1,250": 1250.0, "1,250.5": 1250.5, "-3": -3.0, "12,50": nil, "1,2": nil,
-		"1.234,56": nil, "1e400": nil, "NaN": nil, "twelve": nil} {
-		form.Set("refund_amount", typed)
-		got, err := o.FromForm(form.Get)
-		if want == nil {
+	// Numbers as the viewer's locale writes them; both ways where only one
+	// reading is possible; what reads two ways, refused as ambiguous.
+	for _, tc := range []struct {
+		loc   numfmt.Locale
+		typed string
+		want  any
+	}{
+		{en, "1,250", 1250.0}, {de, "1,250", 1.25}, {en, "1,188.00", 1188.0}, {de, "1.188,00", 1188.0},
+		{en, "1.188,00", 1188.0}, {de, "1,188.00", 1188.0}, {en, "-3", -3.0}, {en, "12,50", 12.5},
+		{numfmt.Locale{}, "1,188", ProblemAmbiguous}, {en, "1,2,3", ProblemNumber}, {en, "1e400", ProblemNumber},
+		{en, "NaN", ProblemNumber}, {en, "twelve", ProblemNumber},
+	} {
+		form.Set("refund_amount", tc.typed)
+		got, err := o.FromForm(form.Get, tc.loc)
+		if kind, ok := tc.want.(ProblemKind); ok {
 			var oe *OutcomeError
-			if !errors.As(err, &oe) || oe.Fields["refund_amount"] != "must be a number" {
-				t.Errorf("%q read as a number: %s, %v", typed, got, err)
+			if !errors.As(err, &oe) || oe.Problems["refund_amount"].Kind != kind {
+				t.Errorf("%q in %q: %s, %v; want a problem %q", tc.typed, tc.loc.Tag, got, err, kind)
 			}
 			continue
 		}
 		var m map[string]any
-		if err != nil || json.Unmarshal(got, &m) != nil || m["refund_amount"] != want {
-			t.Errorf("%q read as %v (%v), want %v", typed, m["refund_amount"], err, want)
+		if err != nil || json.Unmarshal(got, &m) != nil || m["refund_amount"] != tc.want {
+			t.Errorf("%q in %q read as %v (%v), want %v", tc.typed, tc.loc.Tag, m["refund_amount"], err, tc.want)
 		}
 	}
 	// Every problem at once, in the form's order, the unreadable first.
-	_, err = o.FromForm(url.Values{"decision": {"refund"}, "refund_amount": {"twelve"}, "customer_told": {"maybe"}}.Get)
+	_, err = o.FromForm(url.Values{"decision": {"refund"}, "refund_amount": {"twelve"}, "customer_told": {"maybe"}}.Get, en)
 	var oe *OutcomeError
 	if !errors.As(err, &oe) {
 		t.Fatalf("FromForm of a bad form: %v", err)
 	}
 	want := []string{"category", "refund_amount", "customer_told"}
 	if strings.Join(oe.order, ",") != strings.Join(want, ",") || oe.Fields["refund_amount"] != "must be a number" ||
-		oe.Fields["customer_told"] != "must be yes or no" || oe.Fields["category"] != "is required" {
+		oe.Fields["customer_told"] != "must be true or false" || oe.Fields["category"] != "is required" {
 		t.Errorf("problems %v in order %v, want order %v", oe.Fields, oe.order, want)
 	}
 	if !strings.Contains(oe.Error(), "category is required; refund_amount must be a number") {
@@ -343,4 +359,86 @@ func TestCompleteOutcomeChangedMeanwhile(t *testing.T) {
 			t.Fatalf("completing in a queue made again with a form: %v, want refused by it", err)
 		}
 	})
+}
+
+// Every problem of a form at once, each at its path, one a path.
+func TestOutcomeProblems(t *testing.T) {
+	o := Outcome{Choices: []string{"ok", "ok", "Bad"}, Fields: []OutcomeField{
+		{Name: "9", Type: "date"},
+		{Name: "amount", Type: FieldNumber, Min: ptr(5.0), Max: ptr(1.0), Prefill: "a[-1]"},
+		{Name: "amount", Type: FieldOneOf, Options: []string{"x"}},
+	}}
+	var got []string
+	for _, p := range o.Problems() {
+		got = append(got, p.Field)
+	}
+	want := "outcome.choices[1] outcome.choices[2] outcome.fields[0].name outcome.fields[0].type outcome.fields[1].max " +
+		"outcome.fields[1].prefill outcome.fields[2].name outcome.fields[2].options"
+	if strings.Join(got, " ") != want {
+		t.Errorf("problems at\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), "outcome.choices[1]: repeats") {
+		t.Errorf("Validate = %v, want the first problem", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// A payload path is keys joined by dots, list positions in brackets.
+func TestPayloadPath(t *testing.T) {
+	for path, want := range map[string]bool{
+		"invoice.total": true, "lines[0].sku": true, "m[1][2]": true, "a-b_c.D9": true, "x": true,
+		"": false, ".a": false, "a.": false, "a..b": false, "a[": false, "a[]": false, "a[01]": false, "[0]": false,
+		"a[0]b": false, "a b": false, "a[-1]": false, strings.Repeat("a", 201): false,
+	} {
+		if PayloadPath(path) != want {
+			t.Errorf("PayloadPath(%q) = %v", path, !want)
+		}
+	}
+}
+
+// A field starts with the payload's value at its path when its type can
+// take it.
+func TestPrefillValue(t *testing.T) {
+	payload := json.RawMessage(`{"invoice": {"gross": 1188.0, "ref": "INV-1", "paid": false, "due": "12.5"},
+		"lines": [{"sku": "A-1", "qty": 3}], "kind": "Billing"}`)
+	for _, tc := range []struct {
+		f    OutcomeField
+		want any
+	}{
+		{OutcomeField{Type: FieldNumber, Prefill: "invoice.gross"}, json.Number("1188.0")},
+		{OutcomeField{Type: FieldNumber, Prefill: "invoice.due"}, json.Number("12.5")},
+		{OutcomeField{Type: FieldText, Prefill: "lines[0].sku"}, "A-1"},
+		{OutcomeField{Type: FieldText, Prefill: "lines[0].qty"}, "3"},
+		{OutcomeField{Type: FieldYesNo, Prefill: "invoice.paid"}, false},
+		{OutcomeField{Type: FieldOneOf, Options: []string{"Billing", "Other"}, Prefill: "kind"}, "Billing"},
+		{OutcomeField{Type: FieldOneOf, Options: []string{"A", "B"}, Prefill: "kind"}, nil},
+		{OutcomeField{Type: FieldNumber, Prefill: "invoice.ref"}, nil},
+		{OutcomeField{Type: FieldNumber, Prefill: "lines[1].qty"}, nil},
+		{OutcomeField{Type: FieldNumber, Prefill: "invoice"}, nil},
+		{OutcomeField{Type: FieldNumber, Prefill: "nothing.here"}, nil},
+		{OutcomeField{Type: FieldNumber}, nil},
+	} {
+		v, ok := tc.f.PrefillValue(payload)
+		if ok != (tc.want != nil) || ok && v != tc.want {
+			t.Errorf("%s (%s): %#v, %v; want %#v", tc.f.Prefill, tc.f.Type, v, ok, tc.want)
+		}
+	}
+}
+
+// A number's bounds are checked with its type.
+func TestOutcomeBounds(t *testing.T) {
+	o := mustOutcome(t, `{"fields": [{"name": "amount", "type": "number", "min": 0, "max": 5000}]}`)
+	for result, want := range map[string]string{
+		`{"amount": 0}`: "", `{"amount": 5000}`: "", `{"amount": -1}`: "must be between 0 and 5000", `{"amount": 5000.5}`: "must be between 0 and 5000",
+	} {
+		err := o.Check(json.RawMessage(result))
+		var oe *OutcomeError
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", result, err)
+		case want != "" && (!errors.As(err, &oe) || oe.Fields["amount"] != want || oe.Problems["amount"].Kind != ProblemRange):
+			t.Errorf("%s: %v, want %q", result, err, want)
+		}
+	}
 }

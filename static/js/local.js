@@ -2,6 +2,20 @@
 // in the viewer's own zone and locale.
 import { all } from "./dom.js";
 
+/**
+ * The viewer's locale as the server read it from Accept-Language (the
+ * one that also reads the numbers the forms send); the browser's own when
+ * it names none this browser knows.
+ * @type {string | undefined}
+ */
+const locale = (() => {
+  try {
+    return Intl.getCanonicalLocales(document.documentElement.dataset.locale || [])[0];
+  } catch {
+    return undefined;
+  }
+})();
+
 /** @type {Intl.DateTimeFormatOptions} */
 const dateTime = { dateStyle: "medium", timeStyle: "medium" };
 /** @type {Intl.DateTimeFormatOptions} */
@@ -23,25 +37,28 @@ function localTimes(root) {
       // A calendar date, the same day in every zone.
       const ymd = iso.split("-").map(Number);
       const day = new Date(ymd[0], ymd[1] - 1, ymd[2]);
-      if (!isNaN(day.getTime())) el.textContent = day.toLocaleDateString(undefined, { dateStyle: "medium" });
+      if (!isNaN(day.getTime())) el.textContent = day.toLocaleDateString(locale, { dateStyle: "medium" });
       return;
     }
     const d = new Date(iso);
     if (isNaN(d.getTime())) return;
     if (el.hasAttribute("data-ago")) {
       // How long ago stays; the whole time on hover, in the viewer's zone.
-      el.title = d.toLocaleString(undefined, dateTime);
+      el.title = d.toLocaleString(locale, dateTime);
       return;
     }
-    el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly :
+    el.textContent = d.toLocaleString(locale, el.hasAttribute("data-time-only") ? timeOnly :
       el.hasAttribute("data-short") ? short : el.hasAttribute("data-axis") ? axis : dateTime);
     el.title = iso;
   });
 }
 
-// Numbers of a job's details in the viewer's locale's way: 3156.0 as
-// 3,156, an amount of money as CHF 3,156.00 (the exact value on hover).
-const number = new Intl.NumberFormat(undefined, { maximumFractionDigits: 20 });
+// Numbers of a job's details in the viewer's locale's way (the one the
+// server read from Accept-Language, which also reads what the forms
+// send): 3156.0 as 3,156, an amount of money as CHF 3,156.00, a rate as
+// 8.1 % (the exact value on hover).
+const number = new Intl.NumberFormat(locale, { maximumFractionDigits: 20 });
+const percent = new Intl.NumberFormat(locale, { style: "percent", maximumFractionDigits: 2 });
 
 /**
  * localNumbers shows the numbers under root in the viewer's locale.
@@ -54,9 +71,9 @@ function localNumbers(root) {
     if (!isFinite(n) || Math.abs(n) > Number.MAX_SAFE_INTEGER) return;
     let money = null;
     try {
-      if (el.dataset.currency) money = new Intl.NumberFormat(undefined, { style: "currency", currency: el.dataset.currency });
+      if (el.dataset.currency) money = new Intl.NumberFormat(locale, { style: "currency", currency: el.dataset.currency });
     } catch { /* not a currency this browser knows: a plain number */ }
-    el.textContent = (money || number).format(n);
+    el.textContent = (money || (el.hasAttribute("data-percent") ? percent : number)).format(n);
     el.title = value;
   });
 }
