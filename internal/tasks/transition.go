@@ -69,6 +69,9 @@ type Transition struct {
 	// Title and Priority say what the job is, for notices.
 	Title    string
 	Priority int
+	// Reason is why, when the change was given one: a failure's, or a
+	// supervisor's cancel, requeue or force release (WithReason).
+	Reason string
 }
 
 // Counts are a queue's numbers of jobs per state, after a change.
@@ -131,7 +134,7 @@ func decodeEffects(queue string, raw any) (Effects, bool, error) {
 			Action: Action(flat.str("action")), From: State(flat.str("from")), To: State(flat.str("to")),
 			Actor: flat.str("actor"), Attempt: int(flat.int("attempt")), Holder: flat.str("holder"),
 			Deadline: optTime(flat.int("deadline")), Title: flat.str("title"), Priority: int(flat.int("priority")),
-			BatchID: globalID(flat.str("batch"), queue), At: fx.At}
+			BatchID: globalID(flat.str("batch"), queue), Reason: flat.str("reason"), At: fx.At}
 		fx.Transitions = append(fx.Transitions, t)
 	}
 	fx.Counts = Counts{Ready: counts.int("ready"), Held: counts.int("held"), Scheduled: counts.int("scheduled"),

@@ -143,7 +143,7 @@ local function record(id, m, action, from, to, actor, holder, reason)
   local n = #t
   t[n + 1], t[n + 2], t[n + 3], t[n + 4] = id, action, from or '', to
   t[n + 5], t[n + 6], t[n + 7], t[n + 8] = actor, attempt, holder or '', deadline or 0
-  t[n + 9], t[n + 10], t[n + 11] = m.title, m.priority, m.batch or ''
+  t[n + 9], t[n + 10], t[n + 11], t[n + 12] = m.title, m.priority, m.batch or '', reason or ''
 end
 
 -- last_action returns the action code and actor of the job's latest
@@ -382,6 +382,13 @@ local function said(reason)
   return reason
 end
 
+-- unexplained reports whether a supervisor's change given reason ("":
+-- none) lacks the reason its queue requires (conf's require_reason). A
+-- change given one reads nothing.
+local function unexplained(reason)
+  return reason == '' and redis.call('HGET', K.conf, 'require_reason') == '1'
+end
+
 -- as_seen reports whether the job is as a supervisor saw it before acting:
 -- in state (any, if ''), and, reserved, held by holder.
 local function as_seen(m, state, holder)
@@ -442,7 +449,7 @@ local EVENT_TYPE = {completed = 'job.completed', dead = 'job.dead', canceled = '
 -- a final state (TRANS), one per batch that finished.
 local function publish()
   local events, t = {}, TRANS
-  for i = 1, #t, 11 do
+  for i = 1, #t, 12 do
     local kind = EVENT_TYPE[t[i + 3]]
     if kind then events[#events + 1] = {kind, t[i]} end
   end
@@ -466,9 +473,9 @@ local function publish()
 end
 
 -- answer is every script's reply: {status, effects, values...}. The
--- effects are {} when the call changed nothing, else {transitions (11
+-- effects are {} when the call changed nothing, else {transitions (12
 -- values each: id, action, from, to, actor, attempt, holder, deadline ms,
--- title, priority, batch), the queue's counts after them (ready, held,
+-- title, priority, batch, reason or ""), the queue's counts after them (ready, held,
 -- scheduled, reserved, dead), the changed batches (id, record JSON), now
 -- in ms}.
 -- Changed batches are saved here, once per call.
