@@ -1384,7 +1384,7 @@ func JobStatus(p Page, w Work) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = jobActions(p, w.Job).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = jobActions(p, w.Job, w.Queue.RequireReason).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -19,6 +19,10 @@ var settingLabels = map[string]string{
 	"max_held":               "Max held per person",
 }
 
+// ReasonRequired says that a supervisor's change was refused for want of
+// the reason its queue requires (tasks.ErrReasonRequired).
+const ReasonRequired = "Nothing was done: this queue asks for a reason for every cancel, requeue and force release. Say why, and try again."
+
 // SettingLabel names a queue setting as its form does.
 func SettingLabel(field string) string { return settingLabels[field] }
 

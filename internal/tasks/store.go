@@ -424,6 +424,16 @@ func WithReason(reason string) SuperviseOption {
 	return func(s *seen) { s.reason = reason }
 }
 
+// ReasonOf is the reason opts give (WithReason), "" for none: for a
+// record of the change beside the job's own.
+func ReasonOf(opts ...SuperviseOption) string {
+	var as seen
+	for _, o := range opts {
+		o(&as)
+	}
+	return as.reason
+}
+
 // supervise runs a supervisor's action on a job for actor with now, the
 // job's id, args, the actor, the state and holder seen and the reason; the script
 // answers the job and its former holder.
