@@ -74,6 +74,17 @@ func TestTakeBackReasons(t *testing.T) {
 	if r := a.lastReason(held); r != "urgent: customer called" {
 		t.Fatalf("the page's force release: reason %q", r)
 	}
+	// Its holder reads who took it and why; the job's history says so too.
+	op := a.browser()
+	op.login(a.opName, "password-"+a.opName)
+	op.do("GET", "/jobs/"+held, nil)
+	if !strings.Contains(op.body, "took this job back: urgent: customer called") {
+		t.Fatalf("the holder's page does not say why the job was taken back: %d", op.status)
+	}
+	sup.do("GET", "/jobs/"+held, nil)
+	if !strings.Contains(sup.body, "from "+a.opName+": urgent: customer called") {
+		t.Fatal("the job's history does not say why it was taken back")
+	}
 
 	// Requeue all dead.
 	dead, tok := a.claim()
