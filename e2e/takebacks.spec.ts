@@ -33,7 +33,15 @@ test.describe('reasons on take-backs', () => {
     const sam = new SupervisorPage(await openAs('sam'));
     await sam.goto();
     const reason = 'The customer called: billing looks at this one first.';
-    expect(await sam.forceRelease(job.id, reason)).toBe('Take this job from alice and put it back in line?');
+    await sam.reservation(job.id).getByTestId('requeue').click();
+    // The live reservations fetch themselves afresh while the box is open:
+    // the form it answers is replaced, and still sent as it was shown.
+    await sam.page.evaluate(() => {
+      document.getElementById('reservations')?.setAttribute('data-before', '');
+      document.body.dispatchEvent(new Event('refresh'));
+    });
+    await expect(sam.page.locator('#reservations[data-before]')).toHaveCount(0);
+    expect(await giveReason(sam.page, reason)).toBe('Take this job from alice and put it back in line?');
     await expect(sam.flash).toHaveText(`“${job.title}” is ready. alice no longer holds it.`);
 
     await expect(work.ended).toBeVisible({ timeout: 2_000 });

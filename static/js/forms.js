@@ -79,6 +79,13 @@ function askReason(form, button) {
     if (!sub || !sub.hasAttribute("data-reason-go")) return; // Back
     field.value = text.value.trim();
     asked = form;
+    // A list that refreshes itself (the live reservations) may have
+    // replaced the form while the box was open: the form as it was, with
+    // the job as it was shown, is sent all the same.
+    if (!form.isConnected) {
+      form.hidden = true;
+      document.body.append(form);
+    }
     form.requestSubmit();
   };
   dialog.showModal();
