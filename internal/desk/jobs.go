@@ -169,6 +169,10 @@ func (d *Desk) CancelMany(ctx context.Context, a Actor, ids []string, force bool
 	if len(ids) == 0 || len(ids) > MaxBulk {
 		return nil, nil, invalid("ids must name 1 to %d jobs", MaxBulk)
 	}
+	// A reason no job could take refuses the request, not each job.
+	if err := tasks.ValidReason(tasks.ReasonOf(opts...)); err != nil {
+		return nil, nil, err
+	}
 	canceled, failed = []string{}, []Failure{}
 	for _, id := range ids {
 		if _, _, err = d.tasks.Cancel(ctx, id, a.Name(), force, opts...); err != nil {

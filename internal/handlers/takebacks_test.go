@@ -40,6 +40,8 @@ func TestTakeBackReasons(t *testing.T) {
 	a.expect("DELETE", "/api/v1/jobs/"+long+"?reason="+strings.Repeat("x", 2001), a.producer, "", 400, "invalid_field")
 	a.expect("DELETE", "/api/v1/jobs/"+long, a.producer, "", 200, "")
 
+	a.expect("POST", "/api/v1/jobs/cancel", a.super, `{"ids":["`+long+`"],"reason":"`+strings.Repeat("x", 2001)+`"}`, 400, "invalid_field")
+
 	// Required.
 	q := a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"require_reason":true,"max_attempts":1}`, 200, "")
 	if q["require_reason"] != true {
@@ -90,6 +92,7 @@ func TestTakeBackReasons(t *testing.T) {
 	dead, tok := a.claim()
 	a.expect("POST", "/api/v1/jobs/"+dead+"/fail", a.operator, `{"token":"`+tok+`","reason":"no"}`, 200, "")
 	a.expect("POST", "/api/v1/queues/"+a.queue+"/requeue-dead", a.super, "", 422, "reason_required")
+	a.expect("POST", "/api/v1/queues/"+a.queue+"/requeue-dead", a.super, `{"reason":"`+strings.Repeat("x", 2001)+`"}`, 400, "invalid_field")
 	sup.do("POST", "/supervisor/queues/"+a.queue+"/requeue-dead", url.Values{"_csrf": {sup.csrf}, "reason": {""}})
 	sup.do("GET", "/supervisor/queues/"+a.queue+"?state=dead", nil)
 	if !strings.Contains(sup.body, views.ReasonRequired) {

@@ -333,6 +333,9 @@ func (s *Store) Holding(ctx context.Context, operator string, queues []string) (
 // many it requeued and how many dead jobs are left. opts say why
 // (WithReason), for each job.
 func (s *Store) RequeueDead(ctx context.Context, queue, actor string, limit int, opts ...SuperviseOption) (requeued int, left int64, err error) {
+	if err := ValidReason(ReasonOf(opts...)); err != nil {
+		return 0, 0, err
+	}
 	p, err := s.ListJobs(ctx, queue, StateDead, limit, "", WithoutPayloads)
 	if err != nil {
 		return 0, 0, err

@@ -330,7 +330,7 @@ func (s *Store) Skip(ctx context.Context, id string, h Hold) (*Job, error) {
 // Fail reports that the holder could not do the job. It goes back in line
 // for another attempt, or is dead when its attempts are used up.
 func (s *Store) Fail(ctx context.Context, id string, h Hold, reason string) (*Job, error) {
-	if err := validReason(reason); err != nil {
+	if err := ValidReason(reason); err != nil {
 		return nil, err
 	}
 	return s.fenced(ctx, failScript, id, h, reason)
@@ -401,9 +401,9 @@ type seen struct {
 	reason string
 }
 
-// validReason checks a reason given for an action: a failure's or a
-// supervisor's.
-func validReason(reason string) error {
+// ValidReason checks a reason given for an action, a failure's or a
+// supervisor's: at most 2000 bytes of UTF-8 (else ErrInvalid).
+func ValidReason(reason string) error {
 	if len(reason) > 2000 || !utf8.ValidString(reason) {
 		return invalid("reason", "must be at most 2000 bytes of UTF-8 text")
 	}
@@ -449,7 +449,7 @@ func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts
 	for _, o := range opts {
 		o(&as)
 	}
-	if err := validReason(as.reason); err != nil {
+	if err := ValidReason(as.reason); err != nil {
 		return nil, "", err
 	}
 	args = append([]any{s.nowArg(), localID(id)}, args...)
