@@ -266,7 +266,7 @@ func TestRefusals(t *testing.T) {
 		{"a reservation taken back", func(t *testing.T) error {
 			d.enqueue(t, "taken back")
 			c := d.claimSoon(t)
-			if r, err := d.super.API.RequeueWithResponse(t.Context(), c.Job.ID); err != nil || r.StatusCode() != http.StatusOK {
+			if r, err := d.super.API.RequeueWithResponse(t.Context(), c.Job.ID, client.RequeueJSONRequestBody{}); err != nil || r.StatusCode() != http.StatusOK {
 				t.Fatalf("requeue: %v %v", r, err)
 			}
 			_, err := d.operator.Complete(t.Context(), c, nil)

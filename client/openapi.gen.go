@@ -224,6 +224,7 @@ const (
 	ErrorCodeQueueNotFound    ErrorCode = "queue_not_found"
 	ErrorCodeQueuePaused      ErrorCode = "queue_paused"
 	ErrorCodeRateLimited      ErrorCode = "rate_limited"
+	ErrorCodeReasonRequired   ErrorCode = "reason_required"
 	ErrorCodeRequestTimeout   ErrorCode = "request_timeout"
 	ErrorCodeReservationLost  ErrorCode = "reservation_lost"
 	ErrorCodeSkipLimit        ErrorCode = "skip_limit"
@@ -276,6 +277,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeQueuePaused:
 		return true
 	case ErrorCodeRateLimited:
+		return true
+	case ErrorCodeReasonRequired:
 		return true
 	case ErrorCodeRequestTimeout:
 		return true
@@ -575,6 +578,12 @@ type CancelManyRequest struct {
 	// Force Cancel reserved jobs too.
 	Force *bool    `json:"force,omitempty"`
 	Ids   []string `json:"ids"`
+
+	// Reason Why (at most 2000 bytes of UTF-8): kept in the history entry of each
+	// change and in the audit log, and shown to the holder whose
+	// reservation the change ends. Required by a queue with
+	// `require_reason`.
+	Reason *Reason `json:"reason,omitempty"`
 }
 
 // CancelManyResult defines model for CancelManyResult.
@@ -1035,6 +1044,9 @@ type NewQueue struct {
 	// Paused Create the queue paused.
 	Paused *bool `json:"paused,omitempty"`
 
+	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason` (else `422 reason_required`).
+	RequireReason *bool `json:"require_reason,omitempty"`
+
 	// RetentionSeconds How long completed and canceled jobs are kept.
 	RetentionSeconds *int `json:"retention_seconds,omitempty"`
 }
@@ -1204,6 +1216,9 @@ type Queue struct {
 	Outcome *Outcome `json:"outcome,omitempty"`
 	Paused  bool     `json:"paused"`
 
+	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason`.
+	RequireReason bool `json:"require_reason"`
+
 	// RetentionSeconds How long completed and canceled jobs are kept.
 	RetentionSeconds int `json:"retention_seconds"`
 }
@@ -1233,8 +1248,11 @@ type QueuePatch struct {
 	// of the choices), each field by its name with its type (`null` or
 	// left out when not required), and optional `notes`; nothing else.
 	// `{}` in a change removes the form.
-	Outcome          *Outcome `json:"outcome,omitempty"`
-	RetentionSeconds *int     `json:"retention_seconds,omitempty"`
+	Outcome *Outcome `json:"outcome,omitempty"`
+
+	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason`.
+	RequireReason    *bool `json:"require_reason,omitempty"`
+	RetentionSeconds *int  `json:"retention_seconds,omitempty"`
 }
 
 // QueueSummary A queue's counts and the settings a client needs.
@@ -1264,6 +1282,21 @@ type QueueSummary struct {
 	Ready     int `json:"ready"`
 	Reserved  int `json:"reserved"`
 	Scheduled int `json:"scheduled"`
+}
+
+// Reason Why (at most 2000 bytes of UTF-8): kept in the history entry of each
+// change and in the audit log, and shown to the holder whose
+// reservation the change ends. Required by a queue with
+// `require_reason`.
+type Reason = string
+
+// ReasonRequest Why a supervisor acts.
+type ReasonRequest struct {
+	// Reason Why (at most 2000 bytes of UTF-8): kept in the history entry of each
+	// change and in the audit log, and shown to the holder whose
+	// reservation the change ends. Required by a queue with
+	// `require_reason`.
+	Reason *Reason `json:"reason,omitempty"`
 }
 
 // RequeueDeadResult defines model for RequeueDeadResult.
@@ -1577,6 +1610,9 @@ type QueueNotFound = Error
 // QueueOK A queue and its settings.
 type QueueOK = Queue
 
+// ReasonRequired Every error's body.
+type ReasonRequired = Error
+
 // RequestTimeout Every error's body.
 type RequestTimeout = Error
 
@@ -1678,6 +1714,9 @@ type ListJobsParamsOrder string
 type CancelParams struct {
 	// Force Cancel a reserved job too (supervisors).
 	Force *bool `form:"force,omitempty" json:"force,omitempty"`
+
+	// Reason Why (at most 2000 bytes of UTF-8); required by a queue with `require_reason`.
+	Reason *Reason `form:"reason,omitempty" json:"reason,omitempty"`
 }
 
 // GetJobParams defines parameters for GetJob.
@@ -1785,6 +1824,9 @@ type FailJSONRequestBody = FailRequest
 // ReleaseJSONRequestBody defines body for Release for application/json ContentType.
 type ReleaseJSONRequestBody = TokenRequest
 
+// RequeueJSONRequestBody defines body for Requeue for application/json ContentType.
+type RequeueJSONRequestBody = ReasonRequest
+
 // SkipJSONRequestBody defines body for Skip for application/json ContentType.
 type SkipJSONRequestBody = TokenRequest
 
@@ -1799,6 +1841,9 @@ type CreateBatchJSONRequestBody = NewBatch
 
 // EnqueueJSONRequestBody defines body for Enqueue for application/json ContentType.
 type EnqueueJSONRequestBody = EnqueueRequest
+
+// RequeueDeadJSONRequestBody defines body for RequeueDead for application/json ContentType.
+type RequeueDeadJSONRequestBody = ReasonRequest
 
 // CreateUserJSONRequestBody defines body for CreateUser for application/json ContentType.
 type CreateUserJSONRequestBody = NewUser
@@ -2354,8 +2399,11 @@ type ClientInterface interface {
 	//
 	// Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 	// (their holders' tokens die). Each job is canceled in its own atomic
-	// step; a job that could not be (already finished, or unknown) is
-	// among the `failed`, with the code and message an error would have.
+	// step; a job that could not be (already finished, or unknown, or of
+	// a queue with `require_reason` when no `reason` is given) is among
+	// the `failed`, with the code and message an error would have.
+	// `reason` says why, for every job: their histories and the audit log
+	// keep it, and the holders whose reservations it ends read it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2366,8 +2414,11 @@ type ClientInterface interface {
 	//
 	// Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 	// (their holders' tokens die). Each job is canceled in its own atomic
-	// step; a job that could not be (already finished, or unknown) is
-	// among the `failed`, with the code and message an error would have.
+	// step; a job that could not be (already finished, or unknown, or of
+	// a queue with `require_reason` when no `reason` is given) is among
+	// the `failed`, with the code and message an error would have.
+	// `reason` says why, for every job: their histories and the audit log
+	// keep it, and the holders whose reservations it ends read it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2407,7 +2458,10 @@ type ClientInterface interface {
 	// Producers and supervisors. A `ready` or `scheduled` job becomes
 	// `canceled`. A reserved or finished job is `409 invalid_state`; a
 	// supervisor may add `?force=true` to cancel a reserved job too,
-	// which ends its holder's reservation.
+	// which ends its holder's reservation. `?reason=` says why (a DELETE
+	// has no body): the job's history and the audit log keep it, and the
+	// holder whose reservation it ends reads it. A queue with
+	// `require_reason` answers a cancel without one `422 reason_required`.
 	//
 	// Corresponds with DELETE /api/v1/jobs/{id} (the `Cancel` operationId).
 	Cancel(ctx context.Context, id JobIDParam, params *CancelParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2552,16 +2606,37 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/jobs/{id}/release (the `Release` operationId).
 	Release(ctx context.Context, id JobIDParam, body ReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Requeue Requeue a job
+	// RequeueWithBody Requeue a job
 	//
-	// Supervisors; no body. A `dead` job goes back to `ready` with its
-	// attempts reset; a `reserved` job is taken from its holder (whose
-	// token dies) and put back in its place in line, or canceled when its
-	// batch is. Other states, and a dead job of a canceled batch, are
-	// `409 invalid_state`.
+	// Supervisors; the body is optional. A `dead` job goes back to
+	// `ready` with its attempts reset; a `reserved` job is taken from its
+	// holder (whose token dies) and put back in its place in line, or
+	// canceled when its batch is. Other states, and a dead job of a
+	// canceled batch, are `409 invalid_state`. `reason` says why: the
+	// job's history and the audit log keep it, and the holder whose
+	// reservation it ends reads it. A queue with `require_reason` answers
+	// a requeue without one `422 reason_required`.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
-	Requeue(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RequeueWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Requeue Requeue a job
+	//
+	// Supervisors; the body is optional. A `dead` job goes back to
+	// `ready` with its attempts reset; a `reserved` job is taken from its
+	// holder (whose token dies) and put back in its place in line, or
+	// canceled when its batch is. Other states, and a dead job of a
+	// canceled batch, are `409 invalid_state`. `reason` says why: the
+	// job's history and the audit log keep it, and the holder whose
+	// reservation it ends reads it. A queue with `require_reason` answers
+	// a requeue without one `422 reason_required`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
+	Requeue(ctx context.Context, id JobIDParam, body RequeueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SkipWithBody Skip a job
 	//
@@ -2766,14 +2841,33 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/queues/{queue}/pause (the `PauseQueue` operationId).
 	PauseQueue(ctx context.Context, queue QueueParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RequeueDeadWithBody Requeue a queue's dead jobs
+	//
+	// Supervisors. Puts up to `limit` of the queue's dead jobs back in
+	// line with fresh attempts, the longest dead first, each in its own
+	// atomic step: call again until `dead_left` is 0. The body is
+	// optional: `reason` says why, kept in each job's history and in the
+	// audit log; a queue with `require_reason` answers a requeue without
+	// one `422 reason_required`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
+	RequeueDeadWithBody(ctx context.Context, queue QueueParam, params *RequeueDeadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RequeueDead Requeue a queue's dead jobs
 	//
 	// Supervisors. Puts up to `limit` of the queue's dead jobs back in
 	// line with fresh attempts, the longest dead first, each in its own
-	// atomic step: call again until `dead_left` is 0.
+	// atomic step: call again until `dead_left` is 0. The body is
+	// optional: `reason` says why, kept in each job's history and in the
+	// audit log; a queue with `require_reason` answers a requeue without
+	// one `422 reason_required`.
+	//
+	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
-	RequeueDead(ctx context.Context, queue QueueParam, params *RequeueDeadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RequeueDead(ctx context.Context, queue QueueParam, params *RequeueDeadParams, body RequeueDeadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeQueue Resume a queue
 	//
@@ -3242,8 +3336,11 @@ func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditor
 //
 // Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 // (their holders' tokens die). Each job is canceled in its own atomic
-// step; a job that could not be (already finished, or unknown) is
-// among the `failed`, with the code and message an error would have.
+// step; a job that could not be (already finished, or unknown, or of
+// a queue with `require_reason` when no `reason` is given) is among
+// the `failed`, with the code and message an error would have.
+// `reason` says why, for every job: their histories and the audit log
+// keep it, and the holders whose reservations it ends read it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3264,8 +3361,11 @@ func (c *Client) CancelManyWithBody(ctx context.Context, contentType string, bod
 //
 // Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 // (their holders' tokens die). Each job is canceled in its own atomic
-// step; a job that could not be (already finished, or unknown) is
-// among the `failed`, with the code and message an error would have.
+// step; a job that could not be (already finished, or unknown, or of
+// a queue with `require_reason` when no `reason` is given) is among
+// the `failed`, with the code and message an error would have.
+// `reason` says why, for every job: their histories and the audit log
+// keep it, and the holders whose reservations it ends read it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3335,7 +3435,10 @@ func (c *Client) RequeueMany(ctx context.Context, body RequeueManyJSONRequestBod
 // Producers and supervisors. A `ready` or `scheduled` job becomes
 // `canceled`. A reserved or finished job is `409 invalid_state`; a
 // supervisor may add `?force=true` to cancel a reserved job too,
-// which ends its holder's reservation.
+// which ends its holder's reservation. `?reason=` says why (a DELETE
+// has no body): the job's history and the audit log keep it, and the
+// holder whose reservation it ends reads it. A queue with
+// `require_reason` answers a cancel without one `422 reason_required`.
 //
 // Corresponds with DELETE /api/v1/jobs/{id} (the `Cancel` operationId).
 func (c *Client) Cancel(ctx context.Context, id JobIDParam, params *CancelParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3590,17 +3693,48 @@ func (c *Client) Release(ctx context.Context, id JobIDParam, body ReleaseJSONReq
 	return c.Client.Do(req)
 }
 
-// Requeue Requeue a job
+// RequeueWithBody Requeue a job
 //
-// Supervisors; no body. A `dead` job goes back to `ready` with its
-// attempts reset; a `reserved` job is taken from its holder (whose
-// token dies) and put back in its place in line, or canceled when its
-// batch is. Other states, and a dead job of a canceled batch, are
-// `409 invalid_state`.
+// Supervisors; the body is optional. A `dead` job goes back to
+// `ready` with its attempts reset; a `reserved` job is taken from its
+// holder (whose token dies) and put back in its place in line, or
+// canceled when its batch is. Other states, and a dead job of a
+// canceled batch, are `409 invalid_state`. `reason` says why: the
+// job's history and the audit log keep it, and the holder whose
+// reservation it ends reads it. A queue with `require_reason` answers
+// a requeue without one `422 reason_required`.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
-func (c *Client) Requeue(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRequeueRequest(c.Server, id)
+func (c *Client) RequeueWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequeueRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Requeue Requeue a job
+//
+// Supervisors; the body is optional. A `dead` job goes back to
+// `ready` with its attempts reset; a `reserved` job is taken from its
+// holder (whose token dies) and put back in its place in line, or
+// canceled when its batch is. Other states, and a dead job of a
+// canceled batch, are `409 invalid_state`. `reason` says why: the
+// job's history and the audit log keep it, and the holder whose
+// reservation it ends reads it. A queue with `require_reason` answers
+// a requeue without one `422 reason_required`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
+func (c *Client) Requeue(ctx context.Context, id JobIDParam, body RequeueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequeueRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3974,15 +4108,44 @@ func (c *Client) PauseQueue(ctx context.Context, queue QueueParam, reqEditors ..
 	return c.Client.Do(req)
 }
 
+// RequeueDeadWithBody Requeue a queue's dead jobs
+//
+// Supervisors. Puts up to `limit` of the queue's dead jobs back in
+// line with fresh attempts, the longest dead first, each in its own
+// atomic step: call again until `dead_left` is 0. The body is
+// optional: `reason` says why, kept in each job's history and in the
+// audit log; a queue with `require_reason` answers a requeue without
+// one `422 reason_required`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
+func (c *Client) RequeueDeadWithBody(ctx context.Context, queue QueueParam, params *RequeueDeadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequeueDeadRequestWithBody(c.Server, queue, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RequeueDead Requeue a queue's dead jobs
 //
 // Supervisors. Puts up to `limit` of the queue's dead jobs back in
 // line with fresh attempts, the longest dead first, each in its own
-// atomic step: call again until `dead_left` is 0.
+// atomic step: call again until `dead_left` is 0. The body is
+// optional: `reason` says why, kept in each job's history and in the
+// audit log; a queue with `require_reason` answers a requeue without
+// one `422 reason_required`.
+//
+// Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
-func (c *Client) RequeueDead(ctx context.Context, queue QueueParam, params *RequeueDeadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRequeueDeadRequest(c.Server, queue, params)
+func (c *Client) RequeueDead(ctx context.Context, queue QueueParam, params *RequeueDeadParams, body RequeueDeadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequeueDeadRequest(c.Server, queue, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5083,6 +5246,18 @@ func NewCancelRequest(server string, id JobIDParam, params *CancelParams) (*http
 
 		}
 
+		if params.Reason != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reason", *params.Reason, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -5422,8 +5597,19 @@ func NewReleaseRequestWithBody(server string, id JobIDParam, contentType string,
 	return req, nil
 }
 
-// NewRequeueRequest constructs an http.Request for the Requeue method
-func NewRequeueRequest(server string, id JobIDParam) (*http.Request, error) {
+// NewRequeueRequest calls the generic Requeue builder with application/json body
+func NewRequeueRequest(server string, id JobIDParam, body RequeueJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRequeueRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewRequeueRequestWithBody constructs an http.Request for the Requeue method, with any body, and a specified content type
+func NewRequeueRequestWithBody(server string, id JobIDParam, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5448,10 +5634,12 @@ func NewRequeueRequest(server string, id JobIDParam) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5904,8 +6092,19 @@ func NewPauseQueueRequest(server string, queue QueueParam) (*http.Request, error
 	return req, nil
 }
 
-// NewRequeueDeadRequest constructs an http.Request for the RequeueDead method
-func NewRequeueDeadRequest(server string, queue QueueParam, params *RequeueDeadParams) (*http.Request, error) {
+// NewRequeueDeadRequest calls the generic RequeueDead builder with application/json body
+func NewRequeueDeadRequest(server string, queue QueueParam, params *RequeueDeadParams, body RequeueDeadJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRequeueDeadRequestWithBody(server, queue, params, "application/json", bodyReader)
+}
+
+// NewRequeueDeadRequestWithBody constructs an http.Request for the RequeueDead method, with any body, and a specified content type
+func NewRequeueDeadRequestWithBody(server string, queue QueueParam, params *RequeueDeadParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5957,10 +6156,12 @@ func NewRequeueDeadRequest(server string, queue QueueParam, params *RequeueDeadP
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6925,8 +7126,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 	// (their holders' tokens die). Each job is canceled in its own atomic
-	// step; a job that could not be (already finished, or unknown) is
-	// among the `failed`, with the code and message an error would have.
+	// step; a job that could not be (already finished, or unknown, or of
+	// a queue with `require_reason` when no `reason` is given) is among
+	// the `failed`, with the code and message an error would have.
+	// `reason` says why, for every job: their histories and the audit log
+	// keep it, and the holders whose reservations it ends read it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6937,8 +7141,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 	// (their holders' tokens die). Each job is canceled in its own atomic
-	// step; a job that could not be (already finished, or unknown) is
-	// among the `failed`, with the code and message an error would have.
+	// step; a job that could not be (already finished, or unknown, or of
+	// a queue with `require_reason` when no `reason` is given) is among
+	// the `failed`, with the code and message an error would have.
+	// `reason` says why, for every job: their histories and the audit log
+	// keep it, and the holders whose reservations it ends read it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6978,7 +7185,10 @@ type ClientWithResponsesInterface interface {
 	// Producers and supervisors. A `ready` or `scheduled` job becomes
 	// `canceled`. A reserved or finished job is `409 invalid_state`; a
 	// supervisor may add `?force=true` to cancel a reserved job too,
-	// which ends its holder's reservation.
+	// which ends its holder's reservation. `?reason=` says why (a DELETE
+	// has no body): the job's history and the audit log keep it, and the
+	// holder whose reservation it ends reads it. A queue with
+	// `require_reason` answers a cancel without one `422 reason_required`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7129,18 +7339,37 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/jobs/{id}/release (the `Release` operationId).
 	ReleaseWithResponse(ctx context.Context, id JobIDParam, body ReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*ReleaseResponse, error)
 
-	// RequeueWithResponse Requeue a job
+	// RequeueWithBodyWithResponse Requeue a job
 	//
-	// Supervisors; no body. A `dead` job goes back to `ready` with its
-	// attempts reset; a `reserved` job is taken from its holder (whose
-	// token dies) and put back in its place in line, or canceled when its
-	// batch is. Other states, and a dead job of a canceled batch, are
-	// `409 invalid_state`.
+	// Supervisors; the body is optional. A `dead` job goes back to
+	// `ready` with its attempts reset; a `reserved` job is taken from its
+	// holder (whose token dies) and put back in its place in line, or
+	// canceled when its batch is. Other states, and a dead job of a
+	// canceled batch, are `409 invalid_state`. `reason` says why: the
+	// job's history and the audit log keep it, and the holder whose
+	// reservation it ends reads it. A queue with `require_reason` answers
+	// a requeue without one `422 reason_required`.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
-	RequeueWithResponse(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*RequeueResponse, error)
+	RequeueWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequeueResponse, error)
+
+	// RequeueWithResponse Requeue a job
+	//
+	// Supervisors; the body is optional. A `dead` job goes back to
+	// `ready` with its attempts reset; a `reserved` job is taken from its
+	// holder (whose token dies) and put back in its place in line, or
+	// canceled when its batch is. Other states, and a dead job of a
+	// canceled batch, are `409 invalid_state`. `reason` says why: the
+	// job's history and the audit log keep it, and the holder whose
+	// reservation it ends reads it. A queue with `require_reason` answers
+	// a requeue without one `422 reason_required`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
+	RequeueWithResponse(ctx context.Context, id JobIDParam, body RequeueJSONRequestBody, reqEditors ...RequestEditorFn) (*RequeueResponse, error)
 
 	// SkipWithBodyWithResponse Skip a job
 	//
@@ -7357,16 +7586,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/queues/{queue}/pause (the `PauseQueue` operationId).
 	PauseQueueWithResponse(ctx context.Context, queue QueueParam, reqEditors ...RequestEditorFn) (*PauseQueueResponse, error)
 
+	// RequeueDeadWithBodyWithResponse Requeue a queue's dead jobs
+	//
+	// Supervisors. Puts up to `limit` of the queue's dead jobs back in
+	// line with fresh attempts, the longest dead first, each in its own
+	// atomic step: call again until `dead_left` is 0. The body is
+	// optional: `reason` says why, kept in each job's history and in the
+	// audit log; a queue with `require_reason` answers a requeue without
+	// one `422 reason_required`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
+	RequeueDeadWithBodyWithResponse(ctx context.Context, queue QueueParam, params *RequeueDeadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequeueDeadResponse, error)
+
 	// RequeueDeadWithResponse Requeue a queue's dead jobs
 	//
 	// Supervisors. Puts up to `limit` of the queue's dead jobs back in
 	// line with fresh attempts, the longest dead first, each in its own
-	// atomic step: call again until `dead_left` is 0.
+	// atomic step: call again until `dead_left` is 0. The body is
+	// optional: `reason` says why, kept in each job's history and in the
+	// audit log; a queue with `require_reason` answers a requeue without
+	// one `422 reason_required`.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
-	RequeueDeadWithResponse(ctx context.Context, queue QueueParam, params *RequeueDeadParams, reqEditors ...RequestEditorFn) (*RequeueDeadResponse, error)
+	RequeueDeadWithResponse(ctx context.Context, queue QueueParam, params *RequeueDeadParams, body RequeueDeadJSONRequestBody, reqEditors ...RequestEditorFn) (*RequeueDeadResponse, error)
 
 	// ResumeQueueWithResponse Resume a queue
 	//
@@ -8663,6 +8909,8 @@ type CancelResponse struct {
 	JSON404 *JobNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *InvalidState
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ReasonRequired
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -8703,6 +8951,11 @@ func (r CancelResponse) GetJSON404() *JobNotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r CancelResponse) GetJSON409() *InvalidState {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CancelResponse) GetJSON422() *ReasonRequired {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9465,6 +9718,8 @@ type RequeueResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Job
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -9473,6 +9728,8 @@ type RequeueResponse struct {
 	JSON404 *JobNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *InvalidState
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ReasonRequired
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9488,6 +9745,11 @@ type RequeueResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RequeueResponse) GetJSON200() *Job {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RequeueResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9508,6 +9770,11 @@ func (r RequeueResponse) GetJSON404() *JobNotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RequeueResponse) GetJSON409() *InvalidState {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RequeueResponse) GetJSON422() *ReasonRequired {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10763,6 +11030,8 @@ type RequeueDeadResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *QueueNotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ReasonRequired
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -10798,6 +11067,11 @@ func (r RequeueDeadResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RequeueDeadResponse) GetJSON404() *QueueNotFound {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RequeueDeadResponse) GetJSON422() *ReasonRequired {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -13049,8 +13323,11 @@ func (c *ClientWithResponses) ListJobsWithResponse(ctx context.Context, params *
 //
 // Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 // (their holders' tokens die). Each job is canceled in its own atomic
-// step; a job that could not be (already finished, or unknown) is
-// among the `failed`, with the code and message an error would have.
+// step; a job that could not be (already finished, or unknown, or of
+// a queue with `require_reason` when no `reason` is given) is among
+// the `failed`, with the code and message an error would have.
+// `reason` says why, for every job: their histories and the audit log
+// keep it, and the holders whose reservations it ends read it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13067,8 +13344,11 @@ func (c *ClientWithResponses) CancelManyWithBodyWithResponse(ctx context.Context
 //
 // Supervisors. 1 to 500 job ids; `force` also cancels reserved ones
 // (their holders' tokens die). Each job is canceled in its own atomic
-// step; a job that could not be (already finished, or unknown) is
-// among the `failed`, with the code and message an error would have.
+// step; a job that could not be (already finished, or unknown, or of
+// a queue with `require_reason` when no `reason` is given) is among
+// the `failed`, with the code and message an error would have.
+// `reason` says why, for every job: their histories and the audit log
+// keep it, and the holders whose reservations it ends read it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13126,7 +13406,10 @@ func (c *ClientWithResponses) RequeueManyWithResponse(ctx context.Context, body 
 // Producers and supervisors. A `ready` or `scheduled` job becomes
 // `canceled`. A reserved or finished job is `409 invalid_state`; a
 // supervisor may add `?force=true` to cancel a reserved job too,
-// which ends its holder's reservation.
+// which ends its holder's reservation. `?reason=` says why (a DELETE
+// has no body): the job's history and the audit log keep it, and the
+// holder whose reservation it ends reads it. A queue with
+// `require_reason` answers a cancel without one `422 reason_required`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13343,19 +13626,44 @@ func (c *ClientWithResponses) ReleaseWithResponse(ctx context.Context, id JobIDP
 	return ParseReleaseResponse(rsp)
 }
 
-// RequeueWithResponse Requeue a job
+// RequeueWithBodyWithResponse Requeue a job
 //
-// Supervisors; no body. A `dead` job goes back to `ready` with its
-// attempts reset; a `reserved` job is taken from its holder (whose
-// token dies) and put back in its place in line, or canceled when its
-// batch is. Other states, and a dead job of a canceled batch, are
-// `409 invalid_state`.
+// Supervisors; the body is optional. A `dead` job goes back to
+// `ready` with its attempts reset; a `reserved` job is taken from its
+// holder (whose token dies) and put back in its place in line, or
+// canceled when its batch is. Other states, and a dead job of a
+// canceled batch, are `409 invalid_state`. `reason` says why: the
+// job's history and the audit log keep it, and the holder whose
+// reservation it ends reads it. A queue with `require_reason` answers
+// a requeue without one `422 reason_required`.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
-func (c *ClientWithResponses) RequeueWithResponse(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*RequeueResponse, error) {
-	rsp, err := c.Requeue(ctx, id, reqEditors...)
+func (c *ClientWithResponses) RequeueWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequeueResponse, error) {
+	rsp, err := c.RequeueWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequeueResponse(rsp)
+}
+
+// RequeueWithResponse Requeue a job
+//
+// Supervisors; the body is optional. A `dead` job goes back to
+// `ready` with its attempts reset; a `reserved` job is taken from its
+// holder (whose token dies) and put back in its place in line, or
+// canceled when its batch is. Other states, and a dead job of a
+// canceled batch, are `409 invalid_state`. `reason` says why: the
+// job's history and the audit log keep it, and the holder whose
+// reservation it ends reads it. A queue with `require_reason` answers
+// a requeue without one `422 reason_required`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
+func (c *ClientWithResponses) RequeueWithResponse(ctx context.Context, id JobIDParam, body RequeueJSONRequestBody, reqEditors ...RequestEditorFn) (*RequeueResponse, error) {
+	rsp, err := c.Requeue(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13673,17 +13981,40 @@ func (c *ClientWithResponses) PauseQueueWithResponse(ctx context.Context, queue 
 	return ParsePauseQueueResponse(rsp)
 }
 
+// RequeueDeadWithBodyWithResponse Requeue a queue's dead jobs
+//
+// Supervisors. Puts up to `limit` of the queue's dead jobs back in
+// line with fresh attempts, the longest dead first, each in its own
+// atomic step: call again until `dead_left` is 0. The body is
+// optional: `reason` says why, kept in each job's history and in the
+// audit log; a queue with `require_reason` answers a requeue without
+// one `422 reason_required`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
+func (c *ClientWithResponses) RequeueDeadWithBodyWithResponse(ctx context.Context, queue QueueParam, params *RequeueDeadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequeueDeadResponse, error) {
+	rsp, err := c.RequeueDeadWithBody(ctx, queue, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequeueDeadResponse(rsp)
+}
+
 // RequeueDeadWithResponse Requeue a queue's dead jobs
 //
 // Supervisors. Puts up to `limit` of the queue's dead jobs back in
 // line with fresh attempts, the longest dead first, each in its own
-// atomic step: call again until `dead_left` is 0.
+// atomic step: call again until `dead_left` is 0. The body is
+// optional: `reason` says why, kept in each job's history and in the
+// audit log; a queue with `require_reason` answers a requeue without
+// one `422 reason_required`.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/queues/{queue}/requeue-dead (the `RequeueDead` operationId).
-func (c *ClientWithResponses) RequeueDeadWithResponse(ctx context.Context, queue QueueParam, params *RequeueDeadParams, reqEditors ...RequestEditorFn) (*RequeueDeadResponse, error) {
-	rsp, err := c.RequeueDead(ctx, queue, params, reqEditors...)
+func (c *ClientWithResponses) RequeueDeadWithResponse(ctx context.Context, queue QueueParam, params *RequeueDeadParams, body RequeueDeadJSONRequestBody, reqEditors ...RequestEditorFn) (*RequeueDeadResponse, error) {
+	rsp, err := c.RequeueDead(ctx, queue, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -15108,6 +15439,13 @@ func ParseCancelResponse(rsp *http.Response) (*CancelResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ReasonRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15843,6 +16181,13 @@ func ParseRequeueResponse(rsp *http.Response) (*RequeueResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15870,6 +16215,13 @@ func ParseRequeueResponse(rsp *http.Response) (*RequeueResponse, error) {
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ReasonRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -17094,6 +17446,13 @@ func ParseRequeueDeadResponse(rsp *http.Response) (*RequeueDeadResponse, error) 
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ReasonRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests

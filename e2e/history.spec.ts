@@ -1,6 +1,7 @@
 import { OperatorApi } from './api';
 import { expect, test } from './fixtures';
 import { OperatorHomePage } from './pages/OperatorHomePage';
+import { giveReason } from './pages/SupervisorPage';
 import { WorkPage } from './pages/WorkPage';
 
 // Every change of a job is kept in its history. A supervisor reads it on the
@@ -91,8 +92,8 @@ test.describe("a supervisor's view of a job", () => {
     // page, which it returns to, says so.
     const actions = sam.page.getByTestId('job-actions');
     await expect(actions.getByRole('button')).toHaveText(['Requeue']);
-    sam.page.once('dialog', (d) => void d.accept());
     await actions.getByRole('button', { name: 'Requeue' }).click();
+    await giveReason(sam.page);
     await expect(sam.page.getByTestId('flash')).toContainText('is ready.');
     await expect(sam.state).toHaveText('ready');
     await expect(sam.attempts).toHaveText('0 of 3 attempts used');

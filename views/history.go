@@ -13,13 +13,17 @@ import (
 
 // EndedBecause says, to the operator me, why their latest reservation of a
 // job ended, from the entry that ended it (desk.Opened's Ended), on a page
-// opened after it ended: "canceled by sam", "taken back by sam", "your
-// time ran out", "you skipped it" (whenever, wherever they did).
+// opened after it ended, as the work page's sentence: "sam took this job
+// back: <reason>", "This reservation ended: your time ran out.", "This
+// reservation ended: you skipped it." (whenever, wherever they did).
 func EndedBecause(e tasks.Entry, me string) string {
 	if e.Actor == me {
-		return yourOwn(e.Action)
+		return endedSentence(yourOwn(e.Action))
 	}
-	return outcome(e.Action, e.Actor, me)
+	if s := takenBack(e.Action, e.Actor, e.Reason); s != "" {
+		return s
+	}
+	return endedSentence(outcome(e.Action, e.Actor, me))
 }
 
 // yourOwn says what the holder did that ended their reservation.
@@ -78,8 +82,12 @@ func endedSentence(why string) string {
 	return "This reservation ended: " + why + "."
 }
 
-// actorMark stands for the actor's name in outcomePhrases.
-const actorMark = "{actor}"
+// actorMark stands for the actor's name in outcomePhrases, and reasonMark
+// for their reason.
+const (
+	actorMark  = "{actor}"
+	reasonMark = "{reason}"
+)
 
 // endingActions are the actions that can end a reservation.
 var endingActions = []tasks.Action{tasks.ActionCompleted, tasks.ActionReleased, tasks.ActionSkipped,
@@ -89,13 +97,18 @@ var endingActions = []tasks.Action{tasks.ActionCompleted, tasks.ActionReleased, 
 // JSON, for the work page's script to say why a reservation ended when a
 // notice tells it (so the words live in one place): per action, "own" when
 // me acted, "system" when nobody did, "other" when someone else did, with
-// actorMark for their name.
+// actorMark for their name, and "other_why" for someone else who said why
+// (takenBack), with reasonMark for the reason.
 func outcomePhrases(me string) string {
-	p := map[string]map[tasks.Action]string{"own": {}, "system": {}, "other": {}}
+	p := map[string]map[tasks.Action]string{"own": {}, "system": {}, "other": {}, "other_why": {}}
 	for _, a := range endingActions {
 		p["own"][a] = endedSentence(outcome(a, me, me))
 		p["system"][a] = endedSentence(outcome(a, tasks.System, me))
 		p["other"][a] = endedSentence(outcome(a, actorMark, me))
+		if s := takenBack(a, actorMark, ""); s != "" {
+			p["other"][a] = s
+			p["other_why"][a] = takenBack(a, actorMark, reasonMark)
+		}
 	}
 	b, _ := json.Marshal(p) // maps of strings always encode
 	return string(b)
@@ -203,7 +216,7 @@ func attemptsLabel(j *tasks.Job) string {
 
 // entryWords says what a history entry records, without its time and
 // deadline: "claimed by ann (attempt 1)", "failed by ann: <reason>",
-// "taken back by sam from ann", "expired (held by ann)".
+// "taken back by sam from ann: <reason>", "expired (held by ann)".
 func entryWords(e tasks.Entry) string {
 	by := " by " + e.Actor
 	var s string
@@ -255,6 +268,10 @@ func entryWords(e tasks.Entry) string {
 		s = "completed" + by
 	default:
 		s = string(e.Action) + by
+	}
+	if e.Reason != "" && e.Action != tasks.ActionFailed {
+		// A supervisor's, for a cancel, requeue or force release.
+		s += ": " + e.Reason
 	}
 	switch {
 	case e.To == tasks.StateDead:

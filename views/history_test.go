@@ -51,8 +51,14 @@ func TestEntryWords(t *testing.T) {
 		{"failed for good", tasks.Entry{Action: tasks.ActionFailed, Actor: "ann", Reason: "no PDF", To: tasks.StateDead},
 			"failed by ann: no PDF · no attempts left: dead"},
 		{"taken back", tasks.Entry{Action: tasks.ActionForceReleased, Actor: "sam", Holder: "ann"}, "taken back by sam from ann"},
+		{"taken back, saying why", tasks.Entry{Action: tasks.ActionForceReleased, Actor: "sam", Holder: "ann", Reason: "customer called"},
+			"taken back by sam from ann: customer called"},
+		{"requeued, saying why", tasks.Entry{Action: tasks.ActionRequeued, Actor: "sam", Reason: "fixed upstream", To: tasks.StateReady},
+			"requeued by sam: fixed upstream"},
 		{"expired", tasks.Entry{Action: tasks.ActionExpired, Actor: tasks.System, Holder: "ann"}, "expired (held by ann)"},
 		{"canceled while held", tasks.Entry{Action: tasks.ActionCanceled, Actor: "sam", Holder: "ann"}, "canceled by sam (held by ann)"},
+		{"canceled, saying why", tasks.Entry{Action: tasks.ActionCanceled, Actor: "sam", Reason: "duplicate", To: tasks.StateCanceled},
+			"canceled by sam: duplicate"},
 		{"completed", tasks.Entry{Action: tasks.ActionCompleted, Actor: "ann"}, "completed by ann"},
 		{"given back in a canceled batch", tasks.Entry{Action: tasks.ActionReleased, Actor: "ann", To: tasks.StateCanceled},
 			"given back by ann · its batch is canceled: canceled"},
@@ -75,15 +81,21 @@ func TestEndedBecause(t *testing.T) {
 		want  string
 	}{
 		{"canceled", tasks.Entry{Action: tasks.ActionCanceled, Actor: "sam", Holder: "ann", From: tasks.StateReserved, To: tasks.StateCanceled},
-			"canceled by sam"},
+			"sam canceled this job."},
+		{"canceled, saying why", tasks.Entry{Action: tasks.ActionCanceled, Actor: "sam", Holder: "ann", From: tasks.StateReserved, To: tasks.StateCanceled, Reason: "sent twice"},
+			"sam canceled this job: sent twice"},
 		{"taken back", tasks.Entry{Action: tasks.ActionForceReleased, Actor: "sam", Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady},
-			"taken back by sam"},
+			"sam took this job back."},
+		{"taken back, saying why", tasks.Entry{Action: tasks.ActionForceReleased, Actor: "sam", Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady, Reason: "customer called"},
+			"sam took this job back: customer called"},
+		{"canceled with its batch", tasks.Entry{Action: tasks.ActionCanceled, Actor: tasks.System, Holder: "ann", From: tasks.StateReserved, To: tasks.StateCanceled},
+			"This reservation ended: canceled with its batch."},
 		{"expired", tasks.Entry{Action: tasks.ActionExpired, Actor: tasks.System, Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady},
-			"your time ran out"},
+			"This reservation ended: your time ran out."},
 		{"skipped, then opened again", tasks.Entry{Action: tasks.ActionSkipped, Actor: "ann", From: tasks.StateReserved, To: tasks.StateReady},
-			"you skipped it"},
+			"This reservation ended: you skipped it."},
 		{"given back in a canceled batch", tasks.Entry{Action: tasks.ActionReleased, Actor: "ann", From: tasks.StateReserved, To: tasks.StateCanceled},
-			"you gave it back"},
+			"This reservation ended: you gave it back."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +108,9 @@ func TestEndedBecause(t *testing.T) {
 }
 
 // TestOutcomePhrases checks that the sentences the work page's script is
-// given are outcome's words in endedSentence, whoever acted.
+// given are outcome's words in endedSentence, whoever acted; and, for
+// someone else, what the page says when opened after (EndedBecause), with
+// their reason or without.
 func TestOutcomePhrases(t *testing.T) {
 	t.Parallel()
 	var p map[string]map[tasks.Action]string
@@ -106,10 +120,23 @@ func TestOutcomePhrases(t *testing.T) {
 	for _, a := range endingActions {
 		for kind, actor := range map[string]string{"own": "ann", "system": tasks.System, "other": "sam"} {
 			got := strings.ReplaceAll(p[kind][a], actorMark, actor)
-			if want := endedSentence(outcome(a, actor, "ann")); got != want {
+			want := endedSentence(outcome(a, actor, "ann"))
+			if kind == "other" {
+				want = EndedBecause(tasks.Entry{Action: a, Actor: actor}, "ann")
+			}
+			if got != want {
 				t.Errorf("%s %s: script would say %q, want %q", kind, a, got, want)
 			}
 		}
+		if why, ok := p["other_why"][a]; ok {
+			got := strings.NewReplacer(actorMark, "sam", reasonMark, "customer called").Replace(why)
+			if want := EndedBecause(tasks.Entry{Action: a, Actor: "sam", Reason: "customer called"}, "ann"); got != want {
+				t.Errorf("other, saying why, %s: script would say %q, want %q", a, got, want)
+			}
+		}
+	}
+	if len(p["other_why"]) != 2 {
+		t.Errorf("sentences with a reason for %v, want force_released and canceled", p["other_why"])
 	}
 }
 

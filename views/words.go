@@ -21,6 +21,32 @@ var settingLabels = map[string]string{
 	"max_held":               "Max held per person",
 }
 
+// takenBack says to the holder whose reservation a supervisor ended, in
+// neutral words, who took the job and why, if they said: "sam took this
+// job back: <reason>", "sam canceled this job."; "" for any other ending
+// (one of their own, the deadline, a canceled batch).
+func takenBack(a tasks.Action, actor, reason string) string {
+	var s string
+	switch {
+	case actor == tasks.System:
+		return ""
+	case a == tasks.ActionForceReleased:
+		s = actor + " took this job back"
+	case a == tasks.ActionCanceled:
+		s = actor + " canceled this job"
+	default:
+		return ""
+	}
+	if reason == "" {
+		return s + "."
+	}
+	return s + ": " + reason
+}
+
+// ReasonRequired says that a supervisor's change was refused for want of
+// the reason its queue requires (tasks.ErrReasonRequired).
+const ReasonRequired = "Nothing was done: this queue asks for a reason for every cancel, requeue and force release. Say why, and try again."
+
 // SettingLabel names a queue setting as its form does.
 func SettingLabel(field string) string { return settingLabels[field] }
 

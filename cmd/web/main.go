@@ -428,6 +428,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.IntVar(&q.MaxExtensions, "max-extensions", 0, "extensions per reservation (default 10)")
 		fs.IntVar(&q.AgingSeconds, "aging-seconds", 0, "seconds of waiting worth one priority point (0: strict)")
 		fs.IntVar(&q.MaxHeld, "max-held", 0, "jobs of the queue one person may hold at once (0: no cap)")
+		fs.BoolVar(&q.RequireReason, "require-reason", false, "every cancel, requeue and force release must say why")
 		fs.Func("outcome", "the queue's outcome form, as JSON (docs/api.md, Outcome forms)", func(v string) (err error) {
 			q.Outcome, err = tasks.ParseOutcome(v)
 			return err
@@ -468,6 +469,8 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 				patch.AgingSeconds = &q.AgingSeconds
 			case "max-held":
 				patch.MaxHeld = &q.MaxHeld
+			case "require-reason":
+				patch.RequireReason = &q.RequireReason
 			case "outcome":
 				patch.Outcome = cmp.Or(q.Outcome, &tasks.Outcome{})
 			}

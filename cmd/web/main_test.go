@@ -120,7 +120,7 @@ func TestCommands(t *testing.T) {
 	if _, err := cmd("", "queue", "add", "triage", "--lease-seconds", "90", "--max-held", "2"); err != nil {
 		t.Fatal(err)
 	}
-	if q, _ := st.Queue(ctx, "triage"); !q.Paused || q.MaxHeld != 2 || q.LeaseSeconds != 90 {
+	if q, _ := st.Queue(ctx, "triage"); !q.Paused || q.MaxHeld != 2 || q.LeaseSeconds != 90 || q.RequireReason {
 		t.Fatalf("after queue add on a paused queue: %+v, want still paused", q)
 	}
 	if out, err := cmd("", "queue", "resume", "triage"); err != nil || !strings.Contains(out, "resumed") {
@@ -134,6 +134,13 @@ func TestCommands(t *testing.T) {
 	if err != nil || len(entries) != 3 || entries[0].Action != audit.QueueResumed || entries[1].Action != audit.QueueChanged ||
 		entries[2].Action != audit.QueuePaused || entries[0].Actor != audit.CommandLine || entries[0].Target != "triage" {
 		t.Fatalf("audit log = %+v, %v", entries, err)
+	}
+	// A reason required of every take-back, from the command line.
+	if out, err := cmd("", "queue", "add", "triage", "--require-reason"); err != nil || !strings.Contains(out, "reason required yes") {
+		t.Fatalf("queue add --require-reason: %v\n%s", err, out)
+	}
+	if q, _ := st.Queue(ctx, "triage"); !q.RequireReason || q.LeaseSeconds != 90 {
+		t.Fatalf("after queue add --require-reason: %+v", q)
 	}
 	// An outcome form from the command line; a bad one is a usage error.
 	form := `{"choices": ["keep", "drop"], "fields": [{"name": "why", "type": "text", "required_for": ["drop"]}]}`

@@ -47,25 +47,34 @@ export class SupervisorPage {
 
   /**
    * Clicks a confirmed action (requeue = "Force release", or cancel) in a
-   * row, accepts the confirmation, and returns the question it asked.
+   * row, goes ahead in the box that asks why (giving reason, if any), and
+   * returns the question it asked.
    */
-  async confirmAction(row: Locator, action: 'requeue' | 'cancel'): Promise<string> {
-    const asked = new Promise<string>((resolve) => {
-      this.page.once('dialog', async (dialog) => {
-        resolve(dialog.message());
-        await dialog.accept();
-      });
-    });
+  async confirmAction(row: Locator, action: 'requeue' | 'cancel', reason = ''): Promise<string> {
     await row.getByTestId(action).click();
-    return asked;
+    return giveReason(this.page, reason);
   }
 
-  async forceRelease(jobId: string): Promise<string> {
-    return this.confirmAction(this.reservation(jobId), 'requeue');
+  async forceRelease(jobId: string, reason = ''): Promise<string> {
+    return this.confirmAction(this.reservation(jobId), 'requeue', reason);
   }
 
   /** Cancels a held job from the live reservations. */
-  async cancelReservation(jobId: string): Promise<string> {
-    return this.confirmAction(this.reservation(jobId), 'cancel');
+  async cancelReservation(jobId: string, reason = ''): Promise<string> {
+    return this.confirmAction(this.reservation(jobId), 'cancel', reason);
   }
+}
+
+/**
+ * giveReason answers the box that asks a supervisor why they cancel,
+ * requeue or take back jobs, open on the page: types the reason (if any),
+ * goes ahead, and returns the question the box asked.
+ */
+export async function giveReason(page: Page, reason = ''): Promise<string> {
+  const box = page.getByTestId('reason-dialog');
+  await expect(box).toBeVisible();
+  const question = (await box.getByRole('heading').textContent()) ?? '';
+  if (reason) await box.getByRole('textbox', { name: /Reason/ }).fill(reason);
+  await box.getByTestId('reason-go').click();
+  return question;
 }

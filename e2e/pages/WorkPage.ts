@@ -11,9 +11,9 @@ export class WorkPage {
   readonly countdown: Locator;
   readonly payload: Locator;
   /**
-   * Why the viewer's reservation ended, "This reservation ended: <why>."
-   * (canceled by sam, taken back by sam, your time ran out, completed in
-   * another tab): live, or on opening the job again.
+   * Why the viewer's reservation ended: "sam took this job back: <reason>",
+   * "sam canceled this job.", "This reservation ended: <why>." (your time
+   * ran out, completed in another tab): live, or on opening the job again.
    */
   readonly ended: Locator;
   /** The warning shown in the reservation's last minute. */

@@ -153,7 +153,16 @@ func settingsOf(q tasks.Queue) []setting {
 		{"ageing", secs(q.AgingSeconds), ""},
 		{"max held", strconv.Itoa(q.MaxHeld), ""},
 		{"outcome form", form, raw},
+		{"reason required", yesNo(q.RequireReason), ""},
 	}
+}
+
+// yesNo says a setting that is on or off.
+func yesNo(on bool) string {
+	if on {
+		return "yes"
+	}
+	return "no"
 }
 
 // count says n things: "1 field", "2 fields".
@@ -167,7 +176,7 @@ func count(n int, thing string) string {
 // SettingsDetail says a queue's settings, as an entry's detail: "lease
 // 300s, max attempts 5, …, outcome form none".
 func SettingsDetail(q tasks.Queue) string {
-	parts := make([]string, 0, 7)
+	parts := make([]string, 0, 8)
 	for _, s := range settingsOf(q) {
 		parts = append(parts, s.name+" "+s.words)
 	}
@@ -224,6 +233,15 @@ func JobDetail(j *tasks.Job, holder string) string {
 		d += ", held by " + holder
 	}
 	return d
+}
+
+// WithReason adds to an entry's detail why the actor acted, if they said
+// (reason, "" for not): detail, because “reason”.
+func WithReason(detail, reason string) string {
+	if reason == "" {
+		return detail
+	}
+	return detail + ", because " + quote(reason)
 }
 
 // BatchDetail says which batch an action on a batch was about, as an

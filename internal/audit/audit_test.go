@@ -69,7 +69,7 @@ func TestBounded(t *testing.T) {
 // new queue as every setting.
 func TestSettingsChange(t *testing.T) {
 	was := tasks.Queue{LeaseSeconds: 300, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 3600}
-	if got, want := SettingsDetail(was), "lease 300s, max attempts 3, max extensions 2, max hold 3600s, ageing 0s, max held 0, outcome form none"; got != want {
+	if got, want := SettingsDetail(was), "lease 300s, max attempts 3, max extensions 2, max hold 3600s, ageing 0s, max held 0, outcome form none, reason required no"; got != want {
 		t.Errorf("SettingsDetail = %q, want %q", got, want)
 	}
 	if got := SettingsChange(was, was); got != "nothing changed" {
@@ -85,5 +85,21 @@ func TestSettingsChange(t *testing.T) {
 	other.Outcome = &tasks.Outcome{Choices: []string{"approve", "reject"}}
 	if got, want := SettingsChange(now, other), "outcome form changed (2 choices, 0 fields)"; got != want {
 		t.Errorf("another form of as many choices: %q, want %q", got, want)
+	}
+	strict := other
+	strict.RequireReason = true
+	if got, want := SettingsChange(other, strict), "reason required no → yes"; got != want {
+		t.Errorf("a reason required: %q, want %q", got, want)
+	}
+}
+
+// A reason given for an action on jobs follows the entry's detail.
+func TestWithReason(t *testing.T) {
+	j := &tasks.Job{Title: "Check (urgent)", Queue: "q"}
+	if got, want := WithReason(JobDetail(j, "ann"), "customer called"), "“Check (urgent)” in q, held by ann, because “customer called”"; got != want {
+		t.Errorf("with a reason: %q, want %q", got, want)
+	}
+	if got, want := WithReason(JobDetail(j, ""), ""), "“Check (urgent)” in q"; got != want {
+		t.Errorf("without: %q, want %q", got, want)
 	}
 }

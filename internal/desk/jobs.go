@@ -90,7 +90,8 @@ func historyFor(a Actor, j *tasks.Job, h []tasks.Entry) ([]tasks.Entry, bool) {
 }
 
 // Cancel cancels the job, for a producer of its queue or a supervisor; a
-// reserved job only when force says so, which is a supervisor's alone. It
+// reserved job only when force says so, which is a supervisor's alone;
+// opts may say why (tasks.WithReason), which the audit log keeps too. It
 // returns the job and whose reservation the cancel ended ("": none).
 func (d *Desk) Cancel(ctx context.Context, a Actor, id string, force bool, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
 	if err := need(a, users.Producer, users.Supervisor); err != nil {
@@ -112,13 +113,14 @@ func (d *Desk) Cancel(ctx context.Context, a Actor, id string, force bool, opts 
 	if err != nil {
 		return nil, "", err
 	}
-	d.record(ctx, a, audit.JobCanceled, j.ID, audit.JobDetail(j, holder))
+	d.record(ctx, a, audit.JobCanceled, j.ID, audit.WithReason(audit.JobDetail(j, holder), tasks.ReasonOf(opts...)))
 	return j, holder, nil
 }
 
 // Requeue puts a dead job back in line with fresh attempts, or takes a
 // reserved one from its holder and puts it back in line (a force
-// release), for a supervisor. It returns the job and whose reservation it
+// release), for a supervisor; opts may say why (tasks.WithReason), which
+// the audit log keeps too. It returns the job and whose reservation it
 // ended ("": none).
 func (d *Desk) Requeue(ctx context.Context, a Actor, id string, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
 	if err := need(a, users.Supervisor); err != nil {
@@ -132,26 +134,28 @@ func (d *Desk) Requeue(ctx context.Context, a Actor, id string, opts ...tasks.Su
 	if holder != "" {
 		action = audit.JobReleased
 	}
-	d.record(ctx, a, action, j.ID, audit.JobDetail(j, holder))
+	d.record(ctx, a, action, j.ID, audit.WithReason(audit.JobDetail(j, holder), tasks.ReasonOf(opts...)))
 	return j, holder, nil
 }
 
 // ForceRelease takes the reserved job from its holder and puts it back in
-// line, only while the holder is the one named: Requeue of a reservation.
-func (d *Desk) ForceRelease(ctx context.Context, a Actor, id, holder string) (*tasks.Job, error) {
-	j, _, err := d.Requeue(ctx, a, id, tasks.AsSeen(tasks.StateReserved, holder))
+// line, only while the holder is the one named: Requeue of a reservation
+// (opts may say why).
+func (d *Desk) ForceRelease(ctx context.Context, a Actor, id, holder string, opts ...tasks.SuperviseOption) (*tasks.Job, error) {
+	j, _, err := d.Requeue(ctx, a, id, append(opts, tasks.AsSeen(tasks.StateReserved, holder))...)
 	return j, err
 }
 
 // RequeueDead puts up to limit of the queue's dead jobs back in line, for
-// a supervisor, and says how many it moved and how many are left dead.
-func (d *Desk) RequeueDead(ctx context.Context, a Actor, queue string, limit int) (int, int64, error) {
+// a supervisor, and says how many it moved and how many are left dead;
+// opts may say why (tasks.WithReason).
+func (d *Desk) RequeueDead(ctx context.Context, a Actor, queue string, limit int, opts ...tasks.SuperviseOption) (int, int64, error) {
 	if err := d.mayUse(ctx, a, queue, oversee); err != nil {
 		return 0, 0, err
 	}
-	n, left, err := d.tasks.RequeueDead(ctx, queue, a.Name(), limit)
+	n, left, err := d.tasks.RequeueDead(ctx, queue, a.Name(), limit, opts...)
 	if n > 0 {
-		d.record(ctx, a, audit.DeadRequeued, queue, audit.DeadRequeuedDetail(n))
+		d.record(ctx, a, audit.DeadRequeued, queue, audit.WithReason(audit.DeadRequeuedDetail(n), tasks.ReasonOf(opts...)))
 	}
 	return n, left, err
 }
@@ -166,19 +170,24 @@ type Failure struct {
 }
 
 // CancelMany cancels each of the jobs (force: reserved ones too), each in
-// its own atomic call, for a supervisor. A job the engine refused to
-// cancel (gone, finished, reserved without force) is a failure, not an
-// error; any other error stops it there.
-func (d *Desk) CancelMany(ctx context.Context, a Actor, ids []string, force bool) (canceled []string, failed []Failure, err error) {
+// its own atomic call, for a supervisor; opts may say why
+// (tasks.WithReason). A job the engine refused to cancel (gone, finished,
+// reserved without force) is a failure, not an error; any other error
+// stops it there.
+func (d *Desk) CancelMany(ctx context.Context, a Actor, ids []string, force bool, opts ...tasks.SuperviseOption) (canceled []string, failed []Failure, err error) {
 	if err := need(a, users.Supervisor); err != nil {
 		return nil, nil, err
 	}
+	// A reason no job could take refuses the request, not each job.
+	if err := tasks.ValidReason(tasks.ReasonOf(opts...)); err != nil {
+		return nil, nil, err
+	}
 	canceled, failed, err = each(ids, func(id string) error {
-		_, _, err := d.tasks.Cancel(ctx, id, a.Name(), force)
+		_, _, err := d.tasks.Cancel(ctx, id, a.Name(), force, opts...)
 		return err
 	})
 	if len(canceled) > 0 {
-		d.record(ctx, a, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), audit.JobsCanceledDetail(len(canceled)))
+		d.record(ctx, a, audit.JobsCanceled, strings.Join(canceled[:min(len(canceled), 5)], " "), audit.WithReason(audit.JobsCanceledDetail(len(canceled)), tasks.ReasonOf(opts...)))
 	}
 	return canceled, failed, err
 }
@@ -190,6 +199,9 @@ func (d *Desk) CancelMany(ctx context.Context, a Actor, ids []string, force bool
 // holder. Any other error stops it there.
 func (d *Desk) RequeueMany(ctx context.Context, a Actor, ids []string, opts ...tasks.SuperviseOption) (requeued []string, failed []Failure, err error) {
 	if err := need(a, users.Supervisor); err != nil {
+		return nil, nil, err
+	}
+	if err := tasks.ValidReason(tasks.ReasonOf(opts...)); err != nil {
 		return nil, nil, err
 	}
 	opts = append(opts, tasks.AsSeen(tasks.StateDead, ""))
@@ -209,10 +221,7 @@ func each(ids []string, do func(id string) error) (done []string, failed []Failu
 	done, failed = []string{}, []Failure{}
 	for _, id := range ids {
 		if err = do(id); err != nil {
-			// A reason refused is the request's fault, the same for every
-			// job: it stops there.
-			var v *tasks.ValidationError
-			if !jobRefused(err) || errors.As(err, &v) && v.Field == "reason" {
+			if !jobRefused(err) {
 				break
 			}
 			failed, err = append(failed, Failure{id, err}), nil
@@ -226,7 +235,7 @@ func each(ids []string, do func(id string) error) (done []string, failed []Failu
 // jobRefused reports whether err is the engine's refusal of an action on
 // one job, about that job.
 func jobRefused(err error) bool {
-	for _, e := range []error{tasks.ErrNotFound, tasks.ErrQueueNotFound, tasks.ErrInvalidState, tasks.ErrInvalid} {
+	for _, e := range []error{tasks.ErrNotFound, tasks.ErrQueueNotFound, tasks.ErrInvalidState, tasks.ErrInvalid, tasks.ErrReasonRequired} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -231,6 +231,37 @@ func TestForceRelease(t *testing.T) {
 	refused(t, "force release of a job no longer held", err, tasks.ErrInvalidState)
 }
 
+// A supervisor's reason for a take-back, requeue or cancel is kept in the
+// audit log's entry; a queue that requires one refuses each without it,
+// and records nothing.
+func TestTakeBackReasons(t *testing.T) {
+	f := newFixture(t)
+	super := desk.Person(f.super)
+	r := f.held("held")
+	if _, err := f.desk.ForceRelease(f.ctx, super, r.Job.ID, f.op.Name, tasks.WithReason("customer called")); err != nil {
+		t.Fatal(err)
+	}
+	f.audited(r.Job.ID, audit.JobReleased, f.super.Name, "“held” in "+f.queue+", held by "+f.op.Name+", because “customer called”")
+
+	on := true
+	if _, err := f.desk.ChangeQueue(f.ctx, super, f.queue, tasks.QueuePatch{RequireReason: &on}); err != nil {
+		t.Fatal(err)
+	}
+	waiting := f.enqueue("waiting")
+	_, _, err := f.desk.Cancel(f.ctx, super, waiting.ID, false)
+	refused(t, "a cancel without the reason the queue requires", err, tasks.ErrReasonRequired)
+	canceled, failed, err := f.desk.CancelMany(f.ctx, super, []string{waiting.ID}, false)
+	if err != nil || len(canceled) != 0 || len(failed) != 1 || !errors.Is(failed[0].Err, tasks.ErrReasonRequired) {
+		t.Fatalf("cancel many without a reason: %v %v %v", canceled, failed, err)
+	}
+	f.unaudited(waiting.ID)
+	canceled, _, err = f.desk.CancelMany(f.ctx, super, []string{waiting.ID}, false, tasks.WithReason("duplicate"))
+	if err != nil || len(canceled) != 1 {
+		t.Fatalf("cancel many with a reason: %v %v", canceled, err)
+	}
+	f.audited(waiting.ID, audit.JobsCanceled, f.super.Name, "1 job canceled at once, because “duplicate”")
+}
+
 func TestRequeueDead(t *testing.T) {
 	f := newFixture(t)
 	for _, title := range []string{"one", "two", "three"} {

@@ -43,8 +43,15 @@ type holderRequest struct {
 
 // cancelManyRequest names the jobs to cancel (POST /jobs/cancel).
 type cancelManyRequest struct {
-	IDs   []string `json:"ids"`
-	Force bool     `json:"force"`
+	IDs    []string `json:"ids"`
+	Force  bool     `json:"force"`
+	Reason string   `json:"reason"`
+}
+
+// reasonRequest says why a supervisor requeues (POST /jobs/{id}/requeue,
+// POST /queues/{queue}/requeue-dead); the body is optional.
+type reasonRequest struct {
+	Reason string `json:"reason"`
 }
 
 // requeueManyRequest names the dead jobs to requeue, and why (POST

@@ -653,7 +653,7 @@ func TestPagesAuthAndCSRF(t *testing.T) {
 	// refused (409), and the page says why the reservation ended.
 	a.expect("POST", "/api/v1/jobs/"+id+"/requeue", a.super, "", 200, "")
 	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {token[1]}, "notes": {"done"}})
-	if b.status != 409 || !strings.Contains(b.body, "This reservation ended: taken back by") {
+	if b.status != 409 || !strings.Contains(b.body, " took this job back.") {
 		t.Fatalf("stale complete: %d", b.status)
 	}
 	// Another operator cannot open the job's work page.

@@ -65,6 +65,7 @@ var errorCodes = []struct {
 	{tasks.ErrSkipLimit, http.StatusConflict, "skip_limit"},
 	{tasks.ErrForbidden, http.StatusForbidden, "forbidden"},
 	{tasks.ErrNotReady, http.StatusConflict, "not_ready"},
+	{tasks.ErrReasonRequired, http.StatusUnprocessableEntity, "reason_required"},
 	{tasks.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
 	{tasks.ErrInvalid, http.StatusBadRequest, "invalid_field"},
 	{users.ErrNotFound, http.StatusNotFound, "user_not_found"},

@@ -149,12 +149,14 @@ func queryTime(c echo.Context, name string) (time.Time, error) {
 	return t, nil
 }
 
+// apiCancel cancels a job; its reason comes in the query, as a DELETE
+// carries no body.
 func (s *Server) apiCancel(c echo.Context) error {
 	force, err := queryBool(c, "force")
 	if err != nil {
 		return err
 	}
-	j, _, err := s.desk.Cancel(c.Request().Context(), actor(c), c.Param("id"), force)
+	j, _, err := s.desk.Cancel(c.Request().Context(), actor(c), c.Param("id"), force, tasks.WithReason(c.QueryParam("reason")))
 	if err != nil {
 		return err
 	}
@@ -162,7 +164,11 @@ func (s *Server) apiCancel(c echo.Context) error {
 }
 
 func (s *Server) apiRequeue(c echo.Context) error {
-	j, _, err := s.desk.Requeue(c.Request().Context(), actor(c), c.Param("id"))
+	why, err := givenReason(c)
+	if err != nil {
+		return err
+	}
+	j, _, err := s.desk.Requeue(c.Request().Context(), actor(c), c.Param("id"), why)
 	if err != nil {
 		return err
 	}
@@ -174,21 +180,32 @@ func (s *Server) apiCancelMany(c echo.Context) error {
 	if err := decode(c, &b); err != nil {
 		return err
 	}
-	canceled, failed, err := s.cancelMany(c, b.IDs, b.Force)
+	canceled, failed, err := s.cancelMany(c, b.IDs, b.Force, b.Reason)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, cancelManyAnswer{canceled, failed})
 }
 
-// cancelMany cancels each of the jobs (force: reserved ones too), for
-// the API and the pages alike, saying of each job it could not cancel
-// why, as the API's errors would.
-func (s *Server) cancelMany(c echo.Context, ids []string, force bool) ([]string, []bulkFailure, error) {
-	canceled, failures, err := s.desk.CancelMany(c.Request().Context(), actor(c), ids, force)
-	return canceled, bulkFailures(failures), err
+// givenReason reads the reason of a request's optional body
+// (reasonRequest) as the engine takes it.
+func givenReason(c echo.Context) (tasks.SuperviseOption, error) {
+	var b reasonRequest
+	if c.Request().ContentLength != 0 {
+		if err := decode(c, &b); err != nil {
+			return nil, err
+		}
+	}
+	return tasks.WithReason(b.Reason), nil
 }
 
+// cancelMany cancels each of the jobs (force: reserved ones too) for
+// reason ("": none given), for the API and the pages alike, saying of
+// each job it could not cancel why, as the API's errors would.
+func (s *Server) cancelMany(c echo.Context, ids []string, force bool, reason string) ([]string, []bulkFailure, error) {
+	canceled, failures, err := s.desk.CancelMany(c.Request().Context(), actor(c), ids, force, tasks.WithReason(reason))
+	return canceled, bulkFailures(failures), err
+}
 func (s *Server) apiRequeueMany(c echo.Context) error {
 	var b requeueManyRequest
 	if err := decode(c, &b); err != nil {
@@ -235,18 +252,23 @@ func (s *Server) superviseJob(c echo.Context) error {
 		return newError(http.StatusBadRequest, "invalid_field", "state must be the job's state as the page showed it")
 	}
 	ctx, a, id, asSeen := c.Request().Context(), actor(c), c.Param("id"), tasks.AsSeen(seen, c.FormValue("holder"))
+	why := tasks.WithReason(strings.TrimSpace(c.FormValue("reason")))
 	var (
 		j      *tasks.Job
 		holder string
 		err    error
 	)
 	if action == "requeue" {
-		j, holder, err = s.desk.Requeue(ctx, a, id, asSeen)
+		j, holder, err = s.desk.Requeue(ctx, a, id, asSeen, why)
 	} else {
-		j, holder, err = s.desk.Cancel(ctx, a, id, true, asSeen)
+		j, holder, err = s.desk.Cancel(ctx, a, id, true, asSeen, why)
 	}
-	if errors.Is(err, tasks.ErrInvalidState) {
+	switch {
+	case errors.Is(err, tasks.ErrInvalidState):
 		s.note(c, "Nothing was done: the job changed since the page showed it. Here it is as it is now.")
+		return redirect(c, back)
+	case errors.Is(err, tasks.ErrReasonRequired):
+		s.note(c, views.ReasonRequired)
 		return redirect(c, back)
 	}
 	if err != nil {
@@ -272,7 +294,7 @@ func (s *Server) cancelSelectedForm(c echo.Context) error {
 	}
 	// Forced only from the list of reserved jobs: a job of another list
 	// claimed since the page showed it stays with its holder.
-	canceled, failed, err := s.cancelMany(c, form["id"], c.FormValue("state") == string(tasks.StateReserved))
+	canceled, failed, err := s.cancelMany(c, form["id"], c.FormValue("state") == string(tasks.StateReserved), strings.TrimSpace(c.FormValue("reason")))
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func TestRefusedActionsInPlace(t *testing.T) {
 	}
 	for _, action := range []string{"release", "skip"} {
 		b.do("POST", "/jobs/"+id+"/"+action, url.Values{"_csrf": {b.csrf}, "token": {token}})
-		if b.status != 200 || !strings.Contains(b.body, "This reservation ended: taken back by") {
+		if b.status != 200 || !strings.Contains(b.body, " took this job back.") {
 			t.Fatalf("%s after the reservation ended: %d", action, b.status)
 		}
 	}

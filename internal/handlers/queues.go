@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,7 +101,11 @@ func (s *Server) apiRequeueDead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), c.Param("queue"), limit)
+	why, err := givenReason(c)
+	if err != nil {
+		return err
+	}
+	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), c.Param("queue"), limit, why)
 	if err != nil {
 		return err
 	}
@@ -277,6 +282,7 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.Setti
 		}
 		*f.to, *f.set = n, &n
 	}
+	reasonSetting(c, q, &p)
 	// The outcome form, when the form sent it (from its editor or as
 	// JSON; emptied, it is removed).
 	form, err := c.FormParams()
@@ -288,6 +294,17 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.Setti
 		q.Outcome, p.Outcome = o, o
 	}
 	return p, problem
+}
+
+// reasonSetting reads the settings form's "a reason is required" box, when
+// the form sent it (a hidden "0" before the box, "1" from the box ticked).
+func reasonSetting(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) {
+	form, err := c.FormParams()
+	if err != nil || form["require_reason"] == nil {
+		return
+	}
+	on := slices.Contains(form["require_reason"], "1")
+	q.RequireReason, p.RequireReason = on, &on
 }
 
 // typedSettings is what the settings form sent, to show again as typed
@@ -410,7 +427,12 @@ func (s *Server) deleteQueueForm(c echo.Context) error {
 // step; the page says how many are left, and offers the next step.
 func (s *Server) requeueDeadForm(c echo.Context) error {
 	queue := c.Param("queue")
-	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), queue, desk.MaxBulk)
+	n, left, err := s.desk.RequeueDead(c.Request().Context(), actor(c), queue, desk.MaxBulk,
+		tasks.WithReason(strings.TrimSpace(c.FormValue("reason"))))
+	if errors.Is(err, tasks.ErrReasonRequired) {
+		s.note(c, views.ReasonRequired)
+		return redirect(c, "/supervisor/queues/"+queue+"?state=dead")
+	}
 	if err != nil {
 		return err
 	}

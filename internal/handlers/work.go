@@ -284,8 +284,9 @@ func (s *Server) workView(c echo.Context) (views.Work, error) {
 	if o.Ended != nil {
 		w.Ended = views.EndedBecause(*o.Ended, actor(c).Name())
 	}
-	if o.Token != "" {
-		// The queue's limits on more time and its outcome form.
+	if u, _ := currentUser(c); o.Token != "" || u.Role == users.Supervisor {
+		// The queue's limits on more time and its outcome form, for the
+		// holder; whether it requires a reason, for supervisors.
 		if w.Queue, err = s.queueSettings(ctx, w.Job.Queue); err != nil && !errors.Is(err, tasks.ErrQueueNotFound) {
 			return w, err
 		}

@@ -321,7 +321,9 @@ var Parts = []Part{
 func (q Queue) Key(p Part) string { return Prefix + "{" + q.name + "}:" + string(p) }
 
 // Conf returns the queue's HASH of settings (lease_seconds, max_attempts,
-// …, outcome: the outcome form's JSON, "" for none), and of claims: how many claims the queue has answered, ever (the
+// …, outcome: the outcome form's JSON, "" for none; require_reason: "1"
+// when every cancel, requeue and force release must say why, read by those
+// scripts only when none was given), and of claims: how many claims the queue has answered, ever (the
 // claim script counts them); waiting_indexed ("1" once Waiting holds every
 // ready job) and, while a queue made by an earlier version is indexed,
 // waiting_cursor (where the walk of Meta is); outbox ("1" while a webhook

@@ -318,7 +318,7 @@ func noticesOf(t tasks.Transition) []Notice {
 			typ = ReservationExpired
 		}
 		n := with(typ)
-		n.Operator, n.State, n.Deadline = t.Holder, string(t.To), t.Deadline
+		n.Operator, n.State, n.Deadline, n.Reason = t.Holder, string(t.To), t.Deadline, t.Reason
 		ns = append(ns, n)
 	}
 	switch {

@@ -407,3 +407,27 @@ func TestReservationNoticesSayTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+// The notice of a reservation that a supervisor ended says their reason,
+// for its holder's page; one ended without a reason says none.
+func TestTakeBackNoticeSaysWhy(t *testing.T) {
+	for _, c := range []struct {
+		tr   tasks.Transition
+		want string
+	}{
+		{tasks.Transition{Action: tasks.ActionForceReleased, From: tasks.StateReserved, To: tasks.StateReady, Actor: "sam", Holder: "ann", Reason: "customer called"}, "customer called"},
+		{tasks.Transition{Action: tasks.ActionCanceled, From: tasks.StateReserved, To: tasks.StateCanceled, Actor: "sam", Holder: "ann", Reason: "sent twice"}, "sent twice"},
+		{tasks.Transition{Action: tasks.ActionForceReleased, From: tasks.StateReserved, To: tasks.StateReady, Actor: "sam", Holder: "ann"}, ""},
+	} {
+		c.tr.Queue, c.tr.JobID = "mail", "1"
+		var said []string
+		for _, n := range noticesOf(c.tr) {
+			if n.Type == ReservationReleased {
+				said = append(said, n.Reason)
+			}
+		}
+		if len(said) != 1 || said[0] != c.want {
+			t.Errorf("%s: the holder's notices say %q, want %q", c.tr.Action, said, c.want)
+		}
+	}
+}

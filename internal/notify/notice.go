@@ -74,8 +74,11 @@ type Notice struct {
 	State    string     `json:"state,omitempty"`
 	// Action and Actor say what changed a job and who did it (a user, or
 	// "system"), so a page can say why a reservation ended.
-	Action    string `json:"action,omitempty"`
-	Actor     string `json:"actor,omitempty"`
+	Action string `json:"action,omitempty"`
+	Actor  string `json:"actor,omitempty"`
+	// Reason is why the actor ended a reservation, if they said (a
+	// supervisor's take-back or cancel), for its holder's page.
+	Reason    string `json:"reason,omitempty"`
 	Ready     *int64 `json:"ready,omitempty"`
 	Reserved  *int64 `json:"reserved,omitempty"`
 	Scheduled *int64 `json:"scheduled,omitempty"`

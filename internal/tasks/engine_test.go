@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -636,6 +637,80 @@ func TestSupervisorReasons(t *testing.T) {
 		}
 		if _, why := lastReason(got); why != "" {
 			t.Fatalf("a cancel without a reason has %q", why)
+		}
+	})
+}
+
+// A queue that requires a reason refuses a cancel, requeue or force
+// release without one (ErrReasonRequired), changing nothing; with one, it
+// goes ahead, and the transition carries the reason. Turned off, none is
+// needed.
+func TestRequireReason(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		on, off := true, false
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{RequireReason: &on}); err != nil {
+			t.Fatal(err)
+		}
+		if q, err := e.store.Queue(e.ctx, e.queue); err != nil || !q.RequireReason {
+			t.Fatalf("queue after the patch: %+v %v", q, err)
+		}
+		held := e.addJob(e.queue, NewJob{Title: "held", MaxAttempts: 1})
+		e.claim("ann")
+		ready := e.add("ready", 50)
+		for _, c := range []struct {
+			name string
+			call func(opts ...SuperviseOption) error
+		}{
+			{"force release", func(opts ...SuperviseOption) error {
+				_, _, err := e.store.Requeue(e.ctx, held.ID, "sam", opts...)
+				return err
+			}},
+			{"forced cancel", func(opts ...SuperviseOption) error {
+				_, _, err := e.store.Cancel(e.ctx, held.ID, "sam", true, opts...)
+				return err
+			}},
+			{"cancel", func(opts ...SuperviseOption) error {
+				_, _, err := e.store.Cancel(e.ctx, ready.ID, "sam", false, opts...)
+				return err
+			}},
+		} {
+			before, readyBefore := e.get(held.ID), e.get(ready.ID)
+			wantErr(t, c.name+" without a reason", c.call(), ErrReasonRequired)
+			if !reflect.DeepEqual(e.get(held.ID), before) || !reflect.DeepEqual(e.get(ready.ID), readyBefore) {
+				t.Fatalf("a refused %s changed a job", c.name)
+			}
+		}
+		moved := e.did(func(tr Transition) bool { return tr.JobID == held.ID }, func() {
+			if _, _, err := e.store.Requeue(e.ctx, held.ID, "sam", WithReason("customer called")); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if len(moved) != 1 || moved[0].Action != ActionForceReleased || moved[0].Reason != "customer called" || moved[0].Holder != "ann" {
+			t.Fatalf("force release with a reason: %+v", moved)
+		}
+		// From dead: one by one, and all at once.
+		r := e.claim("bob")
+		if _, err := e.store.Fail(e.ctx, held.ID, r.Hold(), "broken"); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := e.store.Requeue(e.ctx, held.ID, "sam")
+		wantErr(t, "requeue from dead without a reason", err, ErrReasonRequired)
+		n, _, err := e.store.RequeueDead(e.ctx, e.queue, "sam", 10)
+		wantErr(t, "requeue all dead without a reason", err, ErrReasonRequired)
+		if n != 0 || e.get(held.ID).State != StateDead {
+			t.Fatalf("a refused requeue of the dead moved %d jobs", n)
+		}
+		if n, _, err = e.store.RequeueDead(e.ctx, e.queue, "sam", 10, WithReason("fixed upstream")); err != nil || n != 1 {
+			t.Fatalf("requeue all dead with a reason: %d %v", n, err)
+		}
+		if h, _, _ := e.get(held.ID).History(); h[len(h)-1].Reason != "fixed upstream" {
+			t.Fatalf("requeued entry: %+v", h[len(h)-1])
+		}
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{RequireReason: &off}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.store.Cancel(e.ctx, ready.ID, "sam", false); err != nil {
+			t.Fatalf("cancel without a reason, none required: %v", err)
 		}
 	})
 }

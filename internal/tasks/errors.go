@@ -41,6 +41,10 @@ var (
 	// ErrSkipLimit means the operator has skipped too many unfinished jobs of
 	// the queue to skip another.
 	ErrSkipLimit = errors.New("skip limit reached")
+	// ErrReasonRequired means the job's queue requires a reason for a
+	// cancel, requeue or force release (Queue.RequireReason), and none was
+	// given. Nothing changed.
+	ErrReasonRequired = errors.New("a reason is required")
 	// ErrInvalid means some input was not valid; the error is a *ValidationError.
 	ErrInvalid = errors.New("invalid input")
 	// ErrTooLarge means a payload, result or batch is over its size limit.
@@ -118,4 +122,5 @@ var statusErrors = map[string]error{
 	"forbidden":        ErrForbidden,
 	"not_ready":        ErrNotReady,
 	"unfit":            errUnfit,
+	"reason_required":  ErrReasonRequired,
 }

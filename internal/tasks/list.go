@@ -396,14 +396,18 @@ func (s *Store) Holding(ctx context.Context, operator string, queues []string) (
 // RequeueDead puts at most limit (1 to MaxPageSize) of the queue's dead
 // jobs back in line with fresh attempts, oldest death first, each in its
 // own atomic call: a bounded step of "requeue all dead". It returns how
-// many it requeued and how many dead jobs are left.
-func (s *Store) RequeueDead(ctx context.Context, queue, actor string, limit int) (requeued int, left int64, err error) {
+// many it requeued and how many dead jobs are left. opts say why
+// (WithReason), for each job.
+func (s *Store) RequeueDead(ctx context.Context, queue, actor string, limit int, opts ...SuperviseOption) (requeued int, left int64, err error) {
+	if err := ValidReason(ReasonOf(opts...)); err != nil {
+		return 0, 0, err
+	}
 	p, err := s.ListJobs(ctx, queue, StateDead, limit, "", WithoutPayloads)
 	if err != nil {
 		return 0, 0, err
 	}
 	for _, j := range p.Jobs {
-		_, _, err := s.Requeue(ctx, j.ID, actor)
+		_, _, err := s.Requeue(ctx, j.ID, actor, opts...)
 		switch {
 		case err == nil:
 			requeued++

@@ -54,6 +54,10 @@ type Queue struct {
 	// Paused is set while the queue takes enqueues but no claims
 	// (ErrQueuePaused). Only SetPaused changes it; PutQueue keeps it.
 	Paused bool `json:"paused"`
+	// RequireReason, when set, makes every cancel, requeue and force
+	// release of the queue's jobs say why (WithReason): without a reason
+	// it fails with ErrReasonRequired. Default false.
+	RequireReason bool `json:"require_reason"`
 	// Outcome is the queue's outcome form, if it has one: what completing
 	// one of its jobs must say (Outcome.Check).
 	Outcome *Outcome `json:"outcome,omitempty"`
@@ -70,6 +74,8 @@ type QueuePatch struct {
 	RetentionSeconds     *int `json:"retention_seconds"`
 	DeadRetentionSeconds *int `json:"dead_retention_seconds"`
 	MaxHeld              *int `json:"max_held"`
+	// RequireReason turns the need for a reason on or off.
+	RequireReason *bool `json:"require_reason"`
 	// Outcome replaces the outcome form; an empty one ({}) removes it.
 	Outcome *Outcome `json:"outcome"`
 }
@@ -146,7 +152,8 @@ func (q Queue) Validate() error {
 
 // fields are the queue's settings as stored (keys.Queue.Conf): setting,
 // value, … in the order of QueuePatch.settings, then the outcome form
-// (its JSON, "" for none); Paused is not among them.
+// (its JSON, "" for none) and whether a reason is required; Paused is not
+// among them.
 func (q Queue) fields() []any {
 	return []any{
 		"lease_seconds", q.LeaseSeconds,
@@ -158,6 +165,7 @@ func (q Queue) fields() []any {
 		"dead_retention_seconds", q.DeadRetentionSeconds,
 		"max_held", q.MaxHeld,
 		"outcome", q.Outcome.String(),
+		"require_reason", flag(q.RequireReason),
 	}
 }
 
@@ -229,6 +237,10 @@ func (s *Store) patchOnce(ctx context.Context, name string, p QueuePatch) (now, 
 			q.Outcome = nil
 		}
 		changed = append(changed, "outcome")
+	}
+	if p.RequireReason != nil {
+		q.RequireReason = *p.RequireReason
+		changed = append(changed, "require_reason")
 	}
 	if err := q.Validate(); err != nil {
 		return Queue{}, Queue{}, err
@@ -348,6 +360,7 @@ func queueFrom(name string, raw map[string]string) Queue {
 		AgingSeconds: n("aging_ms") / 1000, RetentionSeconds: n("retention_seconds"),
 		DeadRetentionSeconds: n("dead_retention_seconds"), MaxHeld: n("max_held"),
 		Paused: raw["paused"] == "1", Outcome: storedOutcome(raw["outcome"]),
+		RequireReason: raw["require_reason"] == "1",
 	}
 }
 

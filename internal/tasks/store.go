@@ -334,7 +334,7 @@ func (s *Store) Skip(ctx context.Context, id string, h Hold) (*Job, error) {
 // fail one: it goes back in line without that mark, and may come back to
 // them.
 func (s *Store) Fail(ctx context.Context, id string, h Hold, reason string) (*Job, error) {
-	if err := validReason(reason); err != nil {
+	if err := ValidReason(reason); err != nil {
 		return nil, err
 	}
 	return s.fenced(ctx, failScript, id, h, reason, MaxSkips)
@@ -434,9 +434,9 @@ type seen struct {
 	reason string
 }
 
-// validReason checks a reason given for an action: a failure's or a
-// supervisor's.
-func validReason(reason string) error {
+// ValidReason checks a reason given for an action, a failure's or a
+// supervisor's: at most 2000 bytes of UTF-8 (else ErrInvalid).
+func ValidReason(reason string) error {
 	if len(reason) > 2000 || !utf8.ValidString(reason) {
 		return invalid("reason", "must be at most 2000 bytes of UTF-8 text")
 	}
@@ -457,6 +457,16 @@ func WithReason(reason string) SuperviseOption {
 	return func(s *seen) { s.reason = reason }
 }
 
+// ReasonOf is the reason opts give (WithReason), "" for none: for a
+// record of the change beside the job's own.
+func ReasonOf(opts ...SuperviseOption) string {
+	var as seen
+	for _, o := range opts {
+		o(&as)
+	}
+	return as.reason
+}
+
 // supervise runs a supervisor's action on a job for actor with now, the
 // job's id, args, the actor, the state and holder seen and the reason; the script
 // answers the job and its former holder.
@@ -472,7 +482,7 @@ func (s *Store) supervise(ctx context.Context, sc script, id, actor string, opts
 	for _, o := range opts {
 		o(&as)
 	}
-	if err := validReason(as.reason); err != nil {
+	if err := ValidReason(as.reason); err != nil {
 		return nil, "", err
 	}
 	args = append([]any{s.nowArg(), localID(id)}, args...)

@@ -24,20 +24,23 @@ function tick() {
 
 /**
  * endedSentence says why a reservation of the viewer's ended, by action of
- * actor, in the server's sentence (views/history.go, outcomePhrases); ""
- * for an action it has no sentence for.
+ * actor and, when they said, why (reason), in the server's sentence
+ * (views/history.go, outcomePhrases); "" for an action it has no sentence
+ * for.
  * @param {HTMLElement} box
  * @param {string} action
  * @param {string} actor
+ * @param {string} reason
  * @returns {string}
  */
-function endedSentence(box, action, actor) {
+function endedSentence(box, action, actor, reason) {
   /** @type {Record<string, Record<string, string>>} */
   let sentences = {};
   try { sentences = JSON.parse(box.dataset.outcomes || "{}"); } catch { /* none: say less */ }
-  const kind = actor === document.body.dataset.user ? "own" : actor === "system" ? "system" : "other";
+  let kind = actor === document.body.dataset.user ? "own" : actor === "system" ? "system" : "other";
+  if (kind === "other" && reason && (sentences.other_why || {})[action]) kind = "other_why";
   const sentence = (sentences[kind] || {})[action];
-  return sentence ? sentence.split("{actor}").join(actor) : "";
+  return sentence ? sentence.split("{actor}").join(actor).split("{reason}").join(reason) : "";
 }
 
 /**
@@ -47,12 +50,13 @@ function endedSentence(box, action, actor) {
  * server's notice comes).
  * @param {string} action
  * @param {string} actor
+ * @param {string} [reason] why, if the actor said
  */
-export function lose(action, actor) {
+export function lose(action, actor, reason = "") {
   if (isActing()) return;
   const box = document.getElementById("ended");
   if (!box) return;
-  const sentence = endedSentence(box, action, actor);
+  const sentence = endedSentence(box, action, actor, reason);
   if (!box.hidden && !sentence) return;
   // With no sentence for it, the page's own says the reservation ended.
   const why = one("[data-ended-why]", box);

@@ -1,5 +1,6 @@
 // Forms: the CSRF token on htmx requests, confirmations before what cannot
-// be undone or drops what was typed, waiting while offline, the answer to
+// be undone or drops what was typed, a supervisor's reason asked with the
+// confirmation, waiting while offline, the answer to
 // a form sent in place, and the way to the first problem of a refused one.
 import { htmx, one } from "./dom.js";
 import { offline } from "./offline.js";
@@ -44,6 +45,55 @@ function typedIn(form) {
   });
 }
 
+// asked is the form whose reason was just given: sent without asking again.
+/** @type {HTMLFormElement | null} */
+let asked = null;
+
+/**
+ * askReason asks for the reason of a supervisor's change in the page's
+ * reason box (views.reasonDialog) instead of a bare confirmation: the form
+ * says the question (data-confirm) and whether its queue requires a reason
+ * (data-reason "required"); going ahead puts the reason in the form's
+ * hidden "reason" field and sends it.
+ * @param {HTMLFormElement} form
+ * @param {HTMLButtonElement | null} button the button the form was sent
+ * with: it asks its own question (data-confirm), and the form goes where
+ * it sends it
+ */
+function askReason(form, button) {
+  const dialog = /** @type {HTMLDialogElement | null} */ (document.getElementById("reason-dialog"));
+  const field = /** @type {HTMLInputElement | null} */ (form.elements.namedItem("reason"));
+  if (!dialog || !field) return;
+  const box = /** @type {HTMLFormElement} */ (one("form", dialog));
+  const text = /** @type {HTMLTextAreaElement} */ (one("textarea", dialog));
+  const go = /** @type {HTMLButtonElement} */ (one("[data-reason-go]", dialog));
+  const ask = one("[data-reason-ask]", dialog);
+  if (ask) ask.textContent = (button && button.dataset.confirm) || form.dataset.confirm || "";
+  const required = form.dataset.reason === "required";
+  text.required = required;
+  text.value = "";
+  const hint = one("[data-reason-hint]", dialog);
+  if (hint) hint.textContent = required ? "required in this queue" : "optional";
+  go.textContent = (button && button.textContent) || "Go ahead";
+  go.classList.toggle("danger", !!button && button.classList.contains("danger"));
+  box.onsubmit = (e) => {
+    const sub = /** @type {SubmitEvent} */ (e).submitter;
+    if (!sub || !sub.hasAttribute("data-reason-go")) return; // Back
+    field.value = text.value.trim();
+    asked = form;
+    // A list that refreshes itself (the live reservations) may have
+    // replaced the form while the box was open: the form as it was, with
+    // the job as it was shown, is sent all the same.
+    if (!form.isConnected) {
+      form.hidden = true;
+      document.body.append(form);
+    }
+    form.requestSubmit(button && button.form === form ? button : null);
+  };
+  dialog.showModal();
+  text.focus();
+}
+
 /**
  * submitted asks first where a form says so, and holds forms back while
  * the server cannot be reached.
@@ -60,9 +110,18 @@ function submitted(e) {
     window.alert(form.dataset.needsWords);
     return;
   }
+  if (form.dataset.reason && asked !== form) {
+    e.preventDefault();
+    e.stopPropagation();
+    if (offline.on) offline.focus();
+    else askReason(form, /** @type {HTMLButtonElement | null} */ (e.submitter));
+    return;
+  }
+  const reasoned = asked === form;
+  asked = null;
   // A button that sends the form elsewhere asks its own question.
   const by = e.submitter;
-  let msg = (by && by.dataset.confirm) || form.dataset.confirm;
+  let msg = reasoned ? "" : (by && by.dataset.confirm) || form.dataset.confirm;
   // Leaving the job (give back, skip, failure) drops what was typed to
   // complete it: ask first, whether by button or by key.
   const drops = form.dataset.drops ? document.getElementById(form.dataset.drops) : null;

@@ -22,7 +22,7 @@ import { toast } from "./toasts.js";
  * A notice, as internal/notify sends it (the fields the page reads).
  * @typedef {import("./counts.js").Counts & {
  *   type: string, job_id?: string, title?: string, operator?: string,
- *   deadline?: string, action?: string, actor?: string, paused?: boolean,
+ *   deadline?: string, action?: string, actor?: string, reason?: string, paused?: boolean,
  * }} Notice
  */
 
@@ -137,7 +137,7 @@ function onNotice(n) {
     case "reservation.completed":
       // The deadline, another tab, or a supervisor ended it: this page can
       // do no more, and says why.
-      if (work && work.dataset.jobId === n.job_id) lose(n.action || "", n.actor || "");
+      if (work && work.dataset.jobId === n.job_id) lose(n.action || "", n.actor || "", n.reason || "");
       break;
     case "reservation.created":
       break;

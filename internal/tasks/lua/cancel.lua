@@ -9,7 +9,8 @@
 -- ARGV[4] -> actor: the user canceling
 -- ARGV[5], ARGV[6] -> the state and holder the actor saw (as_seen, lib.lua)
 -- ARGV[7] -> why the actor cancels ("": not said)
--- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
+-- Output: {"not_found"}, {"invalid_state"}, {"reason_required"} (the queue
+--         requires one: require_reason), or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
 local m = load(id)
@@ -18,6 +19,7 @@ if not as_seen(m, ARGV[5], ARGV[6]) or
   not (m.state == 'ready' or m.state == 'scheduled' or (m.state == 'reserved' and ARGV[3] == 'force')) then
   return answer('invalid_state')
 end
+if unexplained(ARGV[7]) then return answer('reason_required') end
 local holder = ''
 if m.state == 'reserved' then holder = m.reserved_by end
 finish(id, m, 'canceled', 'canceled', ARGV[4], said(ARGV[7]))

@@ -401,6 +401,13 @@ local function said(reason)
   return reason
 end
 
+-- unexplained reports whether a supervisor's change given reason ("":
+-- none) lacks the reason its queue requires (conf's require_reason). A
+-- change given one reads nothing.
+local function unexplained(reason)
+  return reason == '' and redis.call('HGET', K.conf, 'require_reason') == '1'
+end
+
 -- as_seen reports whether the job is as a supervisor saw it before acting:
 -- in state (any, if ''), and, reserved, held by holder.
 local function as_seen(m, state, holder)

@@ -11,7 +11,8 @@
 -- ARGV[3] -> actor: the supervisor
 -- ARGV[4], ARGV[5] -> the state and holder the actor saw (as_seen, lib.lua)
 -- ARGV[6] -> why the actor requeues ("": not said)
--- Output: {"not_found"}, {"invalid_state"}, or {"ok", id, metadata, payload, former holder or ""}
+-- Output: {"not_found"}, {"invalid_state"}, {"reason_required"} (the queue
+--         requires one: require_reason), or {"ok", id, metadata, payload, former holder or ""}
 clock(ARGV[1])
 local id = ARGV[2]
 local m = load(id)
@@ -28,5 +29,6 @@ elseif m.state == 'reserved' then
 else
   return answer('invalid_state')
 end
+if unexplained(ARGV[6]) then return answer('reason_required') end
 back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
 return reply(id, store(id, m), holder)
