@@ -237,6 +237,39 @@ func TestRateLimits(t *testing.T) {
 	b.retryAfter()
 }
 
+// The default limits of the login let a floor of 2,000 people behind one
+// NAT address log in at once, each with their own name, and a second
+// wave in the same minute; they cap the tries at one name, from whatever
+// addresses.
+func TestLoginLimitsLetAFloorIn(t *testing.T) {
+	t.Parallel()
+	login := handlers.LoginLimits(rdb)
+	const floor = 2000
+	for wave := range 2 {
+		errs := make([]error, floor)
+		var wg sync.WaitGroup
+		for i := range floor {
+			wg.Go(func() { errs[i] = login(fmt.Sprintf("floor-%d-%d", wave, i), "203.0.113.40") })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("wave %d: login %d of %d from one address: %v", wave+1, i+1, floor, err)
+			}
+		}
+	}
+	max := handlers.DefaultRateLimits.LoginUser.Burst
+	for i := range max {
+		if err := login("floor-guessed", fmt.Sprintf("198.51.100.%d", i+1)); err != nil {
+			t.Fatalf("try %d at one name: %v", i+1, err)
+		}
+	}
+	// The name is counted as the login reads it: trimmed, in lower case.
+	if err := login(" Floor-Guessed ", "198.51.100.200"); err == nil || err.Error() != "429 rate_limited" {
+		t.Fatalf("try %d at one name, from yet another address: %v, want 429", max+1, err)
+	}
+}
+
 // Requests with made-up tokens count against their address too: a flood
 // of guesses is limited like any other.
 func TestRateLimitsCountUnknownTokens(t *testing.T) {
