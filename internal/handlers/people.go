@@ -183,7 +183,7 @@ func (s *Server) personPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderPerson(c, http.StatusOK, views.PersonView{Person: u})
+	return s.renderPerson(c, http.StatusOK, views.PersonView{Person: u, NewToken: s.popNewToken(c, u.Name)})
 }
 
 func (s *Server) editPersonForm(c echo.Context) error {
@@ -217,8 +217,10 @@ func (s *Server) disableForm(disabled bool) echo.HandlerFunc {
 	}
 }
 
-// newTokenForm makes an API token and shows it this once, on the page
-// itself (never in a redirect or a session).
+// newTokenForm makes an API token and sends the browser to the person's
+// page, which shows it this once (POST, redirect, GET: reloading that page
+// makes no second token). The token waits for that page in the session,
+// which lives in the store alone: never in the URL, a cookie or the log.
 func (s *Server) newTokenForm(c echo.Context) error {
 	ctx, a := c.Request().Context(), actor(c)
 	u, err := s.desk.PersonNamed(ctx, a, c.Param("name"))
@@ -229,8 +231,21 @@ func (s *Server) newTokenForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.renderPerson(c, http.StatusCreated, views.PersonView{Person: u, NewToken: token})
+	s.sessions.Put(ctx, newTokenKey, u.Name+" "+token)
+	return redirect(c, "/supervisor/people/"+u.Name)
+}
+
+// popNewToken takes the token just made for the person out of the session
+// (kept as the person's name, a space and the token): it is shown once. A
+// token made for someone else stays for their page.
+func (s *Server) popNewToken(c echo.Context, person string) string {
+	ctx := c.Request().Context()
+	name, token, _ := strings.Cut(s.sessions.GetString(ctx, newTokenKey), " ")
+	if name != person || token == "" {
+		return ""
+	}
+	s.sessions.Remove(ctx, newTokenKey)
+	return token
 }
 
 func (s *Server) revokeTokenForm(c echo.Context) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -119,14 +120,35 @@ func TestPeoplePages(t *testing.T) {
 		t.Fatalf("added %+v, %v; want an operator of %s", u, err, a.queue)
 	}
 
-	// A token, shown once.
+	// A token: made by a POST that sends the browser to the person's page
+	// (no token in the URL), which shows it once, with a Copy button;
+	// reloading that page makes none and shows none.
 	b.do("POST", "/supervisor/people/"+name+"/tokens", url.Values{"_csrf": {b.csrf}})
-	if b.status != 201 || !strings.Contains(b.body, "cdt_") || b.got.Get("Cache-Control") != "no-store" {
-		t.Fatalf("new token page: %d %q", b.status, b.got.Get("Cache-Control"))
+	if b.status != http.StatusSeeOther || b.body != "/supervisor/people/"+name {
+		t.Fatalf("new token: %d %s, want a redirect to the person's page", b.status, b.body)
+	}
+	b.do("GET", "/supervisor/people/"+name, nil)
+	if b.status != 200 || !strings.Contains(b.body, `data-testid="copy-token"`) || b.got.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the page after a new token: %d %q\n%s", b.status, b.got.Get("Cache-Control"), b.body)
+	}
+	token := regexp.MustCompile(`cdt_[A-Za-z0-9_-]+`).FindString(b.body)
+	if ts, err := a.users.Tokens(context.Background(), name); err != nil || len(ts) != 1 || token == "" || ts[0].ID != users.TokenID(token) {
+		t.Fatalf("the page shows %q; the person's tokens are %+v, %v", token, ts, err)
 	}
 	b.do("GET", "/supervisor/people/"+name, nil)
 	if strings.Contains(b.body, "cdt_") || !strings.Contains(b.body, `data-testid="tokens"`) {
 		t.Fatal("the token is shown again, or not listed")
+	}
+	if ts, err := a.users.Tokens(context.Background(), name); err != nil || len(ts) != 1 {
+		t.Fatalf("after a reload the person has %d tokens, %v; want 1", len(ts), err)
+	}
+	// A token made for one person waits for that person's page alone.
+	b.do("POST", "/supervisor/people/"+name+"/tokens", url.Values{"_csrf": {b.csrf}})
+	if b.do("GET", "/supervisor/people/"+sup, nil); strings.Contains(b.body, "cdt_") {
+		t.Fatal("another person's page shows the token")
+	}
+	if b.do("GET", "/supervisor/people/"+name, nil); !strings.Contains(b.body, "cdt_") {
+		t.Fatal("the person's page, after another's, does not show their new token")
 	}
 
 	b.do("POST", "/supervisor/people/"+name+"/disable", url.Values{"_csrf": {b.csrf}})
