@@ -135,14 +135,14 @@ func (d *Desk) PersonNamed(ctx context.Context, a Actor, name string) (users.Use
 	return d.users.Reload(ctx, name)
 }
 
-// AuditLog returns at most limit entries of the audit log, newest first,
-// older than the cursor ("": from the newest), and the cursor of the next
-// page ("" at the end), for a supervisor.
-func (d *Desk) AuditLog(ctx context.Context, a Actor, cursor string, limit int) ([]audit.Entry, string, error) {
+// AuditLog returns at most limit entries of the audit log that the filter
+// keeps, newest first, older than the cursor ("": from the newest), and
+// the cursor of the next page ("" at the end), for a supervisor.
+func (d *Desk) AuditLog(ctx context.Context, a Actor, cursor string, limit int, f audit.Filter) ([]audit.Entry, string, error) {
 	if err := need(a, users.Supervisor); err != nil {
 		return nil, "", err
 	}
-	return d.audit.List(ctx, cursor, limit)
+	return d.audit.List(ctx, cursor, limit, f)
 }
 
 // MyWork is what an operator's home lists: their queues, what they hold

@@ -35,7 +35,7 @@ func TestListsAreForSupervisors(t *testing.T) {
 		{"Batches", func(a desk.Actor) error { _, err := f.desk.Batches(f.ctx, a, 10); return err }},
 		{"People", func(a desk.Actor) error { _, err := f.desk.People(f.ctx, a); return err }},
 		{"PersonNamed", func(a desk.Actor) error { _, err := f.desk.PersonNamed(f.ctx, a, f.op.Name); return err }},
-		{"AuditLog", func(a desk.Actor) error { _, _, err := f.desk.AuditLog(f.ctx, a, "", 10); return err }},
+		{"AuditLog", func(a desk.Actor) error { _, _, err := f.desk.AuditLog(f.ctx, a, "", 10, audit.Filter{}); return err }},
 		{"Team", func(a desk.Actor) error { _, _, err := f.desk.Team(f.ctx, a, true, true); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,7 +250,7 @@ func TestAuditLogPagesNewestFirst(t *testing.T) {
 	if err := f.desk.Unlock(f.ctx, sup, f.op.Name); err != nil {
 		t.Fatal(err)
 	}
-	entries, _, err := f.desk.AuditLog(f.ctx, sup, "", 1000)
+	entries, _, err := f.desk.AuditLog(f.ctx, sup, "", 1000, audit.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,15 +259,15 @@ func TestAuditLogPagesNewestFirst(t *testing.T) {
 	}) {
 		t.Errorf("the unlock of %s is not in the audit log", f.op.Name)
 	}
-	newest, next, err := f.desk.AuditLog(f.ctx, sup, "", 1)
+	newest, next, err := f.desk.AuditLog(f.ctx, sup, "", 1, audit.Filter{})
 	if err != nil || len(newest) != 1 || next == "" {
 		t.Fatalf("the newest entry: %v, next %q, %v", newest, next, err)
 	}
-	older, _, err := f.desk.AuditLog(f.ctx, sup, next, 1)
+	older, _, err := f.desk.AuditLog(f.ctx, sup, next, 1, audit.Filter{})
 	if err != nil || len(older) != 1 || older[0].ID == newest[0].ID || older[0].At.After(newest[0].At) {
 		t.Errorf("the entry after the newest: %v, %v; want one older than %v", older, err, newest[0])
 	}
-	_, _, err = f.desk.AuditLog(f.ctx, sup, "not-a-cursor", 1)
+	_, _, err = f.desk.AuditLog(f.ctx, sup, "not-a-cursor", 1, audit.Filter{})
 	refused(t, "a cursor the log did not give", err, audit.ErrBadCursor)
 }
 

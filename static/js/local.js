@@ -25,6 +25,11 @@ function localTimes(root) {
     }
     const d = new Date(iso);
     if (isNaN(d.getTime())) return;
+    if (el.hasAttribute("data-ago")) {
+      // Said as how long ago: the exact time, in the viewer's zone, on hover.
+      el.title = d.toLocaleString(undefined, dateTime);
+      return;
+    }
     el.textContent = d.toLocaleString(undefined, el.hasAttribute("data-time-only") ? timeOnly :
       el.hasAttribute("data-short") ? short : dateTime);
     el.title = iso;
