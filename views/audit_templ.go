@@ -93,7 +93,7 @@ func AuditPage(p Page, v AuditView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" maxlength=\"64\" placeholder=\"a name, or command line\"></label> <label>What <select name=\"action\"><option value=\"\">Any action</option> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" maxlength=\"64\" placeholder=\"anyone\"></label> <label>What <select name=\"action\"><option value=\"\">Any action</option> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -409,7 +409,7 @@ func auditTarget(e audit.Entry) templ.Component {
 		}
 		ctx = templ.ClearChildren(ctx)
 		switch auditKind(e.Action) {
-		case "user":
+		case "user", "token":
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

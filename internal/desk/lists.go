@@ -246,10 +246,11 @@ type TeamWork struct {
 	Workers []Worker
 }
 
-// Team returns, for a supervisor, what the Team page shows of everyone
-// who works jobs (producers are left out): where they are (presence,
-// when asked) and what their reservations came to (work, when asked),
-// from one read of the people.
+// Team returns, for a supervisor, what the Team page shows of the
+// operators who may work (supervisors, who hold no jobs, producers and
+// disabled people are left out): where they are (presence, when asked)
+// and what their reservations came to (work, when asked), from one read
+// of the people.
 func (d *Desk) Team(ctx context.Context, a Actor, presence, work bool) (t Team, w TeamWork, err error) {
 	if err := need(a, users.Supervisor); err != nil {
 		return t, w, err
@@ -258,7 +259,7 @@ func (d *Desk) Team(ctx context.Context, a Actor, presence, work bool) (t Team, 
 	if err != nil {
 		return t, w, err
 	}
-	people = slices.DeleteFunc(people, func(u users.User) bool { return u.Role == users.Producer })
+	people = slices.DeleteFunc(people, func(u users.User) bool { return u.Role != users.Operator || u.Disabled })
 	if presence {
 		if t, err = d.team(ctx, people); err != nil {
 			return t, w, err

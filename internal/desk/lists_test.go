@@ -354,9 +354,7 @@ func TestTeamSaysWhereEveryoneIsAndWhatTheyDid(t *testing.T) {
 		status desk.Status
 		holds  int
 	}{
-		{f.op.Name, desk.Online, 2}, {idle.Name, desk.Idle, 0}, {away.Name, desk.Away, 0},
-		// Offline, by name.
-		{min(disabled.Name, closed.Name), desk.Offline, 0}, {max(disabled.Name, closed.Name), desk.Offline, 0},
+		{f.op.Name, desk.Online, 2}, {idle.Name, desk.Idle, 0}, {away.Name, desk.Away, 0}, {closed.Name, desk.Offline, 0},
 	}
 	last := -1
 	for _, w := range want {
@@ -371,9 +369,14 @@ func TestTeamSaysWhereEveryoneIsAndWhatTheyDid(t *testing.T) {
 		}
 		last = i
 	}
+	// The team is the operators who may work: no producers, no
+	// supervisors, nobody disabled.
+	if len(team.Members) != len(want) {
+		t.Errorf("the team is %d people, want the %d operators who may work", len(team.Members), len(want))
+	}
 	for _, m := range team.Members {
-		if m.User.Role == users.Producer {
-			t.Errorf("the producer %s is on the team", m.User.Name)
+		if m.User.Role != users.Operator || m.User.Disabled {
+			t.Errorf("%s (%s, disabled %v) is on the team", m.User.Name, m.User.Role, m.User.Disabled)
 		}
 		if m.User.Name == f.op.Name && len(m.Held) == 2 {
 			if m.LastAction.IsZero() || m.Held[0].ReservedAt.After(*m.Held[1].ReservedAt) {
@@ -395,8 +398,10 @@ func TestTeamSaysWhereEveryoneIsAndWhatTheyDid(t *testing.T) {
 		t.Errorf("numbers: %s at %d completed %d today, %d this week; %s at %d, %d today; want 1, 1, and 0 listed after",
 			f.op.Name, i, today, week, idle.Name, j, idleToday)
 	}
-	if k, _, _ := completed(f.producer.Name); k >= 0 {
-		t.Errorf("the producer %s has numbers on the team", f.producer.Name)
+	for _, u := range []users.User{f.producer, f.super, disabled} {
+		if k, _, _ := completed(u.Name); k >= 0 {
+			t.Errorf("%s (%s) has numbers on the team", u.Name, u.Role)
+		}
 	}
 
 	team, work, err = f.desk.Team(f.ctx, sup, false, true)
