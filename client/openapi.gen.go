@@ -2772,8 +2772,8 @@ type ClientInterface interface {
 
 	// GetTeam The team
 	//
-	// Supervisors. Everyone who signs in to the pages (operators and
-	// supervisors), online first, with where they are, what they hold, and
+	// Supervisors. The operators who may work (not supervisors, who
+	// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 	// what their reservations came to today and in the last 7 days (UTC
 	// days; "7 days" are today and the 6 before), across all queues. Each
 	// reservation that ended counts once, on the day it ended.
@@ -3951,8 +3951,8 @@ func (c *Client) ListReservations(ctx context.Context, params *ListReservationsP
 
 // GetTeam The team
 //
-// Supervisors. Everyone who signs in to the pages (operators and
-// supervisors), online first, with where they are, what they hold, and
+// Supervisors. The operators who may work (not supervisors, who
+// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 // what their reservations came to today and in the last 7 days (UTC
 // days; "7 days" are today and the 6 before), across all queues. Each
 // reservation that ended counts once, on the day it ended.
@@ -7228,8 +7228,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetTeamWithResponse The team
 	//
-	// Supervisors. Everyone who signs in to the pages (operators and
-	// supervisors), online first, with where they are, what they hold, and
+	// Supervisors. The operators who may work (not supervisors, who
+	// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 	// what their reservations came to today and in the last 7 days (UTC
 	// days; "7 days" are today and the 6 before), across all queues. Each
 	// reservation that ended counts once, on the day it ended.
@@ -13393,8 +13393,8 @@ func (c *ClientWithResponses) ListReservationsWithResponse(ctx context.Context, 
 
 // GetTeamWithResponse The team
 //
-// Supervisors. Everyone who signs in to the pages (operators and
-// supervisors), online first, with where they are, what they hold, and
+// Supervisors. The operators who may work (not supervisors, who
+// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 // what their reservations came to today and in the last 7 days (UTC
 // days; "7 days" are today and the 6 before), across all queues. Each
 // reservation that ended counts once, on the day it ended.
