@@ -77,3 +77,69 @@ test.describe('a cap on live connections from one address', () => {
     await context.close();
   });
 });
+
+test.describe('the smaller pages', () => {
+  test('a producer granted every queue as its own choice, a token copied and the page reloaded, the audit filtered', async ({
+    openAs,
+  }) => {
+    // Three pages walked through, a dozen steps.
+    test.setTimeout(60_000);
+    const sam = await openAs('sam');
+    const name = `bot-e2e-${Date.now() % 1_000_000}`;
+    await sam.goto('/supervisor/people');
+    const add = sam.getByTestId('add-person');
+    await add.getByLabel('Name').fill(name);
+    await add.getByLabel('Role').selectOption('producer');
+    // None ticked is not every queue unasked: the page asks for the choice.
+    await add.getByTestId('grant-some').check();
+    await add.getByRole('button', { name: 'Add person' }).click();
+    await expect(sam.getByTestId('person-problem')).toHaveText('Tick the queues they may fill, or choose All queues.');
+    await sam.getByTestId('add-person').getByTestId('grant-all').check();
+    await sam.getByTestId('add-person').getByRole('button', { name: 'Add person' }).click();
+    await expect(sam).toHaveURL(new RegExp(`/supervisor/people/${name}$`));
+    await expect(sam.getByTestId('grant-all')).toBeChecked();
+
+    // A token, shown once with a Copy button; a reload makes no other.
+    await sam.getByTestId('new-token-form').getByRole('button', { name: 'New API token' }).click();
+    await expect(sam).toHaveURL(new RegExp(`/supervisor/people/${name}$`));
+    await expect(sam.getByTestId('token')).toHaveText(/^cdt_/);
+    await sam.getByTestId('copy-token').click();
+    await expect(sam.getByTestId('new-token').getByRole('status')).toHaveText(/Copied\.|Selected/);
+    await sam.reload();
+    await expect(sam.getByTestId('new-token')).toHaveCount(0);
+    await expect(sam.getByTestId('tokens').getByRole('row')).toHaveCount(2); // the header and the one token
+
+    // The audit log in words, filtered by who and what, in the URL.
+    await sam.goto('/supervisor/audit');
+    const filter = sam.getByTestId('audit-filter');
+    await filter.getByLabel('Who').fill('sam');
+    await filter.getByLabel('What').selectOption({ label: 'Made an API token' });
+    await filter.getByRole('button', { name: 'Filter' }).click();
+    await expect(sam).toHaveURL(/who=sam/);
+    await expect(sam).toHaveURL(/action=token\.added/);
+    const row = sam.getByTestId('audit').getByRole('row').filter({ hasText: name });
+    await expect(row.getByTestId('audit-action')).toHaveText('Made an API token');
+    await expect(sam.getByTestId('audit-action').filter({ hasNotText: 'Made an API token' })).toHaveCount(0);
+    await filter.getByLabel('Who').fill('nobody-e2e');
+    await filter.getByRole('button', { name: 'Filter' }).click();
+    await expect(sam.getByTestId('no-audit')).toHaveText('Nothing matches these filters.');
+  });
+
+  test('the header takes two rows on a phone, its pages on one line', async ({ openAs }) => {
+    const sam = await openAs('sam', 'A', { viewport: { width: 390, height: 844 } });
+    await sam.goto('/supervisor/audit');
+    const links = sam.getByRole('navigation', { name: 'Main' }).getByRole('link');
+    await expect(links).toHaveCount(6);
+    const tops = new Set<number>();
+    for (const box of await Promise.all((await links.all()).map((l) => l.boundingBox()))) {
+      if (!box) throw new Error('a page link has no box');
+      tops.add(Math.round(box.y));
+      expect(box.x + box.width).toBeLessThanOrEqual(390);
+    }
+    expect(tops.size).toBe(1);
+    const brand = await sam.getByRole('link', { name: 'claimdesk' }).boundingBox();
+    const logout = await sam.getByRole('button', { name: 'Log out' }).boundingBox();
+    // Brand and Log out share the first row.
+    expect(brand && logout && Math.abs(brand.y - logout.y) < 12).toBe(true);
+  });
+});
