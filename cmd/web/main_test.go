@@ -130,7 +130,7 @@ func TestCommands(t *testing.T) {
 		t.Fatal("still paused after queue resume")
 	}
 	// What the commands did is in the audit log, as the command line's.
-	entries, _, err := audit.New(srv.Client()).List(ctx, "", 3)
+	entries, _, err := audit.New(srv.Client()).List(ctx, "", 3, audit.Filter{})
 	if err != nil || len(entries) != 3 || entries[0].Action != audit.QueueResumed || entries[1].Action != audit.QueueChanged ||
 		entries[2].Action != audit.QueuePaused || entries[0].Actor != audit.CommandLine || entries[0].Target != "triage" {
 		t.Fatalf("audit log = %+v, %v", entries, err)
@@ -155,7 +155,7 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("after queue add --max-attempts: %+v, want the other settings kept", q)
 	}
 	// The log says what changed, and only that.
-	if entries, _, err := audit.New(srv.Client()).List(ctx, "", 1); err != nil || entries[0].Detail != "max attempts 5 → 7" {
+	if entries, _, err := audit.New(srv.Client()).List(ctx, "", 1, audit.Filter{}); err != nil || entries[0].Detail != "max attempts 5 → 7" {
 		t.Fatalf("the change's audit entry: %+v, %v", entries, err)
 	}
 	if out, err := cmd("", "queue", "add", "triage"); err != nil || !strings.Contains(out, "queue triage unchanged") {

@@ -172,7 +172,7 @@ function pause(live, reason) {
   if (!reason) return;
   live.dataset.state = "paused";
   live.textContent = "paused";
-  box.textContent = "Live updates paused: " + reason + ". This page does not change by itself until then; reload it to see what changed. It tries again in a minute.";
+  box.textContent = "Live updates paused: " + reason + ". This page does not change by itself meanwhile: reload it to see what is new. It tries again in about a minute.";
 }
 
 function connect() {
