@@ -85,7 +85,7 @@ type Config struct {
 	// (--rate-login, CLAIMDESK_RATE_LOGIN; default 6000/m).
 	RateLogin redis_rate.Limit
 	// RateLoginUser bounds the login attempts for one user name, from any
-	// address (--rate-login-user, CLAIMDESK_RATE_LOGIN_USER; default 10/m).
+	// address (--rate-login-user, CLAIMDESK_RATE_LOGIN_USER; default 20/m).
 	RateLoginUser redis_rate.Limit
 	// MinReplicas is how many replicas must confirm a change before it is
 	// answered as done, from 0 to 16 (--min-replicas,

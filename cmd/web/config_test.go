@@ -36,7 +36,7 @@ func defaults() Config {
 		RateUser:          redis_rate.PerSecond(100),
 		RateAddress:       redis_rate.PerSecond(3000),
 		RateLogin:         redis_rate.PerMinute(6000),
-		RateLoginUser:     redis_rate.PerMinute(10),
+		RateLoginUser:     redis_rate.PerMinute(20),
 		MinReplicas:       autoReplicas,
 		WebhookTimeout:    15 * time.Second,
 		WebhookSchedule: []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute,

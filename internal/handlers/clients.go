@@ -53,7 +53,8 @@ type RateLimits struct {
 	// address, whatever the names. Default 6000/m.
 	Login redis_rate.Limit
 	// LoginUser bounds the login attempts for one user name, from any
-	// address. Default 10/m.
+	// address. Default 20/m: above the 10 tries per name that one address
+	// has in 5 minutes (internal/users), whose refusal says how long to wait.
 	LoginUser redis_rate.Limit
 }
 
@@ -66,7 +67,7 @@ var DefaultRateLimits = RateLimits{
 	User:      redis_rate.PerSecond(100),
 	Address:   redis_rate.PerSecond(3000),
 	Login:     redis_rate.PerMinute(6000),
-	LoginUser: redis_rate.PerMinute(10),
+	LoginUser: redis_rate.PerMinute(20),
 }
 
 // rateLimiter applies the rate limits as route middleware.
