@@ -467,6 +467,87 @@ func (e WebhookDisabledReason) Valid() bool {
 	}
 }
 
+// Defines values for ListAuditParamsAction.
+const (
+	ListAuditParamsActionBatchCanceled     ListAuditParamsAction = "batch.canceled"
+	ListAuditParamsActionJobCanceled       ListAuditParamsAction = "job.canceled"
+	ListAuditParamsActionJobForceReleased  ListAuditParamsAction = "job.force_released"
+	ListAuditParamsActionJobRequeued       ListAuditParamsAction = "job.requeued"
+	ListAuditParamsActionJobsCanceled      ListAuditParamsAction = "jobs.canceled"
+	ListAuditParamsActionQueueChanged      ListAuditParamsAction = "queue.changed"
+	ListAuditParamsActionQueueCreated      ListAuditParamsAction = "queue.created"
+	ListAuditParamsActionQueueDeadRequeued ListAuditParamsAction = "queue.dead_requeued"
+	ListAuditParamsActionQueueDeleted      ListAuditParamsAction = "queue.deleted"
+	ListAuditParamsActionQueuePaused       ListAuditParamsAction = "queue.paused"
+	ListAuditParamsActionQueueResumed      ListAuditParamsAction = "queue.resumed"
+	ListAuditParamsActionTokenAdded        ListAuditParamsAction = "token.added"
+	ListAuditParamsActionTokenRevoked      ListAuditParamsAction = "token.revoked"
+	ListAuditParamsActionUserAdded         ListAuditParamsAction = "user.added"
+	ListAuditParamsActionUserChanged       ListAuditParamsAction = "user.changed"
+	ListAuditParamsActionUserDisabled      ListAuditParamsAction = "user.disabled"
+	ListAuditParamsActionUserEnabled       ListAuditParamsAction = "user.enabled"
+	ListAuditParamsActionUserUnlocked      ListAuditParamsAction = "user.unlocked"
+	ListAuditParamsActionWebhookChanged    ListAuditParamsAction = "webhook.changed"
+	ListAuditParamsActionWebhookCreated    ListAuditParamsAction = "webhook.created"
+	ListAuditParamsActionWebhookDeleted    ListAuditParamsAction = "webhook.deleted"
+	ListAuditParamsActionWebhookReplayed   ListAuditParamsAction = "webhook.replayed"
+	ListAuditParamsActionWebhookRotated    ListAuditParamsAction = "webhook.rotated"
+)
+
+// Valid indicates whether the value is a known member of the ListAuditParamsAction enum.
+func (e ListAuditParamsAction) Valid() bool {
+	switch e {
+	case ListAuditParamsActionBatchCanceled:
+		return true
+	case ListAuditParamsActionJobCanceled:
+		return true
+	case ListAuditParamsActionJobForceReleased:
+		return true
+	case ListAuditParamsActionJobRequeued:
+		return true
+	case ListAuditParamsActionJobsCanceled:
+		return true
+	case ListAuditParamsActionQueueChanged:
+		return true
+	case ListAuditParamsActionQueueCreated:
+		return true
+	case ListAuditParamsActionQueueDeadRequeued:
+		return true
+	case ListAuditParamsActionQueueDeleted:
+		return true
+	case ListAuditParamsActionQueuePaused:
+		return true
+	case ListAuditParamsActionQueueResumed:
+		return true
+	case ListAuditParamsActionTokenAdded:
+		return true
+	case ListAuditParamsActionTokenRevoked:
+		return true
+	case ListAuditParamsActionUserAdded:
+		return true
+	case ListAuditParamsActionUserChanged:
+		return true
+	case ListAuditParamsActionUserDisabled:
+		return true
+	case ListAuditParamsActionUserEnabled:
+		return true
+	case ListAuditParamsActionUserUnlocked:
+		return true
+	case ListAuditParamsActionWebhookChanged:
+		return true
+	case ListAuditParamsActionWebhookCreated:
+		return true
+	case ListAuditParamsActionWebhookDeleted:
+		return true
+	case ListAuditParamsActionWebhookReplayed:
+		return true
+	case ListAuditParamsActionWebhookRotated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListJobsParamsOrder.
 const (
 	Asc  ListJobsParamsOrder = "asc"
@@ -1651,9 +1732,24 @@ type ListAuditParams struct {
 	// Limit How many entries to list, 1 to 1000; 0 or left out: 100.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor A `next_cursor`, to page back in time.
+	// Cursor A `next_cursor`, to page back in time, with the same filters.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Actor Only the entries of this actor, a user's name (in any case) or `command line`.
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+
+	// Action Only the entries of this action.
+	Action *ListAuditParamsAction `form:"action,omitempty" json:"action,omitempty"`
+
+	// Since Only the entries at or after this time (RFC 3339).
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only the entries before this time (RFC 3339); after `since`.
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
 }
+
+// ListAuditParamsAction defines parameters for ListAudit.
+type ListAuditParamsAction string
 
 // GetBatchParams defines parameters for GetBatch.
 type GetBatchParams struct {
@@ -2285,6 +2381,11 @@ type ClientInterface interface {
 	// their deliveries replayed. From the pages, the API or the command line (whose actor
 	// is `command line`). It keeps about the latest 10,000 entries.
 	//
+	// Filtered by `actor`, `action`, `since` and `until`, a page reads at
+	// most 2,000 entries of the log (or `limit`'s, if more): it may then
+	// hold fewer entries than `limit`, none even, and still have a
+	// `next_cursor` to go on from.
+	//
 	// Corresponds with GET /api/v1/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2885,8 +2986,8 @@ type ClientInterface interface {
 
 	// GetTeam The team
 	//
-	// Supervisors. Everyone who signs in to the pages (operators and
-	// supervisors), online first, with where they are, what they hold, and
+	// Supervisors. The operators who may work (not supervisors, who
+	// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 	// what their reservations came to today and in the last 7 days (UTC
 	// days; "7 days" are today and the 6 before), across all queues. Each
 	// reservation that ended counts once, on the day it ended.
@@ -3131,6 +3232,11 @@ type ClientInterface interface {
 // canceled; webhooks registered, changed, rotated or removed, and
 // their deliveries replayed. From the pages, the API or the command line (whose actor
 // is `command line`). It keeps about the latest 10,000 entries.
+//
+// Filtered by `actor`, `action`, `since` and `until`, a page reads at
+// most 2,000 entries of the log (or `limit`'s, if more): it may then
+// hold fewer entries than `limit`, none even, and still have a
+// `next_cursor` to go on from.
 //
 // Corresponds with GET /api/v1/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4192,8 +4298,8 @@ func (c *Client) ListReservations(ctx context.Context, params *ListReservationsP
 
 // GetTeam The team
 //
-// Supervisors. Everyone who signs in to the pages (operators and
-// supervisors), online first, with where they are, what they hold, and
+// Supervisors. The operators who may work (not supervisors, who
+// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 // what their reservations came to today and in the last 7 days (UTC
 // days; "7 days" are today and the 6 before), across all queues. Each
 // reservation that ended counts once, on the day it ended.
@@ -4691,6 +4797,54 @@ func NewListAuditRequest(server string, params *ListAuditParams) (*http.Request,
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7002,6 +7156,11 @@ type ClientWithResponsesInterface interface {
 	// their deliveries replayed. From the pages, the API or the command line (whose actor
 	// is `command line`). It keeps about the latest 10,000 entries.
 	//
+	// Filtered by `actor`, `action`, `since` and `until`, a page reads at
+	// most 2,000 entries of the log (or `limit`'s, if more): it may then
+	// hold fewer entries than `limit`, none even, and still have a
+	// `next_cursor` to go on from.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/audit (the `ListAudit` operationId).
@@ -7634,8 +7793,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetTeamWithResponse The team
 	//
-	// Supervisors. Everyone who signs in to the pages (operators and
-	// supervisors), online first, with where they are, what they hold, and
+	// Supervisors. The operators who may work (not supervisors, who
+	// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 	// what their reservations came to today and in the last 7 days (UTC
 	// days; "7 days" are today and the 6 before), across all queues. Each
 	// reservation that ended counts once, on the day it ended.
@@ -13145,6 +13304,11 @@ func (r RotateWebhookResponse) ContentType() string {
 // their deliveries replayed. From the pages, the API or the command line (whose actor
 // is `command line`). It keeps about the latest 10,000 entries.
 //
+// Filtered by `actor`, `action`, `since` and `until`, a page reads at
+// most 2,000 entries of the log (or `limit`'s, if more): it may then
+// hold fewer entries than `limit`, none even, and still have a
+// `next_cursor` to go on from.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/audit (the `ListAudit` operationId).
@@ -14053,8 +14217,8 @@ func (c *ClientWithResponses) ListReservationsWithResponse(ctx context.Context, 
 
 // GetTeamWithResponse The team
 //
-// Supervisors. Everyone who signs in to the pages (operators and
-// supervisors), online first, with where they are, what they hold, and
+// Supervisors. The operators who may work (not supervisors, who
+// hold no jobs, nor disabled people), online first, with where they are, what they hold, and
 // what their reservations came to today and in the last 7 days (UTC
 // days; "7 days" are today and the 6 before), across all queues. Each
 // reservation that ended counts once, on the day it ended.

@@ -40,4 +40,20 @@ test.describe('the team page', () => {
     expect(await count('week')).toBe(week + 1);
     await expect(row.getByTestId('median')).toHaveText(/\d+(\.\d)? (s|min)/);
   });
+
+  test('lists the operators who may work, each on one tight card on a phone', async ({ openAs }) => {
+    const sam = await openAs('sam', 'A', { viewport: { width: 390, height: 844 } });
+    await sam.goto('/supervisor/team');
+    // Supervisors hold no jobs: they are not on the team.
+    await expect(sam.getByTestId('member-alice')).toBeVisible();
+    await expect(sam.getByTestId('member-sam')).toHaveCount(0);
+    await expect(sam.getByTestId('work-sam')).toHaveCount(0);
+    // A card with nothing held and no change made shows its name and state
+    // alone, side by side.
+    const bob = sam.getByTestId('member-bob');
+    await expect(bob.getByText('Holding')).toBeHidden();
+    const name = await bob.getByRole('link', { name: 'bob' }).boundingBox();
+    const state = await bob.getByTestId('status').boundingBox();
+    expect(name && state && Math.abs(name.y + name.height / 2 - (state.y + state.height / 2)) < 12).toBe(true);
+  });
 });

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/audit"
 	"claimdesk/internal/tasks"
 )
 
@@ -203,4 +204,40 @@ func noMoreTimeWords(m tasks.MoreTime) string {
 		return "No more time can be added: this job has had every extension its queue allows."
 	}
 	return "No more time can be added: the deadline is the latest its queue allows a job to be held."
+}
+
+// auditWords say each action of the audit log as the Audit page shows it.
+var auditWords = map[string]string{
+	audit.UserAdded:       "Added a person",
+	audit.UserChanged:     "Changed a person",
+	audit.UserDisabled:    "Disabled a person",
+	audit.UserEnabled:     "Enabled a person",
+	audit.UserUnlocked:    "Ended a login delay",
+	audit.TokenAdded:      "Made an API token",
+	audit.TokenRevoked:    "Revoked an API token",
+	audit.QueueCreated:    "Created a queue",
+	audit.QueueChanged:    "Changed a queue",
+	audit.QueuePaused:     "Paused a queue",
+	audit.QueueResumed:    "Resumed a queue",
+	audit.QueueDeleted:    "Deleted a queue",
+	audit.JobRequeued:     "Requeued a dead job",
+	audit.JobReleased:     "Took a job back",
+	audit.JobCanceled:     "Canceled a job",
+	audit.JobsCanceled:    "Canceled jobs at once",
+	audit.DeadRequeued:    "Requeued a queue's dead jobs",
+	audit.BatchCanceled:   "Canceled a batch",
+	audit.WebhookCreated:  "Added a webhook",
+	audit.WebhookChanged:  "Changed a webhook",
+	audit.WebhookDeleted:  "Removed a webhook",
+	audit.WebhookRotated:  "Rotated a webhook's secret",
+	audit.WebhookReplayed: "Replayed a webhook delivery",
+}
+
+// AuditAction says an action of the audit log in words; one it has no
+// words for, as it is recorded.
+func AuditAction(action string) string {
+	if w, ok := auditWords[action]; ok {
+		return w
+	}
+	return action
 }

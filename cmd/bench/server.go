@@ -138,6 +138,7 @@ func (a *app) start(ctx context.Context) error {
 		"CLAIMDESK_RATE_USER=100000/s",
 		"CLAIMDESK_RATE_ADDRESS=100000/s",
 		"CLAIMDESK_RATE_LOGIN=100000/s",
+		"CLAIMDESK_RATE_LOGIN_USER=100000/s",
 	)
 	cmd.Env = append(cmd.Env, a.env...)
 	a.out = &tailBuffer{max: 64 << 10}

@@ -67,7 +67,7 @@ type Config struct {
 	SocketsPerUser int
 	// SocketsPerAddress is the most websockets one instance keeps open for
 	// one client address, from 1 (--ws-per-address,
-	// CLAIMDESK_WS_PER_ADDRESS; default 500).
+	// CLAIMDESK_WS_PER_ADDRESS; default 10000).
 	SocketsPerAddress int
 	// TrustedProxies are the networks of the reverse proxies whose
 	// X-Forwarded-For is believed, written as comma-separated CIDRs
@@ -79,11 +79,14 @@ type Config struct {
 	RateUser redis_rate.Limit
 	// RateAddress bounds the API requests and websocket upgrades from one
 	// client address (--rate-address, CLAIMDESK_RATE_ADDRESS; default
-	// 1000/s).
+	// 3000/s).
 	RateAddress redis_rate.Limit
 	// RateLogin bounds the login attempts from one client address
-	// (--rate-login, CLAIMDESK_RATE_LOGIN; default 600/m).
+	// (--rate-login, CLAIMDESK_RATE_LOGIN; default 6000/m).
 	RateLogin redis_rate.Limit
+	// RateLoginUser bounds the login attempts for one user name, from any
+	// address (--rate-login-user, CLAIMDESK_RATE_LOGIN_USER; default 20/m).
+	RateLoginUser redis_rate.Limit
 	// MinReplicas is how many replicas must confirm a change before it is
 	// answered as done, from 0 to 16 (--min-replicas,
 	// CLAIMDESK_MIN_REPLICAS; default empty, here autoReplicas: 1 where
@@ -187,6 +190,10 @@ var settings = []setting{
 	}},
 	{"CLAIMDESK_RATE_LOGIN", "rate-login", formatRate(handlers.DefaultRateLimits.Login), func(c *Config, v string) (err error) {
 		c.RateLogin, err = parseRate(v)
+		return err
+	}},
+	{"CLAIMDESK_RATE_LOGIN_USER", "rate-login-user", formatRate(handlers.DefaultRateLimits.LoginUser), func(c *Config, v string) (err error) {
+		c.RateLoginUser, err = parseRate(v)
 		return err
 	}},
 	{"CLAIMDESK_MIN_REPLICAS", "min-replicas", "", func(c *Config, v string) error {
@@ -350,7 +357,7 @@ func (c Config) commandLogger() *slog.Logger {
 
 // rateLimits are the rate settings as the server takes them.
 func (c Config) rateLimits() handlers.RateLimits {
-	return handlers.RateLimits{User: c.RateUser, Address: c.RateAddress, Login: c.RateLogin}
+	return handlers.RateLimits{User: c.RateUser, Address: c.RateAddress, Login: c.RateLogin, LoginUser: c.RateLoginUser}
 }
 
 // hostPort checks a listen address.

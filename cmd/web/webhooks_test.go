@@ -114,7 +114,7 @@ func TestWebhookCommands(t *testing.T) {
 	if out, err := command(env, "", "webhook", "list"); err != nil || strings.Count(out, "\n") != 1 {
 		t.Fatalf("webhook list after the remove: %v\n%s", err, out)
 	}
-	entries, _, err := audit.New(rdb).List(ctx, "", 10)
+	entries, _, err := audit.New(rdb).List(ctx, "", 10, audit.Filter{})
 	var did []string
 	for _, e := range entries {
 		if e.Target == id && e.Actor == audit.CommandLine {

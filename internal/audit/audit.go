@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,12 +103,62 @@ func (l *Log) Record(ctx context.Context, actor, action, target, detail string) 
 // ErrBadCursor means a cursor is not one that List gave.
 var ErrBadCursor = errors.New("not a cursor of the audit log")
 
+// ErrBadFilter means a filter names no action the log records, or a time
+// span that ends before it starts.
+var ErrBadFilter = errors.New("not a filter of the audit log")
+
 var idRE = regexp.MustCompile(`^\d{1,20}-\d{1,20}$`)
 
-// List returns at most limit entries, newest first, older than the cursor
-// (empty: from the newest), and the cursor of the next page (empty at the
-// end).
-func (l *Log) List(ctx context.Context, cursor string, limit int) ([]Entry, string, error) {
+// Actions are every action the log records, in the order the Audit page
+// offers them.
+var Actions = []string{
+	UserAdded, UserChanged, UserDisabled, UserEnabled, UserUnlocked, TokenAdded, TokenRevoked,
+	QueueCreated, QueueChanged, QueuePaused, QueueResumed, QueueDeleted,
+	JobRequeued, JobReleased, JobCanceled, JobsCanceled, DeadRequeued, BatchCanceled,
+	WebhookCreated, WebhookChanged, WebhookDeleted, WebhookRotated, WebhookReplayed,
+}
+
+// Filter narrows a listing of the log; its zero value lists everything.
+type Filter struct {
+	// Actor keeps the entries of one actor: a user's name, or "command
+	// line".
+	Actor string
+	// Action keeps the entries of one action (Actions).
+	Action string
+	// Since and Until keep the entries from Since and before Until; zero:
+	// no bound.
+	Since, Until time.Time
+}
+
+// filtered reports whether the filter may leave entries out by their
+// fields (the time bounds are the range read).
+func (f Filter) filtered() bool { return f.Actor != "" || f.Action != "" }
+
+func (f Filter) keeps(actor, action string) bool {
+	return (f.Actor == "" || f.Actor == actor) && (f.Action == "" || f.Action == action)
+}
+
+// Bounds of a listing's reads: a filtered List reads at most scanMax
+// entries (or the limit's, if more), scanChunk at a time, and then answers
+// what it found with the cursor of the last entry read, so that no filter
+// makes it read the whole log at once.
+const (
+	scanMax   = 2000
+	scanChunk = 500
+)
+
+// List returns at most limit entries that the filter keeps, newest first,
+// older than the cursor (empty: from the newest), and the cursor of the
+// next page (empty at the end). A filtered page may hold fewer than limit
+// entries, none even, and still have a next page: the reads of one List
+// are bounded.
+func (l *Log) List(ctx context.Context, cursor string, limit int, f Filter) ([]Entry, string, error) {
+	if f.Action != "" && !slices.Contains(Actions, f.Action) {
+		return nil, "", fmt.Errorf("%w: no action %q", ErrBadFilter, f.Action)
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		return nil, "", fmt.Errorf("%w: the span ends before it starts", ErrBadFilter)
+	}
 	end := "+"
 	if cursor != "" {
 		if !idRE.MatchString(cursor) {
@@ -115,22 +166,88 @@ func (l *Log) List(ctx context.Context, cursor string, limit int) ([]Entry, stri
 		}
 		end = "(" + cursor
 	}
-	msgs, err := l.rdb.XRevRangeN(ctx, keys.Audit, end, "-", int64(limit)+1).Result()
-	if err != nil {
-		return nil, "", fmt.Errorf("redis: %w", err)
+	if !f.Until.IsZero() {
+		until := strconv.FormatInt(f.Until.UnixMilli(), 10) + "-0"
+		if cursor == "" || olderID(until, cursor) {
+			end = "(" + until
+		}
 	}
-	next := ""
-	if len(msgs) > limit {
-		msgs = msgs[:limit]
-		next = msgs[limit-1].ID
+	start := "-"
+	if !f.Since.IsZero() {
+		start = strconv.FormatInt(f.Since.UnixMilli(), 10) + "-0"
 	}
-	out := make([]Entry, len(msgs))
-	for i, m := range msgs {
-		field := func(k string) string { v, _ := m.Values[k].(string); return v }
-		out[i] = Entry{ID: m.ID, At: idTime(m.ID), Actor: field("actor"), Action: field("action"),
-			Target: field("target"), Detail: field("detail")}
+	budget := limit + 1
+	if f.filtered() {
+		budget = max(budget, scanMax)
 	}
-	return out, next, nil
+	out := []Entry{}
+	for read := 0; read < budget; {
+		chunk := budget - read
+		if f.filtered() {
+			chunk = min(chunk, scanChunk)
+		}
+		msgs, err := l.rdb.XRevRangeN(ctx, keys.Audit, end, start, int64(chunk)).Result()
+		if err != nil {
+			return nil, "", fmt.Errorf("redis: %w", err)
+		}
+		read += len(msgs)
+		for _, m := range msgs {
+			field := func(k string) string { v, _ := m.Values[k].(string); return v }
+			if !f.keeps(field("actor"), field("action")) {
+				continue
+			}
+			if len(out) == limit {
+				// One more than the page: there is a next page.
+				return out, out[limit-1].ID, nil
+			}
+			out = append(out, Entry{ID: m.ID, At: idTime(m.ID), Actor: field("actor"), Action: field("action"),
+				Target: field("target"), Detail: field("detail")})
+		}
+		if len(msgs) < chunk {
+			return out, "", nil // the start of the span: nothing older
+		}
+		end = "(" + msgs[len(msgs)-1].ID
+	}
+	// The reads' bound: the next page goes on from the last entry read.
+	return out, strings.TrimPrefix(end, "("), nil
+}
+
+// olderID reports whether stream id a is older than b; both are ids.
+func olderID(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	ami, _ := strconv.ParseUint(am, 10, 64)
+	bmi, _ := strconv.ParseUint(bm, 10, 64)
+	if ami != bmi {
+		return ami < bmi
+	}
+	asi, _ := strconv.ParseUint(as, 10, 64)
+	bsi, _ := strconv.ParseUint(bs, 10, 64)
+	return asi < bsi
+}
+
+// Title is the title of the job or batch an entry's detail names (“Title”
+// in queue, …), or "" when it names none.
+func (e Entry) Title() string {
+	rest, ok := strings.CutPrefix(e.Detail, "“")
+	if !ok {
+		return ""
+	}
+	// The title ends at the first closing quote followed by " in " and a
+	// queue's name: a title may hold quotes of its own.
+	for i := 0; i < len(rest); {
+		j := strings.Index(rest[i:], "” in ")
+		if j < 0 {
+			return ""
+		}
+		title, after := rest[:i+j], rest[i+j+len("” in "):]
+		q, _, _ := strings.Cut(after, ",")
+		if keys.ValidQueue(q) {
+			return title
+		}
+		i += j + 1
+	}
+	return ""
 }
 
 // setting is one of a queue's settings as an entry's detail says it: its

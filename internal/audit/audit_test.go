@@ -11,6 +11,8 @@ import (
 	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/tasks/taskstest"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestRecordAndList(t *testing.T) {
@@ -26,7 +28,7 @@ func TestRecordAndList(t *testing.T) {
 	if err := l.Record(ctx, CommandLine, UserAdded, "dora", strings.Repeat("x", 2000)); err != nil {
 		t.Fatal(err)
 	}
-	page, next, err := l.List(ctx, "", 4)
+	page, next, err := l.List(ctx, "", 4, Filter{})
 	if err != nil || len(page) != 4 || next == "" {
 		t.Fatalf("first page = %v, %q, %v", page, next, err)
 	}
@@ -36,12 +38,117 @@ func TestRecordAndList(t *testing.T) {
 	if page[0].At.Before(before) || page[0].At.After(time.Now().Add(time.Second)) {
 		t.Fatalf("at = %v", page[0].At)
 	}
-	rest, next, err := l.List(ctx, next, 4)
+	rest, next, err := l.List(ctx, next, 4, Filter{})
 	if err != nil || len(rest) != 2 || next != "" || rest[0].Target != "q1" || rest[1].Target != "q0" {
 		t.Fatalf("second page = %+v, %q, %v", rest, next, err)
 	}
-	if _, _, err := l.List(ctx, "nonsense", 4); !errors.Is(err, ErrBadCursor) {
+	if _, _, err := l.List(ctx, "nonsense", 4, Filter{}); !errors.Is(err, ErrBadCursor) {
 		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+// A listing filtered by actor, action and time keeps only their entries,
+// pages through them with their filters, and reads a bounded number of
+// entries per call however few match.
+func TestListFiltered(t *testing.T) {
+	rdb := taskstest.Redis(t).Client()
+	l := New(rdb)
+	ctx := context.Background()
+	add := func(ms int64, actor, action, target string) {
+		t.Helper()
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: keys.Audit, ID: fmt.Sprintf("%d-0", ms),
+			Values: []any{"actor", actor, "action", action, "target", target, "detail", ""}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Entry i at second i: sam cancels at 1, 3 and 5, dora pauses at 2 and
+	// 4; then scanMax+500 entries of the command line's.
+	for i := int64(1); i <= 5; i++ {
+		if i%2 == 1 {
+			add(i*1000, "sam", JobCanceled, fmt.Sprint("job-", i))
+		} else {
+			add(i*1000, "dora", QueuePaused, fmt.Sprint("queue-", i))
+		}
+	}
+	for i := range int64(scanMax + 500) {
+		add(10_000+i, CommandLine, UserChanged, "erin")
+	}
+	targets := func(es []Entry) string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Target)
+		}
+		return strings.Join(out, " ")
+	}
+	at := func(s int64) time.Time { return time.UnixMilli(s * 1000) }
+	for _, tc := range []struct {
+		name string
+		f    Filter
+		want string
+	}{
+		{"by actor", Filter{Actor: "sam", Until: at(9)}, "job-5 job-3 job-1"},
+		{"by action", Filter{Action: QueuePaused, Until: at(9)}, "queue-4 queue-2"},
+		{"by actor and action", Filter{Actor: "dora", Action: JobCanceled, Until: at(9)}, ""},
+		{"by time", Filter{Since: at(2), Until: at(4)}, "job-3 queue-2"},
+		{"by actor and time", Filter{Actor: "sam", Since: at(2), Until: at(9)}, "job-5 job-3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, next, err := l.List(ctx, "", 10, tc.f)
+			if err != nil || targets(got) != tc.want || next != "" {
+				t.Fatalf("List = %q, next %q, %v; want %q and no next page", targets(got), next, err, tc.want)
+			}
+		})
+	}
+	// Paged with the filter: sam's entries one at a time.
+	var pages []string
+	cursor := ""
+	for range 4 {
+		got, next, err := l.List(ctx, cursor, 1, Filter{Actor: "sam", Until: at(9)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, targets(got))
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(pages, ",") != "job-5,job-3,job-1" {
+		t.Fatalf("sam's entries a page at a time: %q", pages)
+	}
+	// From the newest, sam's entries lie beyond scanMax others: the first
+	// page reads scanMax entries, finds none, and says where to go on.
+	got, next, err := l.List(ctx, "", 10, Filter{Actor: "sam"})
+	if err != nil || len(got) != 0 || next == "" {
+		t.Fatalf("first filtered page past the bound: %q, next %q, %v; want none and a next page", targets(got), next, err)
+	}
+	if n := idTime(next).UnixMilli(); n != 10_000+500 {
+		t.Fatalf("the first page went on to %s, want the %dth newest entry", next, scanMax)
+	}
+	got, next, err = l.List(ctx, next, 10, Filter{Actor: "sam"})
+	if err != nil || targets(got) != "job-5 job-3 job-1" || next != "" {
+		t.Fatalf("second filtered page: %q, next %q, %v", targets(got), next, err)
+	}
+	// Bad filters change nothing and say what is wrong.
+	for _, f := range []Filter{{Action: "job.vanished"}, {Since: at(5), Until: at(5)}} {
+		if _, _, err := l.List(ctx, "", 10, f); !errors.Is(err, ErrBadFilter) {
+			t.Errorf("List with %+v: %v, want ErrBadFilter", f, err)
+		}
+	}
+}
+
+// An entry about a job or batch names its title, quotes and all.
+func TestEntryTitle(t *testing.T) {
+	job := &tasks.Job{Title: `Refund “ACME” in full`, Queue: "invoice-review"}
+	for _, tc := range []struct{ detail, want string }{
+		{JobDetail(job, "dana"), job.Title},
+		{JobDetail(&tasks.Job{Title: "Check", Queue: "q"}, ""), "Check"},
+		{BatchDetail(&tasks.Batch{Title: "Morning", Queue: "addresses", Total: 3}), "Morning"},
+		{"max held 0 → 3", ""},
+		{"“unclosed", ""},
+	} {
+		if got := (Entry{Detail: tc.detail}).Title(); got != tc.want {
+			t.Errorf("Title of %q = %q, want %q", tc.detail, got, tc.want)
+		}
 	}
 }
 
@@ -59,7 +166,7 @@ func TestBounded(t *testing.T) {
 	if err != nil || n < Keep || n > Keep+200 {
 		t.Fatalf("entries kept = %d, %v; want about %d", n, err, Keep)
 	}
-	page, _, _ := l.List(ctx, "", 1)
+	page, _, _ := l.List(ctx, "", 1, Filter{})
 	if page[0].Target != fmt.Sprint(Keep+999) {
 		t.Fatalf("newest = %+v", page[0])
 	}

@@ -186,7 +186,7 @@ func (f *fixture) stats() tasks.Stats {
 // audits returns the audit entries about target, newest first.
 func (f *fixture) audits(target string) []audit.Entry {
 	f.t.Helper()
-	entries, _, err := audit.New(rdb).List(f.ctx, "", audit.Keep)
+	entries, _, err := audit.New(rdb).List(f.ctx, "", audit.Keep, audit.Filter{})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -152,14 +152,14 @@ func (d *Desk) PersonNamed(ctx context.Context, a Actor, name string) (users.Use
 	return d.users.Reload(ctx, name)
 }
 
-// AuditLog returns at most limit entries of the audit log, newest first,
-// older than the cursor ("": from the newest), and the cursor of the next
-// page ("" at the end), for a supervisor.
-func (d *Desk) AuditLog(ctx context.Context, a Actor, cursor string, limit int) ([]audit.Entry, string, error) {
+// AuditLog returns at most limit entries of the audit log that the filter
+// keeps, newest first, older than the cursor ("": from the newest), and
+// the cursor of the next page ("" at the end), for a supervisor.
+func (d *Desk) AuditLog(ctx context.Context, a Actor, cursor string, limit int, f audit.Filter) ([]audit.Entry, string, error) {
 	if err := need(a, users.Supervisor); err != nil {
 		return nil, "", err
 	}
-	return d.audit.List(ctx, cursor, limit)
+	return d.audit.List(ctx, cursor, limit, f)
 }
 
 // MyWork is what an operator's home lists: their queues, what they hold
@@ -278,10 +278,11 @@ type TeamWork struct {
 	Workers []Worker
 }
 
-// Team returns, for a supervisor, what the Team page shows of everyone
-// who works jobs (producers are left out): where they are (presence,
-// when asked) and what their reservations came to (work, when asked),
-// from one read of the people.
+// Team returns, for a supervisor, what the Team page shows of the
+// operators who may work (supervisors, who hold no jobs, producers and
+// disabled people are left out): where they are (presence, when asked)
+// and what their reservations came to (work, when asked), from one read
+// of the people.
 func (d *Desk) Team(ctx context.Context, a Actor, presence, work bool) (t Team, w TeamWork, err error) {
 	if err := need(a, users.Supervisor); err != nil {
 		return t, w, err
@@ -290,7 +291,7 @@ func (d *Desk) Team(ctx context.Context, a Actor, presence, work bool) (t Team, 
 	if err != nil {
 		return t, w, err
 	}
-	people = slices.DeleteFunc(people, func(u users.User) bool { return u.Role == users.Producer })
+	people = slices.DeleteFunc(people, func(u users.User) bool { return u.Role != users.Operator || u.Disabled })
 	if presence {
 		if t, err = d.team(ctx, people); err != nil {
 			return t, w, err

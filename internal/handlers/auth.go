@@ -27,6 +27,9 @@ const (
 	sessionCSRF = "csrf"
 	flashKey    = "flash"
 	noteKey     = "note"
+	// newTokenKey holds a token just made, with whose it is, for the one
+	// page after the making that shows it (newTokenForm).
+	newTokenKey = "new_token"
 	userKey     = "user"
 	viaToken    = "via_token"
 	// withSession marks a request whose session is loaded (loadSession).

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"claimdesk/internal/keys"
+	"claimdesk/internal/users"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
@@ -45,20 +46,28 @@ type RateLimits struct {
 	// whether by API token or session, together. Default 100/s.
 	User redis_rate.Limit
 	// Address bounds the API requests and websocket upgrades from one
-	// client address, together; a whole office may share one address.
-	// Default 1000/s.
+	// client address, together; a whole floor may share one address.
+	// Default 3000/s.
 	Address redis_rate.Limit
 	// Login bounds the login attempts (POST /login) from one client
-	// address. Default 600/m.
+	// address, whatever the names. Default 6000/m.
 	Login redis_rate.Limit
+	// LoginUser bounds the login attempts for one user name, from any
+	// address. Default 20/m: above the 10 tries per name that one address
+	// has in 5 minutes (internal/users), whose refusal says how long to wait.
+	LoginUser redis_rate.Limit
 }
 
-// DefaultRateLimits are the limits that a RateLimits left zero takes:
-// more than a floor of people at work ever sends.
+// DefaultRateLimits are the limits that a RateLimits left zero takes. A
+// person is limited first, an address well above a floor behind one NAT
+// address (docs/security.md): 2,000 people logging in at once, and their
+// 2,000 pages reconnecting at once after a restart, fit in the burst of
+// the address's limits, and so would a second wave in the same minute.
 var DefaultRateLimits = RateLimits{
-	User:    redis_rate.PerSecond(100),
-	Address: redis_rate.PerSecond(1000),
-	Login:   redis_rate.PerMinute(600),
+	User:      redis_rate.PerSecond(100),
+	Address:   redis_rate.PerSecond(3000),
+	Login:     redis_rate.PerMinute(6000),
+	LoginUser: redis_rate.PerMinute(20),
 }
 
 // rateLimiter applies the rate limits as route middleware.
@@ -115,6 +124,7 @@ func newRateLimiter(rdb redis.UniversalClient, limits RateLimits, log *slog.Logg
 	limits.User = cmp.Or(limits.User, d.User)
 	limits.Address = cmp.Or(limits.Address, d.Address)
 	limits.Login = cmp.Or(limits.Login, d.Login)
+	limits.LoginUser = cmp.Or(limits.LoginUser, d.LoginUser)
 	return &rateLimiter{limiter: redis_rate.NewLimiter(rdb), limits: limits, log: log,
 		credits: map[string]credit{}, asking: map[string]*asking{}}
 }
@@ -153,10 +163,17 @@ func (r *rateLimiter) byUser(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// logins limits login attempts per client address.
+// logins limits login attempts per user name, then per client address.
+// The name is counted as the login reads it (users.NameKey), and only
+// by its hash, so that no name typed reaches Redis; a name too long to
+// be anyone's counts for the address alone.
 func (r *rateLimiter) logins(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := r.allow(c.Request().Context(), rateLimit{keys.RateLimit("login", c.RealIP()), r.limits.Login}); err != nil {
+		limits := []rateLimit{{keys.RateLimit("login", c.RealIP()), r.limits.Login}}
+		if name, ok := users.NameKey(c.FormValue("name")); ok {
+			limits = append([]rateLimit{{keys.RateLimit("login-user", name), r.limits.LoginUser}}, limits...)
+		}
+		if err := r.allow(c.Request().Context(), limits...); err != nil {
 			return err
 		}
 		return next(c)

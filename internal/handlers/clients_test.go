@@ -51,13 +51,14 @@ func (b *browser) retryAfter() int {
 
 // failUntilThrottled sends failed logins, each with the headers forwarded
 // gives it, until one is refused as throttled, and returns how many were
-// sent; the test fails if none is within 100.
+// sent; the test fails if none is within 600, past the 500 failures an
+// address has in 5 minutes (internal/users).
 func failUntilThrottled(b *browser, forwarded func(i int) http.Header) int {
 	b.t.Helper()
 	b.do("GET", "/login", nil)
 	// A name longer than any user's is a failed login that costs no bcrypt.
 	long := strings.Repeat("n", users.MaxNameLen+1)
-	for i := 1; i <= 100; i++ {
+	for i := 1; i <= 600; i++ {
 		b.header = forwarded(i)
 		b.do("POST", "/login", url.Values{"name": {long}, "password": {"guess"}, "_csrf": {b.csrf}})
 		switch b.status {
@@ -69,7 +70,7 @@ func failUntilThrottled(b *browser, forwarded func(i int) http.Header) int {
 			b.t.Fatalf("failed login %d: %d", i, b.status)
 		}
 	}
-	b.t.Fatal("100 failed logins from one address, none throttled")
+	b.t.Fatal("600 failed logins from one address, none throttled")
 	return 0
 }
 
@@ -235,6 +236,39 @@ func TestRateLimits(t *testing.T) {
 		t.Fatalf("login 3 of 2: %d %s", b.status, b.got.Get("Content-Type"))
 	}
 	b.retryAfter()
+}
+
+// The default limits of the login let a floor of 2,000 people behind one
+// NAT address log in at once, each with their own name, and a second
+// wave in the same minute; they cap the tries at one name, from whatever
+// addresses.
+func TestLoginLimitsLetAFloorIn(t *testing.T) {
+	t.Parallel()
+	login := handlers.LoginLimits(rdb)
+	const floor = 2000
+	for wave := range 2 {
+		errs := make([]error, floor)
+		var wg sync.WaitGroup
+		for i := range floor {
+			wg.Go(func() { errs[i] = login(fmt.Sprintf("floor-%d-%d", wave, i), "203.0.113.40") })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("wave %d: login %d of %d from one address: %v", wave+1, i+1, floor, err)
+			}
+		}
+	}
+	max := handlers.DefaultRateLimits.LoginUser.Burst
+	for i := range max {
+		if err := login("floor-guessed", fmt.Sprintf("198.51.100.%d", i+1)); err != nil {
+			t.Fatalf("try %d at one name: %v", i+1, err)
+		}
+	}
+	// The name is counted as the login reads it: trimmed, in lower case.
+	if err := login(" Floor-Guessed ", "198.51.100.200"); err == nil || err.Error() != "429 rate_limited" {
+		t.Fatalf("try %d at one name, from yet another address: %v, want 429", max+1, err)
+	}
 }
 
 // Requests with made-up tokens count against their address too: a flood

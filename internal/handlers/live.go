@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,9 +26,6 @@ const (
 	// DefaultPingPeriod is Config.PingPeriod's default: pings well
 	// within pongWait (a browser answers each with a pong).
 	DefaultPingPeriod = pongWait * 9 / 10
-	// socketRetryAfter is the Retry-After of an upgrade refused for the
-	// caps on websockets.
-	socketRetryAfter = 10 * time.Second
 )
 
 // closeSessionEnded closes a websocket whose session ended (the user was
@@ -84,18 +80,23 @@ func (s *Server) websocket(c echo.Context) error {
 	if !s.sameOrigin(c.Request()) {
 		return newError(http.StatusForbidden, "forbidden", "cross-origin websocket refused")
 	}
-	release, ok := s.sockets.take(u.Name, c.RealIP())
-	if !ok {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(socketRetryAfter/time.Second)))
-		return newError(http.StatusTooManyRequests, "rate_limited",
-			"too many live connections for this user or from this address: close some tabs, or try again later")
-	}
+	release, refused := s.sockets.take(u.Name, c.RealIP())
 	up := upgrader
 	up.CheckOrigin = s.sameOrigin
 	conn, err := up.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
-		release()
+		if release != nil {
+			release()
+		}
 		return nil // the upgrader has answered
+	}
+	if refused != nil {
+		// Upgraded only to say why: a page cannot read the status of a
+		// refused upgrade, but it reads a close frame's code.
+		s.refusedSocket(refused, u.Name, c.RealIP())
+		closeWith(conn, refused.code, refused.reason)
+		_ = conn.Close()
+		return nil
 	}
 	// authenticate checked the session against the user: its epoch is
 	// the user's.
@@ -264,19 +265,43 @@ type socketCaps struct {
 	mu        sync.Mutex
 	users     map[string]int
 	addresses map[string]int
+	// warned is when a refusal for each cap and user or address was last
+	// logged, so that pages trying again do not flood the log.
+	warned map[string]time.Time
 }
 
 func newSocketCaps(perUser, perAddress int) *socketCaps {
-	return &socketCaps{perUser: perUser, perAddress: perAddress, users: map[string]int{}, addresses: map[string]int{}}
+	return &socketCaps{perUser: perUser, perAddress: perAddress,
+		users: map[string]int{}, addresses: map[string]int{}, warned: map[string]time.Time{}}
 }
 
+// socketRefusal is why a websocket was refused: the close code and reason
+// the page reads (static/js/live.js), and the setting that raises the cap.
+type socketRefusal struct {
+	code    int
+	reason  string
+	setting string
+	cap     int
+}
+
+// Close codes of a websocket refused for a cap (private codes, 4000-4999):
+// the page says live updates are paused, and why, and tries again later.
+const (
+	closeTooManyFromAddress = 4002
+	closeTooManyForUser     = 4003
+)
+
 // take counts a new websocket of the user from the address, unless either
-// has its cap already; release uncounts it (once, however often called).
-func (l *socketCaps) take(user, address string) (release func(), ok bool) {
+// has its cap already: then it answers why. release uncounts it (once,
+// however often called).
+func (l *socketCaps) take(user, address string) (release func(), refused *socketRefusal) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.users[user] >= l.perUser || l.addresses[address] >= l.perAddress {
-		return nil, false
+	switch {
+	case l.addresses[address] >= l.perAddress:
+		return nil, &socketRefusal{closeTooManyFromAddress, "too many connections from your network", "CLAIMDESK_WS_PER_ADDRESS", l.perAddress}
+	case l.users[user] >= l.perUser:
+		return nil, &socketRefusal{closeTooManyForUser, "too many live pages open for you", "CLAIMDESK_WS_PER_USER", l.perUser}
 	}
 	l.users[user]++
 	l.addresses[address]++
@@ -285,7 +310,37 @@ func (l *socketCaps) take(user, address string) (release func(), ok bool) {
 		defer l.mu.Unlock()
 		uncount(l.users, user)
 		uncount(l.addresses, address)
-	}), true
+	}), nil
+}
+
+// socketWarnEvery is how often a refusal for one cap and user or address
+// is logged.
+const socketWarnEvery = time.Minute
+
+// refusedSocket logs a websocket refused for a cap, with the setting that
+// raises it, at most once a socketWarnEvery for each cap and user or
+// address.
+func (s *Server) refusedSocket(r *socketRefusal, user, address string) {
+	who := address
+	if r.code == closeTooManyForUser {
+		who = user
+	}
+	l := s.sockets
+	l.mu.Lock()
+	key, now := r.setting+" "+who, time.Now()
+	last, seen := l.warned[key]
+	warn := !seen || now.Sub(last) >= socketWarnEvery
+	if warn {
+		if len(l.warned) >= maxCredits {
+			clear(l.warned)
+		}
+		l.warned[key] = now
+	}
+	l.mu.Unlock()
+	if warn {
+		s.log.Warn("websocket refused: "+r.reason+"; raise the cap with "+r.setting,
+			"cap", r.cap, "user", user, "address", address)
+	}
 }
 
 // uncount takes one from the count of k, and forgets k at zero.

@@ -148,10 +148,36 @@ func personProblem(err error) (int, string, error) {
 	return pub.Status, sentence(msg), nil
 }
 
+// grantForm reads the grant of the People page's forms for a person of
+// the role: all queues, a producer's choice alone, which the API says as
+// no queues; or the queues ticked, which for an operator may be none. A
+// producer with none ticked would reach every queue unasked, so the page
+// asks for All queues instead; problem says what to choose.
+func grantForm(c echo.Context, role users.Role) (queues []string, all bool, problem string) {
+	form, _ := c.FormParams()
+	queues = form["queues"]
+	switch grant := c.FormValue("grant"); {
+	case grant == "all" && role == users.Producer:
+		return nil, true, ""
+	case grant == "all" && role == users.Operator:
+		return queues, true, "All queues is for producers. Tick the queues an operator works."
+	case grant == "some" && role == users.Producer && len(queues) == 0:
+		return queues, false, "Tick the queues they may fill, or choose All queues."
+	}
+	return queues, false, ""
+}
+
+// allQueues is whether the person's grant is every queue, as the People
+// page's grant offers it: a producer's with none listed.
+func allQueues(u users.User) bool { return u.Role == users.Producer && len(u.Queues) == 0 }
+
 func (s *Server) addPersonForm(c echo.Context) error {
 	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role"))}
-	form, _ := c.FormParams()
-	u.Queues = form["queues"]
+	queues, all, problem := grantForm(c, u.Role)
+	u.Queues = queues
+	if problem != "" {
+		return s.renderPeople(c, http.StatusBadRequest, views.PeopleView{New: u, Problem: problem, AllQueues: all})
+	}
 	err := s.desk.AddPerson(c.Request().Context(), actor(c), u, c.FormValue("password"))
 	if err == nil {
 		s.flash(c, "Added "+u.Name+" ("+string(u.Role)+").")
@@ -161,7 +187,7 @@ func (s *Server) addPersonForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderPeople(c, status, views.PeopleView{New: u, Problem: problem})
+	return s.renderPeople(c, status, views.PeopleView{New: u, Problem: problem, AllQueues: all})
 }
 
 func (s *Server) renderPerson(c echo.Context, status int, v views.PersonView) error {
@@ -183,14 +209,22 @@ func (s *Server) personPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderPerson(c, http.StatusOK, views.PersonView{Person: u})
+	return s.renderPerson(c, http.StatusOK, views.PersonView{Person: u, AllQueues: allQueues(u), NewToken: s.popNewToken(c, u.Name)})
 }
 
 func (s *Server) editPersonForm(c echo.Context) error {
+	ctx, a := c.Request().Context(), actor(c)
 	role := users.Role(c.FormValue("role"))
-	form, _ := c.FormParams()
-	queues := form["queues"]
-	changed, err := s.desk.ChangePerson(c.Request().Context(), actor(c), c.Param("name"), desk.Change{Role: &role, Queues: &queues, Password: c.FormValue("password")})
+	queues, all, problem := grantForm(c, role)
+	if problem != "" {
+		u, err := s.desk.PersonNamed(ctx, a, c.Param("name"))
+		if err != nil {
+			return err
+		}
+		u.Role, u.Queues = role, queues
+		return s.renderPerson(c, http.StatusBadRequest, views.PersonView{Person: u, Problem: problem, AllQueues: all})
+	}
+	changed, err := s.desk.ChangePerson(ctx, a, c.Param("name"), desk.Change{Role: &role, Queues: &queues, Password: c.FormValue("password")})
 	if err == nil {
 		s.flash(c, "Saved "+changed.Name+".")
 		return redirect(c, "/supervisor/people/"+changed.Name)
@@ -199,7 +233,7 @@ func (s *Server) editPersonForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderPerson(c, status, views.PersonView{Person: changed, Problem: problem})
+	return s.renderPerson(c, status, views.PersonView{Person: changed, Problem: problem, AllQueues: all})
 }
 
 func (s *Server) disableForm(disabled bool) echo.HandlerFunc {
@@ -217,8 +251,10 @@ func (s *Server) disableForm(disabled bool) echo.HandlerFunc {
 	}
 }
 
-// newTokenForm makes an API token and shows it this once, on the page
-// itself (never in a redirect or a session).
+// newTokenForm makes an API token and sends the browser to the person's
+// page, which shows it this once (POST, redirect, GET: reloading that page
+// makes no second token). The token waits for that page in the session,
+// which lives in the store alone: never in the URL, a cookie or the log.
 func (s *Server) newTokenForm(c echo.Context) error {
 	ctx, a := c.Request().Context(), actor(c)
 	u, err := s.desk.PersonNamed(ctx, a, c.Param("name"))
@@ -229,8 +265,21 @@ func (s *Server) newTokenForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.renderPerson(c, http.StatusCreated, views.PersonView{Person: u, NewToken: token})
+	s.sessions.Put(ctx, newTokenKey, u.Name+" "+token)
+	return redirect(c, "/supervisor/people/"+u.Name)
+}
+
+// popNewToken takes the token just made for the person out of the session
+// (kept as the person's name, a space and the token): it is shown once. A
+// token made for someone else stays for their page.
+func (s *Server) popNewToken(c echo.Context, person string) string {
+	ctx := c.Request().Context()
+	name, token, _ := strings.Cut(s.sessions.GetString(ctx, newTokenKey), " ")
+	if name != person || token == "" {
+		return ""
+	}
+	s.sessions.Remove(ctx, newTokenKey)
+	return token
 }
 
 func (s *Server) revokeTokenForm(c echo.Context) error {

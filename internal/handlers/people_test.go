@@ -3,8 +3,10 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -119,14 +121,35 @@ func TestPeoplePages(t *testing.T) {
 		t.Fatalf("added %+v, %v; want an operator of %s", u, err, a.queue)
 	}
 
-	// A token, shown once.
+	// A token: made by a POST that sends the browser to the person's page
+	// (no token in the URL), which shows it once, with a Copy button;
+	// reloading that page makes none and shows none.
 	b.do("POST", "/supervisor/people/"+name+"/tokens", url.Values{"_csrf": {b.csrf}})
-	if b.status != 201 || !strings.Contains(b.body, "cdt_") || b.got.Get("Cache-Control") != "no-store" {
-		t.Fatalf("new token page: %d %q", b.status, b.got.Get("Cache-Control"))
+	if b.status != http.StatusSeeOther || b.body != "/supervisor/people/"+name {
+		t.Fatalf("new token: %d %s, want a redirect to the person's page", b.status, b.body)
+	}
+	b.do("GET", "/supervisor/people/"+name, nil)
+	if b.status != 200 || !strings.Contains(b.body, `data-testid="copy-token"`) || b.got.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the page after a new token: %d %q\n%s", b.status, b.got.Get("Cache-Control"), b.body)
+	}
+	token := regexp.MustCompile(`cdt_[A-Za-z0-9_-]+`).FindString(b.body)
+	if ts, err := a.users.Tokens(context.Background(), name); err != nil || len(ts) != 1 || token == "" || ts[0].ID != users.TokenID(token) {
+		t.Fatalf("the page shows %q; the person's tokens are %+v, %v", token, ts, err)
 	}
 	b.do("GET", "/supervisor/people/"+name, nil)
 	if strings.Contains(b.body, "cdt_") || !strings.Contains(b.body, `data-testid="tokens"`) {
 		t.Fatal("the token is shown again, or not listed")
+	}
+	if ts, err := a.users.Tokens(context.Background(), name); err != nil || len(ts) != 1 {
+		t.Fatalf("after a reload the person has %d tokens, %v; want 1", len(ts), err)
+	}
+	// A token made for one person waits for that person's page alone.
+	b.do("POST", "/supervisor/people/"+name+"/tokens", url.Values{"_csrf": {b.csrf}})
+	if b.do("GET", "/supervisor/people/"+sup, nil); strings.Contains(b.body, "cdt_") {
+		t.Fatal("another person's page shows the token")
+	}
+	if b.do("GET", "/supervisor/people/"+name, nil); !strings.Contains(b.body, "cdt_") {
+		t.Fatal("the person's page, after another's, does not show their new token")
 	}
 
 	b.do("POST", "/supervisor/people/"+name+"/disable", url.Values{"_csrf": {b.csrf}})
@@ -158,4 +181,74 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(raw)
+}
+
+// The People page's grant says every queue as its own choice, a
+// producer's alone: an empty grant never means every queue unasked, and
+// an operator's none ticked is none.
+func TestPeoplePagesGrant(t *testing.T) {
+	a := newApp(t)
+	_, b := a.person(users.Supervisor)
+	b.do("GET", "/supervisor/people", nil)
+	stored := func(name string) users.User {
+		t.Helper()
+		u, err := a.users.Reload(context.Background(), name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return u
+	}
+	form := func(name, role, grant string, queues ...string) url.Values {
+		return url.Values{"_csrf": {b.csrf}, "name": {name}, "role": {role}, "grant": {grant}, "queues": queues,
+			"password": {"long-enough-password"}}
+	}
+	for _, tc := range []struct {
+		name, role, grant string
+		queues            []string
+		status            int
+		problem           string
+		want              []string
+	}{
+		{"bot-all", "producer", "all", []string{a.queue}, http.StatusSeeOther, "", nil},
+		{"bot-some", "producer", "some", []string{a.queue}, http.StatusSeeOther, "", []string{a.queue}},
+		{"bot-none", "producer", "some", nil, 400, "Tick the queues they may fill, or choose All queues.", nil},
+		{"op-all", "operator", "all", nil, 400, "All queues is for producers. Tick the queues an operator works.", nil},
+		{"op-none", "operator", "some", nil, http.StatusSeeOther, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b.do("POST", "/supervisor/people", form(tc.name, tc.role, tc.grant, tc.queues...))
+			if b.status != tc.status || (tc.problem != "" && !strings.Contains(b.body, tc.problem)) {
+				t.Fatalf("add: %d, want %d %q\n%s", b.status, tc.status, tc.problem, b.body)
+			}
+			if tc.status != http.StatusSeeOther {
+				if _, err := a.users.Reload(context.Background(), tc.name); !errors.Is(err, users.ErrNotFound) {
+					t.Fatalf("a refused add stored them: %v", err)
+				}
+				return
+			}
+			if u := stored(tc.name); !slices.Equal(u.Queues, tc.want) {
+				t.Fatalf("stored queues %q, want %q", u.Queues, tc.want)
+			}
+		})
+	}
+	b.do("GET", "/supervisor/people", nil)
+	for name, want := range map[string]string{"bot-all": "All queues", "op-none": "None"} {
+		if !regexp.MustCompile(`data-testid="person-` + name + `"[^§]*?data-label="Queues">` + want + `<`).MatchString(b.body) {
+			t.Errorf("the list says %s's queues other than %q", name, want)
+		}
+	}
+	// The person's page offers their grant as it is, and a change keeps to
+	// the same rules.
+	b.do("GET", "/supervisor/people/bot-all", nil)
+	if !strings.Contains(b.body, `value="all" checked`) {
+		t.Fatal("a producer of every queue: All queues is not chosen")
+	}
+	b.do("POST", "/supervisor/people/bot-all", url.Values{"_csrf": {b.csrf}, "role": {"producer"}, "grant": {"some"}})
+	if b.status != 400 || !strings.Contains(b.body, "Tick the queues they may fill") || stored("bot-all").Queues != nil {
+		t.Fatalf("a producer's grant of none ticked: %d, stored %q", b.status, stored("bot-all").Queues)
+	}
+	b.do("POST", "/supervisor/people/bot-all", url.Values{"_csrf": {b.csrf}, "role": {"producer"}, "grant": {"some"}, "queues": {a.queue}})
+	if b.status != http.StatusSeeOther || !slices.Equal(stored("bot-all").Queues, []string{a.queue}) {
+		t.Fatalf("a producer's grant of one queue: %d, stored %q", b.status, stored("bot-all").Queues)
+	}
 }

@@ -2,8 +2,8 @@ package handlers_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -237,50 +237,62 @@ func TestRemovedGrantTakesEffectOnOpenSockets(t *testing.T) {
 	}
 }
 
+// A websocket beyond a cap is upgraded only to be closed with the reason a
+// page reads, and the refusal is logged, once a minute for each cap and
+// user or address, with the setting that raises the cap.
 func TestWebsocketCaps(t *testing.T) {
 	a := newApp(t)
 	cfg := a.config(rdb)
+	var logged logBuffer
+	cfg.Log = slog.New(slog.NewTextHandler(&logged, nil))
 	cfg.SocketsPerUser, cfg.SocketsPerAddress = 2, 3
 	a.srv = httptest.NewServer(checked(t, handlers.New(cfg)))
 	t.Cleanup(a.srv.Close)
 
-	refused := func(who string, b *browser) {
+	refused := func(who string, b *browser, code int, reason string) {
 		t.Helper()
 		d := websocket.Dialer{Jar: b.c.Jar, HandshakeTimeout: wsTimeout}
 		conn, res, err := d.Dial("ws"+strings.TrimPrefix(a.srv.URL, "http")+"/ws", http.Header{"Origin": {a.srv.URL}})
-		if err == nil {
-			conn.Close()
-			t.Fatalf("%s: a websocket beyond the cap was opened", who)
+		if err != nil {
+			t.Fatalf("%s: %v, status %d; want an upgrade that is closed with the reason", who, err, status(res))
 		}
-		if status(res) != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
-			t.Fatalf("%s: %v, status %d, Retry-After %q; want 429 with Retry-After", who, err, status(res), res.Header.Get("Retry-After"))
-		}
-		raw, _ := io.ReadAll(res.Body)
-		var body struct {
-			Error struct{ Code, Message string }
-		}
-		if json.Unmarshal(raw, &body) != nil || body.Error.Code != "rate_limited" || body.Error.Message == "" {
-			t.Fatalf("%s: body %s, want the rate_limited error", who, raw)
+		defer conn.Close()
+		_ = conn.SetReadDeadline(time.Now().Add(wsTimeout))
+		_, msg, err := conn.ReadMessage()
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != code || ce.Text != reason {
+			t.Fatalf("%s: read %q, %v; want closed with %d %q", who, msg, err, code, reason)
 		}
 	}
 	_, ann := a.person(users.Operator, a.queue)
 	_, bob := a.person(users.Operator, a.queue)
 	first, _ := a.live("ann's first tab", ann)
 	a.live("ann's second tab", ann)
-	refused("ann's third tab (per user)", ann)
+	refused("ann's third tab (per user)", ann, 4003, "too many live pages open for you")
+	refused("ann's fourth tab (per user)", ann, 4003, "too many live pages open for you")
 	a.live("bob's first tab", bob)
-	refused("bob's second tab (per address)", bob)
+	refused("bob's second tab (per address)", bob, 4002, "too many connections from your network")
 
 	// A socket that closes gives its place back.
 	first.conn.Close()
 	eventually(t, wsTimeout, "a place freed for bob", func() bool {
 		conn, _, err := a.dial(bob, a.srv.URL, nil)
-		if err == nil {
-			t.Cleanup(func() { conn.Close() })
+		if err != nil {
+			return false
 		}
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetReadDeadline(time.Now().Add(wsTimeout))
+		_, _, err = conn.ReadMessage() // the snapshot, or the refusal
 		return err == nil
 	})
-	refused("ann's tab after bob took the freed place", ann)
+	refused("ann's tab after bob took the freed place", ann, 4002, "too many connections from your network")
+
+	log := logged.String()
+	for setting, want := range map[string]int{"CLAIMDESK_WS_PER_USER": 1, "CLAIMDESK_WS_PER_ADDRESS": 1} {
+		if n := strings.Count(log, "raise the cap with "+setting); n != want {
+			t.Errorf("the log names %s %d times, want %d (once a minute per user or address):\n%s", setting, n, want, log)
+		}
+	}
 }
 
 // changeAfterRead is a Redis hook that runs change once, right after the

@@ -88,10 +88,11 @@ type Config struct {
 }
 
 // The default caps on websockets of one instance: far more than the tabs
-// of one person, and than the people behind one address.
+// of one person, and, per address, than a floor of 2,000 people behind one
+// NAT address with a few tabs each, on a single instance (docs/security.md).
 const (
 	DefaultSocketsPerUser    = 20
-	DefaultSocketsPerAddress = 500
+	DefaultSocketsPerAddress = 10000
 )
 
 // Server holds the handlers' dependencies.

@@ -104,9 +104,9 @@ const LastAction = Prefix + "lastaction"
 // target and detail; its id says when. Owner: internal/audit.
 const Audit = Prefix + "audit"
 
-// LoginThrottle returns the key that counts the login attempts from one
-// client (its address), for any names: a STRING counter that expires at the
-// end of the throttle window. Owner: internal/users.
+// LoginThrottle returns the key that counts the failed login attempts from
+// one client (its address), for any names: a STRING counter that expires at
+// the end of the throttle window. Owner: internal/users.
 func LoginThrottle(client string) string { return Prefix + "loginthrottle:" + client }
 
 // LoginThrottleName returns the key that counts the login attempts for one
@@ -134,7 +134,8 @@ func LoginGate(nameHash string) string { return Prefix + "logingate:{" + nameHas
 func LoginKnown(nameHash string) string { return Prefix + "loginknown:" + nameHash }
 
 // RateLimit returns the name of the rate limit of one kind of request
-// (scope) from one client address or user (who). The limiter,
+// (scope) from one client address or user, or for the hash of one name
+// typed at the login (who). The limiter,
 // github.com/go-redis/redis_rate, keeps it under its own prefix, as the key
 // "rate:" + this name: a STRING (when the limit is next whole, as the
 // library's GCRA reckons it) that expires by then. Owner:

@@ -14,6 +14,7 @@ import (
 	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // loginOutcomes tries n logins at once and counts the wrong-credential
@@ -39,25 +40,75 @@ func loginOutcomes(t *testing.T, s *Store, n int, name func(i int) string, clien
 	return wrong, throttledN
 }
 
-// Concurrent guesses from one address are counted before any is checked:
-// no more reach bcrypt than the limits allow.
+// Concurrent guesses at one name from one address are counted before any
+// is checked: no more reach bcrypt than the limit allows.
 func TestLoginCountsConcurrentGuesses(t *testing.T) {
 	t.Parallel()
 	s := New(taskstest.Redis(t).Client())
 	if err := s.Put(context.Background(), User{Name: "ann", Role: Operator}, "password-ann"); err != nil {
 		t.Fatal(err)
 	}
-	// One name: at most maxFailures per address (and fewer still, as the
-	// account's own limit closes in).
+	// At most maxFailures per address (and fewer still, as the account's
+	// own limit closes in).
 	wrong, refused := loginOutcomes(t, s, 30, func(int) string { return "ann" }, "198.51.100.1")
 	if wrong > maxFailures || wrong+refused != 30 {
 		t.Errorf("30 concurrent guesses at one name: %d checked, %d throttled; want at most %d checked", wrong, refused, maxFailures)
 	}
-	// Many names: at most maxClientFailures per address.
-	wrong, refused = loginOutcomes(t, s, maxClientFailures+10, func(i int) string { return fmt.Sprint("name-", i) }, "198.51.100.2")
-	if wrong > maxClientFailures || refused < 10 {
-		t.Errorf("%d concurrent guesses at distinct names: %d checked, %d throttled; want at most %d checked",
-			maxClientFailures+10, wrong, refused, maxClientFailures)
+}
+
+// A floor of 2,000 people behind one NAT address logs in at once, each
+// with their own name: none is throttled, and neither are the people who
+// mistype once. Then the address's failures meet their cap.
+func TestLoginLetsAFloorInFromOneAddress(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := taskstest.Redis(t).Client()
+	s := New(r)
+	// The people are stored with the cheapest bcrypt cost, so that the
+	// test times the throttle, not bcrypt.
+	hash, err := bcrypt.GenerateFromPassword([]byte("password-floor"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const floor = 2000
+	pipe := r.Pipeline()
+	for i := range floor {
+		pipe.HSet(ctx, keys.User(fmt.Sprint("person-", i)), "role", "operator", "password", string(hash))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const client = "203.0.113.9"
+	errs := make([]error, floor)
+	var wg sync.WaitGroup
+	for i := range floor {
+		wg.Go(func() {
+			name := fmt.Sprint("person-", i)
+			if i%10 == 0 { // one in ten mistypes first
+				if _, err := s.Login(ctx, name, "password-typo", client); !errors.Is(err, ErrBadCredentials) {
+					errs[i] = fmt.Errorf("the typo: %w", err)
+					return
+				}
+			}
+			_, errs[i] = s.Login(ctx, name, "password-floor", client)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("person-%d of %d logging in at once from one address: %v", i, floor, err)
+		}
+	}
+	// The address has failed floor/10 times; the rest of its cap of
+	// failures in the window, then it is throttled, even with a right
+	// password.
+	for i := floor / 10; i < maxClientFailures; i++ {
+		if _, err := s.Login(ctx, "person-0", strings.Repeat("p", MaxPasswordLen+1), client); !errors.Is(err, ErrBadCredentials) {
+			t.Fatalf("failure %d from the address: %v", i+1, err)
+		}
+	}
+	if _, err := s.Login(ctx, "person-1", "password-floor", client); !errors.Is(err, ErrThrottled) {
+		t.Fatalf("a login after %d failures from one address: %v, want ErrThrottled", maxClientFailures, err)
 	}
 }
 

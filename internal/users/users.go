@@ -140,9 +140,13 @@ func throttled(retry time.Duration) error {
 }
 
 // Login throttle. Per client address: at most maxFailures login attempts
-// for one name and maxClientFailures for any names in a throttleWindow
-// (counted before the password is checked, so concurrent guesses cannot
-// slip past the count; a success gives its attempt back). Per account, from
+// for one name in a throttleWindow (counted before the password is
+// checked, so concurrent guesses cannot slip past the count; a success
+// gives its attempts back), and maxClientFailures failures for any names
+// (counted once the password was found wrong, so that any number of people
+// behind one NAT address may log in at once; guesses made together slip
+// past it only as far as the per-name count and the rate limits of the
+// login let them: docs/security.md). Per account, from
 // any address: after accountFreeFailures failures in a row, the account
 // takes one try per delay, the delay doubling with each further failure
 // from one second up to maxAccountDelay; a success, Unlock, or
@@ -151,7 +155,7 @@ func throttled(retry time.Duration) error {
 // attacker's guesses cannot keep the person out.
 const (
 	maxFailures         = 10
-	maxClientFailures   = 50
+	maxClientFailures   = 500
 	throttleWindow      = 5 * time.Minute
 	accountFreeFailures = 5
 	maxAccountDelay     = 5 * time.Minute
@@ -551,26 +555,67 @@ func parseUser(name string, h map[string]string) (User, error) {
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("claimdesk-no-such-user"), bcrypt.DefaultCost)
 
 // Login checks a person's name and password. client identifies where the
-// attempt comes from (the client address). Too many attempts from one
-// client, or too many failures for one account, refuse logins with a
-// *ThrottledError (ErrThrottled) before the password is checked.
+// attempt comes from (the client address). Too many attempts for one name
+// or failures from one client, or too many failures for one account,
+// refuse logins with a *ThrottledError (ErrThrottled) before the password
+// is checked.
 // Producers cannot log in; a disabled user with the right password gets
 // ErrDisabled.
 func (s *Store) Login(ctx context.Context, name, password, client string) (User, error) {
-	name = strings.TrimSpace(name)
-	if len(name) > MaxNameLen || len(password) > MaxPasswordLen {
+	account, ok := NameKey(name)
+	if !ok || len(password) > MaxPasswordLen {
 		if err := s.countAttempts(ctx, attempt{keys.LoginThrottle(client), maxClientFailures}); err != nil {
 			return User{}, err
 		}
 		return User{}, ErrBadCredentials
 	}
-	name = strings.ToLower(name)
-	account := nameHash(name)
-	if err := s.countAttempts(ctx,
-		attempt{keys.LoginThrottleName(client, account), maxFailures},
-		attempt{keys.LoginThrottle(client), maxClientFailures}); err != nil {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if err := s.countAttempts(ctx, attempt{keys.LoginThrottleName(client, account), maxFailures}); err != nil {
 		return User{}, err
 	}
+	if err := s.clientFailures(ctx, client); err != nil {
+		return User{}, err
+	}
+	u, err := s.checkLogin(ctx, name, password, account, client)
+	if errors.Is(err, ErrBadCredentials) {
+		// A failure counts for the client; the next attempt meets the cap.
+		if cerr := s.countAttempts(ctx, attempt{keys.LoginThrottle(client), maxClientFailures}); cerr != nil && !errors.Is(cerr, ErrThrottled) {
+			return User{}, cerr
+		}
+	}
+	return u, err
+}
+
+// NameKey is how the login throttles know a name typed at the login: the
+// hash of the name as a login reads it (trimmed, in lower case), so that
+// no name typed is kept. ok is false for a name longer than any user's
+// may be.
+func NameKey(name string) (key string, ok bool) {
+	name = strings.TrimSpace(name)
+	if len(name) > MaxNameLen {
+		return "", false
+	}
+	return nameHash(strings.ToLower(name)), true
+}
+
+// clientFailures refuses a login from a client that failed too often
+// within the throttle window, for any names.
+func (s *Store) clientFailures(ctx context.Context, client string) error {
+	pipe := s.rdb.Pipeline()
+	count := pipe.Get(ctx, keys.LoginThrottle(client))
+	ttl := pipe.PTTL(ctx, keys.LoginThrottle(client))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("redis: %w", err)
+	}
+	if n, _ := count.Int64(); n >= maxClientFailures {
+		return throttled(ttl.Val())
+	}
+	return nil
+}
+
+// checkLogin checks the password of the account (the hash of name) from
+// client, past the throttles that count before.
+func (s *Store) checkLogin(ctx context.Context, name, password, account, client string) (User, error) {
 	known, err := s.knownClient(ctx, account, client)
 	if err != nil {
 		return User{}, err
@@ -590,12 +635,10 @@ func (s *Store) Login(ctx context.Context, name, password, client string) (User,
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || err != nil || u.Role == Producer {
 		return User{}, ErrBadCredentials
 	}
-	// The right password is no failure: the client's attempt is given back
-	// and the account's delay ends.
+	// The right password is no failure: the name's attempts from the
+	// client are given back and the account's delay ends.
 	pipe := s.rdb.Pipeline()
 	pipe.Del(ctx, keys.LoginThrottleName(client, account))
-	pipe.Decr(ctx, keys.LoginThrottle(client))
-	pipe.ExpireNX(ctx, keys.LoginThrottle(client), throttleWindow)
 	pipe.Del(ctx, keys.LoginFailures(account))
 	pipe.Del(ctx, keys.LoginGate(account))
 	knownKey := keys.LoginKnown(account)

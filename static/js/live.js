@@ -154,6 +154,29 @@ function onNotice(n) {
   if (n.operator === document.body.dataset.user) mine.soon(); else others.soon();
 }
 
+// Close codes of a live connection refused for a cap on them
+// (internal/handlers/live.go), and how long a paused page waits, about,
+// before it tries again.
+const CLOSE_TOO_MANY_FROM_ADDRESS = 4002;
+const CLOSE_TOO_MANY_FOR_USER = 4003;
+const PAUSED_RETRY = 60000;
+
+/**
+ * pause says that live updates are paused and why (the server's words),
+ * or, with no reason, hides the words again.
+ * @param {HTMLElement} live
+ * @param {string} reason
+ */
+function pause(live, reason) {
+  const box = document.getElementById("live-paused");
+  if (!box) return;
+  box.hidden = !reason;
+  if (!reason) return;
+  live.dataset.state = "paused";
+  live.textContent = "paused";
+  box.textContent = "Live updates paused: " + reason + ". This page does not change by itself meanwhile: reload it to see what is new. It tries again in about a minute.";
+}
+
 function connect() {
   const live = document.getElementById("live");
   if (!live || !window.WebSocket) return;
@@ -166,6 +189,7 @@ function connect() {
       const n = JSON.parse(e.data);
       if (n.type === "snapshot") {
         offline.set(false);
+        pause(live, "");
         live.dataset.state = "live";
         live.textContent = "live";
         /** @type {import("./counts.js").Counts[]} */ (n.queues).forEach(setCounts);
@@ -181,6 +205,13 @@ function connect() {
       // The session ended (the account was disabled, or its password
       // changed): reloading leads to the login page.
       if (e.code === 4001) { location.reload(); return; }
+      // Refused for a cap on live connections: the server is there, so
+      // the page says why it is not live, and tries again a while later.
+      if (e.code === CLOSE_TOO_MANY_FROM_ADDRESS || e.code === CLOSE_TOO_MANY_FOR_USER) {
+        pause(live, e.reason);
+        setTimeout(open, PAUSED_RETRY * (0.5 + Math.random()));
+        return;
+      }
       live.dataset.state = "reconnecting";
       live.textContent = "reconnecting…";
       offline.lost();
