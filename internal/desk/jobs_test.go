@@ -435,6 +435,6 @@ func TestRequeueMany(t *testing.T) {
 		if err != nil || j.State != tasks.StateReady || h[len(h)-1].Reason != "resent" {
 			t.Errorf("job %s: %s, history ends %+v (%v), want ready, requeued for the reason", id, j.State, h[len(h)-1], err)
 		}
-		f.audited(id, audit.JobRequeued, f.super.Name, audit.JobDetail(j, ""))
+		f.audited(id, audit.JobRequeued, f.super.Name, audit.WithReason(audit.JobDetail(j, ""), "resent"))
 	}
 }

@@ -23,10 +23,10 @@ func (s *Server) auditAPI(c echo.Context) error {
 		return err
 	}
 	f := audit.Filter{Actor: actorParam(c.QueryParam("actor")), Action: c.QueryParam("action")}
-	if f.Since, err = timeParam(c, "since"); err != nil {
+	if f.Since, err = queryTime(c, "since"); err != nil {
 		return err
 	}
-	if f.Until, err = timeParam(c, "until"); err != nil {
+	if f.Until, err = queryTime(c, "until"); err != nil {
 		return err
 	}
 	entries, next, err := s.desk.AuditLog(c.Request().Context(), actor(c), c.QueryParam("cursor"), limit, f)
@@ -39,19 +39,6 @@ func (s *Server) auditAPI(c echo.Context) error {
 // actorParam is an actor as the log records it: a user's name in lower
 // case, or "command line".
 func actorParam(v string) string { return strings.ToLower(strings.TrimSpace(v)) }
-
-// timeParam reads an RFC 3339 time from the query; zero when left out.
-func timeParam(c echo.Context, name string) (time.Time, error) {
-	v := c.QueryParam(name)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return time.Time{}, newError(http.StatusBadRequest, "invalid_field", "%s must be a time such as 2026-11-26T09:00:00Z", name)
-	}
-	return t, nil
-}
 
 func auditError(err error) error {
 	switch {
