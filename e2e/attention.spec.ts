@@ -25,8 +25,8 @@ test.describe('keyboard and attention', () => {
     const box = alice.getByTestId('settings');
     await expect(box).toBeVisible();
     // Each key, then what it does: in the page's order, after the box's own.
-    await expect(box.getByRole('term')).toHaveText(['?', 'n', 'd', 'm', 'g']);
-    await expect(box.getByRole('definition')).toHaveText(['This box', 'Complete & next', 'Complete', 'More time', 'Give back']);
+    await expect(box.getByRole('term')).toHaveText(['?', 'n', 'd', 'm', 'g', 's', 'f']);
+    await expect(box.getByRole('definition')).toHaveText(['This box', 'Complete & next', 'Complete', 'More time', 'Give back', 'Skip (not for me)', "Can't be done…"]);
     await checkScreen(alice, 'the settings box', false);
 
     // Turned off: the keys do nothing, and the buttons no longer show them.

@@ -24,6 +24,11 @@ export const PEOPLE = {
     role: 'operator',
     queues: ['content-moderation', 'address-verification', 'invoice-review'],
   },
+  dana: {
+    password: 'dana-demo-pass',
+    role: 'operator',
+    queues: ['invoice-review', 'support-escalations', 'content-moderation', 'address-verification'],
+  },
   sam: { password: 'sam-demo-pass', role: 'supervisor', queues: [] as string[] },
 } as const;
 

@@ -63,12 +63,14 @@ test.describe("a supervisor's view of a job", () => {
   }) => {
     const job = await jobs.create('content-moderation', 'Video will not play in any browser');
 
-    // bob fails it three times: each failure puts it back at the head of the line.
-    const bob = new OperatorApi((await openAs('bob')).request);
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      const claim = await bob.claim('content-moderation');
+    // bob, carol and dana fail it in turn: each failure puts it back at the
+    // head of the line, for anyone but who reported it.
+    for (const [i, name] of ['bob', 'carol', 'dana'].entries()) {
+      const attempt = i + 1;
+      const op = new OperatorApi((await openAs(name)).request);
+      const claim = await op.claim('content-moderation');
       expect(claim?.job.id, `claim ${attempt}`).toBe(job.id);
-      const after = await bob.fail(claim!, `Player error ${attempt}: codec not supported.`);
+      const after = await op.fail(claim!, `Player error ${attempt}: codec not supported.`);
       expect(after.state).toBe(attempt < 3 ? 'ready' : 'dead');
     }
 
@@ -81,10 +83,10 @@ test.describe("a supervisor's view of a job", () => {
 
     await expect(sam.timelineEntries).toHaveCount(7);
     await expect(sam.timelineEntries.nth(0)).toContainText(
-      'failed by bob: Player error 3: codec not supported. · no attempts left: dead',
+      'failed by dana: Player error 3: codec not supported. · no attempts left: dead',
     );
-    await expect(sam.timelineEntries.nth(1)).toContainText('claimed by bob (attempt 3)');
-    await expect(sam.timelineEntries.nth(2)).toContainText('failed by bob: Player error 2: codec not supported.');
+    await expect(sam.timelineEntries.nth(1)).toContainText('claimed by dana (attempt 3)');
+    await expect(sam.timelineEntries.nth(2)).toContainText('failed by carol: Player error 2: codec not supported.');
     await expect(sam.timelineEntries.nth(5)).toContainText('claimed by bob (attempt 1)');
     await expect(sam.timelineEntries.nth(6)).toContainText('enqueued by helpdesk-bot');
 

@@ -110,6 +110,7 @@ test.describe('queues', () => {
       const form = sam.getByTestId('add-person');
       await form.getByLabel('Name').fill(name);
       await form.getByLabel('Role').selectOption(role);
+      if (role === 'producer' && queues.length === 0) await form.getByTestId('grant-all').check();
       for (const q of queues) await form.getByLabel(q, { exact: true }).check();
       if (password) await form.getByLabel(/^Password/).fill(password);
       await form.getByRole('button', { name: 'Add person' }).click();

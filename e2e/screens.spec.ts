@@ -37,7 +37,7 @@ for (const screen of SCREENS) {
       // Money in its currency, a rate as a number, a date as a date.
       await expect(details).toContainText('Gross amount');
       await expect(details).toContainText('CHF 3,156.50');
-      await expect(details).toContainText('0.081');
+      await expect(details).toContainText('8.1%');
       await expect(details).toContainText('Dec 12, 2026');
       const scan = details.getByRole('link', { name: 'https://files.example.com/scans/INV-E2E.pdf' });
       await expect(scan).toHaveAttribute('rel', 'noopener noreferrer');

@@ -18,7 +18,7 @@ test.describe('working a job', () => {
     await expect(work.expiring).toBeHidden();
     await bob.getByText("Can't be done…").click();
     await expect(bob.getByTestId('fail-words')).toHaveText(
-      'This spends attempt 1 of 3: the job goes back to its place in line to be tried again, by you or someone else.',
+      'This spends attempt 1 of 3: the job goes back to its place in line, for someone else to try.',
     );
     await work.release();
   });

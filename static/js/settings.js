@@ -72,6 +72,7 @@ const dialog = /** @type {HTMLDialogElement | null} */ (document.getElementById(
  * @returns {string}
  */
 function buttonWords(b) {
+  if (b.dataset.hotkeyWords) return b.dataset.hotkeyWords;
   const copy = /** @type {HTMLElement} */ (b.cloneNode(true));
   all("kbd", copy).forEach((k) => { k.remove(); });
   return (copy.textContent || "").replace(/\s+/g, " ").trim();
