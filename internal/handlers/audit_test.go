@@ -103,7 +103,7 @@ func TestAuditLinksJobsByTitle(t *testing.T) {
 	job := a.enqueue("Refund <ACME> in full")
 	a.expect("DELETE", "/api/v1/jobs/"+job, a.super, "", 200, "")
 	b.do("GET", "/supervisor/audit?action=job.canceled", nil)
-	if b.status != 200 || !strings.Contains(b.body, `href="/jobs/`+job+`" data-testid="audit-job">Refund &lt;ACME&gt; in full</a>`) {
+	if b.status != 200 || !strings.Contains(b.body, `href="/jobs/`+job+`" class="target" data-testid="audit-job">Refund &lt;ACME&gt; in full</a>`) {
 		t.Fatalf("audit page: %d\n%s", b.status, b.body)
 	}
 }
