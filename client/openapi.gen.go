@@ -23,6 +23,7 @@ const (
 	ActionCanceled      Action = "canceled"
 	ActionClaimed       Action = "claimed"
 	ActionCompleted     Action = "completed"
+	ActionDrafted       Action = "drafted"
 	ActionEnqueued      Action = "enqueued"
 	ActionExpired       Action = "expired"
 	ActionExtended      Action = "extended"
@@ -44,6 +45,8 @@ func (e Action) Valid() bool {
 	case ActionClaimed:
 		return true
 	case ActionCompleted:
+		return true
+	case ActionDrafted:
 		return true
 	case ActionEnqueued:
 		return true
@@ -197,6 +200,27 @@ func (e DeliveryState) Valid() bool {
 	case DeliveryStatePending:
 		return true
 	case DeliveryStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DraftEndedAction.
+const (
+	DraftEndedActionCanceled      DraftEndedAction = "canceled"
+	DraftEndedActionExpired       DraftEndedAction = "expired"
+	DraftEndedActionForceReleased DraftEndedAction = "force_released"
+)
+
+// Valid indicates whether the value is a known member of the DraftEndedAction enum.
+func (e DraftEndedAction) Valid() bool {
+	switch e {
+	case DraftEndedActionCanceled:
+		return true
+	case DraftEndedActionExpired:
+		return true
+	case DraftEndedActionForceReleased:
 		return true
 	default:
 		return false
@@ -569,7 +593,9 @@ func (e ListJobsParamsOrder) Valid() bool {
 // Action What changed a job: `enqueued`, `promoted` (a scheduled job came
 // due), `admitted` (a slot of its batch let it into line), `claimed`,
 // `extended`, `released`, `skipped`, `failed`, `expired`, `requeued`,
-// `force_released`, `canceled`, `completed`.
+// `force_released`, `canceled`, `completed`; and, in a history only,
+// `drafted` (the holder saved the reservation's first draft: no change
+// of state).
 type Action string
 
 // AuditEntry One administrative action.
@@ -761,6 +787,53 @@ type DeliveryList struct {
 // used up), `dropped` (the backlog's cap dropped it).
 type DeliveryState string
 
+// Draft What a holder typed on a job and did not finish.
+type Draft struct {
+	// By Who typed it.
+	By string `json:"by"`
+
+	// Ended How the reservation it was typed in was taken from its holder; left out for the live draft.
+	Ended *struct {
+		Action DraftEndedAction `json:"action"`
+		At     time.Time        `json:"at"`
+
+		// By The supervisor who took it back, or `system` for a reservation that ran out.
+		By string `json:"by"`
+	} `json:"ended,omitempty"`
+
+	// SavedAt When it was last saved.
+	SavedAt time.Time `json:"saved_at"`
+
+	// Values As saved.
+	Values map[string]interface{} `json:"values"`
+}
+
+// DraftEndedAction defines model for Draft.Ended.Action.
+type DraftEndedAction string
+
+// DraftRequest defines model for DraftRequest.
+type DraftRequest struct {
+	// Token The reservation's token, from the claim.
+	Token ReservationToken `json:"token"`
+
+	// Values What you have typed so far, as you like to keep it; at most 64 KiB as JSON.
+	Values map[string]interface{} `json:"values"`
+}
+
+// DraftSaved defines model for DraftSaved.
+type DraftSaved struct {
+	SavedAt time.Time `json:"saved_at"`
+}
+
+// Drafts defines model for Drafts.
+type Drafts struct {
+	// Kept Drafts of reservations taken from their holders, oldest first.
+	Kept []Draft `json:"kept"`
+
+	// Live The holder's draft; `null` when the job is not held, or its holder saved none.
+	Live *Draft `json:"live"`
+}
+
 // EnqueueRequest One job to create, or many in `{"jobs": […]}`, all or none.
 type EnqueueRequest struct {
 	union json.RawMessage
@@ -838,7 +911,9 @@ type HistoryEntry struct {
 	// Action What changed a job: `enqueued`, `promoted` (a scheduled job came
 	// due), `admitted` (a slot of its batch let it into line), `claimed`,
 	// `extended`, `released`, `skipped`, `failed`, `expired`, `requeued`,
-	// `force_released`, `canceled`, `completed`.
+	// `force_released`, `canceled`, `completed`; and, in a history only,
+	// `drafted` (the holder saved the reservation's first draft: no change
+	// of state).
 	Action Action `json:"action"`
 
 	// Actor The user who acted, or `system` (expiry, promotion, batch admission, a claim passing a job of a canceled batch).
@@ -1911,6 +1986,9 @@ type RequeueManyJSONRequestBody = RequeueManyRequest
 // CompleteJSONRequestBody defines body for Complete for application/json ContentType.
 type CompleteJSONRequestBody = CompleteRequest
 
+// SaveDraftJSONRequestBody defines body for SaveDraft for application/json ContentType.
+type SaveDraftJSONRequestBody = DraftRequest
+
 // ExtendJSONRequestBody defines body for Extend for application/json ContentType.
 type ExtendJSONRequestBody = ExtendRequest
 
@@ -2616,6 +2694,48 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/jobs/{id}/complete (the `Complete` operationId).
 	Complete(ctx context.Context, id JobIDParam, params *CompleteParams, body CompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SaveDraftWithBody Save what you have typed so far
+	//
+	// The holder, with the reservation's token. Saves `values`, any JSON
+	// object (the work page saves its form as typed), as the job's live
+	// draft, replacing the last; the reservation's first save adds a
+	// `drafted` entry to the job's history. A completion, or your own
+	// release, skip or failure, drops the draft. If the job is taken
+	// from you (force released, canceled, or its reservation runs out),
+	// the draft is kept with the job, for the next holder and the
+	// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+	SaveDraftWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SaveDraft Save what you have typed so far
+	//
+	// The holder, with the reservation's token. Saves `values`, any JSON
+	// object (the work page saves its form as typed), as the job's live
+	// draft, replacing the last; the reservation's first save adds a
+	// `drafted` entry to the job's history. A completion, or your own
+	// release, skip or failure, drops the draft. If the job is taken
+	// from you (force released, canceled, or its reservation runs out),
+	// the draft is kept with the job, for the next holder and the
+	// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+	SaveDraft(ctx context.Context, id JobIDParam, body SaveDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDrafts A job's drafts
+	//
+	// Supervisors, and the job's holder. What holders typed and did not
+	// finish: the holder's live draft (`null` when none), and the drafts
+	// kept from reservations taken from their holders, oldest first,
+	// the latest 5. Producers do not read them.
+	//
+	// Corresponds with GET /api/v1/jobs/{id}/drafts (the `GetDrafts` operationId).
+	GetDrafts(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExtendWithBody Ask for more time
 	//
 	// The holder, with the reservation's token. Moves the deadline to
@@ -2680,7 +2800,8 @@ type ClientInterface interface {
 	//
 	// Supervisors, producers of the job's queue, and operators who held
 	// the job. Every change of the job's state, oldest first, each
-	// recorded by the same atomic step that made the change. A job keeps
+	// recorded by the same atomic step that made the change; and where a
+	// reservation saved its first draft (`drafted`). A job keeps
 	// its first 5 entries and its latest 45; when more were made,
 	// `trimmed` says how many in between are gone.
 	//
@@ -3638,6 +3759,78 @@ func (c *Client) Complete(ctx context.Context, id JobIDParam, params *CompletePa
 	return c.Client.Do(req)
 }
 
+// SaveDraftWithBody Save what you have typed so far
+//
+// The holder, with the reservation's token. Saves `values`, any JSON
+// object (the work page saves its form as typed), as the job's live
+// draft, replacing the last; the reservation's first save adds a
+// `drafted` entry to the job's history. A completion, or your own
+// release, skip or failure, drops the draft. If the job is taken
+// from you (force released, canceled, or its reservation runs out),
+// the draft is kept with the job, for the next holder and the
+// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+func (c *Client) SaveDraftWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveDraftRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SaveDraft Save what you have typed so far
+//
+// The holder, with the reservation's token. Saves `values`, any JSON
+// object (the work page saves its form as typed), as the job's live
+// draft, replacing the last; the reservation's first save adds a
+// `drafted` entry to the job's history. A completion, or your own
+// release, skip or failure, drops the draft. If the job is taken
+// from you (force released, canceled, or its reservation runs out),
+// the draft is kept with the job, for the next holder and the
+// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+func (c *Client) SaveDraft(ctx context.Context, id JobIDParam, body SaveDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveDraftRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDrafts A job's drafts
+//
+// Supervisors, and the job's holder. What holders typed and did not
+// finish: the holder's live draft (`null` when none), and the drafts
+// kept from reservations taken from their holders, oldest first,
+// the latest 5. Producers do not read them.
+//
+// Corresponds with GET /api/v1/jobs/{id}/drafts (the `GetDrafts` operationId).
+func (c *Client) GetDrafts(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDraftsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExtendWithBody Ask for more time
 //
 // The holder, with the reservation's token. Moves the deadline to
@@ -3742,7 +3935,8 @@ func (c *Client) Fail(ctx context.Context, id JobIDParam, body FailJSONRequestBo
 //
 // Supervisors, producers of the job's queue, and operators who held
 // the job. Every change of the job's state, oldest first, each
-// recorded by the same atomic step that made the change. A job keeps
+// recorded by the same atomic step that made the change; and where a
+// reservation saved its first draft (`drafted`). A job keeps
 // its first 5 entries and its latest 45; when more were made,
 // `trimmed` says how many in between are gone.
 //
@@ -5557,6 +5751,87 @@ func NewCompleteRequestWithBody(server string, id JobIDParam, params *CompletePa
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSaveDraftRequest calls the generic SaveDraft builder with application/json body
+func NewSaveDraftRequest(server string, id JobIDParam, body SaveDraftJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSaveDraftRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSaveDraftRequestWithBody constructs an http.Request for the SaveDraft method, with any body, and a specified content type
+func NewSaveDraftRequestWithBody(server string, id JobIDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/jobs/%s/draft", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDraftsRequest constructs an http.Request for the GetDrafts method
+func NewGetDraftsRequest(server string, id JobIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/jobs/%s/drafts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7405,6 +7680,50 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/jobs/{id}/complete (the `Complete` operationId).
 	CompleteWithResponse(ctx context.Context, id JobIDParam, params *CompleteParams, body CompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteResponse, error)
 
+	// SaveDraftWithBodyWithResponse Save what you have typed so far
+	//
+	// The holder, with the reservation's token. Saves `values`, any JSON
+	// object (the work page saves its form as typed), as the job's live
+	// draft, replacing the last; the reservation's first save adds a
+	// `drafted` entry to the job's history. A completion, or your own
+	// release, skip or failure, drops the draft. If the job is taken
+	// from you (force released, canceled, or its reservation runs out),
+	// the draft is kept with the job, for the next holder and the
+	// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+	SaveDraftWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveDraftResponse, error)
+
+	// SaveDraftWithResponse Save what you have typed so far
+	//
+	// The holder, with the reservation's token. Saves `values`, any JSON
+	// object (the work page saves its form as typed), as the job's live
+	// draft, replacing the last; the reservation's first save adds a
+	// `drafted` entry to the job's history. A completion, or your own
+	// release, skip or failure, drops the draft. If the job is taken
+	// from you (force released, canceled, or its reservation runs out),
+	// the draft is kept with the job, for the next holder and the
+	// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+	SaveDraftWithResponse(ctx context.Context, id JobIDParam, body SaveDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveDraftResponse, error)
+
+	// GetDraftsWithResponse A job's drafts
+	//
+	// Supervisors, and the job's holder. What holders typed and did not
+	// finish: the holder's live draft (`null` when none), and the drafts
+	// kept from reservations taken from their holders, oldest first,
+	// the latest 5. Producers do not read them.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/jobs/{id}/drafts (the `GetDrafts` operationId).
+	GetDraftsWithResponse(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*GetDraftsResponse, error)
+
 	// ExtendWithBodyWithResponse Ask for more time
 	//
 	// The holder, with the reservation's token. Moves the deadline to
@@ -7469,7 +7788,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Supervisors, producers of the job's queue, and operators who held
 	// the job. Every change of the job's state, oldest first, each
-	// recorded by the same atomic step that made the change. A job keeps
+	// recorded by the same atomic step that made the change; and where a
+	// reservation saved its first draft (`drafted`). A job keeps
 	// its first 5 entries and its latest 45; when more were made,
 	// `trimmed` says how many in between are gone.
 	//
@@ -9384,6 +9704,228 @@ func (r CompleteResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CompleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SaveDraftResponse429Headers the declared response headers of an HTTP 429 response for SaveDraft
+type SaveDraftResponse429Headers struct {
+	RetryAfter int
+}
+
+// SaveDraftResponse503Headers the declared response headers of an HTTP 503 response for SaveDraft
+type SaveDraftResponse503Headers struct {
+	RetryAfter int
+}
+
+type SaveDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DraftSaved
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *NotYourToken
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *JobNotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ReservationLost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SaveDraftResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SaveDraftResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SaveDraftResponse) GetJSON200() *DraftSaved {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SaveDraftResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SaveDraftResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SaveDraftResponse) GetJSON403() *NotYourToken {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SaveDraftResponse) GetJSON404() *JobNotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r SaveDraftResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SaveDraftResponse) GetJSON409() *ReservationLost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SaveDraftResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SaveDraftResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SaveDraftResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SaveDraftResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SaveDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SaveDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SaveDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SaveDraftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDraftsResponse429Headers the declared response headers of an HTTP 429 response for GetDrafts
+type GetDraftsResponse429Headers struct {
+	RetryAfter int
+}
+
+// GetDraftsResponse503Headers the declared response headers of an HTTP 503 response for GetDrafts
+type GetDraftsResponse503Headers struct {
+	RetryAfter int
+}
+
+type GetDraftsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Drafts
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RoleForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *JobNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDraftsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDraftsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDraftsResponse) GetJSON200() *Drafts {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDraftsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDraftsResponse) GetJSON403() *RoleForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDraftsResponse) GetJSON404() *JobNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDraftsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDraftsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDraftsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDraftsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDraftsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDraftsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDraftsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13655,6 +14197,68 @@ func (c *ClientWithResponses) CompleteWithResponse(ctx context.Context, id JobID
 	return ParseCompleteResponse(rsp)
 }
 
+// SaveDraftWithBodyWithResponse Save what you have typed so far
+//
+// The holder, with the reservation's token. Saves `values`, any JSON
+// object (the work page saves its form as typed), as the job's live
+// draft, replacing the last; the reservation's first save adds a
+// `drafted` entry to the job's history. A completion, or your own
+// release, skip or failure, drops the draft. If the job is taken
+// from you (force released, canceled, or its reservation runs out),
+// the draft is kept with the job, for the next holder and the
+// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+func (c *ClientWithResponses) SaveDraftWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveDraftResponse, error) {
+	rsp, err := c.SaveDraftWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSaveDraftResponse(rsp)
+}
+
+// SaveDraftWithResponse Save what you have typed so far
+//
+// The holder, with the reservation's token. Saves `values`, any JSON
+// object (the work page saves its form as typed), as the job's live
+// draft, replacing the last; the reservation's first save adds a
+// `drafted` entry to the job's history. A completion, or your own
+// release, skip or failure, drops the draft. If the job is taken
+// from you (force released, canceled, or its reservation runs out),
+// the draft is kept with the job, for the next holder and the
+// supervisors (`GET /api/v1/jobs/{id}/drafts`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/jobs/{id}/draft (the `SaveDraft` operationId).
+func (c *ClientWithResponses) SaveDraftWithResponse(ctx context.Context, id JobIDParam, body SaveDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveDraftResponse, error) {
+	rsp, err := c.SaveDraft(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSaveDraftResponse(rsp)
+}
+
+// GetDraftsWithResponse A job's drafts
+//
+// Supervisors, and the job's holder. What holders typed and did not
+// finish: the holder's live draft (`null` when none), and the drafts
+// kept from reservations taken from their holders, oldest first,
+// the latest 5. Producers do not read them.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/jobs/{id}/drafts (the `GetDrafts` operationId).
+func (c *ClientWithResponses) GetDraftsWithResponse(ctx context.Context, id JobIDParam, reqEditors ...RequestEditorFn) (*GetDraftsResponse, error) {
+	rsp, err := c.GetDrafts(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDraftsResponse(rsp)
+}
+
 // ExtendWithBodyWithResponse Ask for more time
 //
 // The holder, with the reservation's token. Moves the deadline to
@@ -13743,7 +14347,8 @@ func (c *ClientWithResponses) FailWithResponse(ctx context.Context, id JobIDPara
 //
 // Supervisors, producers of the job's queue, and operators who held
 // the job. Every change of the job's state, oldest first, each
-// recorded by the same atomic step that made the change. A job keeps
+// recorded by the same atomic step that made the change; and where a
+// reservation saved its first draft (`drafted`). A job keeps
 // its first 5 entries and its latest 45; when more were made,
 // `trimmed` says how many in between are gone.
 //
@@ -15863,6 +16468,216 @@ func ParseCompleteResponse(rsp *http.Response) (*CompleteResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CompleteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSaveDraftResponse parses an HTTP response from a SaveDraftWithResponse call
+func ParseSaveDraftResponse(rsp *http.Response) (*SaveDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SaveDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DraftSaved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest NotYourToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest JobNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ReservationLost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers SaveDraftResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SaveDraftResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDraftsResponse parses an HTTP response from a GetDraftsWithResponse call
+func ParseGetDraftsResponse(rsp *http.Response) (*GetDraftsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDraftsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Drafts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RoleForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest JobNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetDraftsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDraftsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

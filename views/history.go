@@ -266,6 +266,8 @@ func entryWords(e tasks.Entry) string {
 		}
 	case tasks.ActionCompleted:
 		s = "completed" + by
+	case tasks.ActionDrafted:
+		s = e.Actor + " started a draft"
 	default:
 		s = string(e.Action) + by
 	}

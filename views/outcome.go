@@ -2,7 +2,6 @@ package views
 
 import (
 	"encoding/json"
-	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -212,24 +211,5 @@ func typedAt(v url.Values, name string, i int) string {
 // reservation had ended, to copy: the notes, then every other value they
 // typed ("name: value"), the free rows' too.
 func unsaved(w Work) string {
-	var lines []string
-	if notes := strings.TrimSpace(w.typed("notes")); notes != "" {
-		lines = append(lines, notes)
-	}
-	names := slices.Sorted(maps.Keys(w.Typed))
-	for _, name := range names {
-		switch name {
-		case "_csrf", "token", "next", "seconds", "notes", "key", "value":
-			continue
-		}
-		if v := strings.TrimSpace(w.typed(name)); v != "" {
-			lines = append(lines, name+": "+v)
-		}
-	}
-	for i, k := range w.Typed["key"] {
-		if v := typedAt(w.Typed, "value", i); strings.TrimSpace(k) != "" {
-			lines = append(lines, strings.TrimSpace(k)+": "+v)
-		}
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(typedLines(w.Typed), "\n")
 }

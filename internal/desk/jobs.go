@@ -89,6 +89,39 @@ func historyFor(a Actor, j *tasks.Job, h []tasks.Entry) ([]tasks.Entry, bool) {
 	return nil, false
 }
 
+// Drafts are a job's unfinished work: its holder's live draft and those
+// kept from reservations taken from their holders (tasks.Draft).
+type Drafts struct {
+	Live *tasks.Draft  `json:"live"`
+	Kept []tasks.Draft `json:"kept"`
+}
+
+// Drafts returns the job's drafts, for supervisors and its holder: what
+// operators typed and did not finish is theirs and their supervisors'
+// alone, not the producers'.
+func (d *Desk) Drafts(ctx context.Context, a Actor, id string) (Drafts, error) {
+	j, err := d.tasks.Get(ctx, id)
+	if err != nil {
+		return Drafts{}, err
+	}
+	if !a.is(users.Supervisor) && !(j.State == tasks.StateReserved && j.ReservedBy == a.Name()) {
+		if !mayRead(a, j) {
+			return Drafts{}, errReadJob
+		}
+		return Drafts{}, forbidden("only supervisors and the job's holder may read its drafts")
+	}
+	return d.drafts(ctx, j)
+}
+
+// drafts reads the job's drafts.
+func (d *Desk) drafts(ctx context.Context, j *tasks.Job) (Drafts, error) {
+	live, kept, err := d.tasks.Drafts(ctx, j)
+	if kept == nil {
+		kept = []tasks.Draft{}
+	}
+	return Drafts{Live: live, Kept: kept}, err
+}
+
 // Cancel cancels the job, for a producer of its queue or a supervisor; a
 // reserved job only when force says so, which is a supervisor's alone;
 // opts may say why (tasks.WithReason), which the audit log keeps too. It
@@ -260,6 +293,9 @@ type Opened struct {
 	// latest reservation.
 	Lost  bool
 	Ended *tasks.Entry
+	// Drafts are the job's unfinished work, for supervisors and its
+	// holder (Desk.Drafts).
+	Drafts Drafts
 }
 
 // Open returns the job as a sees it on its page. An operator sees what
@@ -275,15 +311,13 @@ func (d *Desk) Open(ctx context.Context, a Actor, id string) (Opened, error) {
 		if err != nil {
 			return Opened{}, err
 		}
-		h, trimmed, err := j.History()
-		return Opened{Job: j, History: h, Trimmed: trimmed}, err
+		return d.opened(ctx, j, "")
 	case !a.is(users.Operator):
 		return Opened{}, forbidden("only operators and supervisors open a job's page")
 	}
 	r, err := d.tasks.Held(ctx, id, a.Name())
 	if err == nil {
-		h, trimmed, err := r.Job.History()
-		return Opened{Job: r.Job, Token: r.Token, History: h, Trimmed: trimmed}, err
+		return d.opened(ctx, r.Job, r.Token)
 	}
 	if !errors.Is(err, tasks.ErrReservationLost) {
 		return Opened{}, err
@@ -300,6 +334,17 @@ func (d *Desk) Open(ctx context.Context, a Actor, id string) (Opened, error) {
 		return Opened{Job: j, History: h, Trimmed: trimmed}, nil
 	}
 	return Opened{Job: withheld(j), Lost: true, Ended: endedMine(h, a.Name())}, nil
+}
+
+// opened is the job whole, with its history and drafts, for a supervisor
+// or its holder (token: theirs).
+func (d *Desk) opened(ctx context.Context, j *tasks.Job, token string) (Opened, error) {
+	h, trimmed, err := j.History()
+	if err != nil {
+		return Opened{}, err
+	}
+	drafts, err := d.drafts(ctx, j)
+	return Opened{Job: j, Token: token, History: h, Trimmed: trimmed, Drafts: drafts}, err
 }
 
 // withheld is what an operator who no longer holds a job still sees of

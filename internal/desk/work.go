@@ -149,6 +149,14 @@ func (d *Desk) AddTime(ctx context.Context, a Actor, id, token string, add time.
 	return d.tasks.Extend(ctx, id, hold(a, token), int(add/time.Second), tasks.WithExtendKey(key), tasks.FromDeadline())
 }
 
+// SaveDraft saves what the holder has typed on the job so far (a JSON
+// object) as its live draft, replacing the last, and returns when. If the
+// job is taken from them, the draft is kept for the next holder and the
+// supervisors (tasks.Draft).
+func (d *Desk) SaveDraft(ctx context.Context, a Actor, id, token string, values json.RawMessage) (time.Time, error) {
+	return d.tasks.SaveDraft(ctx, id, hold(a, token), values)
+}
+
 // CantBeDone ends the holder's reservation as failed, saying why: the job
 // is tried again later by someone else, or is dead after its last attempt.
 func (d *Desk) CantBeDone(ctx context.Context, a Actor, id, token, reason string) (*tasks.Job, error) {

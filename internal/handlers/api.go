@@ -41,6 +41,17 @@ type holderRequest struct {
 	Seconds int             `json:"seconds"`
 }
 
+// draftRequest is the holder's draft (PUT /jobs/{id}/draft).
+type draftRequest struct {
+	Token  string          `json:"token"`
+	Values json.RawMessage `json:"values"`
+}
+
+// draftAnswer says when a draft was saved.
+type draftAnswer struct {
+	SavedAt time.Time `json:"saved_at"`
+}
+
 // cancelManyRequest names the jobs to cancel (POST /jobs/cancel).
 type cancelManyRequest struct {
 	IDs    []string `json:"ids"`

@@ -170,6 +170,35 @@ func (s *Server) apiFail(c echo.Context) error {
 	})
 }
 
+// apiSaveDraft saves what the holder has typed so far as the job's live
+// draft (desk.SaveDraft).
+func (s *Server) apiSaveDraft(c echo.Context) error {
+	var b draftRequest
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	switch {
+	case b.Token == "":
+		return newError(http.StatusBadRequest, "invalid_field", "token is required")
+	case b.Values == nil:
+		return newError(http.StatusBadRequest, "invalid_field", "values is required")
+	}
+	at, err := s.desk.SaveDraft(c.Request().Context(), actor(c), c.Param("id"), b.Token, b.Values)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, draftAnswer{at})
+}
+
+// apiDrafts answers the job's drafts (desk.Drafts).
+func (s *Server) apiDrafts(c echo.Context) error {
+	d, err := s.desk.Drafts(c.Request().Context(), actor(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
 func (s *Server) home(c echo.Context) error {
 	u, _ := currentUser(c)
 	if u.Role == users.Supervisor {
@@ -276,9 +305,16 @@ func (s *Server) workView(c echo.Context) (views.Work, error) {
 	if err != nil {
 		return views.Work{}, err
 	}
-	w := views.Work{Now: time.Now(), Job: o.Job, Token: o.Token, History: o.History, Trimmed: o.Trimmed, Lost: o.Lost}
+	w := views.Work{Now: time.Now(), Job: o.Job, Token: o.Token, History: o.History, Trimmed: o.Trimmed, Lost: o.Lost, Drafts: o.Drafts}
 	if o.Token != "" {
 		w.Attempts, w.MoreTimeKey = views.EarlierAttempts(o.History), rand.Text()
+		// The form starts from the holder's own draft, saved before the
+		// page was left; or from a kept one they chose (?draft=n).
+		w.StartFrom(o.Drafts.Live)
+		if n, err := strconv.Atoi(c.QueryParam("draft")); err == nil && n >= 0 && n < len(o.Drafts.Kept) {
+			w.Typed = nil
+			w.StartFrom(&o.Drafts.Kept[n])
+		}
 	}
 	slices.Reverse(w.History)
 	if o.Ended != nil {
@@ -373,6 +409,13 @@ func (s *Server) workAction(c echo.Context) error {
 		msg = "Given back: it keeps its place in line."
 	case "skip":
 		return s.skipNext(c, id, token)
+	case "draft":
+		// Sent by the page's script as the holder types: it needs no page.
+		form, _ := c.FormParams()
+		if _, err := s.desk.SaveDraft(ctx, a, id, token, views.TypedDraft(form)); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
 	case "fail":
 		if j, err = s.desk.CantBeDone(ctx, a, id, token, strings.TrimSpace(c.FormValue("reason"))); err != nil {
 			break

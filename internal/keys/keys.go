@@ -307,6 +307,7 @@ const (
 	PartPeople     Part = "people"
 	PartWaiting    Part = "waiting"
 	PartOutbox     Part = "outbox"
+	PartDrafts     Part = "drafts"
 )
 
 // Parts lists every part of a queue's keys, in the order of All.
@@ -315,7 +316,7 @@ var Parts = []Part{
 	PartDead, PartCanceled, PartMeta, PartPayload, PartResult, PartIdem,
 	PartSkips, PartSkipCount, PartBatches, PartBatchIndex, PartBatchDone,
 	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
-	PartPeople, PartWaiting, PartOutbox,
+	PartPeople, PartWaiting, PartOutbox, PartDrafts,
 }
 
 // Key returns the queue's key of the given part, under the hash tag.
@@ -450,6 +451,22 @@ func (q Queue) People() string { return q.Key(PartPeople) }
 // delivery; at most internal/tasks's OutboxCap entries are kept, the
 // oldest dropped beyond that and counted in Conf's "outbox_lost".
 func (q Queue) Outbox() string { return q.Key(PartOutbox) }
+
+// Drafts returns the queue's HASH of what holders had typed on their jobs,
+// unfinished, by job id: field "<job id>" holds the live draft of the
+// job's holder, saved while they type (a run of MessagePack values: who,
+// when in ms, the draft's JSON object), written only by its holder and
+// only while their reservation lasts; field "<job id>\nkept" holds the
+// drafts kept from reservations taken from their holders (force
+// released, canceled, run out), oldest first, the latest
+// internal/tasks's DraftsKept at most: per draft, those three values
+// and then how it ended (action, actor, when in ms). The engine keeps a
+// live draft until its reservation ends: a completion or the holder's
+// own give-back drops it, a take-back moves it to the kept ones; a job's
+// fields go with the job. A job's history says when a reservation
+// saved its first draft ("drafted"), so a reservation that saved none
+// never reads this key.
+func (q Queue) Drafts() string { return q.Key(PartDrafts) }
 
 // All returns every key of the queue, in the order of Parts.
 func (q Queue) All() []string {

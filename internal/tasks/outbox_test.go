@@ -311,7 +311,7 @@ func monitorRedis(t *testing.T, addr string, rdb *redis.Client) *monitor {
 var monitorLine = regexp.MustCompile(`^\+\d+\.\d+ \[\d+ [^\]]+\] (.*)\r\n$`)
 
 // scriptIDs matches the ids of jobs and batches, as scripts see them.
-var scriptIDs = regexp.MustCompile(`^[0-9A-Z]{26}$`)
+var scriptIDs = regexp.MustCompile(`^[0-9A-Z]{26}`)
 
 // during returns the commands Redis ran while fn ran, each as its name,
 // the part of its key after the hash tag, and for HGET the field (ids as

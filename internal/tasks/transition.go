@@ -28,6 +28,9 @@ const (
 	ActionForceReleased Action = "force_released" // taken from its holder
 	ActionCanceled      Action = "canceled"
 	ActionCompleted     Action = "completed"
+	// ActionDrafted is a history entry only, never a transition: the
+	// holder saved the reservation's first draft (SaveDraft).
+	ActionDrafted Action = "drafted"
 )
 
 // actionByCode and stateByCode are the numbers under which lua/lib.lua
@@ -36,7 +39,7 @@ const (
 var (
 	actionByCode = []Action{"", ActionEnqueued, ActionPromoted, ActionAdmitted, ActionClaimed,
 		ActionExtended, ActionReleased, ActionSkipped, ActionFailed, ActionExpired, ActionRequeued,
-		ActionForceReleased, ActionCanceled, ActionCompleted}
+		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted}
 	stateByCode = []State{"", StateScheduled, StateReady, StateReserved, StateCompleted, StateDead, StateCanceled}
 )
 
@@ -190,13 +193,14 @@ const (
 )
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
-// code tables, the tallies' days and handling-time buckets (tally.go), and
-// how a job's metadata is packed (metaFields), from their definitions in
-// Go.
+// code tables, the drafts kept per job (draft.go), the tallies' days and
+// handling-time buckets (tally.go), and how a job's metadata is packed
+// (metaFields), from their definitions in Go.
 func luaConstants() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
 	fmt.Fprintf(&b, "local OUTBOX_CAP = %d\n", OutboxCap)
+	fmt.Fprintf(&b, "local DRAFTS_KEPT = %d\n", DraftsKept)
 	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
 	table := func(name string, words []string) {
 		fmt.Fprintf(&b, "local %s = {", name)

@@ -123,9 +123,10 @@ function submitted(e) {
   const by = e.submitter;
   let msg = reasoned ? "" : (by && by.dataset.confirm) || form.dataset.confirm;
   // Leaving the job (give back, skip, failure) drops what was typed to
-  // complete it: ask first, whether by button or by key.
+  // complete it, a draft it started from too: ask first, whether by
+  // button or by key.
   const drops = form.dataset.drops ? document.getElementById(form.dataset.drops) : null;
-  if (!msg && drops instanceof HTMLFormElement && typedIn(drops)) msg = form.dataset.dropsAsk;
+  if (!msg && drops instanceof HTMLFormElement && (typedIn(drops) || "resumed" in drops.dataset)) msg = form.dataset.dropsAsk;
   // Offline, a form would only lead to the browser's error page, and
   // what was typed would be gone: it waits until the server is back.
   if (offline.on || (msg && !window.confirm(msg))) {

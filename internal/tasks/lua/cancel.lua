@@ -2,7 +2,7 @@
 -- one (its holder's token dies).
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox
+--            parked, claims, holding, people, waiting, outbox, drafts
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "force" to cancel a reserved job too

@@ -3,7 +3,7 @@
 -- claim_for (lib.lua) says how.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox
+--            parked, claims, holding, people, waiting, outbox, drafts
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> operator
 -- ARGV[3] -> fresh reservation token

@@ -7,7 +7,7 @@
 -- next reservation while it lasts, and claims nothing new.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox
+--            parked, claims, holding, people, waiting, outbox, drafts
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -112,6 +112,21 @@ end
 -- Those five names are defined before this file, from Go (transition.go,
 -- luaConstants).
 
+-- append_entry appends one entry to the job's history (saved by the next
+-- store), dropping the oldest after the first HISTORY_HEAD when full.
+local function append_entry(m, action, by, from, to, attempt, deadline, other, reason)
+  if m.hist_n >= HISTORY_CAP then
+    -- Full: drop the oldest entry after the first HISTORY_HEAD.
+    local h = m.history
+    local cut = cmsgpack.unpack_limit(h, HISTORY_HEAD * HISTORY_ENTRY, 0)
+    local resume = cmsgpack.unpack_limit(h, HISTORY_ENTRY, cut)
+    m.history = string.sub(h, 1, cut) .. string.sub(h, resume + 1)
+  end
+  m.history = m.history .. cmsgpack.pack(NOW - m.created_at, ACTION_CODE[action], by,
+    STATE_CODE[from] or 0, STATE_CODE[to], attempt, deadline and deadline - NOW, other, reason)
+  m.hist_n = m.hist_n + 1
+end
+
 -- record notes that job id (metadata m) goes from state `from` to state
 -- `to` by action of actor ("system" for none): it appends an entry to the
 -- job's history, saved by the next store, and a transition to the call's
@@ -128,16 +143,7 @@ local function record(id, m, action, from, to, actor, holder, reason)
   local by, other = nil, nil
   if actor ~= 'system' then by = actor end
   if holder ~= actor then other = holder end
-  if m.hist_n >= HISTORY_CAP then
-    -- Full: drop the oldest entry after the first HISTORY_HEAD.
-    local h = m.history
-    local cut = cmsgpack.unpack_limit(h, HISTORY_HEAD * HISTORY_ENTRY, 0)
-    local resume = cmsgpack.unpack_limit(h, HISTORY_ENTRY, cut)
-    m.history = string.sub(h, 1, cut) .. string.sub(h, resume + 1)
-  end
-  m.history = m.history .. cmsgpack.pack(NOW - m.created_at, ACTION_CODE[action], by,
-    STATE_CODE[from] or 0, STATE_CODE[to], attempt, deadline and deadline - NOW, other, reason)
-  m.hist_n = m.hist_n + 1
+  append_entry(m, action, by, from, to, attempt, deadline, other, reason)
   -- The transition's deadline is also that of a reservation it ends.
   if from == 'reserved' and not deadline then deadline = m.deadline end
   local t = TRANS
@@ -152,15 +158,69 @@ end
 
 -- last_action returns the action code, actor and reason of the job's
 -- latest history entry but admissions into a batch slot, which follow a
--- give-back by themselves (nil for a job without history).
+-- give-back by themselves, and drafts saved, which change nothing (nil for
+-- a job without history).
 local function last_action(m)
   local h, at, action, actor, reason = m.history, 0, nil, nil, nil
   while at ~= -1 and at < #h do
     local next_at, _, a, by, _, _, _, _, _, why = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
-    if a ~= ACTION_CODE.admitted then action, actor, reason = a, by, why end
+    if a ~= ACTION_CODE.admitted and a ~= ACTION_CODE.drafted then action, actor, reason = a, by, why end
     at = next_at
   end
   return action, actor, reason
+end
+
+-- Drafts. While holders type, their page saves what they typed as the
+-- job's live draft, field "<id>" of K.drafts (draft.lua): who, when, the
+-- draft's JSON. A reservation's first save adds a "drafted" entry to the
+-- history, so a reservation that saved none never reads K.drafts. When a
+-- reservation ends, its live draft goes: a completion, or the holder's
+-- own give-back, skip or failure, drops it (the page tells them so); a
+-- take-back (DRAFT_KEPT_BY) keeps it in the job's field "<id>\nkept", for
+-- the next holder and the supervisors: per draft its three values, then
+-- the action that ended it, its actor and when, the latest DRAFTS_KEPT.
+local DRAFT_KEPT_BY = {force_released = true, canceled = true, expired = true}
+local DRAFT_VALUES = 6
+
+-- drafted reports whether the job's history holds a saved draft: since
+-- its latest claim, with since_claim, else ever.
+local function drafted(m, since_claim)
+  local h, at, found = m.history, 0, false
+  while at ~= -1 and at < #h do
+    local next_at, _, a = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
+    if a == ACTION_CODE.drafted then
+      found = true
+    elseif a == ACTION_CODE.claimed and since_claim then
+      found = false
+    end
+    at = next_at
+  end
+  return found
+end
+
+-- end_draft ends the live draft of a reservation that action of actor
+-- ends: kept when the reservation was taken from its holder, else dropped.
+local function end_draft(id, m, action, actor)
+  if not drafted(m, true) then return end
+  if not DRAFT_KEPT_BY[action] then
+    redis.call('HDEL', K.drafts, id)
+    return
+  end
+  local live = redis.call('HGET', K.drafts, id)
+  if not live then return end
+  local field = id .. '\nkept'
+  local kept = {}
+  local raw = redis.call('HGET', K.drafts, field)
+  if raw then kept = {cmsgpack.unpack(raw)} end
+  local by, at, draft = cmsgpack.unpack(live)
+  local n = #kept
+  kept[n + 1], kept[n + 2], kept[n + 3] = by, at, draft
+  kept[n + 4], kept[n + 5], kept[n + 6] = action, actor, NOW
+  while #kept > DRAFTS_KEPT * DRAFT_VALUES do
+    for _ = 1, DRAFT_VALUES do table.remove(kept, 1) end
+  end
+  redis.call('HSET', K.drafts, field, cmsgpack.pack(unpack(kept)))
+  redis.call('HDEL', K.drafts, id)
 end
 
 -- Batches. Each job of a batch counts in one of its batch's counters
@@ -272,11 +332,13 @@ local function filed(key)
   return not string.find(key, ' ', 1, true)
 end
 
--- end_reservation forgets the reservation's deadline and claim key, and
--- takes it out of its holder's. The holder and token stay: a retry of the
--- holder's last action is known by them (take, below), until the next
--- claim replaces them.
-local function end_reservation(id, m)
+-- end_reservation forgets the reservation's deadline and claim key, takes
+-- it out of its holder's, and ends its draft (end_draft) as action of
+-- actor ends it. The holder and token stay: a retry of the holder's last
+-- action is known by them (take, below), until the next claim replaces
+-- them.
+local function end_reservation(id, m, action, actor)
+  end_draft(id, m, action, actor)
   redis.call('ZREM', K.holding, m.reserved_by .. '\n' .. id)
   if m.claim_key and filed(m.claim_key) then
     -- A retry after this reservation ran out may have filed the key for a
@@ -345,7 +407,7 @@ local function go(id, m, state, score, action, actor, reason)
   record(id, m, action, from, state, actor, holder, reason)
   if from == 'reserved' and state ~= 'reserved' then
     tally(m, action)
-    end_reservation(id, m)
+    end_reservation(id, m, action, actor)
   end
   if state == 'reserved' and from ~= 'reserved' then
     redis.call('ZADD', K.holding, '0', m.reserved_by .. '\n' .. id)
@@ -521,26 +583,34 @@ local function reply(id, raw, ...)
   return answer('ok', id, raw, redis.call('HGET', K.payload, id), ...)
 end
 
+-- fence returns nil if token and holder are the job's live reservation's,
+-- else what to answer: a token of the job's last reservation from anyone
+-- but its holder is forbidden; any other token, or a reservation that
+-- ended or ran out, is a lost reservation.
+local function fence(m, token, holder)
+  if m.token ~= token then return 'reservation_lost' end
+  if m.reserved_by ~= holder then return 'forbidden' end
+  if m.state == 'reserved' and m.deadline > NOW then return nil end
+  return 'reservation_lost'
+end
+
 -- take returns the job if hold (token and holder) is its live
--- reservation's. Otherwise it returns nil and what to answer: a retry of
--- the holder's last action after it took effect (its answer lost) is
--- answered as that action was, the job as it is now; a token of the job's
--- last reservation from anyone but its holder is forbidden; any other
--- token is a lost reservation.
+-- reservation's (fence). Otherwise it returns nil and what to answer: a
+-- retry of the holder's last action after it took effect (its answer
+-- lost) is answered as that action was, the job as it is now; else what
+-- fence says.
 local function take(id, token, holder, action)
   local m = load(id)
   if not m then return nil, answer('not_found') end
-  if m.token ~= token then return nil, answer('reservation_lost') end
-  if m.reserved_by ~= holder then return nil, answer('forbidden') end
-  if m.state == 'reserved' then
-    if m.deadline > NOW then return m end
-    return nil, answer('reservation_lost')
+  local refused = fence(m, token, holder)
+  if not refused then return m end
+  if refused == 'reservation_lost' and m.state ~= 'reserved' and m.token == token then
+    local last, by = last_action(m)
+    if last == ACTION_CODE[action] and by == holder then
+      return nil, reply(id, m.raw)
+    end
   end
-  local last, by = last_action(m)
-  if last == ACTION_CODE[action] and by == holder then
-    return nil, reply(id, m.raw)
-  end
-  return nil, answer('reservation_lost')
+  return nil, answer(refused)
 end
 
 -- reclaim ends at most limit reservations whose deadline has passed: each

@@ -1,9 +1,10 @@
 -- purge.lua: retention. Deletes at most limit finished jobs (completed,
 -- canceled, dead) that finished before their cut-off, then, within what is
 -- left of limit, finished batches older than both cut-offs (their jobs are
--- gone by then). A job's history is part of its metadata and goes with it.
+-- gone by then). A job's history is part of its metadata and goes with it, its drafts
+-- with it.
 -- KEYS    -> conf, completed, dead, canceled, meta, payload, result, idem,
---            batches, batchindex, batchdone, members
+--            batches, batchindex, batchdone, members, drafts
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), number deleted}
@@ -31,6 +32,10 @@ for _, rule in ipairs(cutoffs) do
     redis.call('HDEL', K.meta, id)
     redis.call('HDEL', K.payload, id)
     redis.call('HDEL', K.result, id)
+    -- Its drafts: those a history says it saved, or may have, trimmed.
+    if m and (m.hist_n > HISTORY_CAP or drafted(m, false)) then
+      redis.call('HDEL', K.drafts, id, id .. '\nkept')
+    end
     if m and m.batch then redis.call('ZREM', K.members, m.batch .. '|' .. id) end
   end
   deleted = deleted + math.min(#old, budget)

@@ -1,7 +1,7 @@
 -- release.lua: the holder gives a reserved job back to its place in line.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox
+--            parked, claims, holding, people, waiting, outbox, drafts
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
