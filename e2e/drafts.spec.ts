@@ -74,7 +74,7 @@ test.describe('kept drafts', () => {
     // The supervisor reads both, and the history says when each started.
     await sam.page.goto(`/jobs/${job.id}`);
     const drafts = sam.page.getByTestId('drafts');
-    await expect(drafts.getByTestId('draft-live')).toContainText('dana is working on it');
+    await expect(drafts.getByTestId('draft-live')).toContainText('holds the job now');
     await expect(drafts.getByTestId('draft-live').getByTestId('draft-text')).toContainText('credit note on its way');
     await expect(drafts.getByTestId('draft-kept').getByTestId('draft-text')).toHaveText(typed);
     const history = new WorkPage(sam.page);
