@@ -55,12 +55,12 @@ test("more time is answered in place: offered from the start with a choice of am
 
   // More time is offered from the start, in words, with a choice of amounts
   // added to the time left: content-moderation allows two extensions.
-  const latest = /the deadline can go no later than \d{1,2}:\d{2}:\d{2}( [AP]M)?\.$/;
+  const latest = /the deadline can go no later than \d{1,2}:\d{2}:\d{2}(\s[AP]M)?\.$/;
   await expect(work.extendButton).toBeEnabled();
   await expect(work.extendHint).toContainText('Added to the time left. You may ask 2 more times;');
   await expect(work.extendHint).toHaveText(latest, { useInnerText: true });
   await work.extend('+5 min');
-  await expect(bob.getByTestId('extended')).toHaveText(/^More time: the deadline is now \d{1,2}:\d{2}:\d{2}( [AP]M)?\.$/);
+  await expect(bob.getByTestId('extended')).toHaveText(/^More time: the deadline is now \d{1,2}:\d{2}:\d{2}(\s[AP]M)?\.$/);
   await expect(work.countdown).toHaveText(/^5:\d\d$/);
   await expect(work.extendHint).toContainText('You may ask once more;');
   await work.extend('+15 min');
