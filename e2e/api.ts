@@ -192,3 +192,19 @@ export class OperatorApi {
     return (await res.json()) as Job;
   }
 }
+
+/**
+ * Fails the job on each of its attempts, each by the next of the
+ * operators (a failed job is not offered back to whoever reported it),
+ * until it is dead; why says each attempt's reason (1, 2, …).
+ */
+export async function failUntilDead(operators: OperatorApi[], job: Job, why: (attempt: number) => string): Promise<void> {
+  expect(operators, `one operator for each of ${job.title}'s attempts`).toHaveLength(job.max_attempts);
+  for (const [i, op] of operators.entries()) {
+    const attempt = i + 1;
+    const claim = await op.claim(job.queue);
+    expect(claim?.job.id, `claim ${attempt}`).toBe(job.id);
+    const after = await op.fail(claim!, why(attempt));
+    expect(after.state).toBe(attempt < job.max_attempts ? 'ready' : 'dead');
+  }
+}

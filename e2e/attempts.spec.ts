@@ -1,20 +1,13 @@
 import { expect, test } from './fixtures';
-import { OperatorHomePage } from './pages/OperatorHomePage';
-import { WorkPage } from './pages/WorkPage';
 import { SCREENS, checkScreen } from './screen';
 
 // content-moderation (seed): lease 45 s, 3 attempts, 2 extensions; bob and
 // carol are granted it.
 
-test("can't be done: the job goes to someone else, who reads the earlier attempt above the form", async ({ openAs, jobs, api }) => {
+test("can't be done: the job goes to someone else, who reads the earlier attempt above the form", async ({ claimAs, jobs, api }) => {
   const job = await jobs.create('content-moderation', 'Screenshot link of a reported post');
 
-  const bob = await openAs('bob');
-  const bobHome = new OperatorHomePage(bob);
-  const bobWork = new WorkPage(bob);
-  await bobHome.goto();
-  await bobHome.claimNextIn('content-moderation');
-  expect(await bobWork.waitForJob()).toBe(job.id);
+  const { page: bob, home: bobHome, work: bobWork } = await claimAs('bob', job);
   await expect(bob.getByTestId('earlier-attempts')).toHaveCount(0); // the first attempt
 
   // f opens "Can't be done…" at its reason.
@@ -36,12 +29,7 @@ test("can't be done: the job goes to someone else, who reads the earlier attempt
   if (next !== '/') await bobWork.release();
 
   for (const screen of SCREENS) {
-    const carol = await openAs('carol', 'A', { viewport: screen.viewport });
-    const carolHome = new OperatorHomePage(carol);
-    const carolWork = new WorkPage(carol);
-    await carolHome.goto();
-    await carolHome.claimNextIn('content-moderation');
-    expect(await carolWork.waitForJob()).toBe(job.id);
+    const { page: carol, work: carolWork } = await claimAs('carol', job, { viewport: screen.viewport });
     // bob's failure; on the second screen also carol's give-back of the first.
     const earlier = carol.getByTestId('earlier-attempt').filter({ hasText: 'bob' });
     await expect(earlier).toHaveCount(1);
@@ -66,14 +54,9 @@ test("can't be done: the job goes to someone else, who reads the earlier attempt
   expect(back.skipped_by).toEqual(['bob']);
 });
 
-test('skip has its shortcut, s', async ({ openAs, jobs }) => {
+test('skip has its shortcut, s', async ({ claimAs, jobs }) => {
   const job = await jobs.create('content-moderation', 'Comment thread to skip by key');
-  const bob = await openAs('bob');
-  const home = new OperatorHomePage(bob);
-  const work = new WorkPage(bob);
-  await home.goto();
-  await home.claimNextIn('content-moderation');
-  expect(await work.waitForJob()).toBe(job.id);
+  const { page: bob, home, work } = await claimAs('bob', job);
   await expect(work.skipButton).toHaveAttribute('aria-keyshortcuts', 's');
   await bob.keyboard.press('s');
   await expect(bob).not.toHaveURL(`/jobs/${job.id}`);

@@ -31,6 +31,9 @@ for (const viewport of WIDTHS) {
       await alice.getByRole('button', { name: 'Claim next from invoice-review', exact: true }).click();
       await expect(alice).toHaveURL(/\/jobs\//);
       await shoot(alice, 'work');
+      // The invoice's payload: its lines a table, its sums money.
+      await alice.getByTestId('payload-table').first().scrollIntoViewIfNeeded();
+      await shoot(alice, 'work-payload');
       await alice.getByTestId('release').click();
 
       const bob = await openAs('bob', 'A', { viewport, locale: 'en-US', timezoneId: 'Europe/Zurich' });
@@ -60,6 +63,27 @@ for (const viewport of WIDTHS) {
         await sam.goto(where);
         await shoot(sam, name);
       }
+      // A queue's finished work: the filters, then who, when and what
+      // each came to; and a range with none.
+      await sam.goto('/supervisor/queues/invoice-review?state=completed');
+      await sam.getByTestId('job-filter').evaluate((el) => el.scrollIntoView());
+      await shoot(sam, 'queue-completed');
+      await sam.goto('/supervisor/queues/invoice-review?state=completed&from=2001-01-01T00%3A00&to=2001-01-02T00%3A00');
+      await sam.getByTestId('no-jobs').scrollIntoViewIfNeeded();
+      await shoot(sam, 'queue-none');
+      // The queue's settings with its outcome form in the editor.
+      await sam.goto('/supervisor/queues/invoice-review');
+      await sam.getByTestId('outcome-editor').scrollIntoViewIfNeeded();
+      await shoot(sam, 'outcome-editor');
+      // Dead jobs ticked, and the box that asks why they are requeued.
+      await sam.goto('/supervisor/queues/content-moderation?state=dead');
+      await sam.getByRole('checkbox', { name: /^Select / }).first().check();
+      await sam.getByTestId('requeue-selected').click();
+      const box = sam.getByTestId('reason-dialog');
+      await expect(box).toBeVisible();
+      await shoot(sam, 'reason');
+      await box.getByRole('button', { name: 'Back' }).click();
+      await expect(box).toBeHidden();
       await sam.emulateMedia({ colorScheme: 'dark' });
       await sam.goto('/supervisor');
       await shoot(sam, 'supervise-dark');

@@ -2,6 +2,8 @@ import { test as base, expect, type Page, type TestInfo } from '@playwright/test
 import { ProducerApi, type Job, type NewJob } from './api';
 import { authFile, BASE_URL, BASE_URL_B, PEOPLE, type Person, type QueueName } from './constants';
 import { LoginPage } from './pages/LoginPage';
+import { OperatorHomePage } from './pages/OperatorHomePage';
+import { WorkPage } from './pages/WorkPage';
 
 export { expect };
 
@@ -22,6 +24,19 @@ interface Fixtures {
    * (default: the machine's).
    */
   openAs: (person: Person, instance?: Instance, options?: BrowserOptions) => Promise<Page>;
+  /**
+   * Opens a page as that person (openAs, on instance A), claims the next
+   * job of the job's queue from their home, and checks that it is that
+   * job: its work page, and the home for what comes after.
+   */
+  claimAs: (person: Person, job: Job, options?: BrowserOptions) => Promise<Claimed>;
+}
+
+/** A person's page on the work page of a job they just claimed. */
+export interface Claimed {
+  page: Page;
+  home: OperatorHomePage;
+  work: WorkPage;
 }
 
 /** How the browser of a person is set up, beyond who is logged in. */
@@ -110,5 +125,17 @@ export const test = base.extend<Fixtures>({
       return page;
     });
     for (const context of contexts) await context.close();
+  },
+
+  claimAs: async ({ openAs }, use) => {
+    await use(async (person, job, options) => {
+      const page = await openAs(person, 'A', options);
+      const home = new OperatorHomePage(page);
+      const work = new WorkPage(page);
+      await home.goto();
+      await home.claimNextIn(job.queue);
+      expect(await work.waitForJob(), `${person} claimed ${job.title}`).toBe(job.id);
+      return { page, home, work };
+    });
   },
 });

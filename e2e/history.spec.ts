@@ -1,4 +1,4 @@
-import { OperatorApi } from './api';
+import { failUntilDead, OperatorApi } from './api';
 import { expect, test } from './fixtures';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { giveReason } from './pages/SupervisorPage';
@@ -65,14 +65,9 @@ test.describe("a supervisor's view of a job", () => {
 
     // bob, carol and dana fail it in turn: each failure puts it back at the
     // head of the line, for anyone but who reported it.
-    for (const [i, name] of ['bob', 'carol', 'dana'].entries()) {
-      const attempt = i + 1;
-      const op = new OperatorApi((await openAs(name)).request);
-      const claim = await op.claim('content-moderation');
-      expect(claim?.job.id, `claim ${attempt}`).toBe(job.id);
-      const after = await op.fail(claim!, `Player error ${attempt}: codec not supported.`);
-      expect(after.state).toBe(attempt < 3 ? 'ready' : 'dead');
-    }
+    const ops = [];
+    for (const name of ['bob', 'carol', 'dana'] as const) ops.push(new OperatorApi((await openAs(name)).request));
+    await failUntilDead(ops, job, (attempt) => `Player error ${attempt}: codec not supported.`);
 
     const sam = new WorkPage(await openAs('sam'));
     await sam.goto(job.id);

@@ -1,20 +1,14 @@
 import { expect, test } from './fixtures';
-import { OperatorHomePage } from './pages/OperatorHomePage';
 import { WorkPage } from './pages/WorkPage';
 import { checkScreen } from './screen';
 
 // content-moderation (seed): lease 45 s, 3 attempts, 2 extensions; bob and
 // carol are granted it, and helpdesk-bot produces into it.
 
-test('skip: the job goes to someone else, never back to me', async ({ openAs, jobs, api }) => {
+test('skip: the job goes to someone else, never back to me', async ({ claimAs, jobs, api }) => {
   const job = await jobs.create('content-moderation', 'Reported comment in a language I do not read');
 
-  const bob = await openAs('bob');
-  const bobHome = new OperatorHomePage(bob);
-  const bobWork = new WorkPage(bob);
-  await bobHome.goto();
-  await bobHome.claimNextIn('content-moderation');
-  expect(await bobWork.waitForJob()).toBe(job.id);
+  const { page: bob, home: bobHome, work: bobWork } = await claimAs('bob', job);
 
   // Skip means "not for me, the next one": bob lands on another job, or
   // home when nothing else is waiting for him.
@@ -44,39 +38,29 @@ test('skip: the job goes to someone else, never back to me', async ({ openAs, jo
   }
 
   // …but carol is.
-  const carol = await openAs('carol');
-  const carolHome = new OperatorHomePage(carol);
-  const carolWork = new WorkPage(carol);
-  await carolHome.goto();
-  await carolHome.claimNextIn('content-moderation');
-  expect(await carolWork.waitForJob()).toBe(job.id);
+  const { work: carolWork } = await claimAs('carol', job);
   await expect(carolWork.title).toHaveText(job.title);
 });
 
 test("more time is answered in place: offered from the start with a choice of amounts, it says how many are left, keeps the notes, and stops at the queue's limit", async ({
-  openAs,
+  claimAs,
   jobs,
   api,
 }) => {
   const job = await jobs.create('content-moderation', 'Long thread to read before deciding');
 
-  const bob = await openAs('bob');
-  const home = new OperatorHomePage(bob);
-  const work = new WorkPage(bob);
-  await home.goto();
-  await home.claimNextIn('content-moderation');
-  expect(await work.waitForJob()).toBe(job.id);
+  const { page: bob, work } = await claimAs('bob', job);
   const notes = bob.getByLabel('Notes');
   await notes.fill('Read half the thread; the rest looks like spam.');
 
   // More time is offered from the start, in words, with a choice of amounts
   // added to the time left: content-moderation allows two extensions.
-  const latest = /the deadline can go no later than \d{1,2}:\d{2}:\d{2}( [AP]M)?\.$/;
+  const latest = /the deadline can go no later than \d{1,2}:\d{2}:\d{2}(\s[AP]M)?\.$/;
   await expect(work.extendButton).toBeEnabled();
   await expect(work.extendHint).toContainText('Added to the time left. You may ask 2 more times;');
   await expect(work.extendHint).toHaveText(latest, { useInnerText: true });
   await work.extend('+5 min');
-  await expect(bob.getByTestId('extended')).toHaveText(/^More time: the deadline is now \d{1,2}:\d{2}:\d{2}( [AP]M)?\.$/);
+  await expect(bob.getByTestId('extended')).toHaveText(/^More time: the deadline is now \d{1,2}:\d{2}:\d{2}(\s[AP]M)?\.$/);
   await expect(work.countdown).toHaveText(/^5:\d\d$/);
   await expect(work.extendHint).toContainText('You may ask once more;');
   await work.extend('+15 min');
@@ -95,16 +79,12 @@ test("more time is answered in place: offered from the start with a choice of am
 
 test("more time pressed in another tab, on the other instance: this tab's More time follows at once, from the server's answer", async ({
   openAs,
+  claimAs,
   jobs,
 }) => {
   const job = await jobs.create('content-moderation', 'Long thread read in two tabs');
 
-  const here = await openAs('bob');
-  const home = new OperatorHomePage(here);
-  const work = new WorkPage(here);
-  await home.goto();
-  await home.claimNextIn('content-moderation');
-  expect(await work.waitForJob()).toBe(job.id);
+  const { page: here, work } = await claimAs('bob', job);
   const there = new WorkPage(await openAs('bob', 'B'));
   await there.page.goto(`/jobs/${job.id}`);
   expect(await there.waitForJob()).toBe(job.id);
@@ -121,15 +101,10 @@ test("more time pressed in another tab, on the other instance: this tab's More t
   await expect(here).toHaveURL(`/jobs/${job.id}`);
 });
 
-test('reporting a failure spends an attempt and puts the job back in line', async ({ openAs, jobs, api }) => {
+test('reporting a failure spends an attempt and puts the job back in line', async ({ claimAs, jobs, api }) => {
   const job = await jobs.create('content-moderation', 'Image link is dead, cannot review');
 
-  const bob = await openAs('bob');
-  const home = new OperatorHomePage(bob);
-  const work = new WorkPage(bob);
-  await home.goto();
-  await home.claimNextIn('content-moderation');
-  expect(await work.waitForJob()).toBe(job.id);
+  const { page: bob, home, work } = await claimAs('bob', job);
 
   await work.fail('The image returns 404 on the CDN.');
   await expect(bob).toHaveURL('/');
@@ -141,15 +116,10 @@ test('reporting a failure spends an attempt and puts the job back in line', asyn
   expect(failed.last_error).toBe('The image returns 404 on the CDN.');
 });
 
-test('when the deadline passes, the work page says so and disables its buttons', async ({ openAs, jobs }) => {
+test('when the deadline passes, the work page says so and disables its buttons', async ({ claimAs, jobs }) => {
   const job = await jobs.create('content-moderation', 'Quick look (two-second lease)', { lease_seconds: 2 });
 
-  const bob = await openAs('bob');
-  const home = new OperatorHomePage(bob);
-  const work = new WorkPage(bob);
-  await home.goto();
-  await home.claimNextIn('content-moderation');
-  expect(await work.waitForJob()).toBe(job.id);
+  const { work } = await claimAs('bob', job);
   await expect(work.ended).toBeHidden();
 
   await expect(work.ended).toBeVisible({ timeout: 10_000 });
@@ -160,16 +130,11 @@ test('when the deadline passes, the work page says so and disables its buttons',
   }
 });
 
-test('complete & next, the default button, completes the job and opens the next one in one step', async ({ openAs, jobs, api }) => {
+test('complete & next, the default button, completes the job and opens the next one in one step', async ({ claimAs, jobs, api }) => {
   const first = await jobs.create('content-moderation', 'First of two in a row');
   const second = await jobs.create('content-moderation', 'Second of two in a row');
 
-  const bob = await openAs('bob');
-  const home = new OperatorHomePage(bob);
-  const work = new WorkPage(bob);
-  await home.goto();
-  await home.claimNextIn('content-moderation');
-  expect(await work.waitForJob()).toBe(first.id);
+  const { page: bob, home, work } = await claimAs('bob', first);
   await expect(work.completeNextButton).toHaveAccessibleName('Complete & next');
 
   await work.completeAndNext('Looked fine');

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { Page } from '@playwright/test';
-import { OperatorApi } from './api';
+import { failUntilDead, OperatorApi } from './api';
 import { giveReason } from './pages/SupervisorPage';
 import { expect, test } from './fixtures';
 import { checkScreen, SCREENS } from './screen';
@@ -87,17 +87,11 @@ test.describe('review', () => {
     const queue = 'content-moderation'; // three attempts
     // A failed job is not offered back to its reporter: three people fail it.
     const ops = [];
-    for (const name of ['bob', 'carol', 'dana']) ops.push(new OperatorApi((await openAs(name)).request));
+    for (const name of ['bob', 'carol', 'dana'] as const) ops.push(new OperatorApi((await openAs(name)).request));
     const dead = [];
     for (const label of ['Image will not load', 'Video link expired']) {
       const job = await jobs.create(queue, label);
-      for (let attempt = 1; attempt <= 3; attempt++) {
-        const op = ops[attempt - 1];
-        const claim = await op.claim(queue);
-        expect(claim?.job.id).toBe(job.id);
-        await op.fail(claim!, `Attempt ${attempt}: the file answers 404`);
-      }
-      expect((await api.get(job)).state).toBe('dead');
+      await failUntilDead(ops, job, (attempt) => `Attempt ${attempt}: the file answers 404`);
       dead.push(job);
     }
 

@@ -1,5 +1,4 @@
 import { expect, test } from './fixtures';
-import { OperatorHomePage } from './pages/OperatorHomePage';
 import { SupervisorPage, giveReason } from './pages/SupervisorPage';
 import { WorkPage } from './pages/WorkPage';
 import { checkScreen } from './screen';
@@ -17,16 +16,12 @@ test.describe('reasons on take-backs', () => {
   test.slow();
   test('a force release with a reason: the holder reads it at once and after a reload, and the history keeps it', async ({
     openAs,
+    claimAs,
     jobs,
     api,
   }) => {
     const job = await jobs.create(QUEUE, 'Check invoice INV-E2E-TAKEN-WITH-REASON');
-    const alice = await openAs('alice');
-    const home = new OperatorHomePage(alice);
-    await home.goto();
-    await home.claimNextIn(QUEUE);
-    const work = new WorkPage(alice);
-    expect(await work.waitForJob()).toBe(job.id);
+    const { page: alice, work } = await claimAs('alice', job);
     await work.live.waitUntilLive();
     const stillTheSamePage = await work.live.markDocument();
 
@@ -61,6 +56,7 @@ test.describe('reasons on take-backs', () => {
 
   test('a queue that requires a reason: the box will not go ahead without one, and the cancel says why', async ({
     openAs,
+    claimAs,
     jobs,
     api,
   }) => {
@@ -74,12 +70,7 @@ test.describe('reasons on take-backs', () => {
     await requireReason(true);
     try {
       const job = await jobs.create(QUEUE, 'Check invoice INV-E2E-REASON-REQUIRED');
-      const alice = await openAs('alice');
-      const home = new OperatorHomePage(alice);
-      await home.goto();
-      await home.claimNextIn(QUEUE);
-      const work = new WorkPage(alice);
-      expect(await work.waitForJob()).toBe(job.id);
+      const { work } = await claimAs('alice', job);
       await work.live.waitUntilLive();
 
       await sam.goto(`/jobs/${job.id}`);

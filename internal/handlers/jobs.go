@@ -285,47 +285,59 @@ func (s *Server) superviseJob(c echo.Context) error {
 
 // cancelSelectedForm cancels the jobs ticked on a queue's page.
 func (s *Server) cancelSelectedForm(c echo.Context) error {
-	queue := c.Param("queue")
-	form, _ := c.FormParams()
-	back := "/supervisor/queues/" + queue + "?state=" + url.QueryEscape(c.FormValue("state"))
-	if len(form["id"]) == 0 {
-		s.note(c, "Nothing was selected: tick the jobs to cancel first.")
-		return redirect(c, back)
-	}
-	// Forced only from the list of reserved jobs: a job of another list
-	// claimed since the page showed it stays with its holder.
-	canceled, failed, err := s.cancelMany(c, form["id"], c.FormValue("state") == string(tasks.StateReserved), strings.TrimSpace(c.FormValue("reason")))
-	if err != nil {
-		return err
-	}
-	if len(canceled) > 0 {
-		s.flash(c, "Canceled "+views.Plural(len(canceled), "job")+".")
-	}
-	if len(failed) > 0 {
-		s.note(c, views.Plural(len(failed), "job")+" could not be canceled: "+failed[0].Message+".")
-	}
-	return redirect(c, back)
+	state := c.FormValue("state")
+	return s.selectedForm(c, state, bulkForm{
+		verb: "cancel", done: "canceled",
+		// Forced only from the list of reserved jobs: a job of another
+		// list claimed since the page showed it stays with its holder.
+		run: func(ids []string, reason string) ([]string, []bulkFailure, error) {
+			return s.cancelMany(c, ids, state == string(tasks.StateReserved), reason)
+		},
+		flash: func(n int) string { return "Canceled " + views.Plural(n, "job") + "." },
+	})
 }
 
 // requeueSelectedForm requeues the dead jobs ticked on a queue's page,
 // with the reason typed, if any.
 func (s *Server) requeueSelectedForm(c echo.Context) error {
-	queue := c.Param("queue")
+	return s.selectedForm(c, string(tasks.StateDead), bulkForm{
+		verb: "requeue", done: "requeued",
+		run: func(ids []string, reason string) ([]string, []bulkFailure, error) {
+			return s.requeueMany(c, ids, reason)
+		},
+		flash: func(n int) string { return "Requeued " + views.Plural(n, "job") + " with fresh attempts." },
+	})
+}
+
+// bulkForm is what a queue page's action on its ticked jobs does and
+// says.
+type bulkForm struct {
+	verb  string // what it does, as "tick the jobs to cancel first"
+	done  string // what it did, as "could not be canceled"
+	run   func(ids []string, reason string) (changed []string, failed []bulkFailure, err error)
+	flash func(n int) string // says that n jobs changed
+}
+
+// selectedForm runs a bulk action on the jobs ticked on a queue's page,
+// with the reason typed, if any, then goes back to the page's list of
+// jobs in state, saying how many changed and why the first job that
+// could not be changed was not.
+func (s *Server) selectedForm(c echo.Context, state string, f bulkForm) error {
 	form, _ := c.FormParams()
-	back := "/supervisor/queues/" + queue + "?state=dead"
+	back := "/supervisor/queues/" + c.Param("queue") + "?state=" + url.QueryEscape(state)
 	if len(form["id"]) == 0 {
-		s.note(c, "Nothing was selected: tick the jobs to requeue first.")
+		s.note(c, "Nothing was selected: tick the jobs to "+f.verb+" first.")
 		return redirect(c, back)
 	}
-	requeued, failed, err := s.requeueMany(c, form["id"], strings.TrimSpace(c.FormValue("reason")))
+	changed, failed, err := f.run(form["id"], strings.TrimSpace(c.FormValue("reason")))
 	if err != nil {
 		return err
 	}
-	if len(requeued) > 0 {
-		s.flash(c, "Requeued "+views.Plural(len(requeued), "job")+" with fresh attempts.")
+	if len(changed) > 0 {
+		s.flash(c, f.flash(len(changed)))
 	}
 	if len(failed) > 0 {
-		s.note(c, views.Plural(len(failed), "job")+" could not be requeued: "+failed[0].Message+".")
+		s.note(c, views.Plural(len(failed), "job")+" could not be "+f.done+": "+failed[0].Message+".")
 	}
 	return redirect(c, back)
 }

@@ -47,10 +47,23 @@ function localTimes(root) {
       el.title = d.toLocaleString(locale, dateTime);
       return;
     }
-    el.textContent = d.toLocaleString(locale, el.hasAttribute("data-time-only") ? timeOnly :
+    el.textContent = unbroken(d, el.hasAttribute("data-time-only") ? timeOnly :
       el.hasAttribute("data-short") ? short : el.hasAttribute("data-axis") ? axis : dateTime);
     el.title = iso;
   });
+}
+
+/**
+ * unbroken says a time in the viewer's locale with the options, its time
+ * of day kept on one line: a narrow column may break "Nov 26, 9:22 PM"
+ * after the date, never before the PM.
+ * @param {Date} d
+ * @param {Intl.DateTimeFormatOptions} options
+ * @returns {string}
+ */
+function unbroken(d, options) {
+  const parts = new Intl.DateTimeFormat(locale, options).formatToParts(d);
+  return parts.map((p, i) => (p.type === "literal" && parts[i + 1]?.type === "dayPeriod" ? p.value.replace(/\s/g, "\u00a0") : p.value)).join("");
 }
 
 // Numbers of a job's details in the viewer's locale's way (the one the
