@@ -1,5 +1,4 @@
 import { expect, test } from './fixtures';
-import { OperatorHomePage } from './pages/OperatorHomePage';
 import { SupervisorPage } from './pages/SupervisorPage';
 import { WorkPage } from './pages/WorkPage';
 import { SCREENS, checkScreen } from './screen';
@@ -16,17 +15,13 @@ test.describe('kept drafts', () => {
   test.slow();
   test('a draft comes back after a reload, is kept when the job is taken back, and the next holder starts from it', async ({
     openAs,
+    claimAs,
     jobs,
   }) => {
     const job = await jobs.create(QUEUE, 'Check invoice INV-E2E-DRAFT-KEPT');
     const typed = 'Lines 1 to 3 checked; the total is off by 12.00, asking the supplier.';
 
-    const alice = await openAs('alice');
-    const home = new OperatorHomePage(alice);
-    await home.goto();
-    await home.claimNextIn(QUEUE);
-    const work = new WorkPage(alice);
-    expect(await work.waitForJob()).toBe(job.id);
+    const { page: alice, work } = await claimAs('alice', job);
     await work.notes.fill(typed);
     await expect(alice.getByTestId('draft-status')).toHaveText(/^Draft saved at /);
 
@@ -49,11 +44,7 @@ test.describe('kept drafts', () => {
     await expect(work.ended).toBeVisible();
 
     // Back in its place, first in line: the next to claim gets it.
-    const dana = await openAs('dana');
-    await new OperatorHomePage(dana).goto();
-    await new OperatorHomePage(dana).claimNextIn(QUEUE);
-    const next = new WorkPage(dana);
-    expect(await next.waitForJob()).toBe(job.id);
+    const { page: dana, work: next } = await claimAs('dana', job);
     const kept = dana.getByTestId('drafts');
     await expect(kept.getByRole('heading')).toHaveText('Drafts kept from earlier holders');
     await expect(kept.getByTestId('draft-kept')).toHaveCount(1);

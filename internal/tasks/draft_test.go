@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"claimdesk/internal/tasks/taskstest"
 )
 
 // saveDraft saves values as r's live draft.
@@ -234,13 +232,7 @@ func TestDraftsCappedAndPurged(t *testing.T) {
 // pays one HDEL to drop it, or its reads and writes to keep it.
 func TestDraftBudget(t *testing.T) {
 	t.Parallel()
-	srv, err := taskstest.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	rdb := srv.Client()
-	mon := monitorRedis(t, srv.Addr(), rdb)
+	rdb, mon := monitoredServer(t)
 	for _, c := range []struct {
 		name string
 		end  func(e *env, r *Reservation)

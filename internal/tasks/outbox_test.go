@@ -186,13 +186,7 @@ func TestOutboxCap(t *testing.T) {
 // call for the cap. A change that ends nothing pays nothing.
 func TestOutboxBudget(t *testing.T) {
 	t.Parallel()
-	srv, err := taskstest.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	rdb := srv.Client()
-	mon := monitorRedis(t, srv.Addr(), rdb)
+	rdb, mon := monitoredServer(t)
 	result := json.RawMessage(`{"verdict":"ok"}`)
 	for _, c := range []struct {
 		name string
@@ -253,6 +247,19 @@ func TestOutboxBudget(t *testing.T) {
 			t.Logf("%d commands with the outbox off, %d on", len(sent[0]), len(sent[1]))
 		})
 	}
+}
+
+// monitoredServer starts a Redis of the test's own, whose every command
+// the monitor reads: a budget test counts commands no other test sends.
+func monitoredServer(t *testing.T) (*redis.Client, *monitor) {
+	t.Helper()
+	srv, err := taskstest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	rdb := srv.Client()
+	return rdb, monitorRedis(t, srv.Addr(), rdb)
 }
 
 // count is how many of the commands are cmd.
