@@ -5,6 +5,8 @@ import { SCREENS, checkScreen } from './screen';
 // carol are granted it.
 
 test("can't be done: the job goes to someone else, who reads the earlier attempt above the form", async ({ claimAs, jobs, api }) => {
+  // Three people's pages, the last at two screen sizes: longer than most.
+  test.slow();
   const job = await jobs.create('content-moderation', 'Screenshot link of a reported post');
 
   const { page: bob, home: bobHome, work: bobWork } = await claimAs('bob', job);
