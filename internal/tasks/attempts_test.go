@@ -63,13 +63,7 @@ func TestFailIsNotOfferedToItsReporter(t *testing.T) {
 // come back to them.
 func TestFailAtTheSkipLimit(t *testing.T) {
 	onEachBackend(t, func(e *env) {
-		e.enqueueMany(MaxSkips + 1)
-		for i := range MaxSkips {
-			r := e.claim("ann")
-			if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold()); err != nil {
-				t.Fatalf("skip %d: %v", i+1, err)
-			}
-		}
+		e.skipToLimit("ann")
 		r := e.claim("ann")
 		got, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "cannot read it")
 		if err != nil || got.State != StateReady || got.Attempts != 1 || len(got.SkippedBy) != 0 {

@@ -250,7 +250,7 @@ func TestDraftBudget(t *testing.T) {
 			if _, _, err := e.reclaim(10); err != nil {
 				e.t.Fatal(err)
 			}
-		}, []string{"HGET drafts <id>", `HGET drafts <id>\nkept`, "HSET drafts", "HDEL drafts"}},
+		}, []string{"HMGET drafts", "HSET drafts", "HDEL drafts"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var sent [2][]string // without a draft, with one

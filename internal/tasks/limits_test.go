@@ -8,15 +8,22 @@ import (
 	"time"
 )
 
+// skipToLimit enqueues one job more than an operator may skip, and has op
+// skip as many as they may.
+func (e *env) skipToLimit(op string) {
+	e.t.Helper()
+	e.enqueueMany(MaxSkips + 1)
+	for i := range MaxSkips {
+		r := e.claim(op)
+		if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold()); err != nil {
+			e.t.Fatalf("skip %d: %v", i+1, err)
+		}
+	}
+}
+
 func TestSkipLimitKeepsClaimHonest(t *testing.T) {
 	onEachBackend(t, func(e *env) {
-		e.enqueueMany(MaxSkips + 1)
-		for i := range MaxSkips {
-			r := e.claim("ann")
-			if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold()); err != nil {
-				t.Fatalf("skip %d: %v", i+1, err)
-			}
-		}
+		e.skipToLimit("ann")
 		// Claim looks past every skipped job to the one ann has not skipped.
 		r := e.claim("ann")
 		_, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold())

@@ -23,17 +23,6 @@ function draftForm(el) {
 }
 
 /**
- * body is what the form holds, to save: the server keeps what was typed.
- * @param {HTMLFormElement} form
- * @returns {FormData}
- */
-function body(form) {
-  const data = new FormData(form);
-  data.set("_csrf", document.body.dataset.csrf || "");
-  return data;
-}
-
-/**
  * said shows how the last save went, in the form's status line.
  * @param {HTMLFormElement} form
  * @param {string} words
@@ -50,7 +39,7 @@ async function save() {
   pending = null;
   if (!form || !form.isConnected || !form.dataset.draft) return;
   try {
-    const res = await fetch(form.dataset.draft, { method: "POST", body: body(form), credentials: "same-origin" });
+    const res = await fetch(form.dataset.draft, { method: "POST", body: new FormData(form), credentials: "same-origin" });
     said(form, res.ok ? "Draft saved at " + new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) + "." : "The draft could not be saved.");
   } catch {
     said(form, "The draft could not be saved: no connection.");
@@ -76,7 +65,7 @@ function left() {
   if (!form || !form.dataset.draft) return;
   clearTimeout(timer);
   pending = null;
-  navigator.sendBeacon(form.dataset.draft, body(form));
+  navigator.sendBeacon(form.dataset.draft, new FormData(form));
 }
 
 /** startDrafts keeps the work page's drafts. */

@@ -206,11 +206,11 @@ local function end_draft(id, m, action, actor)
     redis.call('HDEL', K.drafts, id)
     return
   end
-  local live = redis.call('HGET', K.drafts, id)
-  if not live then return end
   local field = id .. '\nkept'
+  local got = redis.call('HMGET', K.drafts, id, field)
+  local live, raw = got[1], got[2]
+  if not live then return end
   local kept = {}
-  local raw = redis.call('HGET', K.drafts, field)
   if raw then kept = {cmsgpack.unpack(raw)} end
   local by, at, draft = cmsgpack.unpack(live)
   local n = #kept
