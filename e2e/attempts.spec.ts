@@ -47,7 +47,10 @@ test("can't be done: the job goes to someone else, who reads the earlier attempt
     }
     await checkScreen(carol, `the work page with an earlier attempt (${screen.name})`, screen.name === 'phone');
     await carol.screenshot({ path: test.info().outputPath(`work-attempts-${screen.viewport.width}.png`), fullPage: true });
+    // Closed only once the give-back has landed: a page closed while its
+    // form is on the way may leave the job held, or the close waiting.
     await carolWork.release();
+    await expect(carol).toHaveURL('/');
     await carol.context().close();
   }
 
