@@ -112,6 +112,7 @@ type floorPage struct {
 	conn       *websocket.Conn
 	fetchOn    *atomic.Bool // off: the page only holds its websocket
 	fetches    *atomic.Int64
+	frames     *atomic.Int64 // websocket messages every page read
 	fetching   atomic.Int64
 	mine       refresher
 	others     refresher
@@ -222,6 +223,7 @@ func (p *floorPage) read(ctx context.Context, base string, closing *atomic.Bool)
 			}
 			return
 		}
+		p.frames.Add(1)
 		var frame struct {
 			pageNotice
 			Notices []pageNotice `json:"notices"`
@@ -334,7 +336,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 
 	// Open the pages.
 	var fetchOn, pollOn, closing atomic.Bool
-	var fetches, polls atomic.Int64
+	var fetches, polls, frames atomic.Int64
 	fetchOn.Store(true)
 	pollOn.Store(true)
 	total := c.floorPages + c.floorSupervisors
@@ -370,7 +372,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		if err != nil {
 			return fmt.Errorf("page %d: %w", i, err)
 		}
-		p := &floorPage{user: who.name, supervisor: supervisor, conn: conn, fetchOn: &fetchOn, fetches: &fetches,
+		p := &floorPage{user: who.name, supervisor: supervisor, conn: conn, fetchOn: &fetchOn, fetches: &fetches, frames: &frames,
 			client: &http.Client{Transport: transport, Jar: who.jar, Timeout: 30 * time.Second},
 			mine:   refresher{jitter: 200 * time.Millisecond}, others: refresher{gap: time.Second, jitter: 400 * time.Millisecond},
 			poll: time.NewTicker(c.floorPoll), done: make(chan struct{})}
@@ -477,7 +479,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	// hold their websocket.
 	type phase struct {
 		claim, complete summary
-		fetches         int64
+		fetches, frames int64
 		calls           int64
 		seconds         float64
 		cores           []float64
@@ -493,7 +495,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		}
 		claimRec.Store(newRecorder("claim"))
 		completeRec.Store(newRecorder("complete"))
-		f0 := fetches.Load()
+		f0, fr0 := fetches.Load(), frames.Load()
 		c0, err := redisCalls(ctx, a.rdb)
 		if err != nil {
 			return phase{}, err
@@ -509,7 +511,7 @@ func runFloor(ctx context.Context, c config) (result, error) {
 		}
 		calls, _, _ := callsSince(c0, c1)
 		return phase{claim: claimRec.Load().summary(), complete: completeRec.Load().summary(),
-			fetches: fetches.Load() - f0, calls: calls, seconds: time.Since(t0).Seconds(), cores: cpu.cores()}, nil
+			fetches: fetches.Load() - f0, frames: frames.Load() - fr0, calls: calls, seconds: time.Since(t0).Seconds(), cores: cpu.cores()}, nil
 	}
 	shipped, err := measure(true)
 	if err != nil {
@@ -530,11 +532,14 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	if p := workErr.Load(); p != nil {
 		return r, *p
 	}
-	st, err := a.tasks.Stats(ctx, queue)
-	if err != nil {
-		return r, err
-	}
-	stale := func() int {
+	// The store is read afresh each time: a call of the work under way
+	// when it stopped may land on the server later still.
+	var st tasks.Stats
+	stale := func() (int, error) {
+		var err error
+		if st, err = a.tasks.Stats(ctx, queue); err != nil {
+			return 0, err
+		}
 		n := 0
 		for _, p := range pages {
 			want := st.Claimable()
@@ -547,15 +552,19 @@ func runFloor(ctx context.Context, c config) (result, error) {
 			}
 			p.mu.Unlock()
 		}
-		return n
+		return n, nil
 	}
 	quiet := time.Now()
-	for deadline := quiet.Add(floorQuiet); stale() > 0 && time.Now().Before(deadline); {
+	left, err := stale()
+	for deadline := quiet.Add(floorQuiet); err == nil && left > 0 && time.Now().Before(deadline); left, err = stale() {
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return r, err
 		}
 	}
-	settled, left := time.Since(quiet), stale()
+	if err != nil {
+		return r, err
+	}
+	settled := time.Since(quiet)
 	dropped := 0
 	for _, p := range pages {
 		select {
@@ -584,6 +593,11 @@ func runFloor(ctx context.Context, c config) (result, error) {
 	r.fig("Redis commands/s, pages fetching", perSecond(shipped.calls, shipped), "")
 	r.fig("Redis commands/s, pages hold websockets only", perSecond(socketsOnly.calls, socketsOnly), "")
 	r.fig("claimdesk CPU, pages fetching", shipped.cores[0], "cores")
+	r.fig("claimdesk CPU, pages hold websockets only", socketsOnly.cores[0], "cores")
+	r.fig("claimdesk CPU per 1,000 pages, pages fetching", shipped.cores[0]*1000/float64(total), "cores")
+	r.fig("websocket messages/s to all pages, pages fetching", perSecond(shipped.frames, shipped), "")
+	r.fig("claimdesk CPU per websocket message, pages fetching (all its work ÷ messages)",
+		shipped.cores[0]*1e6/max(1, perSecond(shipped.frames, shipped)), "µs")
 	r.fig("redis-server CPU, pages fetching", shipped.cores[1], "cores")
 	r.fig("bench (load generator) CPU, pages fetching", shipped.cores[2], "cores")
 	r.fig("server memory per open page", float64(after-before)/float64(total)/1024, "KiB")

@@ -260,11 +260,13 @@ func (e *env) received(clients ...*notify.Client) [][]notify.Notice {
 		for {
 			select {
 			case <-c.Ready():
-				for _, n := range c.Take() {
-					if n.Type == notify.Resync {
-						break read
+				for _, f := range c.Take() {
+					for _, n := range f.Notices() {
+						if n.Type == notify.Resync {
+							break read
+						}
+						out[i] = append(out[i], *n)
 					}
-					out[i] = append(out[i], *n)
 				}
 			case <-c.Dropped():
 				e.t.Fatalf("client %d dropped; got %v", i, summary(out[i]))

@@ -169,31 +169,27 @@ func (s *Server) feed(lc *liveConn) {
 		case <-gone:
 			return
 		case <-lc.client.Dropped():
-			// Too slow: close, so the browser reconnects and resyncs. At a
-			// shutdown, say so, and it reconnects (to another instance).
-			code, text := websocket.CloseTryAgainLater, "too slow"
-			if errors.Is(lc.client.Err(), notify.ErrClosed) {
-				code, text = websocket.CloseGoingAway, "shutting down"
-			}
-			closeWith(lc.conn, code, text)
+			// At a shutdown, say so: the page reconnects (to another
+			// instance).
+			closeWith(lc.conn, websocket.CloseGoingAway, "shutting down")
 			return
 		case <-lc.client.Stale():
 			if !s.recheck(lc) {
 				return
 			}
 		case <-lc.client.Ready():
-			ns := lc.client.Take()
-			if len(ns) == 0 {
-				continue
-			}
-			b, err := notify.Frame(ns)
-			if err != nil {
-				s.log.Warn("websocket notice", "err", err)
-				continue
-			}
-			_ = lc.conn.SetWriteDeadline(time.Now().Add(writeWait))
-			if lc.conn.WriteMessage(websocket.TextMessage, b) != nil {
-				return
+			// Frames are shared by the connections that see alike: each
+			// was encoded and framed once for all of them.
+			for _, f := range lc.client.Take() {
+				msg, err := f.Message()
+				if err != nil {
+					s.log.Warn("websocket notice", "err", err)
+					continue
+				}
+				_ = lc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+				if lc.conn.WritePreparedMessage(msg) != nil {
+					return
+				}
 			}
 		case <-ping.C:
 			// A session also ends by the clock, which nobody announces.

@@ -155,6 +155,7 @@ func New(cfg Config) http.Handler {
 	s.registry.MustRegister(newQueueCollector(s))
 	cfg.Tasks.Observe(s.board.observe)
 	cfg.Hub.Tap(s.heard)
+	cfg.Hub.Settle(s.queueCounts)
 	public, _ := url.Parse(s.origin)
 	https := public != nil && public.Scheme == "https"
 	s.headers = securityHeaders(public)
@@ -200,6 +201,13 @@ func (s *Server) heard(n *notify.Notice) {
 	if n.Type == notify.UserChanged {
 		s.users.Forget(n.User)
 	}
+}
+
+// queueCounts reads a queue's counts, for the hub to settle what pages
+// show (notify.Hub.Settle).
+func (s *Server) queueCounts(ctx context.Context, queue string) (tasks.Counts, error) {
+	st, err := s.tasks.Stats(ctx, queue)
+	return st.Counts(), err
 }
 
 func (s *Server) readyz(c echo.Context) error {

@@ -108,11 +108,24 @@ func (a *Announcer) Observe(ctx context.Context, fx tasks.Effects) {
 		an.notices = append(an.notices, ns...)
 	}
 	if len(fx.Transitions) > 0 {
-		c, claimable := fx.Counts, fx.Counts.Claimable()
-		an.counts = &Notice{Type: QueueChanged, Queue: fx.Queue, Ready: &c.Ready, Reserved: &c.Reserved,
-			Scheduled: &c.Scheduled, Held: &c.Held, Claimable: &claimable, Dead: &c.Dead}
+		an.counts = countsNotice(fx.Queue, fx.Counts, fx.At.UnixMilli())
 	}
 	a.queue(ctx, an)
+}
+
+// countsNotice is the queue.changed that carries a queue's counts as they
+// were at (ms by the Redis clock).
+func countsNotice(queue string, c tasks.Counts, at int64) *Notice {
+	claimable := c.Claimable()
+	return &Notice{Type: QueueChanged, Queue: queue, Ready: &c.Ready, Reserved: &c.Reserved,
+		Scheduled: &c.Scheduled, Held: &c.Held, Claimable: &claimable, Dead: &c.Dead, At: at}
+}
+
+// sameCounts reports whether two queue.changed carry the same counts.
+func sameCounts(a, b *Notice) bool {
+	same := func(x, y *int64) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
+	return same(a.Ready, b.Ready) && same(a.Held, b.Held) && same(a.Scheduled, b.Scheduled) &&
+		same(a.Reserved, b.Reserved) && same(a.Dead, b.Dead)
 }
 
 // Publish announces notices that come from no change of state (a warning

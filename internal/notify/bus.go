@@ -116,10 +116,32 @@ func (b *Bus) Publish(ctx context.Context, notices ...Notice) error {
 		}
 		msgs[i] = raw
 	}
+	pushes := make([]*redis.IntCmd, len(ids))
 	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, id := range ids {
-			p.RPush(ctx, b.list(id), msgs...)
+		for i, id := range ids {
+			pushes[i] = p.RPush(ctx, b.list(id), msgs...)
 			p.LTrim(ctx, b.list(id), -maxBacklog, -1)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	// A list the trim cut lost its oldest notices: its instance hears a
+	// resync after the rest.
+	var behind []string
+	for i, push := range pushes {
+		if push.Val() > maxBacklog {
+			behind = append(behind, ids[i])
+		}
+	}
+	if len(behind) == 0 {
+		return nil
+	}
+	resync, _ := json.Marshal(Notice{Type: Resync})
+	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range behind {
+			p.RPush(ctx, b.list(id), resync)
 		}
 		return nil
 	})

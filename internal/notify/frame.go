@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
+
+	"github.com/gorilla/websocket"
 )
 
 // Frames is the type of a websocket message that carries several notices,
@@ -11,12 +14,48 @@ import (
 // type is one notice (or the snapshot).
 const Frames = "notices"
 
-// Frame is one websocket message of the notices that waited for a
-// browser: a single notice as itself, several as a Frames message. A
-// queue's counts go only as they are last: earlier ones are out of date.
-// Each notice is encoded once (by the hub) for every socket it goes to.
-func Frame(ns []*Notice) ([]byte, error) {
-	ns = latestCounts(ns)
+// Frame is one websocket message of the notices that waited for a group
+// of connections whose viewers see alike (or for one connection): a
+// single notice as itself, several as a Frames message. A queue's counts
+// go only as they are last: earlier ones are out of date. It is encoded
+// once, and framed for the websocket once, for every connection it goes
+// to.
+type Frame struct {
+	notices []*Notice
+	data    []byte
+	err     error
+
+	once sync.Once
+	msg  *websocket.PreparedMessage
+}
+
+// newFrame encodes the notices as one message.
+func newFrame(ns []*Notice) *Frame {
+	f := &Frame{notices: latestCounts(ns)}
+	f.data, f.err = encodeFrame(f.notices)
+	return f
+}
+
+// resyncFrame is the message that tells a page to fetch afresh, for a
+// connection that fell too far behind (maxFrames).
+var resyncFrame = newFrame([]*Notice{{Type: Resync}})
+
+// Notices are the notices the frame carries, in order. They are shared:
+// read them, never change them.
+func (f *Frame) Notices() []*Notice { return f.notices }
+
+// Message is the frame as a websocket message, prepared once for every
+// connection that writes it.
+func (f *Frame) Message() (*websocket.PreparedMessage, error) {
+	f.once.Do(func() {
+		if f.err == nil {
+			f.msg, f.err = websocket.NewPreparedMessage(websocket.TextMessage, f.data)
+		}
+	})
+	return f.msg, f.err
+}
+
+func encodeFrame(ns []*Notice) ([]byte, error) {
 	if len(ns) == 1 {
 		return ns[0].Encoded()
 	}

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
+
+	"claimdesk/internal/tasks"
 )
 
 // Why a client was dropped: Client.Err.
 var (
-	// ErrTooSlow says the client let maxPending notices pile up.
-	ErrTooSlow = errors.New("notify: client too slow")
 	// ErrClosed says the hub was closed: the server is shutting down.
 	ErrClosed = errors.New("notify: hub closed")
 	// ErrLeft says the client left.
@@ -21,9 +22,30 @@ var (
 
 // Hub fans notices out to this instance's browser connections, and wakes
 // the requests waiting for a job to finish.
+//
+// Connections whose viewers see the same notices (the same role, queues
+// and presence: Viewer.key) form a group. A notice is given once to each
+// group that sees it, and each of a group's frames is built, encoded and
+// framed for the websocket once for all its connections; what one viewer
+// sees alone (their own reservations, the warning that one runs out) goes
+// to their connections in frames of their own. A connection that falls
+// behind is sent a resync instead of what it missed, never dropped: its
+// page fetches afresh.
+//
+// What a page shows of a queue's counts converges on the store's: counts
+// older than those the hub gave last are never given (they may cross on
+// the way from several instances), and once a queue has been quiet for
+// settleAfter the hub reads its counts (Settle) and gives them, if they
+// are not those it gave last.
 type Hub struct {
 	mu      sync.Mutex
 	clients map[*Client]struct{}
+	// groups are the clients by what their viewers see alike (Viewer.key);
+	// named, by their viewer's name; alone, those with notices of their
+	// own waiting.
+	groups  map[string]*group
+	named   map[string]map[*Client]struct{}
+	alone   map[*Client]struct{}
 	waiters map[string][]chan struct{}
 	// members counts the clients that joined and have not left yet, dropped
 	// or not: Drain waits for them. gone is closed when it falls to zero.
@@ -33,57 +55,121 @@ type Hub struct {
 	closed bool
 	// taps hear every notice delivered (Tap).
 	taps []func(*Notice)
-	// timer fires at armed, when the first client's frame is due (pace.go);
-	// armed is zero while nothing is due.
+	// timer fires at armed, when the first frame is due (pace.go); armed
+	// is zero while nothing is due.
 	timer *time.Timer
 	armed time.Time
+	// flushing is held while frames are handed to clients, so that two
+	// firings of the timer never hand one client's frames out of order.
+	flushing sync.Mutex
+	// queues is what the hub gave of each queue's counts; read reads them
+	// from the store (Settle).
+	queues map[string]*queueCounts
+	read   func(context.Context, string) (tasks.Counts, error)
 }
+
+// group is the clients whose viewers see the same notices alike, and the
+// notices waiting for their next frame.
+type group struct {
+	viewer  Viewer
+	members []*Client
+	pace    pacer
+}
+
+// queueCounts is what the hub gave of one queue's counts.
+type queueCounts struct {
+	// last is the latest queue.changed given; given counts them.
+	last  *Notice
+	given uint64
+	// settle fires settleAfter the last one, to read the counts (Settle).
+	settle *time.Timer
+}
+
+// settleAfter is how long a queue's counts stay quiet before the hub
+// reads them from the store; settleTimeout bounds that read.
+// convergeWithin is what that promises: every open page that shows a
+// queue shows the store's counts within it of the queue's last change
+// (settleAfter, the read, and a frame interval, with room to spare).
+const (
+	settleAfter    = 500 * time.Millisecond
+	settleTimeout  = 5 * time.Second
+	convergeWithin = 2 * time.Second
+)
 
 // NewHub returns an empty hub.
 func NewHub() *Hub {
-	return &Hub{clients: map[*Client]struct{}{}, waiters: map[string][]chan struct{}{}}
+	return &Hub{clients: map[*Client]struct{}{}, groups: map[string]*group{}, named: map[string]map[*Client]struct{}{},
+		alone: map[*Client]struct{}{}, waiters: map[string][]chan struct{}{}, queues: map[string]*queueCounts{}}
+}
+
+// Settle has the hub read a queue's counts with read once the queue has
+// been quiet for settleAfter after a queue.changed, while a client sees
+// the queue, and give them if they differ from those it gave last: so
+// every page converges on the store's counts, whatever notices were lost
+// or crossed on the way. Call it before the hub hears notices.
+func (h *Hub) Settle(read func(ctx context.Context, queue string) (tasks.Counts, error)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.read = read
 }
 
 // Client is one browser connection's share of the hub.
 type Client struct {
-	hub    *Hub
-	viewer Viewer // guarded by the hub's mu
-	// pace holds the notices for the next frame: pointers, since a notice
-	// is shared by every client that sees it. Guarded by the hub's mu.
-	pace pacer
-	// ready holds a token once the next frame is due; signaled says it was
-	// given since the last Take. Guarded by the hub's mu.
-	ready    chan struct{}
-	signaled bool
+	hub *Hub
+	// viewer, its group, its place among the group's members, and the
+	// notices it sees alone are guarded by the hub's mu.
+	viewer Viewer
+	group  *group
+	slot   int
+	pace   pacer
+	// out are the frames waiting to be written, guarded by mu; ready holds
+	// a token while there are some.
+	mu    sync.Mutex
+	out   []*Frame
+	ready chan struct{}
 	// stale holds a token while the client's user may have changed.
 	stale chan struct{}
-	// Dropped is closed when the hub gave up on the client (too slow, or
-	// closed) or the client left; err says which.
+	// Dropped is closed when the hub was closed or the client left; err
+	// says which.
 	dropped chan struct{}
 	once    sync.Once
 	err     error
 	left    bool // guarded by the hub's mu
 }
 
-// Ready receives when the client's next frame is due: Take its notices.
+// Ready receives when frames wait for the client: Take them.
 func (c *Client) Ready() <-chan struct{} { return c.ready }
 
-// Take returns the notices that waited for the client, in order, and
-// forgets them; the next frame is paced from now. They are shared with
-// other clients: read them, never change them.
-func (c *Client) Take() []*Notice {
-	h := c.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c.signaled = false
-	if len(c.pace.pending) == 0 {
-		return nil
-	}
-	return c.pace.take(time.Now())
+// Take returns the frames that waited for the client, in order, and
+// forgets them. They are shared with other clients: never change them.
+func (c *Client) Take() []*Frame {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fs := c.out
+	c.out = nil
+	return fs
 }
 
-// Dropped is closed when the client must go: it was too slow, the hub was
-// closed, or it left.
+// push gives the client a frame, and tells it so. A client with maxFrames
+// waiting is behind: they are replaced by a resync. It reports whether the
+// client was told anew.
+func (c *Client) push(f *Frame) bool {
+	c.mu.Lock()
+	if len(c.out) >= maxFrames {
+		c.out = append(c.out[:0], resyncFrame)
+	}
+	c.out = append(c.out, f)
+	c.mu.Unlock()
+	select {
+	case c.ready <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// Dropped is closed when the client must go: the hub was closed, or it
+// left.
 func (c *Client) Dropped() <-chan struct{} { return c.dropped }
 
 // Stale receives when the client's user may have changed (a user.changed
@@ -99,7 +185,7 @@ func (c *Client) markStale() {
 	}
 }
 
-// Err is nil until Dropped is closed, then ErrTooSlow, ErrClosed or ErrLeft.
+// Err is nil until Dropped is closed, then ErrClosed or ErrLeft.
 func (c *Client) Err() error {
 	select {
 	case <-c.dropped:
@@ -128,13 +214,65 @@ func (h *Hub) Join(v Viewer) *Client {
 		return c
 	}
 	h.clients[c] = struct{}{}
+	h.enter(c)
+	names := h.named[v.Name]
+	if names == nil {
+		names = map[*Client]struct{}{}
+		h.named[v.Name] = names
+	}
+	names[c] = struct{}{}
 	return c
+}
+
+// enter puts the client in the group of its viewer. The caller holds h.mu.
+func (h *Hub) enter(c *Client) {
+	k := c.viewer.key()
+	g := h.groups[k]
+	if g == nil {
+		g = &group{viewer: Viewer{All: c.viewer.All, Queues: c.viewer.Queues, Away: c.viewer.Away}}
+		h.groups[k] = g
+	}
+	c.group, c.slot = g, len(g.members)
+	g.members = append(g.members, c)
+}
+
+// exit takes the client out of its group. The caller holds h.mu.
+func (h *Hub) exit(c *Client) {
+	g := c.group
+	if g == nil {
+		return
+	}
+	last := len(g.members) - 1
+	g.members[c.slot] = g.members[last]
+	g.members[c.slot].slot = c.slot
+	g.members[last] = nil
+	g.members = g.members[:last]
+	if last == 0 {
+		delete(h.groups, c.viewer.key())
+	}
+	c.group = nil
+}
+
+// remove takes the client out of the hub. The caller holds h.mu.
+func (h *Hub) remove(c *Client) {
+	if _, ok := h.clients[c]; !ok {
+		return
+	}
+	delete(h.clients, c)
+	h.exit(c)
+	delete(h.alone, c)
+	if names := h.named[c.viewer.Name]; names != nil {
+		delete(names, c)
+		if len(names) == 0 {
+			delete(h.named, c.viewer.Name)
+		}
+	}
 }
 
 // Leave removes the client. Leaving twice is harmless.
 func (h *Hub) Leave(c *Client) {
 	h.mu.Lock()
-	delete(h.clients, c)
+	h.remove(c)
 	if !c.left {
 		c.left = true
 		if h.members--; h.members == 0 {
@@ -163,8 +301,13 @@ func (h *Hub) Close() {
 	if h.timer != nil {
 		h.timer.Stop()
 	}
+	for _, q := range h.queues {
+		if q.settle != nil {
+			q.settle.Stop()
+		}
+	}
 	for c := range h.clients {
-		delete(h.clients, c)
+		h.remove(c)
 		c.drop(ErrClosed)
 	}
 }
@@ -196,20 +339,17 @@ func (h *Hub) Update(c *Client, v Viewer) {
 	if _, ok := h.clients[c]; !ok || c.viewer.equal(v) {
 		return
 	}
+	h.exit(c)
 	c.viewer = v
-	h.send(c, &Notice{Type: Resync}, time.Now())
+	h.enter(c)
+	c.push(resyncFrame)
 }
 
-// send gives a notice that came at now to a client, for its next frame, or
-// drops the client if too many wait already. The caller holds h.mu.
-func (h *Hub) send(c *Client, n *Notice, now time.Time) {
-	if len(c.pace.pending) >= maxPending {
-		delete(h.clients, c)
-		c.drop(ErrTooSlow)
-		return
-	}
-	when := c.pace.add(n, now, urgent(n, c.viewer.Name))
-	if !c.signaled && (h.armed.IsZero() || when.Before(h.armed)) {
+// give gathers a notice that came at now for the next frame of a group or
+// a client, and sees that the timer fires when it is due. The caller holds
+// h.mu.
+func (h *Hub) give(p *pacer, n *Notice, now time.Time, urgent bool) {
+	if when := p.add(n, now, urgent); h.armed.IsZero() || when.Before(h.armed) {
 		h.arm(when, now)
 	}
 }
@@ -224,41 +364,61 @@ func (h *Hub) arm(when, now time.Time) {
 	h.timer.Reset(when.Sub(now))
 }
 
-// signalDue tells each client whose frame is due, and arms the timer for
-// the next one. It tells them a few at a time: each wakes a goroutine that
-// writes a frame, and thousands woken at once would queue every request
-// behind them for the CPU. Between two groups the signaller yields, and
-// comes back once the group it woke has had its turn.
+// signalDue makes the frames that are due, each once, hands each to the
+// clients it is for, and arms the timer for the next. It tells the clients
+// a few at a time: each wakes a goroutine that writes a frame, and
+// thousands woken at once would queue every request behind them for the
+// CPU. Between two groups the signaller yields, and comes back once the
+// group it woke has had its turn.
 func (h *Hub) signalDue() {
+	h.flushing.Lock()
+	defer h.flushing.Unlock()
+	type due struct {
+		notices []*Notice
+		to      []*Client
+	}
+	var frames []due
 	h.mu.Lock()
 	now := time.Now()
 	var next time.Time
-	var due []*Client
-	for c := range h.clients {
-		if c.signaled || len(c.pace.pending) == 0 {
-			continue
+	isDue := func(p *pacer) bool {
+		if len(p.pending) == 0 {
+			return false
 		}
-		if when := c.pace.due(); when.After(now) {
+		if when := p.due(); when.After(now) {
 			if next.IsZero() || when.Before(next) {
 				next = when
 			}
-			continue
+			return false
 		}
-		c.signaled = true
-		due = append(due, c)
+		return true
+	}
+	for _, g := range h.groups {
+		if isDue(&g.pace) {
+			frames = append(frames, due{g.pace.take(now), slices.Clone(g.members)})
+		}
+	}
+	for c := range h.alone {
+		if isDue(&c.pace) {
+			frames = append(frames, due{c.pace.take(now), []*Client{c}})
+			delete(h.alone, c)
+		}
 	}
 	h.armed = time.Time{}
 	if !next.IsZero() && !h.closed {
 		h.arm(next, now)
 	}
 	h.mu.Unlock()
-	for i, c := range due {
-		if i > 0 && i%signalGroup == 0 {
-			runtime.Gosched()
-		}
-		select {
-		case c.ready <- struct{}{}:
-		default:
+	told := 0
+	for _, d := range frames {
+		f := newFrame(d.notices)
+		for _, c := range d.to {
+			if !c.push(f) {
+				continue
+			}
+			if told++; told%signalGroup == 0 {
+				runtime.Gosched()
+			}
 		}
 	}
 }
@@ -277,22 +437,19 @@ func (h *Hub) Tap(fn func(*Notice)) {
 func (h *Hub) Viewers() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	seen := map[string]bool{}
-	var names []string
-	for c := range h.clients {
-		if n := c.viewer.Name; !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
+	names := make([]string, 0, len(h.named))
+	for n := range h.named {
+		names = append(names, n)
 	}
 	return names
 }
 
 // Deliver gives a notice to every client that may see it, for its next
-// frame, without ever blocking: a client with too many waiting is dropped. It also wakes the
-// waiters of a finished job or batch. A user.changed notice goes to no
-// browser: it marks the user's clients Stale; so does a resync, every
-// client's, since a user.changed may have been lost with other notices.
+// frame, without ever blocking. It also wakes the waiters of a finished
+// job or batch. A user.changed notice goes to no browser: it marks the
+// user's clients Stale; so does a resync, every client's, since a
+// user.changed may have been lost with other notices. A queue.changed
+// older than the counts the hub gave last is left out.
 func (h *Hub) Deliver(n Notice) {
 	h.mu.Lock()
 	taps := h.taps
@@ -303,26 +460,31 @@ func (h *Hub) Deliver(n Notice) {
 	if n.Type == UserChanged {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		for c := range h.clients {
-			if c.viewer.Name == n.User {
-				c.markStale()
-			}
+		for c := range h.named[n.User] {
+			c.markStale()
 		}
 		return
 	}
 	shared := &n
-	// Encoded once here rather than once per connection: with thousands of
-	// browsers, encoding was a good part of the work of a notice.
+	// Encoded once here rather than once per connection or group.
 	shared.encoded, _ = json.Marshal(n)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if n.Type == QueueChanged && !h.newest(shared) {
+		return
+	}
 	now := time.Now()
-	for c := range h.clients {
-		if n.Type == Resync {
-			c.markStale()
+	for _, g := range h.groups {
+		if g.viewer.seesAlike(n) {
+			h.give(&g.pace, shared, now, urgent(shared))
 		}
-		if c.viewer.Sees(n) {
-			h.send(c, shared, now)
+	}
+	if n.Operator != "" {
+		for c := range h.named[n.Operator] {
+			if c.viewer.seesAlone(n) {
+				h.give(&c.pace, shared, now, true)
+				h.alone[c] = struct{}{}
+			}
 		}
 	}
 	switch n.Type {
@@ -331,9 +493,70 @@ func (h *Hub) Deliver(n Notice) {
 	case BatchFinished:
 		h.wake(n.BatchID)
 	case Resync:
+		for c := range h.clients {
+			c.markStale()
+		}
 		for id := range h.waiters {
 			h.wake(id)
 		}
+	}
+}
+
+// newest reports whether a queue.changed is no older than the counts the
+// hub gave last of its queue, and if so keeps it as the last, and has the
+// counts read settleAfter from now unless another comes first. The caller
+// holds h.mu.
+func (h *Hub) newest(n *Notice) bool {
+	q := h.queues[n.Queue]
+	if q == nil {
+		q = &queueCounts{}
+		h.queues[n.Queue] = q
+	}
+	if q.last != nil && n.At < q.last.At {
+		return false
+	}
+	q.last = n
+	q.given++
+	if h.read == nil || h.closed {
+		return true
+	}
+	if q.settle == nil {
+		name := n.Queue
+		q.settle = time.AfterFunc(settleAfter, func() { h.settle(name) })
+	} else {
+		q.settle.Reset(settleAfter)
+	}
+	return true
+}
+
+// settle reads a quiet queue's counts from the store, and gives them if
+// they are not those the hub gave last. Counts given meanwhile win: they
+// have a settle of their own.
+func (h *Hub) settle(queue string) {
+	h.mu.Lock()
+	q, read := h.queues[queue], h.read
+	given, watched := q.given, false
+	for _, g := range h.groups {
+		if watched = g.viewer.seesAlike(Notice{Type: QueueChanged, Queue: queue}); watched {
+			break
+		}
+	}
+	h.mu.Unlock()
+	if !watched {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	counts, err := read(ctx, queue)
+	cancel()
+	if err != nil {
+		return // the pages' own fetches heal what is left
+	}
+	h.mu.Lock()
+	last := q.last
+	changed := q.given != given
+	h.mu.Unlock()
+	if now := countsNotice(queue, counts, last.At); !changed && !sameCounts(now, last) {
+		h.Deliver(*now)
 	}
 }
 

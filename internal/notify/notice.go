@@ -13,6 +13,7 @@ package notify
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -95,6 +96,10 @@ type Notice struct {
 	Batch *tasks.Batch `json:"batch,omitempty"`
 	// User is the user a user.changed notice is about.
 	User string `json:"user,omitempty"`
+	// At is when the change whose counts a queue.changed carries was made,
+	// in ms by the Redis clock: a hub shows no counts older than those it
+	// showed last (counts from several instances may cross on the way).
+	At int64 `json:"at,omitempty"`
 
 	// encoded is the notice as JSON, made once by the hub for every
 	// connection it goes to (Encoded).
@@ -123,7 +128,13 @@ type Viewer struct {
 
 // equal reports whether v and w see the same notices.
 func (v Viewer) equal(w Viewer) bool {
-	return v.Name == w.Name && v.All == w.All && v.Away == w.Away && slices.Equal(v.Queues, w.Queues)
+	return v.Name == w.Name && v.key() == w.key()
+}
+
+// key says what the viewer sees of the notices every viewer alike may see:
+// viewers of one key share a group in the hub, and its frames.
+func (v Viewer) key() string {
+	return fmt.Sprintf("%t %t %q", v.All, v.Away, v.Queues)
 }
 
 // Sees reports whether the viewer may receive the notice: supervisors see
@@ -131,25 +142,42 @@ func (v Viewer) equal(w Viewer) bool {
 // holder's alone; operators see their queues' counts and new jobs, and
 // their own reservations.
 func (v Viewer) Sees(n Notice) bool {
-	if n.Type == ReservationExpiring {
-		return n.Operator == v.Name
-	}
-	if v.All || n.Type == Resync {
+	return v.seesAlike(n) || v.seesAlone(n)
+}
+
+// seesAlike reports whether the viewer sees the notice as every viewer of
+// its key does, whoever they are.
+func (v Viewer) seesAlike(n Notice) bool {
+	switch {
+	case n.Type == ReservationExpiring:
+		return false
+	case v.All || n.Type == Resync:
 		return true
-	}
-	if n.Type == JobAvailable && v.Away {
+	case n.Type == JobAvailable && v.Away:
 		return false
 	}
 	switch n.Type {
 	case QueueChanged, JobAvailable, QueueSettings:
-		for _, q := range v.Queues {
-			if q == n.Queue {
-				return true
-			}
-		}
+		return slices.Contains(v.Queues, n.Queue)
+	}
+	return false
+}
+
+// seesAlone reports whether the viewer sees the notice because it is
+// about them: the warning that their reservation runs out, and, for an
+// operator, a change to their own reservation.
+func (v Viewer) seesAlone(n Notice) bool {
+	if n.Operator != v.Name || n.Operator == "" {
 		return false
+	}
+	return n.Type == ReservationExpiring || !v.All && aboutReservation(n)
+}
+
+// aboutReservation reports whether the notice is of a reservation's change.
+func aboutReservation(n Notice) bool {
+	switch n.Type {
 	case ReservationCreated, ReservationExtended, ReservationReleased, ReservationCompleted, ReservationExpired:
-		return n.Operator == v.Name
+		return true
 	}
 	return false
 }

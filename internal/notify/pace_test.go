@@ -5,13 +5,14 @@ import (
 	"time"
 )
 
-// Counts go at most every frameInterval; news the viewer waits for at most
-// every urgentInterval; the first after a quiet spell after frameGather.
+// Counts and new jobs go at most every frameInterval; news the viewer
+// waits for at most every urgentInterval; the first after a quiet spell
+// after frameGather.
 func TestPacer(t *testing.T) {
 	var p pacer
 	t0 := time.Unix(1000, 0)
 	counts := &Notice{Type: QueueChanged, Queue: "q"}
-	job := &Notice{Type: JobAvailable, Queue: "q"}
+	paused := &Notice{Type: QueueSettings, Queue: "q"}
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 
 	if when := p.add(counts, at(0), false); !when.Equal(at(frameGather)) {
@@ -24,24 +25,31 @@ func TestPacer(t *testing.T) {
 	if when := p.add(counts, at(20*time.Millisecond), false); !when.Equal(at(frameGather + frameInterval)) {
 		t.Fatalf("counts after a frame go at %v, want %v", when.Sub(t0), frameGather+frameInterval)
 	}
-	// A new job meanwhile brings them forward, but not before urgentInterval.
-	if when := p.add(job, at(30*time.Millisecond), urgent(job, "ann")); !when.Equal(at(frameGather + urgentInterval)) {
-		t.Fatalf("a new job goes at %v, want %v", when.Sub(t0), frameGather+urgentInterval)
+	// A queue paused meanwhile brings them forward, but not before
+	// urgentInterval.
+	if when := p.add(paused, at(30*time.Millisecond), urgent(paused)); !when.Equal(at(frameGather + urgentInterval)) {
+		t.Fatalf("a pause goes at %v, want %v", when.Sub(t0), frameGather+urgentInterval)
 	}
 	p.add(counts, at(40*time.Millisecond), false)
-	if ns := p.take(at(frameGather + urgentInterval)); len(ns) != 3 || ns[0] != counts || ns[1] != job || ns[2] != counts {
-		t.Fatalf("took %v, want counts, the job, counts", ns)
+	if ns := p.take(at(frameGather + urgentInterval)); len(ns) != 3 || ns[0] != counts || ns[1] != paused || ns[2] != counts {
+		t.Fatalf("took %v, want counts, the pause, counts", ns)
 	}
-	mine := &Notice{Type: ReservationReleased, Operator: "ann"}
-	theirs := &Notice{Type: ReservationReleased, Operator: "bob"}
-	if !urgent(mine, "ann") || urgent(theirs, "ann") || urgent(counts, "ann") || !urgent(&Notice{Type: Resync}, "ann") {
-		t.Fatal("urgent: only new jobs, resyncs and the viewer's own reservations")
+	if urgent(&Notice{Type: JobAvailable}) || urgent(counts) || !urgent(&Notice{Type: Resync}) || !urgent(paused) {
+		t.Fatal("urgent for a group: only resyncs and a queue's settings")
+	}
+	// Past maxPending, what waits is replaced by a resync.
+	for range maxPending + 1 {
+		p.add(counts, at(time.Second), false)
+	}
+	if ns := p.take(at(time.Second)); len(ns) != 2 || ns[0].Type != Resync || ns[1] != counts {
+		t.Fatalf("past maxPending took %d notices (first %s), want a resync and the last", len(ns), ns[0].Type)
 	}
 }
 
-// The hub's one timer tells each client when its frame is due: what comes
-// at once is taken at once, counts right after a frame wait for the frame
-// interval, and a new job does not.
+// The hub's one timer tells each client when a frame is due: what comes
+// at once is taken at once, counts and new jobs right after a frame wait
+// for the frame interval, and a change to the viewer's own reservation
+// goes in a frame of its own, paced apart.
 func TestHubPacesFrames(t *testing.T) {
 	t.Parallel()
 	hub := NewHub()
@@ -52,7 +60,7 @@ func TestHubPacesFrames(t *testing.T) {
 		hub.Deliver(Notice{Type: QueueChanged, Queue: "mail", Ready: ready(int64(i))})
 	}
 	// due waits for the client's next frame, and returns how long that
-	// took since the last was taken.
+	// took since the hub made its group's last.
 	var taken time.Time
 	due := func(what string) time.Duration {
 		t.Helper()
@@ -65,23 +73,24 @@ func TestHubPacesFrames(t *testing.T) {
 		}
 	}
 	take := func() []*Notice {
-		taken = time.Now() // no later than the pacer's own idea of it
-		return c.Take()
+		hub.mu.Lock()
+		taken = c.group.pace.last
+		hub.mu.Unlock()
+		return took(c)
 	}
 	due("the first frame")
-	if ns := take(); len(ns) != 40 {
-		t.Fatalf("took %d notices, want all 40 at once", len(ns))
+	// One frame: the twenty new jobs, and the counts only as they are last.
+	if ns := take(); len(ns) != 21 || *ns[20].Ready != 19 {
+		t.Fatalf("took %d notices, want the 20 jobs and the last counts at once", len(ns))
 	}
-	hub.Deliver(Notice{Type: QueueChanged, Queue: "mail", Ready: ready(1)})
-	if waited := due("counts"); waited < frameInterval {
-		t.Fatalf("counts went %v after the last frame, want at least %v", waited, frameInterval)
+	hub.Deliver(Notice{Type: JobAvailable, Queue: "mail", JobID: "j2"})
+	if waited := due("a new job"); waited < frameInterval {
+		t.Fatalf("a new job went %v after the last frame, want at least %v", waited, frameInterval)
 	}
 	take()
-	hub.Deliver(Notice{Type: JobAvailable, Queue: "mail", JobID: "j2"})
-	if waited := due("the new job"); waited < urgentInterval {
-		t.Fatalf("a new job went %v after the last frame, want at least %v", waited, urgentInterval)
-	}
-	if ns := c.Take(); len(ns) != 1 || ns[0].JobID != "j2" {
-		t.Fatalf("took %v, want the new job", ns)
+	hub.Deliver(Notice{Type: ReservationCreated, Queue: "mail", JobID: "j2", Operator: "ann"})
+	due("ann's reservation")
+	if ns := took(c); len(ns) != 1 || ns[0].JobID != "j2" {
+		t.Fatalf("took %v, want the reservation", ns)
 	}
 }

@@ -429,6 +429,11 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	return st, err
 }
 
+// Counts are the counts a change of the queue reports (Effects.Counts).
+func (s Stats) Counts() Counts {
+	return Counts{Ready: s.Ready, Held: s.Held, Scheduled: s.Scheduled, Reserved: s.Reserved, Dead: s.Dead}
+}
+
 // QueueStats is a queue's settings and counts, read at one instant.
 type QueueStats struct {
 	Queue Queue
