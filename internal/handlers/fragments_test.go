@@ -1,13 +1,11 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"claimdesk/internal/handlers"
@@ -17,59 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// commandLog is a Redis hook that notes every command sent, pipelined or
-// not, as its name and first key.
-type commandLog struct {
-	mu   sync.Mutex
-	cmds []string
-}
-
-func (*commandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (l *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		l.note(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (l *commandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			l.note(cmd)
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (l *commandLog) note(cmd redis.Cmder) {
-	line := cmd.Name()
-	args := cmd.Args()
-	switch {
-	case line == "fcall" && len(args) > 3:
-		line += fmt.Sprintf(" %v %v", args[1], args[3]) // the function, its first key
-	case len(args) > 1:
-		line += fmt.Sprintf(" %v", args[1])
-	}
-	l.mu.Lock()
-	l.cmds = append(l.cmds, line)
-	l.mu.Unlock()
-}
-
-// during returns the commands fn made.
-func (l *commandLog) during(fn func()) []string {
-	l.mu.Lock()
-	l.cmds = nil
-	l.mu.Unlock()
-	fn()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cmds
-}
-
 // appLogged is an app whose server's every Redis command is logged.
-func appLogged(t *testing.T) (*app, *commandLog) {
-	log := &commandLog{}
+func appLogged(t *testing.T) (*app, *handlers.CommandLog) {
+	log := &handlers.CommandLog{}
 	var ts *tasks.Store
 	a := appWith(t, func(c *handlers.Config) {
 		r := redis.NewClient(&redis.Options{Addr: c.Redis.(*redis.Client).Options().Addr})
@@ -112,7 +60,7 @@ func TestHomeFragmentIsCheap(t *testing.T) {
 	var cmds []string
 	for try := 0; try < 5; try++ {
 		b.do("GET", "/fragments/home", nil)
-		cmds = log.during(func() { b.do("GET", "/fragments/home", nil) })
+		cmds = log.During(func() { b.do("GET", "/fragments/home", nil) })
 		if b.status != http.StatusOK || !strings.Contains(b.body, mine) {
 			t.Fatalf("home: %d, holding %s listed: %v", b.status, mine, strings.Contains(b.body, mine))
 		}
@@ -142,7 +90,7 @@ func TestSupervisorFragmentsAreCheap(t *testing.T) {
 	_, b := a.person(users.Supervisor)
 	b.do("GET", "/supervisor", nil)
 	for _, path := range []string{"/supervisor/fragments/stats", "/supervisor/fragments/reservations"} {
-		cmds := log.during(func() { b.do("GET", path, nil) })
+		cmds := log.During(func() { b.do("GET", path, nil) })
 		if b.status != http.StatusOK {
 			t.Fatalf("%s: %d", path, b.status)
 		}
@@ -154,7 +102,7 @@ func TestSupervisorFragmentsAreCheap(t *testing.T) {
 	// again, not the reservations, and the other way round.
 	a.enqueue("two")
 	a.published()
-	cmds := log.during(func() { b.do("GET", "/supervisor/fragments/stats", nil) })
+	cmds := log.During(func() { b.do("GET", "/supervisor/fragments/stats", nil) })
 	if !strings.Contains(strings.Join(cmds, "\n"), "stats") || strings.Contains(strings.Join(cmds, "\n"), " list") {
 		t.Fatalf("stats fragment after a change sent %v", cmds)
 	}

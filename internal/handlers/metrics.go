@@ -120,7 +120,8 @@ func (m *metrics) observe(_ context.Context, fx tasks.Effects) {
 // queueCollector gives every queue's numbers when Prometheus scrapes: its
 // jobs per state, how long the job a claim would take next has waited,
 // and whether it is paused. It reads what the pages share (the board), so
-// a scrape costs at most one read of the store per boardTTL.
+// a scrape reads again only the queues changed since they were last read,
+// or read longer than boardTTL ago.
 type queueCollector struct {
 	s                          *Server
 	jobs, wait, oldest, paused *prometheus.Desc
@@ -155,7 +156,7 @@ func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	qs, err := q.s.board.queues.get(ctx, q.s.tasks.Queues)
+	qs, err := q.s.boardQueues(ctx)
 	if err != nil {
 		q.s.storeTrouble("queue metrics not read: this scrape has none", err)
 		return

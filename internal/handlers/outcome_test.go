@@ -187,7 +187,7 @@ func TestOutcomeCheckReadsNothingMore(t *testing.T) {
 	for i := range 3 {
 		a.enqueue(fmt.Sprintf("job %d", i))
 		id, token := a.claim()
-		cmds := log.during(func() {
+		cmds := log.During(func() {
 			a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token": "`+token+`", `+result+`}`, 200, "")
 		})
 		joined := strings.Join(cmds, "\n")

@@ -180,3 +180,30 @@ func TestQueues(t *testing.T) {
 		}
 	})
 }
+
+// QueuesNamed reads the named queues' settings and counts, in the order
+// named, and leaves out the names of no queue: gone, never made, or not a
+// queue's name at all.
+func TestQueuesNamed(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		other := e.newQueue(Queue{LeaseSeconds: 60})
+		gone := e.newQueue(Queue{})
+		if err := e.store.DeleteQueue(e.ctx, gone); err != nil {
+			e.t.Fatal(err)
+		}
+		e.add("one", 0)
+		got, err := e.store.QueuesNamed(e.ctx, []string{other, gone, "never-" + other, "not a name!", e.queue})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Queue.Name != other || got[1].Queue.Name != e.queue {
+			e.t.Fatalf("QueuesNamed answered %+v, want %s then %s", got, other, e.queue)
+		}
+		if got[0].Queue.LeaseSeconds != 60 || !reflect.DeepEqual(got[1].Stats, e.stats()) || got[1].Stats.Ready != 1 {
+			e.t.Fatalf("QueuesNamed: %+v %+v, Stats says %+v", got[0].Queue, got[1].Stats, e.stats())
+		}
+		if none, err := e.store.QueuesNamed(e.ctx, nil); err != nil || len(none) != 0 {
+			e.t.Fatalf("QueuesNamed of none: %v, %v", none, err)
+		}
+	})
+}

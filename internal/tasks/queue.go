@@ -447,6 +447,17 @@ func (s *Store) Queues(ctx context.Context) ([]QueueStats, error) {
 	if err != nil || len(names) == 0 {
 		return nil, err
 	}
+	return s.QueuesNamed(ctx, names)
+}
+
+// QueuesNamed returns the settings and counts of the named queues, in the
+// order named, in one round trip however many they are. A name of no queue
+// (not a queue's name, its settings not written yet, or gone) is left out.
+func (s *Store) QueuesNamed(ctx context.Context, names []string) ([]QueueStats, error) {
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !validQueueName(n) })
+	if len(names) == 0 {
+		return nil, nil
+	}
 	values, errs, err := s.readEach(ctx, statsScript, names, s.nowArg(), time.Hour.Milliseconds())
 	if err != nil {
 		return nil, err

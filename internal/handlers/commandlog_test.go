@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// CommandLog is a Redis hook that notes every command sent, pipelined or
+// not, as its name and first key (a function's name and first key for
+// FCALL), for the tests that count what a request costs.
+type CommandLog struct {
+	mu   sync.Mutex
+	cmds []string
+}
+
+func (*CommandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *CommandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		l.note(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (l *CommandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			l.note(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (l *CommandLog) note(cmd redis.Cmder) {
+	line := cmd.Name()
+	args := cmd.Args()
+	switch {
+	case line == "fcall" && len(args) > 3:
+		line += fmt.Sprintf(" %v %v", args[1], args[3]) // the function, its first key
+	case len(args) > 1:
+		line += fmt.Sprintf(" %v", args[1])
+	}
+	l.mu.Lock()
+	l.cmds = append(l.cmds, line)
+	l.mu.Unlock()
+}
+
+// During returns the commands fn made.
+func (l *CommandLog) During(fn func()) []string {
+	l.mu.Lock()
+	l.cmds = nil
+	l.mu.Unlock()
+	fn()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cmds
+}
