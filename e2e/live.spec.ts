@@ -516,6 +516,41 @@ test.describe('what an open page fetches', () => {
     expect(fetched).toEqual(['/fragments/home', '/fragments/home']);
   });
 
+  test("a fragment rendered before a notice came, and swapped in after it, does not take the page back to older counts", async ({
+    openAs,
+    jobs,
+  }) => {
+    const alice = await openAs('alice');
+    const home = new OperatorHomePage(alice);
+    await home.goto();
+    await home.live.waitUntilLive();
+    const before = await home.readyCountNow('invoice-review');
+    // The home fragment is rendered at once, but reaches the page only
+    // when the test lets it: after a new job's notice.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let rendered!: () => void;
+    const wasRendered = new Promise<void>((resolve) => (rendered = resolve));
+    await alice.route('**/fragments/home', async (route) => {
+      const response = await route.fetch();
+      rendered();
+      await held;
+      await route.fulfill({ response });
+    });
+    const swapped = alice.evaluate(
+      () => new Promise<void>((resolve) => document.addEventListener('htmx:afterSettle', () => resolve(), { once: true })),
+    );
+    await alice.evaluate(() => document.body.dispatchEvent(new Event('refresh')));
+    await wasRendered;
+    await jobs.create('invoice-review', 'Check invoice INV-E2E-FETCH-RACE');
+    await expect(home.readyCount('invoice-review')).toHaveText(String(before + 1), { timeout: AT_ONCE });
+    release();
+    await swapped;
+    // Nothing changes the count after this: what the page shows once the
+    // swap settled is what it keeps showing.
+    expect(await home.readyCountNow('invoice-review')).toBe(before + 1);
+  });
+
   test("a supervisor's tables fetch at most about once a second while jobs come and go", async ({ openAs, jobs }) => {
     const sam = new SupervisorPage(await openAs('sam'));
     const fetched = fragmentRequests(sam.page);

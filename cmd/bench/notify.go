@@ -31,8 +31,11 @@ const (
 	notifySessions = 10
 	// dialers is how many websockets are being opened at once.
 	dialers = 32
-	// noticeSpacing is the pause between two enqueues while clients listen.
-	noticeSpacing = 100 * time.Millisecond
+	// noticeSpacing is the pause between two enqueues while clients
+	// listen: a quiet moment longer than the hub's frame interval
+	// (internal/notify), after which a new job goes at once. Under a
+	// steady flow a new job waits for its page's next frame instead.
+	noticeSpacing = 600 * time.Millisecond
 	// idleSettle is how long the connections sit idle before the server's
 	// memory is read.
 	idleSettle = 2 * time.Second
@@ -43,7 +46,7 @@ const (
 
 // runNotify connects c.sockets websocket clients, as logged-in operators,
 // to one claimdesk process; reads the server's memory per idle connection;
-// then enqueues c.notices jobs through the API, one every 100 ms, and
+// then enqueues c.notices jobs through the API, one every 600 ms, and
 // times, for every client and every job, from just before the enqueue
 // request was sent to the client's receipt of the job.available notice.
 func runNotify(ctx context.Context, c config) (result, error) {

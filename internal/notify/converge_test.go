@@ -135,7 +135,7 @@ func TestPagesConvergeOnTheStoresCounts(t *testing.T) {
 	open(Viewer{Name: "bob", Queues: []string{"mail"}}, 20, 0, nil)
 	open(Viewer{Name: "away", Queues: both, Away: true}, 10, 0, nil)
 	open(Viewer{Name: "boss", All: true}, 10, 0, nil)
-	open(Viewer{Name: "slow", Queues: both}, 20, 3*frameInterval/2, nil)
+	open(Viewer{Name: "slow", Queues: both}, 20, 300*time.Millisecond, nil)
 	open(Viewer{Name: "stalled", Queues: both}, 10, 0, stalled)
 	open(Viewer{Name: "stalled-boss", All: true}, 5, 0, stalled)
 

@@ -10,11 +10,12 @@ import "time"
 // first notice after a quiet spell goes frameGather later, with those of
 // the same change (a new job's counts and its job.available, say). A new
 // job is no such news: under a steady flow of work it goes with the next
-// frame, at most frameInterval later, as the counts do, which keeps a
-// busy floor's pages at a few frames a second each. One timer serves the
-// whole hub.
+// frame, at most frameInterval later, as the counts do. So a busy floor's
+// pages get two frames a second each: a message costs the server a
+// system call per page, most of what thousands of open pages cost it.
+// One timer serves the whole hub.
 const (
-	frameInterval  = 200 * time.Millisecond
+	frameInterval  = 500 * time.Millisecond
 	urgentInterval = 50 * time.Millisecond
 	frameGather    = 10 * time.Millisecond
 	// maxPending bounds the notices waiting for one frame of a group (or of
