@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -524,5 +525,158 @@ func TestWebsocketCoalescesNotices(t *testing.T) {
 	// Sent one by one they would be 40 messages.
 	if messages > 3 {
 		t.Fatalf("%d changes came in %d messages: not coalesced", jobs, messages)
+	}
+}
+
+// convergeWithin is the promise of design.md ("Counts converge"): every
+// open page that shows a queue shows the store's counts within it of the
+// queue's last change.
+const convergeWithin = 2 * time.Second
+
+// Many pages over real sockets, quick, slow and stalled, of operators and
+// supervisors, end showing the store's counts within convergeWithin of
+// the last change, though counts older than the store's came last.
+func TestWebsocketsConvergeOnTheStoresCounts(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	type page struct {
+		who     string
+		conn    *websocket.Conn
+		mu      sync.Mutex
+		ready   int64 // the last ready count the page was told
+		err     error
+		slow    bool
+		stalled bool
+	}
+	var pages []*page
+	release := make(chan struct{})
+	read := func(p *page) {
+		if p.stalled {
+			<-release
+		}
+		_ = p.conn.SetReadDeadline(time.Time{}) // the test's own bound ends it
+		for {
+			_, raw, err := p.conn.ReadMessage()
+			if err != nil {
+				p.mu.Lock()
+				p.err = err
+				p.mu.Unlock()
+				return
+			}
+			ns, err := notify.Unframe(raw)
+			if err != nil {
+				p.mu.Lock()
+				p.err = err
+				p.mu.Unlock()
+				return
+			}
+			for _, n := range ns {
+				var ready *int64
+				switch n.Type {
+				case notify.QueueChanged:
+					if n.Queue == a.queue {
+						ready = n.Ready
+					}
+				case notify.Resync:
+					// The page fetches afresh.
+					if st, err := a.tasks.Stats(ctx, a.queue); err == nil {
+						ready = &st.Ready
+					}
+				}
+				if ready != nil {
+					p.mu.Lock()
+					p.ready = *ready
+					p.mu.Unlock()
+				}
+			}
+			if p.slow {
+				time.Sleep(300 * time.Millisecond) // a slow page comes back for more this much later
+			}
+		}
+	}
+	open := func(role users.Role, tabs int, slow, stalled bool) {
+		name, b := a.person(role, a.queue)
+		for range tabs {
+			s, raw := a.live(name, b)
+			var snap wsSnapshot
+			if err := json.Unmarshal(raw, &snap); err != nil {
+				t.Fatal(err)
+			}
+			p := &page{who: name, conn: s.conn, slow: slow, stalled: stalled}
+			for _, q := range snap.Queues {
+				if q.Queue == a.queue {
+					p.ready = q.Ready
+				}
+			}
+			pages = append(pages, p)
+			go read(p)
+		}
+	}
+	for range 3 {
+		open(users.Operator, 15, false, false)
+	}
+	open(users.Supervisor, 10, false, false)
+	open(users.Operator, 10, true, false)
+	open(users.Operator, 10, false, true)
+
+	// Three people work the queue for a while.
+	stop := time.Now().Add(1500 * time.Millisecond)
+	var work sync.WaitGroup
+	for w := range 3 {
+		work.Add(1)
+		go func() {
+			defer work.Done()
+			who := fmt.Sprint("worker-", w)
+			for time.Now().Before(stop) {
+				if _, err := a.tasks.Enqueue(ctx, a.queue, who, []tasks.NewJob{{Title: "a"}, {Title: "b"}}); err != nil {
+					t.Error(err)
+					return
+				}
+				r, err := a.tasks.Claim(ctx, a.queue, who)
+				if err != nil || r == nil {
+					t.Errorf("claim: %v, %v", r, err)
+					return
+				}
+				if _, err := a.tasks.Complete(ctx, r.Job.ID, r.Hold(), nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	work.Wait()
+	a.published()
+	st, err := a.tasks.Stats(ctx, a.queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Counts older than the store's, as if from an instance whose notice
+	// crossed the last one on the way, made in the same millisecond.
+	old := st.Counts()
+	old.Ready--
+	a.hub.Deliver(notify.Notice{Type: notify.QueueChanged, Queue: a.queue, Ready: &old.Ready, Held: &old.Held,
+		Scheduled: &old.Scheduled, Reserved: &old.Reserved, Dead: &old.Dead, At: a.now().UnixMilli()})
+	done := time.Now()
+	close(release)
+	for {
+		wrong, example := 0, ""
+		for _, p := range pages {
+			p.mu.Lock()
+			if p.err != nil {
+				t.Fatalf("%s's page: %v", p.who, p.err)
+			}
+			if p.ready != st.Ready {
+				wrong++
+				example = fmt.Sprintf("%s's page shows %d ready, the store %d", p.who, p.ready, st.Ready)
+			}
+			p.mu.Unlock()
+		}
+		if wrong == 0 {
+			break
+		}
+		if time.Since(done) > convergeWithin {
+			t.Fatalf("%d of %d pages are not on the store's count %v after the last change (%s)", wrong, len(pages), convergeWithin, example)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
