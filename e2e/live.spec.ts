@@ -1,6 +1,6 @@
 import type { Page, WebSocketRoute } from '@playwright/test';
 import { OperatorApi } from './api';
-import { BASE_URL, BASE_URL_B } from './constants';
+import { BASE_URL, BASE_URL_B, type Person } from './constants';
 import { expect, test } from './fixtures';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { SupervisorPage } from './pages/SupervisorPage';
@@ -22,15 +22,21 @@ const AT_ONCE = 1_000;
 /** A supervisor's fragments are re-fetched on a notice (debounced 150 ms). */
 const SOON = 2_000;
 
+/** Opens alice's home, and waits until it is live. */
+async function liveHome(openAs: (person: Person) => Promise<Page>) {
+  const page = await openAs('alice');
+  const home = new OperatorHomePage(page);
+  await home.goto();
+  await home.live.waitUntilLive();
+  return { page, home };
+}
+
 test.describe('the operator home', () => {
   test('a job enqueued through the API changes the ready count and pops a toast at once; its Claim opens the job', async ({
     openAs,
     jobs,
   }) => {
-    const alice = await openAs('alice');
-    const home = new OperatorHomePage(alice);
-    await home.goto();
-    await home.live.waitUntilLive();
+    const { page: alice, home } = await liveHome(openAs);
     const before = await home.readyCountNow('invoice-review');
     const stillTheSamePage = await home.live.markDocument();
 
@@ -51,10 +57,7 @@ test.describe('the operator home', () => {
   });
 
   test("a toast's Claim claims the job it names, though another is ahead of it in line", async ({ openAs, jobs, api }) => {
-    const alice = await openAs('alice');
-    const home = new OperatorHomePage(alice);
-    await home.goto();
-    await home.live.waitUntilLive();
+    const { page: alice, home } = await liveHome(openAs);
 
     // Same priority: the first one is ahead in line.
     const ahead = await jobs.create('invoice-review', 'Check invoice INV-E2E-TOAST-AHEAD');
@@ -70,10 +73,7 @@ test.describe('the operator home', () => {
   });
 
   test("a toast's Claim for a job someone else took says so, and the next can be claimed", async ({ openAs, jobs, api }) => {
-    const alice = await openAs('alice');
-    const home = new OperatorHomePage(alice);
-    await home.goto();
-    await home.live.waitUntilLive();
+    const { page: alice, home } = await liveHome(openAs);
 
     const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-TOAST-GONE');
     await expect(home.toastFor(job.title)).toBeVisible({ timeout: AT_ONCE });
@@ -520,10 +520,7 @@ test.describe('what an open page fetches', () => {
     openAs,
     jobs,
   }) => {
-    const alice = await openAs('alice');
-    const home = new OperatorHomePage(alice);
-    await home.goto();
-    await home.live.waitUntilLive();
+    const { page: alice, home } = await liveHome(openAs);
     const before = await home.readyCountNow('invoice-review');
     // The home fragment is rendered at once, but reaches the page only
     // when the test lets it: after a new job's notice.

@@ -22,24 +22,6 @@ type sent struct {
 	names []string
 }
 
-func (s *sent) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (s *sent) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		s.add(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (s *sent) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			s.add(c)
-		}
-		return next(ctx, cmds)
-	}
-}
-
 func (s *sent) add(c redis.Cmder) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,7 +52,7 @@ func masterWithReplica(t *testing.T) (master, replica *taskstest.Server, rdb *re
 	}
 	replica = taskstest.Replica(t, master)
 	rdb, log = master.Client(), &sent{}
-	rdb.AddHook(log)
+	rdb.AddHook(taskstest.Hook(log.add))
 	return master, replica, rdb, log
 }
 

@@ -179,7 +179,7 @@ func newQueueEnv(t *testing.T, ttl time.Duration) *queueEnv {
 	e := &queueEnv{t: t, srv: srv, ctx: t.Context(), board: newBoard(), log: &CommandLog{}, notices: make(chan notify.Notice, 1000)}
 	e.board.queues = newQueueBoard(ttl)
 	logged := srv.Client()
-	logged.AddHook(e.log)
+	logged.AddHook(e.log.Hook())
 	e.here, e.there = tasks.New(logged), tasks.New(srv.Client())
 	e.here.Observe(e.board.observe)
 

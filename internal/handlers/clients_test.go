@@ -284,24 +284,16 @@ func TestRateLimitsCountUnknownTokens(t *testing.T) {
 	a.expect("GET", "/api/v1/queues", a.operator, "", http.StatusTooManyRequests, "rate_limited")
 }
 
-// limiterCalls is a Redis hook that counts the rate limiter's calls.
+// limiterCalls counts the rate limiter's calls (note, as a Redis hook).
 type limiterCalls struct{ n atomic.Int64 }
 
-func (*limiterCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (*limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *limiterCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		for _, arg := range cmd.Args() {
-			if s, ok := arg.(string); ok && strings.HasPrefix(s, "rate:") {
-				h.n.Add(1)
-				break
-			}
+// note counts the command if it is the rate limiter's.
+func (h *limiterCalls) note(cmd redis.Cmder) {
+	for _, arg := range cmd.Args() {
+		if s, ok := arg.(string); ok && strings.HasPrefix(s, "rate:") {
+			h.n.Add(1)
+			return
 		}
-		return next(ctx, cmd)
 	}
 }
 
@@ -312,7 +304,7 @@ func TestRateLimitsPrefetchWithoutExceeding(t *testing.T) {
 	a := appWith(t, func(c *handlers.Config) {
 		r := redis.NewClient(&redis.Options{Addr: c.Redis.(*redis.Client).Options().Addr})
 		t.Cleanup(func() { r.Close() })
-		r.AddHook(calls)
+		r.AddHook(taskstest.Hook(calls.note))
 		c.Redis = r
 		c.RateLimits = handlers.RateLimits{User: redis_rate.PerSecond(20), Address: redis_rate.PerSecond(1000)}
 	})

@@ -1,38 +1,23 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 	"sync"
+
+	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// CommandLog is a Redis hook that notes every command sent, pipelined or
-// not, as its name and first key (a function's name and first key for
+// CommandLog notes every command sent, pipelined or not (Hook), as its name and first key (a function's name and first key for
 // FCALL), for the tests that count what a request costs.
 type CommandLog struct {
 	mu   sync.Mutex
 	cmds []string
 }
 
-func (*CommandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (l *CommandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		l.note(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (l *CommandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			l.note(cmd)
-		}
-		return next(ctx, cmds)
-	}
-}
+// Hook is the Redis hook that notes the commands.
+func (l *CommandLog) Hook() redis.Hook { return taskstest.Hook(l.note) }
 
 func (l *CommandLog) note(cmd redis.Cmder) {
 	line := cmd.Name()

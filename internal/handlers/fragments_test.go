@@ -22,7 +22,7 @@ func appLogged(t *testing.T) (*app, *handlers.CommandLog) {
 	a := appWith(t, func(c *handlers.Config) {
 		r := redis.NewClient(&redis.Options{Addr: c.Redis.(*redis.Client).Options().Addr})
 		t.Cleanup(func() { r.Close() })
-		r.AddHook(log)
+		r.AddHook(log.Hook())
 		ts = tasks.New(r)
 		c.Redis, c.Tasks, c.Users = r, ts, users.New(r)
 	})

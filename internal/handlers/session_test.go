@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,25 +10,18 @@ import (
 
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/keys"
+	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// sessionWrites is a Redis hook that counts writes of web sessions.
+// sessionWrites counts writes of web sessions (note, as a Redis hook).
 type sessionWrites struct{ n atomic.Int64 }
 
-func (*sessionWrites) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (*sessionWrites) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *sessionWrites) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if key, ok := cmd.Args()[min(1, len(cmd.Args())-1)].(string); ok && cmd.Name() == "set" && strings.HasPrefix(key, keys.Session("")) {
-			h.n.Add(1)
-		}
-		return next(ctx, cmd)
+// note counts the command if it writes a session.
+func (h *sessionWrites) note(cmd redis.Cmder) {
+	if key, ok := cmd.Args()[min(1, len(cmd.Args())-1)].(string); ok && cmd.Name() == "set" && strings.HasPrefix(key, keys.Session("")) {
+		h.n.Add(1)
 	}
 }
 
@@ -40,7 +32,7 @@ func (a *app) countingSessionWrites() (*httptest.Server, *sessionWrites) {
 	srv := a.serverWith(a.rdb, func(cfg *handlers.Config, _ *http.Server) {
 		r := redis.NewClient(&redis.Options{Addr: a.rdb.(*redis.Client).Options().Addr})
 		a.t.Cleanup(func() { r.Close() })
-		r.AddHook(writes)
+		r.AddHook(taskstest.Hook(writes.note))
 		cfg.Redis = r
 	})
 	return srv, writes

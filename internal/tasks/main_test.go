@@ -52,7 +52,7 @@ func runTests(m *testing.M) int {
 	// server, whose client sees which scripts ran.
 	library = checkedLibrary(library)
 	var ran scriptsRan
-	standalone.AddHook(&ran)
+	standalone.AddHook(taskstest.Hook(func(c redis.Cmder) { ran.note(c) }))
 	code := m.Run()
 	if code == 0 && cmdline.Lookup("test.run").Value.String() == "" {
 		if missing := ran.missing(); len(missing) > 0 {

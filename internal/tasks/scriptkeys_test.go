@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -225,20 +224,4 @@ func (s *scriptsRan) missing() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func (s *scriptsRan) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (s *scriptsRan) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		s.note(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (s *scriptsRan) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		s.note(cmds...)
-		return next(ctx, cmds)
-	}
 }
