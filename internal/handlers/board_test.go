@@ -298,22 +298,26 @@ func TestQueueBoardReadsOnlyTheChangedQueue(t *testing.T) {
 		t.Fatalf("a read with nothing changed sent %v", cmds)
 	}
 
-	e.enqueue(e.here, names[7])
-	all, cmds = e.read()
-	readsOnly(t, "after a change here", cmds, names[7])
-	if all[names[7]].Stats.Ready != 1 || all[names[8]].Stats.Ready != 0 || len(all) != 50 {
-		t.Fatalf("after a change here: %d queues, %s has %d ready, %s %d; want 50, 1 and 0",
-			len(all), names[7], all[names[7]].Stats.Ready, names[8], all[names[8]].Stats.Ready)
+	// readsReady reads the queue list after a change of one queue, and
+	// checks that it read that queue alone and shows the ready counts.
+	readsReady := func(what, changed string, ready map[string]int64) {
+		t.Helper()
+		all, cmds = e.read()
+		readsOnly(t, what, cmds, changed)
+		if len(all) != 50 {
+			t.Fatalf("%s: %d queues, want 50", what, len(all))
+		}
+		for q, n := range ready {
+			if got := all[q].Stats.Ready; got != n {
+				t.Fatalf("%s: %s has %d ready, want %d", what, q, got, n)
+			}
+		}
 	}
-
+	e.enqueue(e.here, names[7])
+	readsReady("after a change here", names[7], map[string]int64{names[7]: 1, names[8]: 0})
 	e.enqueue(e.there, names[23])
 	e.heard(notify.QueueChanged, names[23])
-	all, cmds = e.read()
-	readsOnly(t, "after another instance's change", cmds, names[23])
-	if all[names[23]].Stats.Ready != 1 || all[names[7]].Stats.Ready != 1 || len(all) != 50 {
-		t.Fatalf("after another instance's change: %d queues, %s has %d ready, %s %d; want 50, 1 and 1",
-			len(all), names[23], all[names[23]].Stats.Ready, names[7], all[names[7]].Stats.Ready)
-	}
+	readsReady("after another instance's change", names[23], map[string]int64{names[23]: 1, names[7]: 1})
 	t.Logf("with 50 queues, a read of the queue list after one queue's change sends %d command, a read of every queue %d", len(cmds), full)
 
 	// Changes of two queues: both read in one round trip.
