@@ -78,8 +78,10 @@ type group struct {
 
 // queueCounts is what the hub gave of one queue's counts.
 type queueCounts struct {
-	// last is the latest queue.changed given; given counts them.
+	// last is the latest queue.changed given, and at the latest change
+	// they were told of (Notice.At); given counts them.
 	last  *Notice
+	at    int64
 	given uint64
 	// settle fires settleAfter the last one, to read the counts (Settle).
 	settle *time.Timer
@@ -504,18 +506,20 @@ func (h *Hub) Deliver(n Notice) {
 
 // newest reports whether a queue.changed is no older than the counts the
 // hub gave last of its queue, and if so keeps it as the last, and has the
-// counts read settleAfter from now unless another comes first. The caller
-// holds h.mu.
+// counts read settleAfter from now unless another comes first. Counts that
+// do not say when they were made (At zero: an instance of an older
+// claimdesk, during an upgrade) are given as they come. The caller holds
+// h.mu.
 func (h *Hub) newest(n *Notice) bool {
 	q := h.queues[n.Queue]
 	if q == nil {
 		q = &queueCounts{}
 		h.queues[n.Queue] = q
 	}
-	if q.last != nil && n.At < q.last.At {
+	if n.At != 0 && n.At < q.at {
 		return false
 	}
-	q.last = n
+	q.last, q.at = n, max(q.at, n.At)
 	q.given++
 	if h.read == nil || h.closed {
 		return true
@@ -552,10 +556,10 @@ func (h *Hub) settle(queue string) {
 		return // the pages' own fetches heal what is left
 	}
 	h.mu.Lock()
-	last := q.last
+	last, at := q.last, q.at
 	changed := q.given != given
 	h.mu.Unlock()
-	if now := countsNotice(queue, counts, last.At); !changed && !sameCounts(now, last) {
+	if now := countsNotice(queue, counts, at); !changed && !sameCounts(now, last) {
 		h.Deliver(*now)
 	}
 }

@@ -94,3 +94,30 @@ func TestHubPacesFrames(t *testing.T) {
 		t.Fatalf("took %v, want the reservation", ns)
 	}
 }
+
+// The hub gives no counts older than the last it gave of the queue; counts
+// of the same moment, or that do not say when they were made, it gives.
+func TestHubLeavesOutOlderCounts(t *testing.T) {
+	t.Parallel()
+	hub := NewHub()
+	for _, step := range []struct {
+		at, ready int64
+		given     bool
+	}{
+		{100, 5, true},
+		{99, 4, false},
+		{100, 3, true},
+		{0, 2, true},
+		{99, 1, false},
+		{101, 0, true},
+	} {
+		ready := step.ready
+		hub.Deliver(Notice{Type: QueueChanged, Queue: "mail", Ready: &ready, At: step.at})
+		hub.mu.Lock()
+		last := *hub.queues["mail"].last.Ready
+		hub.mu.Unlock()
+		if given := last == step.ready; given != step.given {
+			t.Fatalf("counts of %d made at %d: given %v, want %v", step.ready, step.at, given, step.given)
+		}
+	}
+}
