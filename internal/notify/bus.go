@@ -128,20 +128,34 @@ func (b *Bus) Publish(ctx context.Context, notices ...Notice) error {
 		return fmt.Errorf("notify: %w", err)
 	}
 	// A list the trim cut lost its oldest notices: its instance hears a
-	// resync after the rest.
-	var behind []string
+	// resync after the rest, unless the list still holds one of an
+	// earlier cut (it stays behind), so that a lagging instance is not
+	// told to resync again and again.
+	var cut []string
 	for i, push := range pushes {
 		if push.Val() > maxBacklog {
-			behind = append(behind, ids[i])
+			cut = append(cut, ids[i])
 		}
 	}
-	if len(behind) == 0 {
+	if len(cut) == 0 {
 		return nil
 	}
 	resync, _ := json.Marshal(Notice{Type: Resync})
+	held := make([]*redis.IntCmd, len(cut))
 	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, id := range behind {
-			p.RPush(ctx, b.list(id), resync)
+		for i, id := range cut {
+			held[i] = p.LPos(ctx, b.list(id), string(resync), redis.LPosArgs{Rank: -1})
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("notify: %w", err)
+	}
+	_, err = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range cut {
+			if errors.Is(held[i].Err(), redis.Nil) {
+				p.RPush(ctx, b.list(id), resync)
+			}
 		}
 		return nil
 	})

@@ -336,6 +336,10 @@ func (h *Hub) Drain(ctx context.Context) error {
 // fetches afresh what it shows. Nothing happens if v sees what the client
 // saw, or the client is gone.
 func (h *Hub) Update(c *Client, v Viewer) {
+	// Not while frames are handed out: one of the old group's, made
+	// before the update, would reach the client after its resync.
+	h.flushing.Lock()
+	defer h.flushing.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.clients[c]; !ok || c.viewer.equal(v) {

@@ -134,7 +134,7 @@ func (v Viewer) equal(w Viewer) bool {
 // key says what the viewer sees of the notices every viewer alike may see:
 // viewers of one key share a group in the hub, and its frames.
 func (v Viewer) key() string {
-	return fmt.Sprintf("%t %t %q", v.All, v.Away, v.Queues)
+	return fmt.Sprintf("%t %t %q", v.All, v.Away, slices.Sorted(slices.Values(v.Queues)))
 }
 
 // Sees reports whether the viewer may receive the notice: supervisors see

@@ -975,4 +975,19 @@ func TestATrimmedListEndsWithAResync(t *testing.T) {
 	if len(l) != maxBacklog+1 || !strings.Contains(l[0], `"job_id":"1"`) || l[maxBacklog] != `{"type":"resync"}` {
 		t.Fatalf("a cut list holds %d notices from %.40s to %.40s, want %d from job 1, then a resync", len(l), l[0], l[len(l)-1], maxBacklog+1)
 	}
+	// Cut again while it holds that resync: no other.
+	for i := range 3 {
+		if err := publisher.Publish(ctx, notice(maxBacklog+1+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resyncs := 0
+	for _, n := range list() {
+		if n == `{"type":"resync"}` {
+			resyncs++
+		}
+	}
+	if resyncs != 1 {
+		t.Fatalf("a list cut four times while behind holds %d resyncs, want one", resyncs)
+	}
 }
