@@ -49,11 +49,11 @@ func TestReplyShape(t *testing.T) {
 		res  []any
 		read func(r *reply)
 	}{
-		{"a string for an integer", []any{"ok", []any{}, "1", int64(2)}, func(r *reply) { r.int("more"); r.int("jobs") }},
-		{"a value missing", []any{"ok", []any{}, int64(1)}, func(r *reply) { r.flag("more"); r.int("jobs") }},
-		{"a value too many", []any{"ok", []any{}, int64(1), int64(2), int64(3)}, func(r *reply) { r.flag("more"); r.int("jobs") }},
-		{"a list for a string", []any{"ok", []any{}, []any{"x"}}, func(r *reply) { r.str("batch") }},
-		{"metadata that is not", []any{"ok", []any{}, "01ID", "\xc1", "{}"}, func(r *reply) { r.job() }},
+		{"a string for an integer", []any{"ok", "", "1", int64(2)}, func(r *reply) { r.int("more"); r.int("jobs") }},
+		{"a value missing", []any{"ok", "", int64(1)}, func(r *reply) { r.flag("more"); r.int("jobs") }},
+		{"a value too many", []any{"ok", "", int64(1), int64(2), int64(3)}, func(r *reply) { r.flag("more"); r.int("jobs") }},
+		{"a list for a string", []any{"ok", "", []any{"x"}}, func(r *reply) { r.str("batch") }},
+		{"metadata that is not", []any{"ok", "", "01ID", "\xc1", "{}"}, func(r *reply) { r.job() }},
 	} {
 		r, err := s.outcome(ctx, "q", tc.res, nil)
 		if err != nil {
@@ -64,16 +64,18 @@ func TestReplyShape(t *testing.T) {
 			t.Errorf("%s: read without an error", tc.name)
 		}
 	}
-	if _, err := s.outcome(ctx, "q", []any{"surprise", []any{}}, nil); !errors.Is(err, errReply) {
+	if _, err := s.outcome(ctx, "q", []any{"surprise", ""}, nil); !errors.Is(err, errReply) {
 		t.Errorf("an unknown status: %v, want errReply", err)
 	}
-	if _, err := s.outcome(ctx, "q", []any{"hold_limit", []any{}}, nil); !errors.Is(err, ErrHoldLimit) {
+	if _, err := s.outcome(ctx, "q", []any{"hold_limit", ""}, nil); !errors.Is(err, ErrHoldLimit) {
 		t.Errorf("hold_limit: %v, want ErrHoldLimit", err)
 	}
-	if _, err := s.outcome(ctx, "q", []any{"ok", []any{"not", "effects"}}, nil); err == nil {
-		t.Errorf("malformed effects: no error")
+	for _, fx := range []any{[]any{"not", "effects"}, "\xc1", "\x01\x02"} {
+		if _, err := s.outcome(ctx, "q", []any{"ok", fx}, nil); !errors.Is(err, errReply) {
+			t.Errorf("malformed effects %q: %v, want errReply", fx, err)
+		}
 	}
-	r, err := s.outcome(ctx, "q", []any{"ok", []any{}, int64(1), int64(7)}, nil)
+	r, err := s.outcome(ctx, "q", []any{"ok", "", int64(1), int64(7)}, nil)
 	if err != nil || !r.flag("more") || r.int("jobs") != 7 || r.done() != nil {
 		t.Errorf("a well-formed reply: %v, %v", r, err)
 	}

@@ -118,41 +118,68 @@ func (s *Store) Observe(fn Observer) {
 }
 
 // decodeEffects reads the effects part of a script's answer on queue:
-// {} when nothing changed, else {transitions, counts, batches, now}
-// (answer in lua/lib.lua).
+// "" when nothing changed, else MessagePack values (answer in
+// lua/lib.lua): now, the counts, the changed batches, the transitions.
 func decodeEffects(queue string, raw any) (Effects, bool, error) {
-	parts, _ := raw.([]any)
-	if len(parts) == 0 {
+	packed, ok := raw.(string)
+	if !ok {
+		return Effects{}, false, fmt.Errorf("%w: effects are %T, not a string", errReply, raw)
+	}
+	if packed == "" {
 		return Effects{}, false, nil
 	}
-	r := &reply{queue: queue, values: parts}
-	flat, counts, batches := r.list("transitions"), r.list("counts"), r.list("changed batches")
-	fx := Effects{Queue: queue, At: msTime(r.int("now"))}
-	if err := r.done(); err != nil {
-		return Effects{}, false, err
+	r := &msgpackReader{b: packed}
+	var err error
+	// next reads the next value into dst, a *string, *int64 or *int,
+	// unless an earlier one failed.
+	next := func(dst any) {
+		if err != nil {
+			return
+		}
+		switch d := dst.(type) {
+		case *string:
+			err = r.text(d)
+		case *int64:
+			err = r.int64(d)
+		case *int:
+			err = r.small(d)
+		}
 	}
-	for flat.more() {
-		// In the order answer packs them, left to right.
-		t := Transition{JobID: globalID(flat.str("job id"), queue), Queue: queue,
-			Action: Action(flat.str("action")), From: State(flat.str("from")), To: State(flat.str("to")),
-			Actor: flat.str("actor"), Attempt: int(flat.int("attempt")), Holder: flat.str("holder"),
-			Deadline: optTime(flat.int("deadline")), Title: flat.str("title"), Priority: int(flat.int("priority")),
-			BatchID: globalID(flat.str("batch"), queue), Reason: flat.str("reason"), At: fx.At}
-		fx.Transitions = append(fx.Transitions, t)
+	var now int64
+	var c Counts
+	var batches int
+	for _, dst := range []any{&now, &c.Ready, &c.Held, &c.Scheduled, &c.Reserved, &c.Dead, &batches} {
+		next(dst)
 	}
-	fx.Counts = Counts{Ready: counts.int("ready"), Held: counts.int("held"), Scheduled: counts.int("scheduled"),
-		Reserved: counts.int("reserved"), Dead: counts.int("dead")}
-	for batches.more() {
-		b, err := decodeBatch(globalID(batches.str("batch id"), queue), batches.str("batch"))
+	fx := Effects{Queue: queue, At: msTime(now), Counts: c}
+	for range batches {
+		var id, record string
+		next(&id)
+		next(&record)
+		if err != nil {
+			break
+		}
+		b, err := decodeBatch(globalID(id, queue), record)
 		if err != nil {
 			return Effects{}, false, err
 		}
 		fx.Batches = append(fx.Batches, b)
 	}
-	for _, part := range []*reply{flat, counts, batches} {
-		if err := part.done(); err != nil {
-			return Effects{}, false, err
+	for err == nil && r.i < len(r.b) {
+		// In the order record packs them, left to right.
+		var id, action, from, to, batch string
+		var deadline int64
+		t := Transition{Queue: queue, At: fx.At}
+		for _, dst := range []any{&id, &action, &from, &to, &t.Actor, &t.Attempt, &t.Holder, &deadline,
+			&t.Title, &t.Priority, &batch, &t.Reason} {
+			next(dst)
 		}
+		t.JobID, t.Action, t.From, t.To = globalID(id, queue), Action(action), State(from), State(to)
+		t.Deadline, t.BatchID = optTime(deadline), globalID(batch, queue)
+		fx.Transitions = append(fx.Transitions, t)
+	}
+	if err != nil {
+		return Effects{}, false, fmt.Errorf("%w: effects: %w", errReply, err)
 	}
 	return fx, true, nil
 }

@@ -20,15 +20,19 @@
 -- INDEX is for the indexes of states). BATCHES caches the batch
 -- records it loaded and DIRTY marks those it changed; LOADED caches the
 -- jobs it loaded, so that every part of a call sees one job as one table;
--- TRANS collects the transitions it made. begin sets them anew per call.
--- FINISHED marks the batches that finished in the call (settle), for the
--- outbox (publish).
-local K, INDEX, BATCHES, DIRTY, LOADED, TRANS, FINISHED = {}, {}, {}, {}, {}, {}, {}
+-- TRANS collects the transitions it made, each packed (record), and
+-- ENDED the jobs they ended, with the event of each (publish). FINISHED
+-- marks the batches that finished in the call (settle), for the outbox.
+local K, INDEX, BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}, {}, {}
 
 local function begin(keys)
   K, INDEX = keys, keys
-  BATCHES, DIRTY, LOADED, TRANS, FINISHED = {}, {}, {}, {}, {}
+  BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
 end
+
+-- EVENT_TYPE names the outbox's event of a transition into each final
+-- state (publish).
+local EVENT_TYPE = {completed = 'job.completed', dead = 'job.dead', canceled = 'job.canceled'}
 
 -- int formats an integral number (every score and count here is one) as a
 -- command argument. A plain Lua number would be printed with %.17g, which
@@ -130,7 +134,8 @@ end
 -- record notes that job id (metadata m) goes from state `from` to state
 -- `to` by action of actor ("system" for none): it appends an entry to the
 -- job's history, saved by the next store, and a transition to the call's
--- answer. holder is whose reservation the change ends, if any.
+-- answer, packed as its 12 values (answer). holder is whose reservation
+-- the change ends, if any.
 local function record(id, m, action, from, to, actor, holder, reason)
   -- attempt: which attempt a reservation is (a failure or expiry has
   -- counted its own already); otherwise the attempts spent so far.
@@ -146,14 +151,15 @@ local function record(id, m, action, from, to, actor, holder, reason)
   append_entry(m, action, by, from, to, attempt, deadline, other, reason)
   -- The transition's deadline is also that of a reservation it ends.
   if from == 'reserved' and not deadline then deadline = m.deadline end
-  local t = TRANS
-  local n = #t
-  t[n + 1], t[n + 2], t[n + 3], t[n + 4] = id, action, from or '', to
-  t[n + 5], t[n + 6], t[n + 7], t[n + 8] = actor, attempt, holder or '', deadline or 0
-  t[n + 9], t[n + 10], t[n + 11] = m.title, m.priority, m.batch or ''
   -- An extension's "reason" is its idempotency key: the client's own.
   if action == 'extended' then reason = nil end
-  t[n + 12] = reason or ''
+  TRANS[#TRANS + 1] = cmsgpack.pack(id, action, from or '', to, actor, attempt, holder or '', deadline or 0,
+    m.title, m.priority, m.batch or '', reason or '')
+  local event = EVENT_TYPE[to]
+  if event then
+    ENDED[#ENDED + 1] = event
+    ENDED[#ENDED + 1] = id
+  end
 end
 
 -- last_action returns the action code, actor and reason of the job's
@@ -511,7 +517,7 @@ end
 -- no key to answer.
 local function plain(status, ...)
   if #TRANS > 0 or next(DIRTY) then error('plain answer of a call that changed jobs or batches') end
-  return {status, {}, ...}
+  return {status, '', ...}
 end
 
 -- The outbox. While some webhook listens to the queue (conf's "outbox" is
@@ -524,20 +530,18 @@ end
 -- that the oldest go, and conf's "outbox_lost" counts them. Go reads the
 -- stream as a consumer group and deletes what it has handed on
 -- (internal/tasks/outbox.go).
-local EVENT_TYPE = {completed = 'job.completed', dead = 'job.dead', canceled = 'job.canceled'}
 
 -- publish appends the call's events to the outbox: one per transition into
--- a final state (TRANS), one per batch that finished.
+-- a final state (ENDED), one per batch that finished.
 local function publish()
-  local events, t = {}, TRANS
-  for i = 1, #t, 12 do
-    local kind = EVENT_TYPE[t[i + 3]]
-    if kind then events[#events + 1] = {kind, t[i]} end
+  local events = ENDED
+  for bid in pairs(FINISHED) do
+    events[#events + 1] = 'batch.finished'
+    events[#events + 1] = bid
   end
-  for bid in pairs(FINISHED) do events[#events + 1] = {'batch.finished', bid} end
   if #events == 0 or redis.call('HGET', K.conf, 'outbox') ~= '1' then return end
-  for _, e in ipairs(events) do
-    local kind, id = e[1], e[2]
+  for i = 1, #events, 2 do
+    local kind, id = events[i], events[i + 1]
     if kind == 'batch.finished' then
       redis.call('XADD', K.outbox, '*', 'type', kind, 'id', id, 'record', cjson.encode(BATCHES[id]))
     else
@@ -554,12 +558,13 @@ local function publish()
 end
 
 -- answer is every script's reply: {status, effects, values...}. The
--- effects are {} when the call changed nothing, else {transitions (12
--- values each: id, action, from, to, actor, attempt, holder, deadline ms,
--- title, priority, batch, reason), the queue's counts after them (ready, held,
--- scheduled, reserved, dead), the changed batches (id, record JSON), now
--- in ms}.
--- Changed batches are saved here, once per call.
+-- effects are "" when the call changed nothing, else one string of
+-- MessagePack values: now in ms, the queue's counts after the call (ready,
+-- held, scheduled, reserved, dead), how many batches it changed and each
+-- one's id and record JSON, then its transitions, 12 values each (id,
+-- action, from, to, actor, attempt, holder, deadline ms, title, priority,
+-- batch, reason). One string costs Redis far less to answer than as many
+-- values. Changed batches are saved here, once per call.
 local function answer(status, ...)
   local batches = {}
   for bid in pairs(DIRTY) do
@@ -574,7 +579,9 @@ local function answer(status, ...)
   local counts = {redis.call('ZCARD', INDEX.ready) + parked, parked,
     redis.call('ZCARD', INDEX.scheduled), redis.call('ZCARD', INDEX.reserved),
     redis.call('ZCARD', INDEX.dead)}
-  return {status, {TRANS, counts, batches, NOW}, ...}
+  local head = cmsgpack.pack(NOW, counts[1], counts[2], counts[3], counts[4], counts[5], #batches / 2)
+  for i = 1, #batches do head = head .. cmsgpack.pack(batches[i]) end
+  return {status, head .. table.concat(TRANS), ...}
 end
 
 -- reply answers a job: {"ok", effects, id, stored metadata, payload, extra
