@@ -1,7 +1,8 @@
 -- draft.lua: the holder saves what they have typed on the job so far, as
 -- its live draft (lib.lua, Drafts), replacing the one saved before. The
--- reservation's first save adds a "drafted" entry to the job's history;
--- it is no change of state, so the call has no transition.
+-- reservation's first save, the one that finds no live draft, adds a
+-- "drafted" entry to the job's history; it is no change of state, so the
+-- call has no transition.
 -- KEYS    -> meta, drafts
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
@@ -16,7 +17,7 @@ local m = load(id)
 if not m then return plain('not_found') end
 local refused = fence(m, ARGV[3], op)
 if refused then return plain(refused) end
-if not drafted(m, true) then
+if redis.call('HEXISTS', K.drafts, id) == 0 then
   append_entry(m, 'drafted', op, 'reserved', 'reserved', m.attempts + 1, m.deadline)
   store(id, m)
 end

@@ -178,36 +178,20 @@ end
 
 -- Drafts. While holders type, their page saves what they typed as the
 -- job's live draft, field "<id>" of K.drafts (draft.lua): who, when, the
--- draft's JSON. A reservation's first save adds a "drafted" entry to the
--- history, so a reservation that saved none never reads K.drafts. When a
--- reservation ends, its live draft goes: a completion, or the holder's
--- own give-back, skip or failure, drops it (the page tells them so); a
+-- draft's JSON. A reservation's first save (one that finds no live draft)
+-- adds a "drafted" entry to the history. When a reservation ends, its
+-- live draft goes: a completion, or the holder's own give-back, skip or
+-- failure, drops it with one HDEL, draft or none (cheaper than reading
+-- the history for one); a
 -- take-back (DRAFT_KEPT_BY) keeps it in the job's field "<id>\nkept", for
 -- the next holder and the supervisors: per draft its three values, then
 -- the action that ended it, its actor and when, the latest DRAFTS_KEPT.
 local DRAFT_KEPT_BY = {force_released = true, canceled = true, expired = true}
 local DRAFT_VALUES = 6
 
--- drafted reports whether the job's history holds a saved draft: since
--- its latest claim, with since_claim, else ever.
-local function drafted(m, since_claim)
-  local h, at, found = m.history, 0, false
-  while at ~= -1 and at < #h do
-    local next_at, _, a = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
-    if a == ACTION_CODE.drafted then
-      found = true
-    elseif a == ACTION_CODE.claimed and since_claim then
-      found = false
-    end
-    at = next_at
-  end
-  return found
-end
-
 -- end_draft ends the live draft of a reservation that action of actor
 -- ends: kept when the reservation was taken from its holder, else dropped.
 local function end_draft(id, m, action, actor)
-  if not drafted(m, true) then return end
   if not DRAFT_KEPT_BY[action] then
     redis.call('HDEL', K.drafts, id)
     return

@@ -32,10 +32,9 @@ for _, rule in ipairs(cutoffs) do
     redis.call('HDEL', K.meta, id)
     redis.call('HDEL', K.payload, id)
     redis.call('HDEL', K.result, id)
-    -- Its drafts: those a history says it saved, or may have, trimmed.
-    if m and (m.hist_n > HISTORY_CAP or drafted(m, false)) then
-      redis.call('HDEL', K.drafts, id, id .. '\nkept')
-    end
+    -- Its drafts, if it saved any: one HDEL costs less than reading its
+    -- history to know.
+    redis.call('HDEL', K.drafts, id, id .. '\nkept')
     if m and m.batch then redis.call('ZREM', K.members, m.batch .. '|' .. id) end
   end
   deleted = deleted + math.min(#old, budget)
