@@ -46,76 +46,78 @@ type Enqueued struct {
 	Created bool
 }
 
-// enqueueFields is how many script arguments each job takes (enqueue.lua).
-const enqueueFields = 9
+// enqueueHead and enqueueFields are how many script arguments come before
+// the jobs' and how many each job takes (enqueue.lua).
+const enqueueHead, enqueueFields = 6, 9
 
 // Enqueue adds jobs to the queue for actor (the producer), all or none: up
-// to MaxBatch in one atomic script. Invalid input gives a *ValidationError
-// naming the job and field, and changes nothing.
+// to MaxBatch in one atomic script, which may also carry other callers'
+// jobs (combiner). Invalid input gives a *ValidationError naming the job
+// and field, and changes nothing.
 func (s *Store) Enqueue(ctx context.Context, queue, actor string, jobs []NewJob) ([]Enqueued, error) {
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
 	}
-	_, _, out, err := s.enqueue(ctx, queue, actor, "", "", jobs)
-	return out, err
+	req, err := s.enqueueRequest(queue, actor, false, jobs)
+	if err != nil {
+		return nil, err
+	}
+	req.done = make(chan struct{})
+	return s.enqueueCombined(ctx, queue, actor, req)
 }
 
 // enqueue runs enqueue.lua for actor: the jobs, and the batch they join
-// (batchID, or "" for none) with its new record (newBatch, or "" to join an
-// open one). It answers the batch's id and record after the change (the
-// earlier batch when the request repeats one; "" without a batch).
+// (batchID) with its new record (newBatch, or "" to join an open one). It
+// answers the batch's id and record after the change (the earlier batch
+// when the request repeats one).
 func (s *Store) enqueue(ctx context.Context, queue, actor, batchID, newBatch string, jobs []NewJob) (batch, record string, _ []Enqueued, _ error) {
-	switch {
-	case len(jobs) == 0 && newBatch == "":
-		return "", "", nil, invalid("jobs", "must hold at least one job")
-	case len(jobs) > MaxBatch:
-		return "", "", nil, tooLarge("jobs", "must hold at most %d jobs", MaxBatch)
+	req, err := s.enqueueRequest(queue, actor, true, jobs)
+	if err == nil && len(jobs) == 0 && newBatch == "" {
+		err = invalid("jobs", "must hold at least one job")
 	}
-	if err := validName("actor", actor); err != nil {
+	if err != nil {
 		return "", "", nil, err
 	}
-	const head = 6 // arguments before the jobs'
-	args := make([]any, 0, head+len(jobs)*enqueueFields)
 	if batchID != "" {
 		batchID = localID(batchID)
 	}
+	args := make([]any, 0, enqueueHead+len(req.args))
 	args = append(args, s.nowArg(), strictStepMs, batchID, newBatch, actor, len(jobs))
+	return s.runEnqueue(ctx, queue, append(args, req.args...))
+}
+
+// enqueueRequest validates the jobs that actor enqueues, into a batch or
+// not (whose jobs are named by their place when they are more than one),
+// and returns their script arguments.
+func (s *Store) enqueueRequest(queue, actor string, batched bool, jobs []NewJob) (*enqueueRequest, error) {
+	switch {
+	case len(jobs) == 0 && !batched:
+		return nil, invalid("jobs", "must hold at least one job")
+	case len(jobs) > MaxBatch:
+		return nil, tooLarge("jobs", "must hold at most %d jobs", MaxBatch)
+	}
+	if err := validName("actor", actor); err != nil {
+		return nil, err
+	}
+	req := &enqueueRequest{args: make([]any, 0, len(jobs)*enqueueFields)}
 	now := s.now()
-	total := 0
 	for i, j := range jobs {
 		jobArgs, err := j.args(queue, now)
 		if err != nil {
-			if len(jobs) > 1 || batchID != "" {
+			if len(jobs) > 1 || batched {
 				var v *ValidationError
 				if errors.As(err, &v) {
 					v.Field = fmt.Sprintf("jobs[%d].%s", i, v.Field)
 				}
 			}
-			return "", "", nil, err
+			return nil, err
 		}
-		args = append(args, jobArgs...)
-		if total += len(jobArgs[len(jobArgs)-1].(string)); total > maxBatchBytes {
-			return "", "", nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
-		}
-	}
-	r, err := s.run(ctx, enqueueScript, queue, args...)
-	if err != nil {
-		return "", "", nil, err
-	}
-	batch = globalID(r.str("batch id"), queue)
-	record = r.str("batch")
-	out := make([]Enqueued, len(jobs))
-	for i := range out {
-		out[i].Created = r.str("created or existing") == "created"
-		out[i].Job = r.job()
-		if out[i].Created && out[i].Job != nil {
-			out[i].Job.Payload = json.RawMessage(args[head+i*enqueueFields+8].(string))
+		req.args = append(req.args, jobArgs...)
+		if req.bytes += len(jobArgs[len(jobArgs)-1].(string)); req.bytes > maxBatchBytes {
+			return nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
 		}
 	}
-	if err := r.done(); err != nil {
-		return "", "", nil, err
-	}
-	return batch, record, out, nil
+	return req, nil
 }
 
 // args validates the job and returns its script arguments (enqueue.lua).

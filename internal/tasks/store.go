@@ -38,6 +38,8 @@ type Store struct {
 	// answered as done (WithMinReplicas).
 	minReplicas    int
 	replicaTimeout time.Duration
+	// combining holds the enqueues waiting to go together (combiner).
+	combining combiner
 }
 
 // Option configures a Store.
