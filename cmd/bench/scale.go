@@ -168,18 +168,6 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 // measureMemory enqueues n jobs with an empty payload into an empty store
 // and divides the growth of Redis's used memory by n, minus the payload.
 func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, n int) error {
-	used := func() (int64, error) {
-		info, err := rdb.Info(ctx, "memory").Result()
-		if err != nil {
-			return 0, err
-		}
-		for _, line := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-				return strconv.ParseInt(v, 10, 64)
-			}
-		}
-		return 0, errors.New("INFO memory has no used_memory")
-	}
 	const q = "memory"
 	if _, err := store.PutQueue(ctx, tasks.Queue{Name: q}); err != nil {
 		return err
@@ -188,14 +176,14 @@ func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tas
 	if _, err := store.Enqueue(ctx, q, "bench", []tasks.NewJob{{Title: "first"}}); err != nil {
 		return err
 	}
-	before, err := used()
+	before, err := usedMemory(ctx, rdb)
 	if err != nil {
 		return err
 	}
 	if err := enqueueMany(ctx, store, q, n, 1); err != nil {
 		return err
 	}
-	after, err := used()
+	after, err := usedMemory(ctx, rdb)
 	if err != nil {
 		return err
 	}
@@ -219,7 +207,7 @@ func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tas
 	}); err != nil {
 		return err
 	}
-	done, err := used()
+	done, err := usedMemory(ctx, rdb)
 	if err != nil {
 		return err
 	}
