@@ -169,14 +169,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		inRedis = append(inRedis, float64(d[1])/float64(max(d[0], 1)))
 		return per, nil
 	}
-	per, err := phase("fcall", func() error {
-		return parallel(c.concurrency, c.jobs, func(_, i int) error {
-			return enqueue.time(func() error {
-				_, err := store.Enqueue(ctx, "bench", "bench", []tasks.NewJob{{Title: fmt.Sprint("job ", i)}})
-				return err
-			})
-		})
-	})
+	per, err := phase("fcall", func() error { return enqueueBatches(ctx, store, "bench", c.jobs, 1, c.concurrency, nil, enqueue) })
 	if err != nil {
 		return r, err
 	}
@@ -351,23 +344,13 @@ func moreOps(ctx context.Context, c config, rdb *redis.Client, store *tasks.Stor
 	if _, err := store.PutQueue(ctx, tasks.Queue{Name: toRelease}); err != nil {
 		return nil, err
 	}
-	calls := (c.jobs + engineBatch - 1) / engineBatch
 	per, err := phase("fcall", func() error {
-		return parallel(c.concurrency, calls, func(_, i int) error {
-			jobs := make([]tasks.NewJob, min(engineBatch, c.jobs-i*engineBatch))
-			for k := range jobs {
-				jobs[k] = tasks.NewJob{Title: fmt.Sprint("job ", i*engineBatch+k)}
-			}
-			return enqueue.time(func() error {
-				_, err := store.Enqueue(ctx, toRelease, "bench", jobs)
-				return err
-			})
-		})
+		return enqueueBatches(ctx, store, toRelease, c.jobs, engineBatch, c.concurrency, nil, enqueue)
 	})
 	if err != nil {
 		return nil, err
 	}
-	batch := breakdownOf(enqueue.op, calls, per)
+	batch := breakdownOf(enqueue.op, enqueue.summary().Calls, per)
 
 	held, err := claimAll(ctx, store, toRelease, c.jobs, c.concurrency, nil)
 	if err != nil {

@@ -194,10 +194,7 @@ func peerClaimdesk(ctx context.Context, c config, payload string, t *peerTally) 
 	}
 	t0 := time.Now()
 	cpu, err := redisCPU(pid, func() error {
-		return parallel(c.concurrency, n, func(_, i int) error {
-			_, err := store.Enqueue(ctx, queue, "bench", []tasks.NewJob{{Title: "job " + strconv.Itoa(i), Payload: json.RawMessage(payload)}})
-			return err
-		})
+		return enqueueBatches(ctx, store, queue, n, 1, c.concurrency, json.RawMessage(payload), nil)
 	})
 	if err != nil {
 		return s, err
@@ -226,17 +223,9 @@ func peerClaimdesk(ctx context.Context, c config, payload string, t *peerTally) 
 	t.left += st.Ready + st.Reserved
 	t.done += st.Completed
 
-	calls := (n + peerBatch - 1) / peerBatch
 	t0 = time.Now()
 	cpu, err = redisCPU(pid, func() error {
-		return parallel(c.concurrency, calls, func(_, i int) error {
-			jobs := make([]tasks.NewJob, min(peerBatch, n-i*peerBatch))
-			for k := range jobs {
-				jobs[k] = tasks.NewJob{Title: "job " + strconv.Itoa(i*peerBatch+k), Payload: json.RawMessage(payload)}
-			}
-			_, err := store.Enqueue(ctx, batches, "bench", jobs)
-			return err
-		})
+		return enqueueBatches(ctx, store, batches, n, peerBatch, c.concurrency, json.RawMessage(payload), nil)
 	})
 	if err != nil {
 		return s, err

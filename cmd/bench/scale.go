@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -86,14 +87,21 @@ func fill(ctx context.Context, store *tasks.Store, queue string, n int) error {
 
 // enqueueMany enqueues n jobs, 1000 per call, c calls at a time.
 func enqueueMany(ctx context.Context, store *tasks.Store, queue string, n, c int) error {
-	calls := (n + tasks.MaxBatch - 1) / tasks.MaxBatch
-	return parallel(c, calls, func(_, i int) error {
-		jobs := make([]tasks.NewJob, min(tasks.MaxBatch, n-i*tasks.MaxBatch))
+	return enqueueBatches(ctx, store, queue, n, tasks.MaxBatch, c, nil, nil)
+}
+
+// enqueueBatches enqueues n jobs titled "job <i>" with the payload (nil:
+// none), per jobs per call, c calls at a time, each call timed by rec.
+func enqueueBatches(ctx context.Context, store *tasks.Store, queue string, n, per, c int, payload json.RawMessage, rec *recorder) error {
+	return parallel(c, (n+per-1)/per, func(_, i int) error {
+		jobs := make([]tasks.NewJob, min(per, n-i*per))
 		for k := range jobs {
-			jobs[k] = tasks.NewJob{Title: "job " + strconv.Itoa(i*tasks.MaxBatch+k)}
+			jobs[k] = tasks.NewJob{Title: "job " + strconv.Itoa(i*per+k), Payload: payload}
 		}
-		_, err := store.Enqueue(ctx, queue, "bench", jobs)
-		return err
+		return rec.time(func() error {
+			_, err := store.Enqueue(ctx, queue, "bench", jobs)
+			return err
+		})
 	})
 }
 
