@@ -60,14 +60,16 @@ screenshots: build
 	mkdir -p docs/screens
 	npx playwright test --config e2e/shots.config.ts
 
-# lint checks the Go (gofmt, vet, staticcheck, generated files current),
-# the page's script (static/app.js and js/: JSDoc types by tsc, eslint)
-# and the API's OpenAPI document (Redocly's rules, redocly.yaml).
+# lint checks the Go (gofmt, vet, staticcheck, generated files current;
+# gofmt and vet also the bench's asynq program, a module of its own), the
+# page's script (static/app.js and js/: JSDoc types by tsc, eslint) and the
+# API's OpenAPI document (Redocly's rules, redocly.yaml).
 lint: node_modules/.package-lock.json generate
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	@[ -z "$$CI" ] || git diff --exit-code --stat -- "*_templ.go" client/openapi.gen.go api/reference.html || { echo "generated files are stale: run make generate and commit"; exit 1; }
 	$(GO) vet ./...
+	$(GO) -C cmd/bench/asynq vet ./...
 	$(GO) tool staticcheck ./...
 	npx tsc -p static
 	npx eslint

@@ -1,15 +1,17 @@
 // Command bench measures claimdesk and checks its performance targets: the
-// engine against Redis's own ceiling, Lua against an optimistic WATCH/MULTI
-// baseline under contention, the HTTP server, websocket notices, how
-// claims and reclaims scale with a queue's size, and webhooks. It prints a
-// table with PASS/FAIL per target and writes the numbers as JSON.
+// engine against Redis's own ceiling, what a job costs Redis beside asynq,
+// Lua against an optimistic WATCH/MULTI baseline under contention, the
+// HTTP server, websocket notices, how claims and reclaims scale with a
+// queue's size, and webhooks. It prints a table with PASS/FAIL per target
+// and writes the numbers as JSON.
 //
 //	go run ./cmd/bench                     # every scenario, default sizes
 //	go run ./cmd/bench -only engine,scale  # some of them
 //	go run ./cmd/bench -smoke              # small sizes, every branch of every scenario
 //
 // It starts its own redis-server (and, for http, notify, floor and
-// webhooks, a claimdesk server process from -claimdesk) on loopback.
+// webhooks, a claimdesk server process from -claimdesk) on loopback; for
+// peer it builds the asynq program of its own module, cmd/bench/asynq.
 package main
 
 import (
@@ -62,6 +64,8 @@ type config struct {
 	sizes       []int
 	reclaim     int // scale: expired reservations to reclaim
 	memJobs     int // scale: jobs for the memory figure
+	// peer: jobs per side and round, and rounds per side.
+	peerJobs, peerRounds int
 	// floor: open pages of operators and supervisors, jobs/s, and how
 	// long each of its two phases lasts.
 	floorPages, floorSupervisors, floorRate int
@@ -87,6 +91,7 @@ type scenario struct {
 // scenarios in the order they run.
 var scenarios = []scenario{
 	{"engine", runEngine},
+	{"peer", runPeer},
 	{"contention", runContention},
 	{"http", runHTTP},
 	{"notify", runNotify},
@@ -100,10 +105,12 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	only := fs.String("only", "", "comma-separated scenarios to run (engine, contention, http, notify, scale, replicas, floor, webhooks); default all")
+	only := fs.String("only", "", "comma-separated scenarios to run (engine, peer, contention, http, notify, scale, replicas, floor, webhooks); default all")
 	smoke := fs.Bool("smoke", false, "small sizes that take every branch of every scenario (the tests run it)")
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine, ceiling and replicas; API operators in webhooks")
 	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")
+	fs.IntVar(&c.peerJobs, "peer-jobs", 20000, "peer: jobs each side enqueues, claims and completes in a round")
+	fs.IntVar(&c.peerRounds, "peer-rounds", 2, "peer: rounds per side, in turns (each figure is the best of its rounds)")
 	fs.IntVar(&c.producers, "producers", 64, "contention: concurrent producers")
 	fs.IntVar(&c.messages, "messages", 5000, "contention: messages posted per path")
 	fs.IntVar(&c.operators, "operators", 200, "http: virtual operators")
@@ -148,6 +155,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	}
 	if *smoke {
 		c.concurrency, c.jobs, c.producers, c.messages = 4, 200, 8, 200
+		c.peerJobs, c.peerRounds = 200, 1
 		c.operators, c.cycles, c.batch, c.think, c.sockets, c.notices = 6, 4, 5, 0, 20, 3
 		c.sizes, c.reclaim, c.memJobs = []int{100, 1000}, 500, 1000
 		c.floorPages, c.floorSupervisors, c.floorRate, c.floorPhase = 30, 2, 5, 2*time.Second
@@ -157,7 +165,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		c.floorHold, c.floorRetry, c.floorPoll = [2]time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}, [2]time.Duration{200 * time.Millisecond, 500 * time.Millisecond}, 1500*time.Millisecond
 		c.webhookJobs, c.webhookBacklog = 40, 100
 	}
-	for _, v := range []int{c.concurrency, c.jobs, c.producers, c.messages, c.operators, c.cycles, c.batch, c.sockets, c.notices, c.reclaim, c.memJobs,
+	for _, v := range []int{c.concurrency, c.jobs, c.peerJobs, c.peerRounds, c.producers, c.messages, c.operators, c.cycles, c.batch, c.sockets, c.notices, c.reclaim, c.memJobs,
 		c.floorPages, c.floorSupervisors, c.floorRate, int(c.floorPhase / time.Second), c.webhookJobs, c.webhookBacklog} {
 		if v < 1 {
 			return c, usageError{errors.New("counts and sizes must be at least 1")}

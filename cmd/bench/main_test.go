@@ -131,3 +131,27 @@ func TestQuantile(t *testing.T) {
 		}
 	}
 }
+
+// TestAsynqBuildFails: a peer scenario whose asynq program does not build
+// fails, saying which program and why.
+func TestAsynqBuildFails(t *testing.T) {
+	root := t.TempDir()
+	module := filepath.Join(root, asynqModule)
+	if err := os.MkdirAll(module, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		filepath.Join(root, "go.mod"):    "module claimdesk\n",
+		filepath.Join(module, "go.mod"):  "module claimdesk/cmd/bench/asynq\n",
+		filepath.Join(module, "main.go"): "package main\n\nfunc main() { undefined() }\n",
+	} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(filepath.Join(root, "cmd", "bench"))
+	_, err := buildAsynq(context.Background(), t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "build the asynq program") || !strings.Contains(err.Error(), "undefined") {
+		t.Fatalf("err = %v, want one that names the asynq program and the compiler's complaint", err)
+	}
+}

@@ -17,6 +17,8 @@ type result struct {
 	Targets []target `json:"targets,omitempty"`
 	// Checks are correctness checks (every job done exactly once, …).
 	Checks []check `json:"checks,omitempty"`
+	// Breakdown is where some operations' time inside Redis goes.
+	Breakdown []breakdown `json:"breakdown,omitempty"`
 }
 
 type figure struct {
@@ -83,6 +85,7 @@ func printResults(w io.Writer, results []result) {
 				fmt.Fprintf(w, "%s %9d %11.0f %9.2f %9.2f %9.2f %9.2f\n", pad(s.Op, opW), s.Calls, s.PerSecond, s.P50, s.P95, s.P99, s.Max)
 			}
 		}
+		printBreakdown(w, r.Breakdown)
 		for _, f := range r.Figures {
 			fmt.Fprintf(w, "%s %12s %s\n", pad(f.Name, figW), num(f.Value), f.Unit)
 		}
@@ -109,10 +112,35 @@ func printResults(w io.Writer, results []result) {
 	fmt.Fprintf(w, "\n%d of %d targets met.\n", pass, total)
 }
 
+// printBreakdown writes the breakdowns as a table, each row followed by
+// its commands.
+func printBreakdown(w io.Writer, bs []breakdown) {
+	if len(bs) == 0 {
+		return
+	}
+	const head = "per call, inside Redis (INFO commandstats)"
+	opW := utf8.RuneCountInString(head)
+	for _, b := range bs {
+		opW = max(opW, utf8.RuneCountInString(b.Op))
+	}
+	fmt.Fprintf(w, "%s %9s %9s %s %s\n", pad(head, opW), "calls", "commands", padLeft("µs in them", 11), padLeft("µs script's own", 16))
+	for _, b := range bs {
+		fmt.Fprintf(w, "%s %9d %9s %11s %16s\n", pad(b.Op, opW), b.Calls, num(b.CommandsPerCall), num(b.CommandsUsec), num(b.ScriptUsec))
+		for _, line := range b.commandList(100) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+}
+
 // pad fills s with spaces to width characters (not bytes: names hold
 // arrows and the like).
 func pad(s string, width int) string {
 	return s + strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
+}
+
+// padLeft is pad on the left: a right-aligned column.
+func padLeft(s string, width int) string {
+	return strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s))) + s
 }
 
 func okWord(ok bool, yes, no string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -86,14 +87,21 @@ func fill(ctx context.Context, store *tasks.Store, queue string, n int) error {
 
 // enqueueMany enqueues n jobs, 1000 per call, c calls at a time.
 func enqueueMany(ctx context.Context, store *tasks.Store, queue string, n, c int) error {
-	calls := (n + tasks.MaxBatch - 1) / tasks.MaxBatch
-	return parallel(c, calls, func(_, i int) error {
-		jobs := make([]tasks.NewJob, min(tasks.MaxBatch, n-i*tasks.MaxBatch))
+	return enqueueBatches(ctx, store, queue, n, tasks.MaxBatch, c, nil, nil)
+}
+
+// enqueueBatches enqueues n jobs titled "job <i>" with the payload (nil:
+// none), per jobs per call, c calls at a time, each call timed by rec.
+func enqueueBatches(ctx context.Context, store *tasks.Store, queue string, n, per, c int, payload json.RawMessage, rec *recorder) error {
+	return parallel(c, (n+per-1)/per, func(_, i int) error {
+		jobs := make([]tasks.NewJob, min(per, n-i*per))
 		for k := range jobs {
-			jobs[k] = tasks.NewJob{Title: "job " + strconv.Itoa(i*tasks.MaxBatch+k)}
+			jobs[k] = tasks.NewJob{Title: "job " + strconv.Itoa(i*per+k), Payload: payload}
 		}
-		_, err := store.Enqueue(ctx, queue, "bench", jobs)
-		return err
+		return rec.time(func() error {
+			_, err := store.Enqueue(ctx, queue, "bench", jobs)
+			return err
+		})
 	})
 }
 
@@ -168,18 +176,6 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 // measureMemory enqueues n jobs with an empty payload into an empty store
 // and divides the growth of Redis's used memory by n, minus the payload.
 func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, n int) error {
-	used := func() (int64, error) {
-		info, err := rdb.Info(ctx, "memory").Result()
-		if err != nil {
-			return 0, err
-		}
-		for _, line := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-				return strconv.ParseInt(v, 10, 64)
-			}
-		}
-		return 0, errors.New("INFO memory has no used_memory")
-	}
 	const q = "memory"
 	if _, err := store.PutQueue(ctx, tasks.Queue{Name: q}); err != nil {
 		return err
@@ -188,14 +184,14 @@ func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tas
 	if _, err := store.Enqueue(ctx, q, "bench", []tasks.NewJob{{Title: "first"}}); err != nil {
 		return err
 	}
-	before, err := used()
+	before, err := usedMemory(ctx, rdb)
 	if err != nil {
 		return err
 	}
 	if err := enqueueMany(ctx, store, q, n, 1); err != nil {
 		return err
 	}
-	after, err := used()
+	after, err := usedMemory(ctx, rdb)
 	if err != nil {
 		return err
 	}
@@ -219,7 +215,7 @@ func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tas
 	}); err != nil {
 		return err
 	}
-	done, err := used()
+	done, err := usedMemory(ctx, rdb)
 	if err != nil {
 		return err
 	}

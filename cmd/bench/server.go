@@ -351,15 +351,26 @@ func startCPU(pids ...int) *cpuMeter {
 	return m
 }
 
+// used returns, per process, the CPU time used since the start (0 where
+// it cannot be read).
+func (m *cpuMeter) used() []time.Duration {
+	out := make([]time.Duration, len(m.pids))
+	for i, p := range m.pids {
+		if t, err := cpuTime(p); err == nil {
+			out[i] = t - m.start[i]
+		}
+	}
+	return out
+}
+
 // cores returns, per process, the CPU time used since the start divided by
 // the wall time: 1 is one core busy all along.
 func (m *cpuMeter) cores() []float64 {
 	wall := time.Since(m.t0)
 	out := make([]float64, len(m.pids))
-	for i, p := range m.pids {
-		t, err := cpuTime(p)
-		if err == nil && wall > 0 {
-			out[i] = float64(t-m.start[i]) / float64(wall)
+	for i, t := range m.used() {
+		if wall > 0 {
+			out[i] = float64(t) / float64(wall)
 		}
 	}
 	return out
@@ -539,6 +550,20 @@ func redisCalls(ctx context.Context, rdb redis.Cmdable) (map[string][2]int64, er
 		out[name] = v
 	}
 	return out, nil
+}
+
+// usedMemory is the Redis server's used_memory (INFO memory), in bytes.
+func usedMemory(ctx context.Context, rdb redis.Cmdable) (int64, error) {
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("INFO memory has no used_memory")
 }
 
 // callsSince sums the calls and microseconds since an earlier
