@@ -38,12 +38,14 @@ const redirects = 5
 
 // Send sends the commands queue adds, all on key's slot, to the master of
 // that slot on one connection, followed by WAIT when the Policy waits for
-// replicas, in one round trip. It returns the first command's error, else
-// what kept them from running, else an error wrapping
-// storeerr.ErrNotReplicated when replicas did not confirm them (each
-// command then holds its answer).
+// replicas, in one round trip. It returns what kept them from running,
+// else an error wrapping storeerr.ErrNotReplicated when replicas did not
+// confirm them, else the first command's error reply: each command holds
+// its own answer. An error reply of a command that ran does not spare the
+// others their WAIT.
 func (p Policy) Send(ctx context.Context, rdb redis.UniversalClient, key string, queue func(pipe redis.Pipeliner)) error {
-	return p.onMaster(ctx, rdb, key, func(node *redis.Client) (*redis.Cmd, error) {
+	var ran error // the first command's error reply, once it ran
+	err := p.onMaster(ctx, rdb, key, func(node *redis.Client) (*redis.Cmd, error) {
 		pipe := node.Pipeline()
 		queue(pipe)
 		var wait *redis.Cmd
@@ -51,8 +53,16 @@ func (p Policy) Send(ctx context.Context, rdb redis.UniversalClient, key string,
 			wait = pipe.Do(ctx, "wait", p.Replicas, p.Timeout.Milliseconds())
 		}
 		cmds, _ := pipe.Exec(ctx)
-		return wait, cmds[0].Err()
+		first := cmds[0].Err()
+		if isReply(first) && !refusedUnrun(first) {
+			ran, first = first, nil
+		}
+		return wait, first
 	})
+	if err != nil {
+		return err
+	}
+	return ran
 }
 
 // Tx runs fn on one connection to the master of key's slot, with the keys

@@ -3,33 +3,7 @@ package tasks
 import (
 	"context"
 	"encoding/json"
-	"slices"
-	"sync"
 )
-
-// Enqueues that arrive while an enqueue of the same queue and producer is
-// under way wait for it to end, then go together, in one call of
-// enqueue.lua: group commit. A lone enqueue goes at once, as its own call,
-// so combining adds no wait; under a steady flow from many callers, each
-// call carries the jobs of every caller that came meanwhile, and Redis
-// pays a call's fixed cost (receiving it, its keys, its answer, a replica's
-// confirmation) once for them all. Each request's jobs are still created
-// all or none: the call creates every job of every request, or none (the
-// script fails before any write, or for the queue as a whole), and an
-// idempotency key given by two of them names the job the first made, as
-// two calls in a row would. Enqueues into a batch do not combine: they
-// are checked against the batch one by one.
-type combiner struct {
-	mu    sync.Mutex
-	lines map[string]*line // queue + "\x00" + actor
-}
-
-// line is the enqueues of one queue and producer waiting for the call
-// under way, if one is (busy).
-type line struct {
-	busy    bool
-	waiting []*enqueueRequest
-}
 
 // enqueueRequest is one Enqueue's jobs, as script arguments (enqueueFields
 // each), and what the call answered for them once done is closed.
@@ -41,70 +15,35 @@ type enqueueRequest struct {
 	err   error
 }
 
+func (r *enqueueRequest) answered() chan struct{} { return r.done }
+
 func (r *enqueueRequest) jobs() int { return len(r.args) / enqueueFields }
 
-// enqueueCombined creates the jobs of req in the queue for actor, in a call
-// of its own or with the enqueues waiting beside it.
+// enqueueCombined creates the jobs of req in the queue for actor, in one
+// call of enqueue.lua with the enqueues of the same queue and producer
+// that wait beside it (lines). Each request's jobs are still created all
+// or none: the call creates every job of every request it carries, or none
+// (the script fails before any write, or for the queue as a whole), and an
+// idempotency key given by two of them names the job the first made, as
+// two calls in a row would. Enqueues into a batch do not go together:
+// each is checked against its batch.
 func (s *Store) enqueueCombined(ctx context.Context, queue, actor string, req *enqueueRequest) ([]Enqueued, error) {
-	c := &s.combining
-	key := queue + "\x00" + actor
-	c.mu.Lock()
-	if c.lines == nil {
-		c.lines = map[string]*line{}
-	}
-	l := c.lines[key]
-	if l == nil {
-		l = &line{}
-		c.lines[key] = l
-	}
-	l.waiting = append(l.waiting, req)
-	lead := !l.busy
-	l.busy = true
-	c.mu.Unlock()
-	if lead {
-		// The calls run to their end whatever becomes of this request:
-		// others ride on them.
-		go s.sendCombined(context.WithoutCancel(ctx), queue, actor, key, l)
-	}
-	select {
-	case <-req.done:
-		return req.out, req.err
-	case <-ctx.Done():
-		c.mu.Lock()
-		if i := slices.Index(l.waiting, req); i >= 0 {
-			l.waiting = slices.Delete(l.waiting, i, i+1)
-		}
-		c.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
-// sendCombined sends the requests waiting in line l, in one call as many
-// as one Enqueue may carry, tells each what became of its jobs, and goes
-// on with those that came meanwhile until none is left.
-func (s *Store) sendCombined(ctx context.Context, queue, actor, key string, l *line) {
-	c := &s.combining
-	for {
-		c.mu.Lock()
-		var group []*enqueueRequest
+	req.done = make(chan struct{})
+	// As many as one Enqueue may carry.
+	take := func(waiting []*enqueueRequest) int {
 		jobs, bytes := 0, 0
-		for len(l.waiting) > 0 {
-			r := l.waiting[0]
-			if len(group) > 0 && (jobs+r.jobs() > MaxBatch || bytes+r.bytes > maxBatchBytes) {
-				break
+		for i, r := range waiting {
+			if jobs, bytes = jobs+r.jobs(), bytes+r.bytes; jobs > MaxBatch || bytes > maxBatchBytes {
+				return i
 			}
-			group = append(group, r)
-			jobs, bytes = jobs+r.jobs(), bytes+r.bytes
-			l.waiting = l.waiting[1:]
 		}
-		if len(group) == 0 {
-			l.busy = false
-			delete(c.lines, key)
-			c.mu.Unlock()
-			return
+		return len(waiting)
+	}
+	send := func(ctx context.Context, group []*enqueueRequest) {
+		jobs := 0
+		for _, r := range group {
+			jobs += r.jobs()
 		}
-		c.mu.Unlock()
-
 		args := make([]any, 0, enqueueHead+jobs*enqueueFields)
 		args = append(args, s.nowArg(), strictStepMs, "", "", actor, jobs)
 		for _, r := range group {
@@ -112,15 +51,19 @@ func (s *Store) sendCombined(ctx context.Context, queue, actor, key string, l *l
 		}
 		_, _, out, err := s.runEnqueue(ctx, queue, args)
 		for _, r := range group {
-			n := r.jobs()
 			if err != nil {
 				r.err = err
 			} else {
+				n := r.jobs()
 				r.out, out = out[:n:n], out[n:]
 			}
 			close(r.done)
 		}
 	}
+	if !s.enqueues.call(ctx, queue+"\x00"+actor, req, take, send) {
+		return nil, ctx.Err()
+	}
+	return req.out, req.err
 }
 
 // runEnqueue runs enqueue.lua with args (enqueueHead values, then

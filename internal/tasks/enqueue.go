@@ -52,7 +52,7 @@ const enqueueHead, enqueueFields = 6, 9
 
 // Enqueue adds jobs to the queue for actor (the producer), all or none: up
 // to MaxBatch in one atomic script, which may also carry other callers'
-// jobs (combiner). Invalid input gives a *ValidationError naming the job
+// jobs (enqueueCombined). Invalid input gives a *ValidationError naming the job
 // and field, and changes nothing.
 func (s *Store) Enqueue(ctx context.Context, queue, actor string, jobs []NewJob) ([]Enqueued, error) {
 	if !validQueueName(queue) {
@@ -62,7 +62,6 @@ func (s *Store) Enqueue(ctx context.Context, queue, actor string, jobs []NewJob)
 	if err != nil {
 		return nil, err
 	}
-	req.done = make(chan struct{})
 	return s.enqueueCombined(ctx, queue, actor, req)
 }
 

@@ -398,19 +398,61 @@ func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirme
 
 // fcall runs the script: a script that changes something durably (see
 // Store.durably), so unconfirmed tells when replicas did not confirm its
-// change; err is what kept the script from answering.
+// change; err is what kept the script from answering. Changes of one
+// queue that arrive while another is under way go together, as one
+// pipeline of their calls (lines), each still its own atomic call.
 func (s *Store) fcall(ctx context.Context, sc script, keys []string, args []any) (res []any, unconfirmed, err error) {
 	if sc.reads {
 		res, err = s.rdb.FCall(ctx, sc.fn, keys, args...).Slice()
 		return res, nil, err
 	}
-	var call *redis.Cmd
-	err = s.durably(ctx, keys[0], func(p redis.Pipeliner) { call = p.FCall(ctx, sc.fn, keys, args...) })
-	if err != nil && !errors.Is(err, storeerr.ErrNotReplicated) {
-		return nil, nil, err
+	c := &scriptCall{fn: sc.fn, keys: keys, args: args, done: make(chan struct{})}
+	if !s.changes.call(ctx, keys[0], c, pipelined, s.sendChanges) {
+		return nil, nil, ctx.Err()
 	}
-	res, cerr := call.Slice()
-	return res, err, cerr
+	return c.res, c.unconfirmed, c.err
+}
+
+// scriptCall is one call of a script that changes a queue, and its answer
+// once done is closed.
+type scriptCall struct {
+	fn               string
+	keys             []string
+	args             []any
+	done             chan struct{}
+	res              []any
+	unconfirmed, err error
+}
+
+func (c *scriptCall) answered() chan struct{} { return c.done }
+
+// maxPipeline bounds how many calls go in one pipeline.
+const maxPipeline = 64
+
+func pipelined(waiting []*scriptCall) int { return min(len(waiting), maxPipeline) }
+
+// sendChanges sends the calls, all of one queue, in one round trip to the
+// slot's master, followed by one WAIT for them all when the Store waits
+// for replicas, and answers each.
+func (s *Store) sendChanges(ctx context.Context, calls []*scriptCall) {
+	cmds := make([]*redis.Cmd, len(calls))
+	err := s.durably(ctx, calls[0].keys[0], func(p redis.Pipeliner) {
+		for i, c := range calls {
+			cmds[i] = p.FCall(ctx, c.fn, c.keys, c.args...)
+		}
+	})
+	for i, c := range calls {
+		switch {
+		case errors.Is(err, storeerr.ErrNotReplicated):
+			c.unconfirmed = err
+			c.res, c.err = cmds[i].Slice()
+		case err != nil && !isReply(err):
+			c.err = err
+		default: // each call's error reply, if any, is its own
+			c.res, c.err = cmds[i].Slice()
+		}
+		close(c.done)
+	}
 }
 
 // redisErr wraps an error of the Redis client.

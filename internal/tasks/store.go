@@ -38,8 +38,9 @@ type Store struct {
 	// answered as done (WithMinReplicas).
 	minReplicas    int
 	replicaTimeout time.Duration
-	// combining holds the enqueues waiting to go together (combiner).
-	combining combiner
+	// enqueues and changes are the calls waiting to go together (lines).
+	enqueues lines[*enqueueRequest]
+	changes  lines[*scriptCall]
 }
 
 // Option configures a Store.
