@@ -57,8 +57,11 @@ for i = 0, n - 1 do
   end
 end
 if b and ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsewhere') end
--- Keys given twice in this request: the job made for the first.
+-- Keys given twice in this request: the job made for the first. The
+-- writes of several new jobs are gathered, made once all are known: one
+-- command per key costs less than one per job, though not for one job.
 local made_now = {}
+if n > 1 then gather() end
 for i = 0, n - 1 do
   local a = 7 + i * 9
   local id, title, priority = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
@@ -70,8 +73,13 @@ for i = 0, n - 1 do
     table.insert(existing, first)
     table.insert(out, 'existing')
     table.insert(out, first)
-    table.insert(out, redis.call('HGET', K.meta, first))
-    table.insert(out, redis.call('HGET', K.payload, first))
+    if made[i] then
+      table.insert(out, redis.call('HGET', K.meta, first))
+      table.insert(out, redis.call('HGET', K.payload, first))
+    else
+      table.insert(out, LOADED[first].raw)
+      table.insert(out, LOADED[first].body)
+    end
   else
     local due = now
     if delay > 0 then due = now + delay elseif run_at > now then due = run_at end
@@ -85,7 +93,7 @@ for i = 0, n - 1 do
     LOADED[id] = m
     if key ~= '' then
       m.idempotency_key = key
-      redis.call('HSET', K.idem, key, id)
+      write('HSET', K.idem, key, id)
       made_now[key] = id
     end
     if due > now then m.state = 'scheduled' end
@@ -93,17 +101,19 @@ for i = 0, n - 1 do
       m.batch = bid
       b.total = b.total + 1
       b[BUCKET[m.state]] = b[BUCKET[m.state]] + 1
-      redis.call('ZADD', K.members, 0, bid .. '|' .. id)
+      write('ZADD', K.members, '0', bid .. '|' .. id)
     end
     record(id, m, 'enqueued', nil, m.state, actor)
     file(id, m, m.state == 'scheduled' and due or m.rank, b)
-    redis.call('HSET', K.payload, id, body)
+    write('HSET', K.payload, id, body)
+    m.body = body
     table.insert(out, 'created')
     table.insert(out, id)
     table.insert(out, store(id, m))
     table.insert(out, '')
   end
 end
+flush()
 if b and ARGV[4] ~= '' and n > 0 and #existing == n then
   local m = load(existing[1])
   bid, b = m.batch, batch(m.batch)

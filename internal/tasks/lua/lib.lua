@@ -25,9 +25,39 @@
 -- marks the batches that finished in the call (settle), for the outbox.
 local K, INDEX, BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}, {}, {}
 
+-- DEFER, while set (gather), holds the writes of file and store by key,
+-- to be made as one command per key (flush).
+local DEFER = nil
+
 local function begin(keys)
   K, INDEX = keys, keys
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
+  DEFER = nil
+end
+
+-- write makes the write cmd (ZADD or HSET) of one score or field a and
+-- member or value b to key, or, while writes are gathered, keeps it for
+-- flush: enqueue.lua makes a batch's jobs with four commands, not four per
+-- job. Nothing may read a key between a gathered write and the flush.
+local function write(cmd, key, a, b)
+  if not DEFER then return redis.call(cmd, key, a, b) end
+  local w = DEFER[key]
+  if not w then
+    w = {cmd}
+    DEFER[key] = w
+  end
+  w[#w + 1], w[#w + 2] = a, b
+end
+
+-- gather starts gathering writes; flush makes those gathered, if any,
+-- one command per key, and stops.
+local function gather() DEFER = {} end
+
+local function flush()
+  local gathered = DEFER
+  if not gathered then return end
+  DEFER = nil
+  for key, w in pairs(gathered) do redis.call(w[1], key, unpack(w, 2)) end
 end
 
 -- EVENT_TYPE names the outbox's event of a transition into each final
@@ -100,7 +130,7 @@ local function store(id, m)
   if run_at == m.created_at then m.run_at = nil end
   local raw = pack_meta(m) .. m.history
   m.run_at = run_at
-  redis.call('HSET', K.meta, id, raw)
+  write('HSET', K.meta, id, raw)
   m.raw = raw
   return raw
 end
@@ -304,11 +334,11 @@ end
 -- in K.waiting, since its run_at). A ready job of a capped batch goes to
 -- parked; settle admits it when a slot is free.
 local function file(id, m, score, b)
-  if m.state == 'ready' then redis.call('ZADD', K.waiting, int(m.run_at), id) end
+  if m.state == 'ready' then write('ZADD', K.waiting, int(m.run_at), id) end
   if m.state == 'ready' and b and b.max_concurrent > 0 then
-    redis.call('ZADD', K.parked, '0', parked_member(id, m))
+    write('ZADD', K.parked, '0', parked_member(id, m))
   else
-    redis.call('ZADD', INDEX[m.state], int(score), id)
+    write('ZADD', INDEX[m.state], int(score), id)
     if m.state == 'ready' and b then b.admitted = b.admitted + 1 end
   end
 end
