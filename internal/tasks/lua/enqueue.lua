@@ -1,5 +1,11 @@
 -- enqueue.lua: adds up to 1000 jobs at once, all or nothing, optionally to a
 -- batch that it creates or that is still open.
+-- BUDGET enqueue 1 job: 11 commands
+-- BUDGET enqueue 100 jobs: 11 commands
+--   (on a standing queue, no batch, no idempotency key; TestCommandBudgets
+--   holds these: TIME, the settings' HMGET, the new jobs' ZADD waiting,
+--   ZADD ready, HSET payload and HSET meta, one per key whatever their
+--   number, and the counts' five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, idem, batches, batchindex, batchdone,
 --            parked, members, waiting, outbox
