@@ -153,7 +153,6 @@ type monitor struct {
 	// WAIT followed.
 	fcalls  int
 	pending map[string]int
-	err     error
 }
 
 func monitorFCalls(addr string) (*monitor, error) {
