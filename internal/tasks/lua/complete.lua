@@ -1,9 +1,10 @@
 -- complete.lua: the holder finishes a reserved job with a result that
 -- fits the queue's outcome form (complete_held, lib.lua, says how).
--- BUDGET complete: 17 commands
---   (no webhook listening: TIME, HGET meta, HGET outcome, the tally's HGET
---   and HSET, HDEL drafts, ZREM holding and reserved, ZADD completed, HSET
---   meta, HGET outbox, HGET payload, five ZCARDs)
+-- BUDGET complete: 16 commands
+--   (no webhook listening: TIME, HGET meta, the outcome form's and the
+--   outbox flag's HMGET, the tally's HGET and HSET, HDEL drafts, ZREM
+--   holding and reserved, ZADD completed, HSET meta, HGET payload, five
+--   ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts

@@ -5,8 +5,8 @@
 -- made with the key "next " and the completed job's id (an engine's key,
 -- see filed in lib.lua), so a retry whose answer was lost answers the same
 -- next reservation while it lasts, and claims nothing new.
--- BUDGET complete & next: 30 commands
---   (a complete's 17 less its counts and the next claim's 19 less its TIME
+-- BUDGET complete & next: 29 commands
+--   (a complete's 16 less its counts and the next claim's 19 less its TIME
 --   and counts, then the five ZCARDs once)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,

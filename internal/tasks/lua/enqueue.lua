@@ -63,10 +63,11 @@ for i = 0, n - 1 do
   end
 end
 if b and ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsewhere') end
--- Keys given twice in this request: the job made for the first. The
--- writes of several new jobs are gathered, made once all are known: one
--- command per key costs less than one per job, though not for one job.
-local made_now = {}
+-- Keys given twice in this request: the job made for the first, and its
+-- payload. The writes of several new jobs are gathered, made once all are
+-- known: one command per key costs less than one per job, though not for
+-- one job.
+local made_now, bodies = {}, {}
 if n > 1 then gather() end
 for i = 0, n - 1 do
   local a = 7 + i * 9
@@ -84,7 +85,7 @@ for i = 0, n - 1 do
       table.insert(out, redis.call('HGET', K.payload, first))
     else
       table.insert(out, LOADED[first].raw)
-      table.insert(out, LOADED[first].body)
+      table.insert(out, bodies[first])
     end
   else
     local due = now
@@ -100,7 +101,7 @@ for i = 0, n - 1 do
     if key ~= '' then
       m.idempotency_key = key
       write('HSET', K.idem, key, id)
-      made_now[key] = id
+      made_now[key], bodies[id] = id, body
     end
     if due > now then m.state = 'scheduled' end
     if b then
@@ -112,7 +113,6 @@ for i = 0, n - 1 do
     record(id, m, 'enqueued', nil, m.state, actor)
     file(id, m, m.state == 'scheduled' and due or m.rank, b)
     write('HSET', K.payload, id, body)
-    m.body = body
     table.insert(out, 'created')
     table.insert(out, id)
     table.insert(out, store(id, m))

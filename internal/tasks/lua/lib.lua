@@ -26,13 +26,14 @@
 local K, INDEX, BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}, {}, {}
 
 -- DEFER, while set (gather), holds the writes of file and store by key,
--- to be made as one command per key (flush).
-local DEFER = nil
+-- to be made as one command per key (flush). OUTBOX is conf's outbox flag
+-- when the call has read it already (complete_held), else nil.
+local DEFER, OUTBOX = nil, nil
 
 local function begin(keys)
   K, INDEX = keys, keys
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
-  DEFER = nil
+  DEFER, OUTBOX = nil, nil
 end
 
 -- write makes the write cmd (ZADD or HSET) of one score or field a and
@@ -553,7 +554,9 @@ local function publish()
     events[#events + 1] = 'batch.finished'
     events[#events + 1] = bid
   end
-  if #events == 0 or redis.call('HGET', K.conf, 'outbox') ~= '1' then return end
+  if #events == 0 then return end
+  if OUTBOX == nil then OUTBOX = redis.call('HGET', K.conf, 'outbox') end
+  if OUTBOX ~= '1' then return end
   for i = 1, #events, 2 do
     local kind, id = events[i], events[i + 1]
     if kind == 'batch.finished' then
@@ -703,7 +706,10 @@ local function complete_held(id, token, holder, result, form, fits)
     if done[1] == 'ok' then return 'again', done[4], redis.call('HGET', K.result, id) or '' end
     return done[1], done
   end
-  local stored = redis.call('HGET', K.conf, 'outcome') or ''
+  -- The outbox flag too, read here with the form for publish.
+  local got = redis.call('HMGET', K.conf, 'outcome', 'outbox')
+  local stored = got[1] or ''
+  OUTBOX = got[2]
   if redis.sha1hex(stored) ~= form then return 'form', answer('form', stored) end
   if fits ~= '1' then return 'unfit', answer('unfit') end
   if result ~= '' then redis.call('HSET', K.result, id, result) end
