@@ -1,0 +1,239 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"claimdesk/internal/keys"
+	"claimdesk/internal/tasks/taskstest"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// gate holds the first pipeline of script calls a client sends once it is
+// armed, until it is opened, and lists the script calls of every pipeline
+// since: a test makes calls wait in line behind the first,
+// deterministically.
+type gate struct {
+	mu      sync.Mutex
+	armed   bool
+	entered chan struct{} // closed once the first pipeline waits
+	open    chan struct{}
+	sent    [][]string // each pipeline's script calls, by the script's file
+}
+
+// arm holds the next pipeline.
+func (g *gate) arm() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed, g.entered, g.open, g.sent = true, make(chan struct{}), make(chan struct{}), nil
+}
+
+func (g *gate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var calls []string
+		for _, c := range cmds {
+			if c.Name() == "fcall" {
+				fn := fmt.Sprint(c.Args()[1])
+				calls = append(calls, fn[len("cd_")+16+1:])
+			}
+		}
+		g.mu.Lock()
+		first := g.armed && len(calls) > 0
+		if first {
+			g.armed = false
+		}
+		if len(calls) > 0 {
+			g.sent = append(g.sent, calls)
+		}
+		entered, open := g.entered, g.open
+		g.mu.Unlock()
+		if first {
+			close(entered)
+			<-open
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (g *gate) pipelines() [][]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sent
+}
+
+// waitInLine waits until n calls wait in the line of key.
+func waitInLine[R request](t *testing.T, ls *lines[R], key string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ls.mu.Lock()
+		got := 0
+		if l := ls.m[key]; l != nil {
+			got = len(l.waiting)
+		}
+		ls.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls wait in line %q, want %d", got, key, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func gatedStore(t *testing.T) (*Store, *gate, string) {
+	t.Helper()
+	srv, err := taskstest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	rdb := srv.Client()
+	t.Cleanup(func() { rdb.Close() })
+	s := New(rdb)
+	if _, err := s.PutQueue(context.Background(), Queue{Name: "together"}); err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{}
+	rdb.AddHook(g)
+	return s, g, "together"
+}
+
+// Enqueues of one queue and producer that come while another is under way
+// go together, in one script call once it ends; each gets its own jobs
+// back, and a key given twice names the job the first of them made.
+func TestEnqueuesGoTogether(t *testing.T) {
+	t.Parallel()
+	s, g, q := gatedStore(t)
+	g.arm()
+	ctx := context.Background()
+	type answer struct {
+		out []Enqueued
+		err error
+	}
+	answers := make([]answer, 6)
+	var wg sync.WaitGroup
+	enqueue := func(i int, j NewJob) {
+		wg.Go(func() {
+			out, err := s.Enqueue(ctx, q, "pat", []NewJob{j})
+			answers[i] = answer{out, err}
+		})
+	}
+	enqueue(0, NewJob{Title: "first"})
+	<-g.entered
+	for i := 1; i < 4; i++ {
+		enqueue(i, NewJob{Title: fmt.Sprint("job ", i)})
+		waitInLine(t, &s.enqueues, q+"\x00pat", i)
+	}
+	enqueue(4, NewJob{Title: "keyed", IdempotencyKey: "k"})
+	waitInLine(t, &s.enqueues, q+"\x00pat", 4)
+	enqueue(5, NewJob{Title: "keyed again", IdempotencyKey: "k"})
+	waitInLine(t, &s.enqueues, q+"\x00pat", 5)
+	close(g.open)
+	wg.Wait()
+
+	for i, title := range []string{"first", "job 1", "job 2", "job 3", "keyed", "keyed"} {
+		a := answers[i]
+		if a.err != nil || len(a.out) != 1 || a.out[0].Job.Title != title {
+			t.Fatalf("enqueue %d: %+v, %v; want its own job %q", i, a.out, a.err, title)
+		}
+	}
+	if a, b := answers[4].out[0], answers[5].out[0]; a.Job.ID != b.Job.ID || !a.Created || b.Created {
+		t.Errorf("a key given twice: %s created %t, then %s created %t; want one job, made by the first", a.Job.ID, a.Created, b.Job.ID, b.Created)
+	}
+	if sent := g.pipelines(); len(sent) != 2 || len(sent[1]) != 1 || sent[1][0] != "enqueue" {
+		t.Errorf("script calls sent %q, want the first alone and then the five that waited in one call", sent)
+	}
+	if st, err := s.Stats(ctx, q); err != nil || st.Ready != 5 {
+		t.Errorf("ready %d, %v; want 5 jobs", st.Ready, err)
+	}
+}
+
+// A caller that gives up while its enqueue waits in line has nothing
+// made: its jobs are never sent.
+func TestAnEnqueueGivenUpInLineIsNotSent(t *testing.T) {
+	t.Parallel()
+	s, g, q := gatedStore(t)
+	g.arm()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "first"}}); err != nil {
+			t.Error(err)
+		}
+	})
+	<-g.entered
+	waiting, giveUp := context.WithCancel(ctx)
+	var err error
+	wg.Go(func() { _, err = s.Enqueue(waiting, q, "pat", []NewJob{{Title: "given up"}}) })
+	waitInLine(t, &s.enqueues, q+"\x00pat", 1)
+	giveUp()
+	waitInLine(t, &s.enqueues, q+"\x00pat", 0)
+	close(g.open)
+	wg.Wait()
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the enqueue given up answered %v, want context.Canceled", err)
+	}
+	if st, err := s.Stats(ctx, q); err != nil || st.Ready != 1 {
+		t.Errorf("ready %d, %v; want only the first job", st.Ready, err)
+	}
+}
+
+// Changes of one queue that come while another is under way go in one
+// pipeline, each its own call with its own answer: one holder's complete
+// is done while another's, with a stale token, is refused.
+func TestChangesGoTogether(t *testing.T) {
+	t.Parallel()
+	s, g, q := gatedStore(t)
+	ctx := context.Background()
+	if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "a"}, {Title: "b"}, {Title: "c"}, {Title: "d"}}); err != nil {
+		t.Fatal(err)
+	}
+	var held []*Reservation
+	for _, op := range []string{"ann", "bob", "cat", "dan"} {
+		r, err := s.Claim(ctx, q, op)
+		if err != nil || r == nil {
+			t.Fatalf("claim: %v, %v", r, err)
+		}
+		held = append(held, r)
+	}
+	// A first completion, so the Store knows the queue's outcome form.
+	if _, err := s.Complete(ctx, held[3].Job.ID, held[3].Hold(), nil); err != nil {
+		t.Fatal(err)
+	}
+	g.arm()
+
+	line := keys.ForQueue(q).Conf()
+	var released, completed, refused error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, released = s.Release(ctx, held[0].Job.ID, held[0].Hold()) })
+	<-g.entered
+	wg.Go(func() { _, completed = s.Complete(ctx, held[1].Job.ID, held[1].Hold(), nil) })
+	waitInLine(t, &s.changes, line, 1)
+	stale := held[2].Hold()
+	stale.Token = "not-the-token"
+	wg.Go(func() { _, refused = s.Complete(ctx, held[2].Job.ID, stale, nil) })
+	waitInLine(t, &s.changes, line, 2)
+	close(g.open)
+	wg.Wait()
+
+	if released != nil || completed != nil || !errors.Is(refused, ErrReservationLost) {
+		t.Errorf("release %v, complete %v, complete with a stale token %v; want nil, nil, ErrReservationLost", released, completed, refused)
+	}
+	if sent := g.pipelines(); len(sent) != 2 || len(sent[0]) != 1 || len(sent[1]) != 2 {
+		t.Errorf("script calls sent %q, want the release alone, then both completes in one pipeline", sent)
+	}
+	st, err := s.Stats(ctx, q)
+	if err != nil || st.Ready != 1 || st.Reserved != 1 || st.Completed != 2 {
+		t.Errorf("ready %d, reserved %d, completed %d, %v; want 1, 1, 2", st.Ready, st.Reserved, st.Completed, err)
+	}
+}
