@@ -58,20 +58,20 @@ func runReplicas(ctx context.Context, c config) (result, error) {
 			if err != nil {
 				return r, err
 			}
-			var mon *monitor
-			if i == 1 {
-				if mon, err = monitorFCalls(master.Options().Addr); err != nil {
-					return r, err
-				}
+			// Both stores run under MONITOR, which costs the master alike;
+			// the second's calls are checked.
+			mon, err := monitorFCalls(master.Options().Addr)
+			if err != nil {
+				return r, err
 			}
 			if err := claimAndComplete(ctx, s.store, queue, jobs, c.concurrency, claim, complete); err != nil {
 				return r, fmt.Errorf("%s: %w", s.name, err)
 			}
-			if mon != nil {
-				fcalls, left, err := mon.stop(ctx, master)
-				if err != nil {
-					return r, err
-				}
+			fcalls, left, err := mon.stop(ctx, master)
+			if err != nil {
+				return r, err
+			}
+			if i == 1 {
 				unconfirmed += left
 				durable += fcalls
 			}

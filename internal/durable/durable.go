@@ -42,18 +42,29 @@ const redirects = 5
 // else an error wrapping storeerr.ErrNotReplicated when replicas did not
 // confirm them, else the first command's error reply: each command holds
 // its own answer. An error reply of a command that ran does not spare the
-// others their WAIT.
+// others their WAIT. The commands are sent again only when the master
+// refused every one of them unrun: one that may have run is never sent
+// twice, and one refused beside others that ran keeps its refusal.
 func (p Policy) Send(ctx context.Context, rdb redis.UniversalClient, key string, queue func(pipe redis.Pipeliner)) error {
 	var ran error // the first command's error reply, once it ran
 	err := p.onMaster(ctx, rdb, key, func(node *redis.Client) (*redis.Cmd, error) {
 		pipe := node.Pipeline()
 		queue(pipe)
+		queued := pipe.Len()
 		var wait *redis.Cmd
 		if p.Replicas > 0 {
 			wait = pipe.Do(ctx, "wait", p.Replicas, p.Timeout.Milliseconds())
 		}
 		cmds, _ := pipe.Exec(ctx)
 		first := cmds[0].Err()
+		if refusedUnrun(first) {
+			for _, c := range cmds[1:queued] {
+				if !refusedUnrun(c.Err()) {
+					first = nil // some ran: no command goes twice
+					break
+				}
+			}
+		}
 		if isReply(first) && !refusedUnrun(first) {
 			ran, first = first, nil
 		}

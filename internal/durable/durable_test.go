@@ -344,3 +344,59 @@ func TestOnACluster(t *testing.T) {
 		t.Errorf("the slot's new master has %s = %q (%v), want moved", key, got, err)
 	}
 }
+
+// While a slot moves, the master runs a command on a key it still has and
+// refuses one on a key it lacks (ASK). Sent together, the one that ran is
+// never sent again, and the refused one keeps its refusal.
+func TestSendNeverRepeatsACommandThatRan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl, err := taskstest.StartCluster(taskstest.ClusterConfig{Masters: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	rdb := cl.Client()
+	const present, missing = "{moving}present", "{moving}missing"
+	if err := rdb.Set(ctx, present, 0, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	from, err := cl.MasterOf(ctx, present)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to *taskstest.Server
+	for _, n := range cl.Nodes() {
+		if n.Addr() != from.Addr() {
+			to = n
+		}
+	}
+	slot := rdb.ClusterKeySlot(ctx, present).Val()
+	fromID, toID := from.Client().ClusterMyID(ctx).Val(), to.Client().ClusterMyID(ctx).Val()
+	if err := to.Client().Do(ctx, "cluster", "setslot", slot, "importing", fromID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := from.Client().Do(ctx, "cluster", "setslot", slot, "migrating", toID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range [][]string{{missing, present}, {present, missing}} {
+		cmds := map[string]*redis.IntCmd{}
+		err := durable.Policy{}.Send(ctx, rdb, present, func(p redis.Pipeliner) {
+			for _, k := range order {
+				cmds[k] = p.Incr(ctx, k)
+			}
+		})
+		if _, ask := redis.IsAskError(cmds[missing].Err()); !ask {
+			t.Errorf("%v: the key the master lacks answered %v, want ASK", order, cmds[missing].Err())
+		}
+		if cmds[present].Err() != nil {
+			t.Errorf("%v: the key the master has answered %v", order, cmds[present].Err())
+		}
+		if order[0] == present && err != nil {
+			t.Errorf("%v: Send %v, want nil (the first command ran)", order, err)
+		}
+	}
+	if got, err := from.Client().Get(ctx, present).Int(); err != nil || got != 2 {
+		t.Errorf("%s = %d (%v) after two sends, want 2: a command that ran went again", present, got, err)
+	}
+}

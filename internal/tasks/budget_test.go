@@ -147,6 +147,11 @@ func TestCommandBudgets(t *testing.T) {
 		}
 	}
 	want := budgets(t)
+	for name, w := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("a script states a budget for %q (%d commands), which no case here measures", name, w)
+		}
+	}
 	for name, n := range got {
 		w, ok := want[name]
 		switch {

@@ -17,6 +17,11 @@ type enqueueRequest struct {
 
 func (r *enqueueRequest) answered() chan struct{} { return r.done }
 
+func (r *enqueueRequest) fail(err error) {
+	r.err = err
+	close(r.done)
+}
+
 func (r *enqueueRequest) jobs() int { return len(r.args) / enqueueFields }
 
 // enqueueCombined creates the jobs of req in the queue for actor, in one
@@ -52,11 +57,11 @@ func (s *Store) enqueueCombined(ctx context.Context, queue, actor string, req *e
 		_, _, out, err := s.runEnqueue(ctx, queue, args)
 		for _, r := range group {
 			if err != nil {
-				r.err = err
-			} else {
-				n := r.jobs()
-				r.out, out = out[:n:n], out[n:]
+				r.fail(err)
+				continue
 			}
+			n := r.jobs()
+			r.out, out = out[:n:n], out[n:]
 			close(r.done)
 		}
 	}

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -17,11 +18,12 @@ import (
 // engine's other changes of one queue, as one pipeline of their script
 // calls, each still its own atomic call (Store.fcall).
 
-// request is one call waiting in a line: done is closed once it is
-// answered.
+// request is one call waiting in a line: answered is closed once it is
+// answered; fail answers it with err.
 type request interface {
 	comparable
 	answered() chan struct{}
+	fail(err error)
 }
 
 // lines are the lines of waiting calls of one kind, by key.
@@ -69,7 +71,13 @@ func (ls *lines[R]) call(ctx context.Context, key string, r R, take func(waiting
 			l.waiting = slices.Delete(l.waiting, i, i+1)
 		}
 		ls.mu.Unlock()
-		return false
+		// Answered meanwhile: the answer stands.
+		select {
+		case <-r.answered():
+			return true
+		default:
+			return false
+		}
 	}
 }
 
@@ -88,6 +96,26 @@ func (ls *lines[R]) drain(ctx context.Context, key string, l *line[R], take func
 		group := slices.Clone(l.waiting[:n])
 		l.waiting = slices.Delete(l.waiting, 0, n)
 		ls.mu.Unlock()
-		send(ctx, group)
+		sendSafely(ctx, group, send)
 	}
+}
+
+// sendSafely sends the group; should send panic, as a request's own code
+// may (the Store's observers), each call it left unanswered is answered
+// with the panic as an error, as a request's own panic would end in an
+// internal error, and the line goes on.
+func sendSafely[R request](ctx context.Context, group []R, send func(ctx context.Context, group []R)) {
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("tasks: panic while sending: %v", p)
+			for _, r := range group {
+				select {
+				case <-r.answered():
+				default:
+					r.fail(err)
+				}
+			}
+		}
+	}()
+	send(ctx, group)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -235,5 +236,22 @@ func TestChangesGoTogether(t *testing.T) {
 	st, err := s.Stats(ctx, q)
 	if err != nil || st.Ready != 1 || st.Reserved != 1 || st.Completed != 2 {
 		t.Errorf("ready %d, reserved %d, completed %d, %v; want 1, 1, 2", st.Ready, st.Reserved, st.Completed, err)
+	}
+}
+
+// A panic while a call is sent for others, as an observer of the Store
+// may cause, answers that call with an error, as a request's own panic
+// would end; the line goes on.
+func TestAPanicWhileSendingAnswersAnError(t *testing.T) {
+	t.Parallel()
+	s, _, q := gatedStore(t)
+	ctx := context.Background()
+	var once sync.Once
+	s.Observe(func(context.Context, Effects) { once.Do(func() { panic("an observer's bug") }) })
+	if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "first"}}); err == nil || !strings.Contains(err.Error(), "an observer's bug") {
+		t.Errorf("an enqueue whose observer panicked: %v, want the panic as an error", err)
+	}
+	if out, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "second"}}); err != nil || out[0].Job.Title != "second" {
+		t.Errorf("the next enqueue: %v, %v", out, err)
 	}
 }

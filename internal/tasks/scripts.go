@@ -426,6 +426,11 @@ type scriptCall struct {
 
 func (c *scriptCall) answered() chan struct{} { return c.done }
 
+func (c *scriptCall) fail(err error) {
+	c.err = err
+	close(c.done)
+}
+
 // maxPipeline bounds how many calls go in one pipeline.
 const maxPipeline = 64
 

@@ -243,8 +243,10 @@ func (s *Store) runEach(ctx context.Context, sc *redis.Script, ks []string, argL
 			}
 		})
 	}
+	// A script Redis lacks ran nowhere: the first call says so, whatever
+	// the replicas did.
 	err := send(false)
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+	if first := cmds[0].Err(); first != nil && strings.HasPrefix(first.Error(), "NOSCRIPT") {
 		err = send(true)
 	}
 	if err != nil && err != redis.Nil {
