@@ -232,32 +232,27 @@ func peerClaimdesk(ctx context.Context, c config, payload string, t *peerTally) 
 	t.left += st.Ready + st.Reserved
 	t.done += st.Completed
 
-	t0 = time.Now()
-	cpu, err = redisCPU(pid, func() error {
-		return enqueueBatches(ctx, store, batches, n, peerBatch, c.concurrency, json.RawMessage(payload), nil)
-	})
-	if err != nil {
+	// The jobs enqueued into queue, per calls of callers; each ends ready.
+	enqueued := func(queue string, jobs, per, callers int) (cpu, rate float64, err error) {
+		t0 := time.Now()
+		used, err := redisCPU(pid, func() error {
+			return enqueueBatches(ctx, store, queue, jobs, per, callers, json.RawMessage(payload), nil)
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		cpu, rate = perJob(used, jobs), float64(jobs)/time.Since(t0).Seconds()
+		st, err := store.Stats(ctx, queue)
+		t.batched += st.Ready
+		return cpu, rate, err
+	}
+	if s.batchCPU, s.batchRate, err = enqueued(batches, n, peerBatch, c.concurrency); err != nil {
 		return s, err
 	}
-	s.batchCPU, s.batchRate = perJob(cpu, n), float64(n)/time.Since(t0).Seconds()
-	if st, err = store.Stats(ctx, batches); err != nil {
-		return s, err
-	}
-	t.batched += st.Ready
-
 	m := max(n/2, 1)
-	t0 = time.Now()
-	cpu, err = redisCPU(pid, func() error {
-		return enqueueBatches(ctx, store, lone, m, 1, 1, json.RawMessage(payload), nil)
-	})
-	if err != nil {
+	if s.loneCPU, s.loneRate, err = enqueued(lone, m, 1, 1); err != nil {
 		return s, err
 	}
-	s.loneCPU, s.loneRate = perJob(cpu, m), float64(m)/time.Since(t0).Seconds()
-	if st, err = store.Stats(ctx, lone); err != nil {
-		return s, err
-	}
-	t.batched += st.Ready
 	t.lone += int64(m)
 	return s, nil
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"claimdesk/internal/tasks/taskstest"
-
 	"github.com/redis/go-redis/v9"
 )
 
@@ -70,12 +68,7 @@ func commandsRun(t *testing.T, rdb *redis.Client) (n int) {
 // command lowers it.
 func TestCommandBudgets(t *testing.T) {
 	t.Parallel()
-	srv, err := taskstest.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	rdb := srv.Client()
+	rdb := mustServer(t).Client()
 	t.Cleanup(func() { rdb.Close() })
 	// The operations run as in production, on the Redis clock; reservations
 	// made by a Store whose clock is two hours behind have run out.

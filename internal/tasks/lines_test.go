@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"claimdesk/internal/keys"
-	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -93,12 +92,7 @@ func waitInLine[R request](t *testing.T, ls *lines[R], key string, n int) {
 
 func gatedStore(t *testing.T) (*Store, *gate, string) {
 	t.Helper()
-	srv, err := taskstest.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	rdb := srv.Client()
+	rdb := mustServer(t).Client()
 	t.Cleanup(func() { rdb.Close() })
 	s := New(rdb)
 	if _, err := s.PutQueue(context.Background(), Queue{Name: "together"}); err != nil {
