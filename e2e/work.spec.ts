@@ -20,7 +20,11 @@ test.describe('working a job', () => {
     await expect(bob.getByTestId('fail-words')).toHaveText(
       'This spends attempt 1 of 3: the job goes back to its place in line, for someone else to try.',
     );
+    // The give-back lands before the page closes: a page closed while its
+    // navigation is under way can hold the browser's context open.
     await work.release();
+    await expect(bob).toHaveURL('/');
+    await expect(home.flash).toHaveText(`Given back: it keeps its place in line. “${job.title}”`);
   });
 
   test('claim, watch the countdown, complete with a result; supervisor and API see it completed', async ({
