@@ -28,9 +28,9 @@ var (
 // group that sees it, and each of a group's frames is built, encoded and
 // framed for the websocket once for all its connections; what one viewer
 // sees alone (their own reservations, the warning that one runs out) goes
-// to their connections in frames of their own. A connection that falls
-// behind is sent a resync instead of what it missed, never dropped: its
-// page fetches afresh.
+// to their connections in frames of their own, never after a resync
+// given later. A connection that falls behind is sent a resync instead of
+// what it missed, never dropped: its page fetches afresh.
 //
 // What a page shows of a queue's counts converges on the store's: counts
 // older than those the hub gave last are never given (they may cross on
@@ -348,7 +348,21 @@ func (h *Hub) Update(c *Client, v Viewer) {
 	h.exit(c)
 	c.viewer = v
 	h.enter(c)
+	h.handOwn(c, time.Now())
 	c.push(resyncFrame)
+}
+
+// handOwn hands the client at once the notices it sees alone that wait
+// for its next frame, if any: a resync must not reach it before them,
+// since whoever reads the client takes a resync as the end of what came
+// before it. The caller holds h.flushing, so that no frame of the client
+// taken earlier is still being handed out, and h.mu.
+func (h *Hub) handOwn(c *Client, now time.Time) {
+	if _, ok := h.alone[c]; !ok {
+		return
+	}
+	delete(h.alone, c)
+	c.push(newFrame(c.pace.take(now)))
 }
 
 // give gathers a notice that came at now for the next frame of a group or
@@ -454,8 +468,9 @@ func (h *Hub) Viewers() []string {
 // frame, without ever blocking. It also wakes the waiters of a finished
 // job or batch. A user.changed notice goes to no browser: it marks the
 // user's clients Stale; so does a resync, every client's, since a
-// user.changed may have been lost with other notices. A queue.changed
-// older than the counts the hub gave last is left out.
+// user.changed may have been lost with other notices. A resync reaches
+// each client after every notice it was given before, its own included.
+// A queue.changed older than the counts the hub gave last is left out.
 func (h *Hub) Deliver(n Notice) {
 	h.mu.Lock()
 	taps := h.taps
@@ -474,12 +489,23 @@ func (h *Hub) Deliver(n Notice) {
 	shared := &n
 	// Encoded once here rather than once per connection or group.
 	shared.encoded, _ = json.Marshal(n)
+	if n.Type == Resync {
+		h.flushing.Lock()
+		defer h.flushing.Unlock()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n.Type == QueueChanged && !h.newest(shared) {
 		return
 	}
 	now := time.Now()
+	if n.Type == Resync {
+		// A group's frame may be due before a client's own: what each
+		// client sees alone goes first.
+		for c := range h.alone {
+			h.handOwn(c, now)
+		}
+	}
 	for _, g := range h.groups {
 		if g.viewer.seesAlike(n) {
 			h.give(&g.pace, shared, now, urgent(shared))

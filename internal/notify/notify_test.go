@@ -902,6 +902,38 @@ func TestHubUpdateChangesWhatAClientSees(t *testing.T) {
 	}
 }
 
+// A resync reaches a client after every notice it was given before, those
+// it sees alone included, even when its group's frame is due before its
+// own: whoever reads a client up to a resync has all that came before.
+func TestResyncComesAfterTheClientsOwnNotices(t *testing.T) {
+	t.Parallel()
+	hub := NewHub()
+	c := hub.Join(ann)
+	// holdOwn puts ann's next frame of her own off for an hour, as one
+	// that just went puts it off for urgentInterval: her group's frames,
+	// the resync's among them, are due before it.
+	holdOwn := func() {
+		hub.mu.Lock()
+		c.pace.last = time.Now().Add(time.Hour)
+		hub.mu.Unlock()
+	}
+	for _, tc := range []struct {
+		name   string
+		resync func()
+	}{
+		{"delivered", func() { hub.Deliver(Notice{Type: Resync}) }},
+		{"on an update", func() { hub.Update(c, Viewer{Name: "ann", Queues: []string{"mail"}}) }},
+	} {
+		holdOwn()
+		hub.Deliver(Notice{Type: ReservationExpiring, Queue: "mail", JobID: tc.name, Operator: "ann"})
+		tc.resync()
+		want := "[reservation.expiring(mail," + tc.name + ",ann) resync(,,)]"
+		if got := describe(until(t, c, "a resync", isType(Resync))); got != want {
+			t.Errorf("with a resync %s ann got %s, want %s", tc.name, got, want)
+		}
+	}
+}
+
 // Several notices make one message; a queue's later counts replace its
 // earlier ones still waiting; Unframe reads either kind of message.
 func TestFrames(t *testing.T) {
