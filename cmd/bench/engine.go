@@ -143,8 +143,8 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	// Per phase: the microseconds Redis spent per script call inside the
-	// script (INFO commandstats), apart from the client, the network and
+	// Per phase: the microseconds Redis spent inside the scripts per
+	// operation (INFO commandstats), apart from the client, the network and
 	// the noise; and how busy redis-server and this process were, which
 	// says who held the pace.
 	// Each phase's commands, by name, for the breakdown.
@@ -166,7 +166,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		}
 		_, _, per := callsSince(before, after)
 		d := per[command]
-		inRedis = append(inRedis, float64(d[1])/float64(max(d[0], 1)))
+		inRedis = append(inRedis, float64(d[1]))
 		return per, nil
 	}
 	per, err := phase("fcall", func() error { return enqueueBatches(ctx, store, "bench", c.jobs, 1, c.concurrency, nil, enqueue) })
@@ -311,7 +311,9 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	top := r.Ops[3].PerSecond
 	r.fig("concurrent callers", float64(c.concurrency), "")
 	for i, op := range r.Ops {
-		r.fig(op.Op+": µs inside Redis per call", inRedis[i], "µs")
+		// Per operation: calls that came together may have gone as one
+		// script call.
+		r.fig(op.Op+": µs inside Redis per call", inRedis[i]/float64(max(op.Calls, 1)), "µs")
 		r.fig(op.Op+": redis-server CPU", busy[i][0], "cores")
 		r.fig(op.Op+": bench (client) CPU", busy[i][1], "cores")
 	}

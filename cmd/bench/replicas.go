@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -186,8 +187,9 @@ func monitorFCalls(addr string) (*monitor, error) {
 			command, _, _ := strings.Cut(strings.ToLower(rest), " ")
 			switch command {
 			case `"fcall"`:
-				m.fcalls++
-				m.pending[client]++
+				n := changesOf(rest)
+				m.fcalls += n
+				m.pending[client] += n
 			case `"wait"`:
 				m.pending[client] = 0
 			case `"ping"`:
@@ -198,6 +200,26 @@ func monitorFCalls(addr string) (*monitor, error) {
 		}
 	}()
 	return m, nil
+}
+
+// changesOf returns how many changes an FCALL as MONITOR shows it makes:
+// the count its arguments give for the library's function "many", which
+// makes several in one call, else one.
+func changesOf(fcall string) int {
+	// "fcall" "<function>" "<numkeys>" "<key>"... "<changes>" ...
+	f := strings.Split(strings.TrimSpace(fcall), `" "`)
+	if len(f) < 3 || !strings.HasSuffix(f[1], "_many") {
+		return 1
+	}
+	keys, err := strconv.Atoi(f[2])
+	if err != nil || len(f) <= 3+keys {
+		return 1
+	}
+	n, err := strconv.Atoi(f[3+keys])
+	if err != nil {
+		return 1
+	}
+	return n
 }
 
 // stop reads what the server ran up to now (a PING it is sent last marks

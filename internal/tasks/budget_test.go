@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,6 +104,12 @@ func TestCommandBudgets(t *testing.T) {
 	enqueue(100)
 	complete(claim(live, "ann"))
 	held := []*Reservation{claim(live, "ann"), claim(live, "bob"), claim(live, "cat")}
+	var joining []*Reservation
+	for _, op := range []string{"hal", "ivy", "jon", "kim", "lea"} {
+		joining = append(joining, claim(live, op))
+	}
+	g := &gate{}
+	rdb.AddHook(g)
 
 	got := map[string]int{}
 	for _, c := range []struct {
@@ -121,6 +129,33 @@ func TestCommandBudgets(t *testing.T) {
 			if _, err := live.Release(ctx, held[2].Job.ID, held[2].Hold()); err != nil {
 				t.Fatal(err)
 			}
+		}},
+		// Four that come while a fifth is under way go as one joined
+		// call (lines.go, sendChanges); the fifth, alone, is held to its
+		// own budget above.
+		{"4 complete & next joined", func() {
+			g.arm()
+			var wg sync.WaitGroup
+			next := func(r *Reservation) {
+				wg.Go(func() {
+					if _, _, _, err := live.CompleteNext(ctx, r.Job.ID, r.Hold(), nil); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			before := commandsRun(t, rdb)
+			next(joining[0])
+			<-g.entered
+			for i, r := range joining[1:] {
+				next(r)
+				waitInLine(t, &live.changes, keysFor(e.queue).Conf(), i+1)
+			}
+			close(g.open)
+			wg.Wait()
+			if sent := g.pipelines(); !slices.EqualFunc(sent, [][]string{{"complete_next"}, {"many"}}, slices.Equal) {
+				t.Fatalf("script calls sent %q, want one alone, then four joined", sent)
+			}
+			got["4 complete & next joined"] = commandsRun(t, rdb) - before - budgets(t)["complete & next"]
 		}},
 		{"reclaim 3 jobs", func() {
 			for _, op := range []string{"eve", "fay", "gus"} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -184,8 +185,10 @@ func TestAnEnqueueGivenUpInLineIsNotSent(t *testing.T) {
 }
 
 // Changes of one queue that come while another is under way go in one
-// pipeline, each its own call with its own answer: one holder's complete
-// is done while another's, with a stale token, is refused.
+// round trip, each its own change with its own answer: those of scripts
+// that may be joined in one call of "many", one holder's complete done
+// while another's, with a stale token, is refused; the numbers' sample
+// beside them as a call of its own.
 func TestChangesGoTogether(t *testing.T) {
 	t.Parallel()
 	s, g, q := gatedStore(t)
@@ -208,7 +211,7 @@ func TestChangesGoTogether(t *testing.T) {
 	g.arm()
 
 	line := keys.ForQueue(q).Conf()
-	var released, completed, refused error
+	var released, completed, refused, sampled error
 	var wg sync.WaitGroup
 	wg.Go(func() { _, released = s.Release(ctx, held[0].Job.ID, held[0].Hold()) })
 	<-g.entered
@@ -218,18 +221,23 @@ func TestChangesGoTogether(t *testing.T) {
 	stale.Token = "not-the-token"
 	wg.Go(func() { _, refused = s.Complete(ctx, held[2].Job.ID, stale, nil) })
 	waitInLine(t, &s.changes, line, 2)
+	wg.Go(func() { sampled = s.SampleNumbers(ctx, q) })
+	waitInLine(t, &s.changes, line, 3)
 	close(g.open)
 	wg.Wait()
 
-	if released != nil || completed != nil || !errors.Is(refused, ErrReservationLost) {
-		t.Errorf("release %v, complete %v, complete with a stale token %v; want nil, nil, ErrReservationLost", released, completed, refused)
+	if released != nil || completed != nil || !errors.Is(refused, ErrReservationLost) || sampled != nil {
+		t.Errorf("release %v, complete %v, complete with a stale token %v, sample %v; want nil, nil, ErrReservationLost, nil", released, completed, refused, sampled)
 	}
-	if sent := g.pipelines(); len(sent) != 2 || len(sent[0]) != 1 || len(sent[1]) != 2 {
-		t.Errorf("script calls sent %q, want the release alone, then both completes in one pipeline", sent)
+	if sent := g.pipelines(); !slices.EqualFunc(sent, [][]string{{"release"}, {"many", "numbers"}}, slices.Equal) {
+		t.Errorf("script calls sent %q, want the release alone, then both completes joined and the sample in one pipeline", sent)
 	}
 	st, err := s.Stats(ctx, q)
 	if err != nil || st.Ready != 1 || st.Reserved != 1 || st.Completed != 2 {
 		t.Errorf("ready %d, reserved %d, completed %d, %v; want 1, 1, 2", st.Ready, st.Reserved, st.Completed, err)
+	}
+	if n, err := s.Numbers(ctx, q); err != nil || len(n) != 1 {
+		t.Errorf("numbers sampled beside them: %v, %v; want one minute", n, err)
 	}
 }
 

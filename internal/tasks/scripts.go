@@ -37,6 +37,21 @@ type script struct {
 	// reads is set for scripts that change nothing: they need no replica
 	// to confirm them.
 	reads bool
+	// joins is set for scripts whose calls may go with others of their
+	// queue in one call (joined).
+	joins bool
+}
+
+// joined are the scripts whose calls may run several in one call of the
+// library's function "many" (lib.lua), each a change of its own with its
+// own answer, the effects of them all answered once: the changes of a
+// queue that arrive together (Store.sendChanges). Each reads and writes
+// jobs only through the call's shared view of them (load and store, in
+// lib.lua) and answers through answer; none changes the queue's settings
+// or deletes a job.
+var joined = map[string]bool{
+	"claim": true, "complete": true, "complete_next": true, "release": true, "extend": true,
+	"fail": true, "cancel": true, "requeue": true, "reclaim": true, "promote": true,
 }
 
 // scriptKeys declares, for each script file of lua/, the keys of its queue
@@ -147,6 +162,7 @@ var (
 type functionLibrary struct {
 	code  string
 	names map[string]string // script file → function name
+	many  string            // the name of the function of joined calls
 	files []string          // the script files, in their places (script.at)
 	// parts are each script's keys, by its place: their places in
 	// keys.Parts, in the order the script is handed them.
@@ -201,6 +217,9 @@ func newLibrary() functionLibrary {
 		bind.WriteString("})\n")
 		bodies[i] = bind.String() + read(f)
 		sum.Write([]byte(f + "\x00" + bodies[i]))
+		if joined[f] {
+			sum.Write([]byte("joined"))
+		}
 	}
 	version := hex.EncodeToString(sum.Sum(nil))[:16]
 	var b strings.Builder
@@ -208,8 +227,20 @@ func newLibrary() functionLibrary {
 	for i, f := range files {
 		name := "cd_" + version + "_" + f
 		l.names[f] = name
-		fmt.Fprintf(&b, "redis.register_function('%s', function(KEYS, ARGV)\n%s\nend)\n", name, bodies[i])
+		fmt.Fprintf(&b, "BODY[%d] = function(KEYS, ARGV)\n%s\nend\n", i+1, bodies[i])
+		if joined[f] {
+			places := make([]string, len(l.parts[i]))
+			for j, at := range l.parts[i] {
+				places[j] = fmt.Sprint(at + 1)
+			}
+			fmt.Fprintf(&b, "PARTS[%d] = {%s}\n", i+1, strings.Join(places, ", "))
+		}
+		// A call of its own: one that a joined call left unfinished (an
+		// error) is not joined.
+		fmt.Fprintf(&b, "redis.register_function('%s', function(keys, args) JOINED = false; return BODY[%d](keys, args) end)\n", name, i+1)
 	}
+	l.many = "cd_" + version + "_many"
+	fmt.Fprintf(&b, "redis.register_function('%s', many)\n", l.many)
 	l.code = b.String()
 	return l
 }
@@ -219,7 +250,7 @@ func (l functionLibrary) script(file string) script {
 	if !ok {
 		panic("no script " + file)
 	}
-	return script{fn: name, at: slices.Index(l.files, file)}
+	return script{fn: name, at: slices.Index(l.files, file), joins: joined[file]}
 }
 
 // reader is script for a file that only reads.
@@ -291,12 +322,12 @@ func (sc script) handed(queue string) []string {
 // after the status and the effects, for the caller to read.
 func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (*reply, error) {
 	keys := sc.handed(queue)
-	res, unconfirmed, err := s.fcall(ctx, sc, keys, args)
+	res, unconfirmed, err := s.fcall(ctx, sc, queue, keys, args)
 	if err != nil && functionMissing(err) {
 		if err := s.loadLibrary(ctx); err != nil {
 			return nil, err
 		}
-		res, unconfirmed, err = s.fcall(ctx, sc, keys, args)
+		res, unconfirmed, err = s.fcall(ctx, sc, queue, keys, args)
 	}
 	if err != nil {
 		return nil, redisErr(err)
@@ -363,14 +394,8 @@ func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirme
 	}
 	// Whatever the status, what the call changed stands (Redis does not
 	// roll a script back): it is told first.
-	fx, changed, err := decodeEffects(queue, res[1])
-	if err != nil {
+	if err := s.tell(ctx, queue, res[1]); err != nil {
 		return nil, err
-	}
-	if os := s.observers.Load(); changed && os != nil {
-		for _, o := range *os {
-			o(ctx, fx)
-		}
 	}
 	if unconfirmed != nil {
 		return nil, redisErr(unconfirmed)
@@ -396,17 +421,32 @@ func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirme
 	return nil, fmt.Errorf("%w: unknown status %q", errReply, code)
 }
 
+// tell tells the Store's observers what a call on the queue changed, as
+// its answer's effects say.
+func (s *Store) tell(ctx context.Context, queue string, effects any) error {
+	fx, changed, err := decodeEffects(queue, effects)
+	if err != nil {
+		return err
+	}
+	if os := s.observers.Load(); changed && os != nil {
+		for _, o := range *os {
+			o(ctx, fx)
+		}
+	}
+	return nil
+}
+
 // fcall runs the script: a script that changes something durably (see
 // Store.durably), so unconfirmed tells when replicas did not confirm its
 // change; err is what kept the script from answering. Changes of one
 // queue that arrive while another is under way go together, as one
 // pipeline of their calls (lines), each still its own atomic call.
-func (s *Store) fcall(ctx context.Context, sc script, keys []string, args []any) (res []any, unconfirmed, err error) {
+func (s *Store) fcall(ctx context.Context, sc script, queue string, keys []string, args []any) (res []any, unconfirmed, err error) {
 	if sc.reads {
 		res, err = s.rdb.FCall(ctx, sc.fn, keys, args...).Slice()
 		return res, nil, err
 	}
-	c := &scriptCall{fn: sc.fn, keys: keys, args: args, done: make(chan struct{})}
+	c := &scriptCall{sc: sc, queue: queue, keys: keys, args: args, done: make(chan struct{})}
 	if !s.changes.call(ctx, keys[0], c, pipelined, s.sendChanges) {
 		return nil, nil, ctx.Err()
 	}
@@ -416,7 +456,8 @@ func (s *Store) fcall(ctx context.Context, sc script, keys []string, args []any)
 // scriptCall is one call of a script that changes a queue, and its answer
 // once done is closed.
 type scriptCall struct {
-	fn               string
+	sc               script
+	queue            string
 	keys             []string
 	args             []any
 	done             chan struct{}
@@ -431,32 +472,86 @@ func (c *scriptCall) fail(err error) {
 	close(c.done)
 }
 
-// maxPipeline bounds how many calls go in one pipeline.
+// maxPipeline bounds how many calls go in one round trip.
 const maxPipeline = 64
 
 func pipelined(waiting []*scriptCall) int { return min(len(waiting), maxPipeline) }
 
 // sendChanges sends the calls, all of one queue, in one round trip to the
 // slot's master, followed by one WAIT for them all when the Store waits
-// for replicas, and answers each.
+// for replicas, and answers each. The calls of scripts that may be joined,
+// when there are several, go as one call of the library's "many" (lib.lua):
+// each is still its own change with its own answer, made in turn, and
+// their effects are told once, here. The others go each as its own call.
 func (s *Store) sendChanges(ctx context.Context, calls []*scriptCall) {
-	cmds := make([]*redis.Cmd, len(calls))
+	var joins, alone []*scriptCall
+	for _, c := range calls {
+		if c.sc.joins {
+			joins = append(joins, c)
+		} else {
+			alone = append(alone, c)
+		}
+	}
+	if len(joins) < 2 {
+		alone, joins = calls, nil
+	}
+	cmds := make([]*redis.Cmd, len(alone))
+	var many *redis.Cmd
 	err := s.durably(ctx, calls[0].keys[0], func(p redis.Pipeliner) {
-		for i, c := range calls {
-			cmds[i] = p.FCall(ctx, c.fn, c.keys, c.args...)
+		if joins != nil {
+			args := []any{len(joins)}
+			for _, c := range joins {
+				args = append(args, c.sc.at+1, len(c.args))
+				args = append(args, c.args...)
+			}
+			many = p.FCall(ctx, library.many, keysFor(joins[0].queue).All(), args...)
+		}
+		for i, c := range alone {
+			cmds[i] = p.FCall(ctx, c.sc.fn, c.keys, c.args...)
 		}
 	})
-	for i, c := range calls {
+	answer := func(c *scriptCall, res []any, cmdErr error) {
 		switch {
 		case errors.Is(err, storeerr.ErrNotReplicated):
 			c.unconfirmed = err
-			c.res, c.err = cmds[i].Slice()
+			c.res, c.err = res, cmdErr
 		case err != nil && !isReply(err):
 			c.err = err
 		default: // each call's error reply, if any, is its own
-			c.res, c.err = cmds[i].Slice()
+			c.res, c.err = res, cmdErr
 		}
 		close(c.done)
+	}
+	if joins != nil {
+		s.answerJoined(ctx, joins, many, err, answer)
+	}
+	for i, c := range alone {
+		res, cmdErr := cmds[i].Slice()
+		answer(c, res, cmdErr)
+	}
+}
+
+// answerJoined answers each call of a joined call (many): its own answer,
+// {status, "", values...}, once the effects of them all are told.
+func (s *Store) answerJoined(ctx context.Context, joins []*scriptCall, many *redis.Cmd, err error, answer func(*scriptCall, []any, error)) {
+	res, cmdErr := many.Slice()
+	if cmdErr == nil && len(res) != len(joins)+2 {
+		cmdErr = fmt.Errorf("%w: %d answers to %d joined calls", errReply, len(res)-2, len(joins))
+	}
+	if cmdErr == nil && (err == nil || errors.Is(err, storeerr.ErrNotReplicated)) {
+		cmdErr = s.tell(ctx, joins[0].queue, res[1])
+	}
+	for i, c := range joins {
+		if cmdErr != nil {
+			answer(c, nil, cmdErr)
+			continue
+		}
+		own, ok := res[i+2].([]any)
+		if !ok {
+			answer(c, nil, fmt.Errorf("%w: a joined call answered %T", errReply, res[i+2]))
+			continue
+		}
+		answer(c, own, nil)
 	}
 }
 

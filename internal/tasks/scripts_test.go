@@ -48,7 +48,7 @@ func TestLibraryLoadedWhereMissing(t *testing.T) {
 					return err
 				}
 				for _, l := range libs {
-					if strings.HasPrefix(l.Name, "claimdesk_") && len(l.Functions) == len(library.names) {
+					if strings.HasPrefix(l.Name, "claimdesk_") && len(l.Functions) == len(library.names)+1 { // and many
 						return nil
 					}
 				}

@@ -30,10 +30,31 @@ local K, INDEX, BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {},
 -- when the call has read it already (complete_held), else nil.
 local DEFER, OUTBOX = nil, nil
 
+-- JOINED is set while one call makes several changes of a queue in turn
+-- (many, at the end of this file): each change is one script's body, and
+-- the call's effects are answered once, for them all. MARK is how many
+-- transitions the changes before the one under way made.
+local JOINED, MARK = false, 0
+
+-- SEEN keeps, for the call under way, what it read of the queue that no
+-- change it may make alters: the settings a claim reads, the outcome form
+-- and its SHA-1 (complete_held), and that nothing had expired or was due
+-- at NOW (claim_for), and that no operator had skipped a job. A joined
+-- call reads each once for all its changes. CLAIMED counts the call's
+-- claims, added to conf's "claims" once (effects).
+local SEEN, CLAIMED = {}, 0
+
+-- begin starts a script's body with the keys it was handed, by part: a
+-- call of its own, or the next change of a joined one.
 local function begin(keys)
   K, INDEX = keys, keys
-  BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
   DEFER, OUTBOX = nil, nil
+  if JOINED then
+    MARK = #TRANS
+    return
+  end
+  BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
+  MARK, SEEN, CLAIMED = 0, {}, 0
 end
 
 -- write makes the write cmd (ZADD or HSET) of one score or field a and
@@ -80,7 +101,7 @@ local NOW
 local function clock(arg)
   if arg ~= nil and arg ~= '' then
     NOW = tonumber(arg)
-  else
+  elseif not (JOINED and NOW) then -- the changes of a joined call share one
     local t = redis.call('TIME')
     NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
@@ -464,6 +485,7 @@ end
 local function not_for(id, m, op, limit)
   if tonumber(redis.call('HGET', K.skipcount, op) or '0') >= limit then return false end
   if redis.call('SADD', K.skips, op .. '\n' .. id) == 1 then
+    SEEN.unskipped = nil
     redis.call('HINCRBY', K.skipcount, op, 1)
     m.skipped_by = m.skipped_by or {}
     table.insert(m.skipped_by, op)
@@ -531,7 +553,7 @@ end
 -- batch (one that reads, or changes only settings or indexes): it touches
 -- no key to answer.
 local function plain(status, ...)
-  if #TRANS > 0 or next(DIRTY) then error('plain answer of a call that changed jobs or batches') end
+  if #TRANS > MARK or (not JOINED and next(DIRTY)) then error('plain answer of a call that changed jobs or batches') end
   return {status, '', ...}
 end
 
@@ -574,15 +596,16 @@ local function publish()
   end
 end
 
--- answer is every script's reply: {status, effects, values...}. The
--- effects are "" when the call changed nothing, else one string of
--- MessagePack values: now in ms, the queue's counts after the call (ready,
--- held, scheduled, reserved, dead), how many batches it changed and each
--- one's id and record JSON, then its transitions, 12 values each (id,
--- action, from, to, actor, attempt, holder, deadline ms, title, priority,
--- batch, reason). One string costs Redis far less to answer than as many
--- values. Changed batches are saved here, once per call.
-local function answer(status, ...)
+-- effects are what the call changed, as answered: "" when it changed no
+-- job or batch, else one string of MessagePack values: now in ms, the
+-- queue's counts after the call (ready, held, scheduled, reserved, dead),
+-- how many batches it changed and each one's id and record JSON, then its
+-- transitions, 12 values each (id, action, from, to, actor, attempt,
+-- holder, deadline ms, title, priority, batch, reason). One string costs
+-- Redis far less to answer than as many values. Changed batches are saved
+-- here, and the outbox's events appended, once per call.
+local function effects()
+  if CLAIMED > 0 then redis.call('HINCRBY', K.conf, 'claims', CLAIMED) end
   local batches = {}
   for bid in pairs(DIRTY) do
     local raw = cjson.encode(BATCHES[bid])
@@ -590,7 +613,7 @@ local function answer(status, ...)
     batches[#batches + 1] = bid
     batches[#batches + 1] = raw
   end
-  if #TRANS == 0 and #batches == 0 then return plain(status, ...) end
+  if #TRANS == 0 and #batches == 0 then return '' end
   publish()
   local parked = redis.call('ZCARD', K.parked)
   local counts = {redis.call('ZCARD', INDEX.ready) + parked, parked,
@@ -598,7 +621,15 @@ local function answer(status, ...)
     redis.call('ZCARD', INDEX.dead)}
   local head = cmsgpack.pack(NOW, counts[1], counts[2], counts[3], counts[4], counts[5], #batches / 2)
   for i = 1, #batches do head = head .. cmsgpack.pack(batches[i]) end
-  return {status, head .. table.concat(TRANS), ...}
+  return head .. table.concat(TRANS)
+end
+
+-- answer is every script's reply: {status, effects, values...}. In a
+-- joined call each change's effects are "": the call answers them once,
+-- after the last change (many).
+local function answer(status, ...)
+  if JOINED then return {status, '', ...} end
+  return {status, effects(), ...}
 end
 
 -- reply answers a job: {"ok", effects, id, stored metadata, payload, extra
@@ -707,10 +738,16 @@ local function complete_held(id, token, holder, result, form, fits)
     return done[1], done
   end
   -- The outbox flag too, read here with the form for publish.
-  local got = redis.call('HMGET', K.conf, 'outcome', 'outbox')
-  local stored = got[1] or ''
-  OUTBOX = got[2]
-  if redis.sha1hex(stored) ~= form then return 'form', answer('form', stored) end
+  local seen = SEEN.form
+  if not seen then
+    local got = redis.call('HMGET', K.conf, 'outcome', 'outbox')
+    seen = {got[1] or '', got[2]}
+    seen[3] = redis.sha1hex(seen[1])
+    SEEN.form = seen
+  end
+  local stored = seen[1]
+  OUTBOX = seen[2]
+  if seen[3] ~= form then return 'form', answer('form', stored) end
   if fits ~= '1' then return 'unfit', answer('unfit') end
   if result ~= '' then redis.call('HSET', K.result, id, result) end
   finish(id, m, 'completed', 'completed', holder)
@@ -752,7 +789,11 @@ end
 -- op).
 local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   local now = NOW
-  local conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held')
+  local conf = SEEN.claim
+  if not conf then
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held')
+    SEEN.claim = conf
+  end
   local max_hold, max_held = conf[1], tonumber(conf[3] or '0')
   if not max_hold then return 'queue_not_found' end
   if key ~= '' and mode ~= 'new' then
@@ -764,14 +805,23 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   -- Most claims find nothing expired or due: a count, answered as a bare
   -- integer, is the cheapest way to know. Reclaimed before op's holdings
   -- are counted, so a reservation of op's that ran out does not count.
-  local until_now = int(now)
-  if redis.call('ZCOUNT', INDEX.reserved, '-inf', until_now) > 0 then reclaim(budget) end
+  -- No change expires or falls due at once, so once found clear at NOW
+  -- the queue stays so for the rest of the call.
+  local clear, expired, due = SEEN.clear, false, false
+  if not clear and redis.call('ZCOUNT', INDEX.reserved, '-inf', int(now)) > 0 then expired = reclaim(budget) end
   if max_held > 0 and redis.call('ZLEXCOUNT', K.holding, '[' .. op .. '\n', '(' .. op .. '\v') >= max_held then
     return 'hold_limit'
   end
-  if redis.call('ZCOUNT', INDEX.scheduled, '-inf', until_now) > 0 then promote(budget) end
+  if not clear then
+    if redis.call('ZCOUNT', INDEX.scheduled, '-inf', int(now)) > 0 then due = promote(budget) end
+    SEEN.clear = not (expired or due)
+  end
 
-  local skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0')
+  -- A joined call's claims look for skips once, and for op's only if
+  -- some operator has any.
+  if JOINED and SEEN.unskipped == nil then SEEN.unskipped = redis.call('EXISTS', K.skipcount) == 0 end
+  local skipped = 0
+  if not SEEN.unskipped then skipped = tonumber(redis.call('HGET', K.skipcount, op) or '0') end
   local function skipped_by_op(candidate)
     return skipped > 0 and redis.call('SISMEMBER', K.skips, op .. '\n' .. candidate) == 1
   end
@@ -814,6 +864,37 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
     if filed(key) then redis.call('HSET', K.claims, op .. '\n' .. key, id) end
   end
   go(id, m, 'reserved', m.deadline, 'claimed', op)
-  redis.call('HINCRBY', K.conf, 'claims', 1) -- the queue's numbers (numbers.lua)
+  CLAIMED = CLAIMED + 1 -- the queue's numbers (numbers.lua), counted once by effects
   return 'ok', id, store(id, m)
+end
+
+-- BODY holds each script's body, by its place among the library's
+-- (scripts.go), and PARTS, for those that may go in a joined call, the
+-- places of the keys it is handed among all of a queue's.
+local BODY, PARTS = {}, {}
+
+-- many makes several changes of one queue in turn, in one call: ALL are
+-- every key of the queue, ARGV[1] how many changes, then each change's
+-- script place, how many arguments it has, and those. Each change is its
+-- script's body, handed its own keys only, and answers as it would alone
+-- ({status, "", values...}); the call answers {"ok", effects, each
+-- change's answer...}, the effects of them all once. Calls that arrive
+-- together go as one (Store.sendChanges): Redis pays a call's fixed cost,
+-- the clock and the queue's counts once for them all.
+local function many(ALL, ARGV)
+  JOINED, NOW, MARK, SEEN, CLAIMED = true, nil, 0, {}, 0
+  BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
+  local out, at = {'ok', ''}, 2
+  for c = 1, tonumber(ARGV[1]) do
+    local f, n = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+    local keys = {}
+    for j, p in ipairs(PARTS[f]) do keys[j] = ALL[p] end
+    out[c + 2] = BODY[f](keys, {unpack(ARGV, at + 2, at + 1 + n)})
+    at = at + 2 + n
+  end
+  JOINED = false
+  -- Every script that may be joined answers through answer, so the last
+  -- change's keys hold all that the effects touch.
+  out[2] = effects()
+  return out
 end
