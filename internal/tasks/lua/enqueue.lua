@@ -68,12 +68,27 @@ if b and ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsew
 -- known: one command per key costs less than one per job, though not for
 -- one job.
 local made_now, bodies = {}, {}
-if n > 1 then gather() end
+-- Several jobs' numbers, most of them alike (a priority, 0 for none), are
+-- read once per call.
+local number = tonumber
+if n > 1 then
+  gather()
+  remember()
+  local numbers = {}
+  number = function(s)
+    local v = numbers[s]
+    if not v then
+      v = tonumber(s)
+      numbers[s] = v
+    end
+    return v
+  end
+end
 for i = 0, n - 1 do
   local a = 7 + i * 9
-  local id, title, priority = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
-  local run_at, delay = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-  local lease, attempts = tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6])
+  local id, title, priority = ARGV[a], ARGV[a + 1], number(ARGV[a + 2])
+  local run_at, delay = number(ARGV[a + 3]), number(ARGV[a + 4])
+  local lease, attempts = number(ARGV[a + 5]), number(ARGV[a + 6])
   local key, body = ARGV[a + 7], ARGV[a + 8]
   local first = made[i] or (key ~= '' and made_now[key])
   if first then

@@ -44,6 +44,17 @@ local JOINED, MARK = false, 0
 -- claims, added to conf's "claims" once (effects).
 local SEEN, CLAIMED = {}, 0
 
+-- In a call that handles many jobs (a joined call, an enqueue of
+-- several), INTS keeps the numbers formatted by int, and ENQUEUED the
+-- first history entry of the jobs it enqueued, by state (append_entry),
+-- so each is made once (remember); other calls keep nothing, which would
+-- cost them more than it saved.
+local INTS, ENQUEUED = nil, nil
+
+local function remember()
+  INTS, ENQUEUED = {}, {}
+end
+
 -- begin starts a script's body with the keys it was handed, by part: a
 -- call of its own, or the next change of a joined one.
 local function begin(keys)
@@ -54,7 +65,7 @@ local function begin(keys)
     return
   end
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
-  MARK, SEEN, CLAIMED = 0, {}, 0
+  MARK, SEEN, CLAIMED, INTS, ENQUEUED = 0, {}, 0, nil, nil
 end
 
 -- write makes the write cmd (ZADD or HSET) of one score or field a and
@@ -90,7 +101,14 @@ local EVENT_TYPE = {completed = 'job.completed', dead = 'job.dead', canceled = '
 -- command argument. A plain Lua number would be printed with %.17g, which
 -- costs more than many a whole command.
 local function int(n)
-  return string.format('%d', n)
+  local memo = INTS
+  if not memo then return string.format('%d', n) end
+  local s = memo[n]
+  if not s then
+    s = string.format('%d', n)
+    memo[n] = s
+  end
+  return s
 end
 
 -- NOW is the script's one idea of the current time in ms, set by clock.
@@ -178,8 +196,18 @@ local function append_entry(m, action, by, from, to, attempt, deadline, other, r
     local resume = cmsgpack.unpack_limit(h, HISTORY_ENTRY, cut)
     m.history = string.sub(h, 1, cut) .. string.sub(h, resume + 1)
   end
-  m.history = m.history .. cmsgpack.pack(NOW - m.created_at, ACTION_CODE[action], by,
-    STATE_CODE[from] or 0, STATE_CODE[to], attempt, deadline and deadline - NOW, other, reason)
+  local entry
+  -- Every job a call enqueues begins with the same entry, by its state:
+  -- made now, by the actor, no attempt spent.
+  local first = action == 'enqueued' and ENQUEUED and ENQUEUED[to]
+  if first and first[1] == by then
+    entry = first[2]
+  else
+    entry = cmsgpack.pack(NOW - m.created_at, ACTION_CODE[action], by,
+      STATE_CODE[from] or 0, STATE_CODE[to], attempt, deadline and deadline - NOW, other, reason)
+    if action == 'enqueued' and ENQUEUED then ENQUEUED[to] = {by, entry} end
+  end
+  m.history = m.history .. entry
   m.hist_n = m.hist_n + 1
 end
 
@@ -883,6 +911,7 @@ local BODY, PARTS = {}, {}
 -- the clock and the queue's counts once for them all.
 local function many(ALL, ARGV)
   JOINED, NOW, MARK, SEEN, CLAIMED = true, nil, 0, {}, 0
+  remember()
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
   local out, at = {'ok', ''}, 2
   for c = 1, tonumber(ARGV[1]) do
