@@ -48,8 +48,9 @@ func runReplicas(ctx context.Context, c config) (result, error) {
 			best[s.Op] = s
 		}
 	}
-	// The changes that waited for no replica: FCALLs that no WAIT followed
-	// on their connection (one WAIT may follow several, sent together).
+	// The changes that waited for no replica: changes (FCALLs, or the
+	// changes a joined FCALL made) that no WAIT followed on their
+	// connection (one WAIT may follow several, sent together).
 	unconfirmed, durable := 0, 0
 	for round := range 2 {
 		for i, s := range stores {
@@ -88,7 +89,7 @@ func runReplicas(ctx context.Context, c config) (result, error) {
 	r.check("every job completed exactly once", completed == want && twice == 0,
 		"%d jobs, %d completed, %d more than once", want, completed, twice)
 	r.check("every claim and complete with WAIT waited for a replica", durable >= 2*2*jobs && unconfirmed == 0,
-		"%d script calls on the masters for %d claims and completes, %d with no WAIT after them", durable, 2*2*jobs, unconfirmed)
+		"%d changes on the masters for %d claims and completes, %d with no WAIT after them", durable, 2*2*jobs, unconfirmed)
 	r.fig("concurrent callers", float64(c.concurrency), "")
 	r.fig("claim calls/s with WAIT as a fraction of without", r.Ops[2].PerSecond/r.Ops[0].PerSecond, "")
 	r.fig("complete calls/s with WAIT as a fraction of without", r.Ops[3].PerSecond/r.Ops[1].PerSecond, "")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,5 +256,184 @@ func TestAPanicWhileSendingAnswersAnError(t *testing.T) {
 	}
 	if out, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "second"}}); err != nil || out[0].Job.Title != "second" {
 		t.Errorf("the next enqueue: %v, %v", out, err)
+	}
+}
+
+// joinCalls makes the calls as one joined call: lead goes alone and is
+// held while the calls wait in line behind it, in their order; then they
+// go together, as one call of "many".
+func joinCalls(t *testing.T, s *Store, g *gate, q string, lead func(), calls ...func()) {
+	t.Helper()
+	g.arm()
+	var wg sync.WaitGroup
+	wg.Go(lead)
+	<-g.entered
+	for i, c := range calls {
+		wg.Go(c)
+		waitInLine(t, &s.changes, keys.ForQueue(q).Conf(), i+1)
+	}
+	close(g.open)
+	wg.Wait()
+	if sent := g.pipelines(); len(sent) != 2 || !slices.Equal(sent[1], []string{"many"}) {
+		t.Fatalf("script calls sent %q, want the lead alone, then the others joined", sent)
+	}
+}
+
+// claimEach claims one job of the queue for each operator.
+func claimEach(t *testing.T, s *Store, q string, ops ...string) map[string]*Reservation {
+	t.Helper()
+	held := map[string]*Reservation{}
+	for _, op := range ops {
+		r, err := s.Claim(context.Background(), q, op)
+		if err != nil || r == nil {
+			t.Fatalf("claim for %s: %v, %v", op, r, err)
+		}
+		held[r.Job.Title] = r
+	}
+	return held
+}
+
+// A change of a joined call that fails (here: a job's record that cannot
+// be read) ends the call there: it answers its error, the changes after
+// it are not made and answer so, and the one before it is answered and
+// its batch saved as if it had gone alone.
+func TestAFailedJoinedChangeEndsTheCall(t *testing.T) {
+	t.Parallel()
+	s, g, q := gatedStore(t)
+	ctx := context.Background()
+	b, _, err := s.CreateBatch(ctx, q, "pat", NewBatch{Title: "b", Jobs: []NewJob{{Title: "in batch"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "lead"}, {Title: "unreadable"}, {Title: "after"}, {Title: "first"}}); err != nil {
+		t.Fatal(err)
+	}
+	held := claimEach(t, s, q, "ann", "bob", "cat", "dan", "eve")
+	// A first completion, so the Store knows the queue's outcome form.
+	if _, err := s.Complete(ctx, held["first"].Job.ID, held["first"].Hold(), nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := held["unreadable"].Job.ID
+	if err := s.rdb.HSet(ctx, keys.ForQueue(q).Key(keys.PartMeta), localID(bad), "\x93\x01").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var done, failed, notMade error
+	joinCalls(t, s, g, q, func() { _, _ = s.Extend(ctx, held["lead"].Job.ID, held["lead"].Hold(), 60) },
+		func() { _, done = s.Complete(ctx, held["in batch"].Job.ID, held["in batch"].Hold(), nil) },
+		func() { _, failed = s.Release(ctx, bad, held["unreadable"].Hold()) },
+		func() { _, notMade = s.Complete(ctx, held["after"].Job.ID, held["after"].Hold(), nil) })
+
+	if done != nil || failed == nil || notMade == nil || !strings.Contains(notMade.Error(), "not made") {
+		t.Errorf("complete %v, release of an unreadable job %v, complete after it %v; want nil, its error, not made", done, failed, notMade)
+	}
+	if got, err := s.GetBatch(ctx, b.ID); err != nil || got.Completed != 1 || got.Reserved != 0 || got.State != BatchCompleted {
+		t.Errorf("batch %+v, %v; want its one job completed, and it finished", got, err)
+	}
+	if j, err := s.Get(ctx, held["after"].Job.ID); err != nil || j.State != StateReserved {
+		t.Fatalf("the job whose complete was not made: %+v, %v; want it still reserved", j, err)
+	}
+	if _, err := s.Complete(ctx, held["after"].Job.ID, held["after"].Hold(), nil); err != nil {
+		t.Errorf("a retry of the complete not made: %v", err)
+	}
+}
+
+// Each change of a joined call publishes its events as it leaves them: a
+// job that dies, finishing its batch, and is requeued in the same call is
+// published dead, and its batch finished.
+func TestJoinedChangesPublishEachTheirOwn(t *testing.T) {
+	t.Parallel()
+	s, g, q := gatedStore(t)
+	ctx := context.Background()
+	if err := s.SetOutbox(ctx, q, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateBatch(ctx, q, "pat", NewBatch{Title: "b", Jobs: []NewJob{{Title: "dies", MaxAttempts: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "lead"}}); err != nil {
+		t.Fatal(err)
+	}
+	held := claimEach(t, s, q, "ann", "bob")
+	dies := held["dies"]
+	var failed, requeued error
+	joinCalls(t, s, g, q, func() { _, _ = s.Extend(ctx, held["lead"].Job.ID, held["lead"].Hold(), 60) },
+		func() { _, failed = s.Fail(ctx, dies.Job.ID, dies.Hold(), "broken") },
+		func() { _, _, requeued = s.Requeue(ctx, dies.Job.ID, "sup") })
+	if failed != nil || requeued != nil {
+		t.Fatalf("fail %v, requeue %v", failed, requeued)
+	}
+	events, err := s.ReadOutbox(ctx, q, "c", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		if e.Job != nil {
+			got = append(got, fmt.Sprintf("%s %s", e.Type, e.Job.State))
+		} else {
+			got = append(got, fmt.Sprintf("%s %s", e.Type, e.Batch.State))
+		}
+	}
+	if want := []string{"job.dead dead", "batch.finished completed_with_failures"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// The changes of a joined call given times of their own (a Store with a
+// clock) each look for what expired by their time: a claim at a later time
+// reclaims a reservation that ran out after an earlier claim's.
+func TestJoinedClaimsAtTheirOwnTimes(t *testing.T) {
+	t.Parallel()
+	rdb := mustServer(t).Client()
+	t.Cleanup(func() { rdb.Close() })
+	var now atomic.Int64
+	start := time.Now()
+	now.Store(start.UnixMilli())
+	s := New(rdb, WithClock(func() time.Time { return time.UnixMilli(now.Load()) }))
+	g := &gate{}
+	rdb.AddHook(g)
+	ctx := context.Background()
+	q := "clock"
+	if _, err := s.PutQueue(ctx, Queue{Name: q, LeaseSeconds: 60}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "runs out"}, {Title: "lead"}}); err != nil {
+		t.Fatal(err)
+	}
+	held := claimEach(t, s, q, "eve", "fay")
+	var early, late *Reservation
+	var earlyErr, lateErr error
+	joinCalls(t, s, g, q, func() { _, _ = s.Extend(ctx, held["lead"].Job.ID, held["lead"].Hold(), 600) },
+		func() {
+			now.Store(start.Add(30 * time.Second).UnixMilli())
+			early, earlyErr = s.Claim(ctx, q, "ann")
+		},
+		func() {
+			now.Store(start.Add(61 * time.Second).UnixMilli())
+			late, lateErr = s.Claim(ctx, q, "bob")
+		})
+	if earlyErr != nil || early != nil || lateErr != nil || late == nil || late.Job.ID != held["runs out"].Job.ID {
+		t.Errorf("claim at 30s %v, %v; at 61s %v, %v; want none, then the reservation that ran out at 60s", early, earlyErr, late, lateErr)
+	}
+}
+
+// A skip made in a joined call counts for the claims after it: the
+// operator who reported a job cannot be done is not given it again.
+func TestAJoinedSkipCountsForTheClaimsAfterIt(t *testing.T) {
+	t.Parallel()
+	s, g, q := gatedStore(t)
+	ctx := context.Background()
+	if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "reported"}, {Title: "lead"}}); err != nil {
+		t.Fatal(err)
+	}
+	held := claimEach(t, s, q, "ann", "kim")
+	var first, again *Reservation
+	var firstErr, failed, againErr error
+	joinCalls(t, s, g, q, func() { _, _ = s.Extend(ctx, held["lead"].Job.ID, held["lead"].Hold(), 60) },
+		func() { first, firstErr = s.Claim(ctx, q, "ann") },
+		func() { _, failed = s.Fail(ctx, held["reported"].Job.ID, held["reported"].Hold(), "cannot be done") },
+		func() { again, againErr = s.Claim(ctx, q, "ann") })
+	if firstErr != nil || first != nil || failed != nil || againErr != nil || again != nil {
+		t.Errorf("claim %v, %v; fail %v; claim again %v, %v; want nothing to claim, the failure, and still nothing for ann", first, firstErr, failed, again, againErr)
 	}
 }

@@ -450,6 +450,14 @@ func (s *Store) fcall(ctx context.Context, sc script, queue string, keys []strin
 	if !s.changes.call(ctx, keys[0], c, pipelined, s.sendChanges) {
 		return nil, nil, ctx.Err()
 	}
+	if t := c.told; t != nil {
+		// A joined call's effects are told apart from the send (answerJoined):
+		// the change is answered once they are, as a call of its own is.
+		<-t.done
+		if t.err != nil {
+			return nil, nil, t.err
+		}
+	}
 	return c.res, c.unconfirmed, c.err
 }
 
@@ -463,6 +471,16 @@ type scriptCall struct {
 	done             chan struct{}
 	res              []any
 	unconfirmed, err error
+	// told, for a call made joined with others, is the telling of their
+	// effects to the Store's observers.
+	told *telling
+}
+
+// telling is the Store's observers being told the effects of a joined
+// call: err is what kept them from being told, once done is closed.
+type telling struct {
+	done chan struct{}
+	err  error
 }
 
 func (c *scriptCall) answered() chan struct{} { return c.done }
@@ -531,28 +549,49 @@ func (s *Store) sendChanges(ctx context.Context, calls []*scriptCall) {
 	}
 }
 
-// answerJoined answers each call of a joined call (many): its own answer,
-// {status, "", values...}, once the effects of them all are told.
+// answerJoined answers each call of a joined call (many) with its own
+// answer, {status, "", values...}, or its own error (a change that failed
+// ends the call: those after it answer that they were not made). The
+// effects of them all are told to the Store's observers once, apart from
+// the send, which the next changes of the queue wait for: each call
+// returns once they are told (fcall).
 func (s *Store) answerJoined(ctx context.Context, joins []*scriptCall, many *redis.Cmd, err error, answer func(*scriptCall, []any, error)) {
 	res, cmdErr := many.Slice()
 	if cmdErr == nil && len(res) != len(joins)+2 {
 		cmdErr = fmt.Errorf("%w: %d answers to %d joined calls", errReply, len(res)-2, len(joins))
 	}
+	var t *telling
 	if cmdErr == nil && (err == nil || errors.Is(err, storeerr.ErrNotReplicated)) {
-		cmdErr = s.tell(ctx, joins[0].queue, res[1])
+		t = &telling{done: make(chan struct{})}
+		go s.tellJoined(ctx, joins[0].queue, res[1], t)
 	}
 	for i, c := range joins {
 		if cmdErr != nil {
 			answer(c, nil, cmdErr)
 			continue
 		}
-		own, ok := res[i+2].([]any)
-		if !ok {
-			answer(c, nil, fmt.Errorf("%w: a joined call answered %T", errReply, res[i+2]))
-			continue
+		c.told = t
+		switch own := res[i+2].(type) {
+		case []any:
+			answer(c, own, nil)
+		case error:
+			answer(c, nil, own)
+		default:
+			answer(c, nil, fmt.Errorf("%w: a joined call answered %T", errReply, own))
 		}
-		answer(c, own, nil)
 	}
+}
+
+// tellJoined tells the Store's observers the effects of a joined call; a
+// panic of theirs is each call's error, as it would be on its own path.
+func (s *Store) tellJoined(ctx context.Context, queue string, effects any, t *telling) {
+	defer close(t.done)
+	defer func() {
+		if p := recover(); p != nil {
+			t.err = fmt.Errorf("tasks: panic while telling: %v", p)
+		}
+	}()
+	t.err = s.tell(ctx, queue, effects)
 }
 
 // redisErr wraps an error of the Redis client.

@@ -33,8 +33,9 @@ local DEFER, OUTBOX = nil, nil
 -- JOINED is set while one call makes several changes of a queue in turn
 -- (many, at the end of this file): each change is one script's body, and
 -- the call's effects are answered once, for them all. MARK is how many
--- transitions the changes before the one under way made.
-local JOINED, MARK = false, 0
+-- transitions the changes before the one under way made. PUBLISHED is
+-- set once the call appended an event to the outbox (publish).
+local JOINED, MARK, PUBLISHED = false, 0, false
 
 -- SEEN keeps, for the call under way, what it read of the queue that no
 -- change it may make alters: the settings a claim reads, the outcome form
@@ -58,14 +59,13 @@ end
 -- begin starts a script's body with the keys it was handed, by part: a
 -- call of its own, or the next change of a joined one.
 local function begin(keys)
-  K, INDEX = keys, keys
-  DEFER, OUTBOX = nil, nil
+  K, INDEX, DEFER = keys, keys, nil
   if JOINED then
     MARK = #TRANS
     return
   end
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
-  MARK, SEEN, CLAIMED, INTS, ENQUEUED = 0, {}, 0, nil, nil
+  MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED, INTS, ENQUEUED = 0, false, nil, {}, 0, nil, nil
 end
 
 -- write makes the write cmd (ZADD or HSET) of one score or field a and
@@ -118,7 +118,11 @@ local NOW
 -- TIME. Every script that changes a job's state calls it first.
 local function clock(arg)
   if arg ~= nil and arg ~= '' then
-    NOW = tonumber(arg)
+    local now = tonumber(arg)
+    -- A joined call's changes given times of their own (tests) look again
+    -- for what expired or fell due.
+    if JOINED and now ~= NOW then SEEN.clear = nil end
+    NOW = now
   elseif not (JOINED and NOW) then -- the changes of a joined call share one
     local t = redis.call('TIME')
     NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -581,7 +585,7 @@ end
 -- batch (one that reads, or changes only settings or indexes): it touches
 -- no key to answer.
 local function plain(status, ...)
-  if #TRANS > MARK or (not JOINED and next(DIRTY)) then error('plain answer of a call that changed jobs or batches') end
+  if JOINED or #TRANS > 0 or next(DIRTY) then error('plain answer of a call that changed jobs or batches') end
   return {status, '', ...}
 end
 
@@ -596,8 +600,10 @@ end
 -- stream as a consumer group and deletes what it has handed on
 -- (internal/tasks/outbox.go).
 
--- publish appends the call's events to the outbox: one per transition into
--- a final state (ENDED), one per batch that finished.
+-- publish appends the events of the changes made since it last ran to
+-- the outbox: one per transition into a final state (ENDED), one per batch
+-- that finished. A joined call publishes after each change, so each event
+-- holds its job or batch as that change left it.
 local function publish()
   local events = ENDED
   for bid in pairs(FINISHED) do
@@ -605,8 +611,10 @@ local function publish()
     events[#events + 1] = bid
   end
   if #events == 0 then return end
+  ENDED, FINISHED = {}, {}
   if OUTBOX == nil then OUTBOX = redis.call('HGET', K.conf, 'outbox') end
   if OUTBOX ~= '1' then return end
+  PUBLISHED = true
   for i = 1, #events, 2 do
     local kind, id = events[i], events[i + 1]
     if kind == 'batch.finished' then
@@ -617,10 +625,6 @@ local function publish()
       redis.call('XADD', K.outbox, '*', 'type', kind, 'id', id, 'record', LOADED[id].raw,
         'payload', redis.call('HGET', K.payload, id) or '', 'result', result)
     end
-  end
-  if redis.call('XLEN', K.outbox) > OUTBOX_CAP then
-    local lost = redis.call('XTRIM', K.outbox, 'MAXLEN', int(OUTBOX_CAP))
-    redis.call('HINCRBY', K.conf, 'outbox_lost', lost)
   end
 end
 
@@ -643,6 +647,10 @@ local function effects()
   end
   if #TRANS == 0 and #batches == 0 then return '' end
   publish()
+  if PUBLISHED and redis.call('XLEN', K.outbox) > OUTBOX_CAP then
+    local lost = redis.call('XTRIM', K.outbox, 'MAXLEN', int(OUTBOX_CAP))
+    redis.call('HINCRBY', K.conf, 'outbox_lost', lost)
+  end
   local parked = redis.call('ZCARD', K.parked)
   local counts = {redis.call('ZCARD', INDEX.ready) + parked, parked,
     redis.call('ZCARD', INDEX.scheduled), redis.call('ZCARD', INDEX.reserved),
@@ -908,17 +916,34 @@ local BODY, PARTS = {}, {}
 -- ({status, "", values...}); the call answers {"ok", effects, each
 -- change's answer...}, the effects of them all once. Calls that arrive
 -- together go as one (Store.sendChanges): Redis pays a call's fixed cost,
--- the clock and the queue's counts once for them all.
+-- the clock and the queue's counts once for them all. A change that fails
+-- (an error: a bug, or a job's record unreadable) ends the call there:
+-- its answer is its error, those after it are not made and answer so,
+-- and what the changes before it did is answered as usual, without the
+-- transitions the failed one had recorded (Redis keeps whatever it wrote).
 local function many(ALL, ARGV)
-  JOINED, NOW, MARK, SEEN, CLAIMED = true, nil, 0, {}, 0
-  remember()
+  JOINED, NOW, MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED = true, nil, 0, false, nil, {}, 0
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
-  local out, at = {'ok', ''}, 2
-  for c = 1, tonumber(ARGV[1]) do
+  remember()
+  local count, out, at = tonumber(ARGV[1]), {'ok', ''}, 2
+  for c = 1, count do
     local f, n = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
     local keys = {}
     for j, p in ipairs(PARTS[f]) do keys[j] = ALL[p] end
-    out[c + 2] = BODY[f](keys, {unpack(ARGV, at + 2, at + 1 + n)})
+    local claimed = CLAIMED
+    local ok, answered = pcall(BODY[f], keys, {unpack(ARGV, at + 2, at + 1 + n)})
+    if not ok then
+      if type(answered) == 'table' and answered.err then answered = answered.err end
+      out[c + 2] = {err = tostring(answered)}
+      for later = c + 1, count do
+        out[later + 2] = {err = 'ERR not made: a change before it in the same call failed'}
+      end
+      for i = #TRANS, MARK + 1, -1 do TRANS[i] = nil end
+      ENDED, FINISHED, CLAIMED = {}, {}, claimed
+      break
+    end
+    out[c + 2] = answered
+    publish()
     at = at + 2 + n
   end
   JOINED = false

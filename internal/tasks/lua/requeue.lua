@@ -22,13 +22,15 @@ local holder, action = '', 'requeued'
 if m.state == 'dead' then
   local b = batch(m.batch)
   if b and b.state == 'canceled' then return answer('invalid_state') end
-  -- Its wait starts over: K.waiting (the oldest wait) counts from now.
-  m.attempts, m.finished_at, m.run_at = 0, nil, NOW
 elseif m.state == 'reserved' then
   holder, action = m.reserved_by, 'force_released'
 else
   return answer('invalid_state')
 end
+-- Refused before the job is touched: a joined call's later changes see
+-- the job as loaded.
 if unexplained(ARGV[6]) then return answer('reason_required') end
+-- A dead job's wait starts over: K.waiting (the oldest wait) counts from now.
+if m.state == 'dead' then m.attempts, m.finished_at, m.run_at = 0, nil, NOW end
 back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
 return reply(id, store(id, m), holder)
