@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -435,5 +436,36 @@ func TestAJoinedSkipCountsForTheClaimsAfterIt(t *testing.T) {
 		func() { again, againErr = s.Claim(ctx, q, "ann") })
 	if firstErr != nil || first != nil || failed != nil || againErr != nil || again != nil {
 		t.Errorf("claim %v, %v; fail %v; claim again %v, %v; want nothing to claim, the failure, and still nothing for ann", first, firstErr, failed, again, againErr)
+	}
+}
+
+// Joined changes end the drafts of the reservations they end as alone: a
+// completion drops its live draft, a supervisor's take-back keeps it.
+func TestJoinedChangesEndDrafts(t *testing.T) {
+	t.Parallel()
+	s, g, q := gatedStore(t)
+	ctx := context.Background()
+	if _, err := s.Enqueue(ctx, q, "pat", []NewJob{{Title: "done"}, {Title: "taken"}, {Title: "lead"}, {Title: "first"}}); err != nil {
+		t.Fatal(err)
+	}
+	held := claimEach(t, s, q, "ann", "bob", "cat", "dan")
+	if _, err := s.Complete(ctx, held["first"].Job.ID, held["first"].Hold(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []string{"done", "taken"} {
+		if _, err := s.SaveDraft(ctx, held[title].Job.ID, held[title].Hold(), json.RawMessage(`{"note":"half"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var completed, taken error
+	joinCalls(t, s, g, q, func() { _, _ = s.Extend(ctx, held["lead"].Job.ID, held["lead"].Hold(), 60) },
+		func() { _, completed = s.Complete(ctx, held["done"].Job.ID, held["done"].Hold(), nil) },
+		func() { _, _, taken = s.Requeue(ctx, held["taken"].Job.ID, "sup") })
+	if completed != nil || taken != nil {
+		t.Fatalf("complete %v, take back %v", completed, taken)
+	}
+	left, err := s.rdb.HKeys(ctx, keys.ForQueue(q).Drafts()).Result()
+	if want := []string{localID(held["taken"].Job.ID) + "\nkept"}; err != nil || !slices.Equal(left, want) {
+		t.Errorf("drafts left %q, %v; want only the one kept from the take-back, %q", left, err, want)
 	}
 }

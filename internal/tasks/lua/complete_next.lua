@@ -8,11 +8,11 @@
 -- BUDGET complete & next: 29 commands
 --   (a complete's 16 less its counts and the next claim's 19 less its TIME
 --   and counts, then the five ZCARDs once)
--- BUDGET 4 complete & next joined: 80 commands
---   (in one call of many, lib.lua: 17 each, without the skips' HGET and
---   the claims' HINCRBY; then once the TIME, the settings' two HMGETs,
---   the two ZCOUNTs, an EXISTS for skips, the HINCRBY of four claims and
---   the five ZCARDs)
+-- BUDGET 4 complete & next joined: 77 commands
+--   (in one call of many, lib.lua: 16 each, without the skips' HGET, the
+--   drafts' HDEL and the claims' HINCRBY; then once the TIME, the
+--   settings' two HMGETs, the two ZCOUNTs, an EXISTS each for skips and
+--   drafts, the HINCRBY of four claims and the five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts

@@ -40,7 +40,8 @@ local JOINED, MARK, PUBLISHED = false, 0, false
 -- SEEN keeps, for the call under way, what it read of the queue that no
 -- change it may make alters: the settings a claim reads, the outcome form
 -- and its SHA-1 (complete_held), and that nothing had expired or was due
--- at NOW (claim_for), and that no operator had skipped a job. A joined
+-- at NOW (claim_for), that no operator had skipped a job, and whether
+-- the queue had any draft (end_draft). A joined
 -- call reads each once for all its changes. CLAIMED counts the call's
 -- claims, added to conf's "claims" once (effects).
 local SEEN, CLAIMED = {}, 0
@@ -276,6 +277,10 @@ local DRAFT_VALUES = 6
 -- end_draft ends the live draft of a reservation that action of actor
 -- ends: kept when the reservation was taken from its holder, else dropped.
 local function end_draft(id, m, action, actor)
+  -- A joined call looks once whether the queue has any draft: none of
+  -- its changes saves one.
+  if JOINED and SEEN.drafts == nil then SEEN.drafts = redis.call('EXISTS', K.drafts) == 1 end
+  if SEEN.drafts == false then return end
   if not DRAFT_KEPT_BY[action] then
     redis.call('HDEL', K.drafts, id)
     return
