@@ -118,12 +118,12 @@ func printBreakdown(w io.Writer, bs []breakdown) {
 	if len(bs) == 0 {
 		return
 	}
-	const head = "per call, inside Redis (INFO commandstats)"
+	const head = "per operation, inside Redis (INFO commandstats)"
 	opW := utf8.RuneCountInString(head)
 	for _, b := range bs {
 		opW = max(opW, utf8.RuneCountInString(b.Op))
 	}
-	fmt.Fprintf(w, "%s %9s %9s %s %s\n", pad(head, opW), "calls", "commands", padLeft("µs in them", 11), padLeft("µs script's own", 16))
+	fmt.Fprintf(w, "%s %9s %9s %s %s\n", pad(head, opW), "ops", "commands", padLeft("µs in them", 11), padLeft("µs script's own", 16))
 	for _, b := range bs {
 		fmt.Fprintf(w, "%s %9d %9s %11s %16s\n", pad(b.Op, opW), b.Calls, num(b.CommandsPerCall), num(b.CommandsUsec), num(b.ScriptUsec))
 		for _, line := range b.commandList(100) {
