@@ -92,8 +92,8 @@ func TestJoinedChangesEndAsAlone(t *testing.T) {
 			once = append(once, t)
 		}
 		slices.Sort(once)
-		kind := rng.IntN(9)
-		if kind >= 2 && kind <= 6 {
+		kind := rng.IntN(10)
+		if kind >= 2 && kind <= 6 || kind == 9 {
 			if len(once) == 0 {
 				kind = 0
 			} else {
@@ -137,6 +137,11 @@ func TestJoinedChangesEndAsAlone(t *testing.T) {
 		case 7:
 			return change{"requeue " + title, func(tw *twin) (string, *Reservation) {
 				j, _, err := s.Requeue(ctx, tw.ids[title], "sup")
+				return outcome(j, nil, err)
+			}}
+		case 9:
+			return change{"extend " + title, func(tw *twin) (string, *Reservation) {
+				j, err := s.Extend(ctx, tw.ids[title], tw.hold(title), 60)
 				return outcome(j, nil, err)
 			}}
 		default:
@@ -204,14 +209,36 @@ func TestJoinedChangesEndAsAlone(t *testing.T) {
 			t.Errorf("%s alone: %s\njoined: %s", title, seen[0], seen[1])
 		}
 	}
-	// The queues' counts, and their outbox events.
+	// The queues' counts, skips, claims counters and outbox events.
 	var counts, events []string
 	for _, tw := range twins {
+		title := map[string]string{}
+		for t, id := range tw.ids {
+			title[localID(id)] = t
+		}
+		k := keysFor(tw.queue)
+		skips, err := s.rdb.SMembers(ctx, k.Skips()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range skips {
+			op, id, _ := strings.Cut(m, "\n")
+			skips[i] = op + " skipped " + title[id]
+		}
+		slices.Sort(skips)
+		skipped, err := s.rdb.HGetAll(ctx, k.SkipCount()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims, err := s.rdb.HGet(ctx, k.Conf(), "claims").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
 		st, err := s.Stats(ctx, tw.queue)
 		if err != nil {
 			t.Fatal(err)
 		}
-		counts = append(counts, fmt.Sprintf("%+v", st.Counts()))
+		counts = append(counts, fmt.Sprintf("%+v; %q; %v; %s claims", st.Counts(), skips, skipped, claims))
 		read, err := s.ReadOutbox(ctx, tw.queue, "c", 1000, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +254,7 @@ func TestJoinedChangesEndAsAlone(t *testing.T) {
 		events = append(events, strings.Join(es, "\n"))
 	}
 	if counts[0] != counts[1] {
-		t.Errorf("counts alone %s, joined %s", counts[0], counts[1])
+		t.Errorf("counts, skips and claims alone %s\njoined %s", counts[0], counts[1])
 	}
 	if events[0] != events[1] {
 		t.Errorf("outbox alone:\n%s\njoined:\n%s", events[0], events[1])

@@ -540,22 +540,28 @@ func (s *Store) sendChanges(ctx context.Context, calls []*scriptCall) {
 		}
 		close(c.done)
 	}
+	var again []*scriptCall
 	if joins != nil {
-		s.answerJoined(ctx, joins, many, err, answer)
+		again = s.answerJoined(ctx, joins, many, err, answer)
 	}
 	for i, c := range alone {
 		res, cmdErr := cmds[i].Slice()
 		answer(c, res, cmdErr)
 	}
+	if len(again) > 0 {
+		// Not made: a change before them in the joined call failed. Each
+		// send makes at least its first call, so this ends.
+		s.sendChanges(ctx, again)
+	}
 }
 
 // answerJoined answers each call of a joined call (many) with its own
-// answer, {status, "", values...}, or its own error (a change that failed
-// ends the call: those after it answer that they were not made). The
-// effects of them all are told to the Store's observers once, apart from
-// the send, which the next changes of the queue wait for: each call
-// returns once they are told (fcall).
-func (s *Store) answerJoined(ctx context.Context, joins []*scriptCall, many *redis.Cmd, err error, answer func(*scriptCall, []any, error)) {
+// answer, {status, "", values...}, or its own error, and returns those
+// not made (a change before them failed, which ends the call), to be sent
+// again. The effects of them all are told to the Store's observers once,
+// apart from the send, which the next changes of the queue wait for: each
+// call returns once they are told (fcall).
+func (s *Store) answerJoined(ctx context.Context, joins []*scriptCall, many *redis.Cmd, err error, answer func(*scriptCall, []any, error)) (again []*scriptCall) {
 	res, cmdErr := many.Slice()
 	if cmdErr == nil && len(res) != len(joins)+2 {
 		cmdErr = fmt.Errorf("%w: %d answers to %d joined calls", errReply, len(res)-2, len(joins))
@@ -570,16 +576,23 @@ func (s *Store) answerJoined(ctx context.Context, joins []*scriptCall, many *red
 			answer(c, nil, cmdErr)
 			continue
 		}
-		c.told = t
 		switch own := res[i+2].(type) {
 		case []any:
+			if len(own) > 0 && own[0] == "not_made" {
+				again = append(again, c)
+				continue
+			}
+			c.told = t
 			answer(c, own, nil)
 		case error:
+			c.told = t
 			answer(c, nil, own)
 		default:
+			c.told = t
 			answer(c, nil, fmt.Errorf("%w: a joined call answered %T", errReply, own))
 		}
 	}
+	return again
 }
 
 // tellJoined tells the Store's observers the effects of a joined call; a

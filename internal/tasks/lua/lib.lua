@@ -923,9 +923,11 @@ local BODY, PARTS = {}, {}
 -- together go as one (Store.sendChanges): Redis pays a call's fixed cost,
 -- the clock and the queue's counts once for them all. A change that fails
 -- (an error: a bug, or a job's record unreadable) ends the call there:
--- its answer is its error, those after it are not made and answer so,
--- and what the changes before it did is answered as usual, without the
--- transitions the failed one had recorded (Redis keeps whatever it wrote).
+-- its answer is its error, those after it are not made and answer
+-- {"not_made", ""} (the Store sends them again), and what the changes
+-- before it did is answered as usual, without the transitions the failed
+-- one had recorded. Redis keeps whatever it wrote, and the batches are
+-- saved as far as it changed them.
 local function many(ALL, ARGV)
   JOINED, NOW, MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED = true, nil, 0, false, nil, {}, 0
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
@@ -941,7 +943,7 @@ local function many(ALL, ARGV)
       if type(answered) == 'table' and answered.err then answered = answered.err end
       out[c + 2] = {err = tostring(answered)}
       for later = c + 1, count do
-        out[later + 2] = {err = 'ERR not made: a change before it in the same call failed'}
+        out[later + 2] = {'not_made', ''}
       end
       for i = #TRANS, MARK + 1, -1 do TRANS[i] = nil end
       ENDED, FINISHED, CLAIMED = {}, {}, claimed
