@@ -284,28 +284,39 @@ func (l functionLibrary) load(ctx context.Context, rdb redis.UniversalClient) er
 // not kept, so requests for made-up queues cannot grow it.
 var keyLists sync.Map // queue name → queueKeys
 
-// queueKeys are the keys of one queue that each script is handed, by the
-// script's place (script.at).
-type queueKeys [][]string
+// queueKeys are the keys of one queue: all of them, as a joined call is
+// handed them (many), and those each script is handed, by the script's
+// place (script.at).
+type queueKeys struct {
+	all    []string
+	handed [][]string
+}
 
 // keysOf returns the queue's keys of every script of the library.
 func (l functionLibrary) keysOf(queue string) queueKeys {
-	all := keysFor(queue).All()
-	qk := make(queueKeys, len(l.parts))
+	qk := queueKeys{all: keysFor(queue).All(), handed: make([][]string, len(l.parts))}
 	for i, parts := range l.parts {
-		qk[i] = make([]string, len(parts))
+		qk.handed[i] = make([]string, len(parts))
 		for j, at := range parts {
-			qk[i][j] = all[at]
+			qk.handed[i][j] = qk.all[at]
 		}
 	}
 	return qk
+}
+
+// queueAllKeys returns every key of the queue, in the order of keys.Parts.
+func queueAllKeys(queue string) []string {
+	if cached, ok := keyLists.Load(queue); ok {
+		return cached.(queueKeys).all
+	}
+	return keysFor(queue).All()
 }
 
 // handed returns the keys of the queue that the script is handed: those
 // it declares (scriptKeys), in that order.
 func (sc script) handed(queue string) []string {
 	if cached, ok := keyLists.Load(queue); ok {
-		return cached.(queueKeys)[sc.at]
+		return cached.(queueKeys).handed[sc.at]
 	}
 	q := keysFor(queue)
 	parts := library.parts[sc.at]
@@ -522,7 +533,7 @@ func (s *Store) sendChanges(ctx context.Context, calls []*scriptCall) {
 				args = append(args, c.sc.at+1, len(c.args))
 				args = append(args, c.args...)
 			}
-			many = p.FCall(ctx, library.many, keysFor(joins[0].queue).All(), args...)
+			many = p.FCall(ctx, library.many, queueAllKeys(joins[0].queue), args...)
 		}
 		for i, c := range alone {
 			cmds[i] = p.FCall(ctx, c.sc.fn, c.keys, c.args...)
@@ -576,20 +587,19 @@ func (s *Store) answerJoined(ctx context.Context, joins []*scriptCall, many *red
 			answer(c, nil, cmdErr)
 			continue
 		}
-		switch own := res[i+2].(type) {
+		own, _ := res[i+2].([]any)
+		if len(own) > 0 && own[0] == "not_made" {
+			again = append(again, c)
+			continue
+		}
+		c.told = t
+		switch e := res[i+2].(type) {
 		case []any:
-			if len(own) > 0 && own[0] == "not_made" {
-				again = append(again, c)
-				continue
-			}
-			c.told = t
 			answer(c, own, nil)
 		case error:
-			c.told = t
-			answer(c, nil, own)
+			answer(c, nil, e)
 		default:
-			c.told = t
-			answer(c, nil, fmt.Errorf("%w: a joined call answered %T", errReply, own))
+			answer(c, nil, fmt.Errorf("%w: a joined call answered %T", errReply, e))
 		}
 	}
 	return again

@@ -57,6 +57,13 @@ local function remember()
   INTS, ENQUEUED = {}, {}
 end
 
+-- fresh starts what a call keeps of its own: a call of one script, or a
+-- joined one (many).
+local function fresh()
+  BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
+  MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED, INTS, ENQUEUED = 0, false, nil, {}, 0, nil, nil
+end
+
 -- begin starts a script's body with the keys it was handed, by part: a
 -- call of its own, or the next change of a joined one.
 local function begin(keys)
@@ -65,8 +72,7 @@ local function begin(keys)
     MARK = #TRANS
     return
   end
-  BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
-  MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED, INTS, ENQUEUED = 0, false, nil, {}, 0, nil, nil
+  fresh()
 end
 
 -- write makes the write cmd (ZADD or HSET) of one score or field a and
@@ -929,8 +935,8 @@ local BODY, PARTS = {}, {}
 -- one had recorded. Redis keeps whatever it wrote, and the batches are
 -- saved as far as it changed them.
 local function many(ALL, ARGV)
-  JOINED, NOW, MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED = true, nil, 0, false, nil, {}, 0
-  BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
+  fresh()
+  JOINED, NOW = true, nil
   remember()
   local count, out, at = tonumber(ARGV[1]), {'ok', ''}, 2
   for c = 1, count do
