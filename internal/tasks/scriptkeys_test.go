@@ -33,12 +33,12 @@ var (
 	libFunction = regexp.MustCompile(`(?ms)^local function (\w+)\(.*?^end$`)
 	keyRef      = regexp.MustCompile(`\b(?:K|INDEX)\.(\w+)`)
 	stateIndex  = regexp.MustCompile(`\bINDEX\[`)
-	allKeys     = regexp.MustCompile(`\bKEYS\b`)
+	allKeys     = regexp.MustCompile(`\bPART\b`)
 )
 
 // reachedParts returns the parts of a queue's keys that the code can touch,
 // by what it names and what it calls of lib.lua (functions, by name): K.<part>
-// and INDEX.<state> name one each, INDEX[...] any state's index, KEYS every
+// and INDEX.<state> name one each, INDEX[...] any state's index, PART every
 // key handed.
 func reachedParts(code string, lib map[string]string) []keys.Part {
 	seen := map[string]bool{}
@@ -154,19 +154,19 @@ local function checked_call(cmd, ...)
   if type(touched) == 'table' and not touched.err then
     for _, k in ipairs(touched) do
       local handed = false
-      for _, h in ipairs(HANDED) do handed = handed or h == k end
+      for _, h in pairs(HANDED) do handed = handed or h == k end
       if not handed then error(cmd .. ' touched the key ' .. k .. ', not handed to the script') end
     end
   end
   return redis.call(cmd, ...)
 end
 `
-	const entry = "function(KEYS, ARGV)\n"
+	const entry = "function(PART, ARGV)\n"
 	first, rest, _ := strings.Cut(strings.ReplaceAll(l.code, "redis.call(", "checked_call("), "\n")
 	if strings.Count(rest, entry) != len(l.names) {
 		panic("checkedLibrary: the library's functions are not as expected")
 	}
-	l.code = first + check + strings.ReplaceAll(rest, entry, entry+"HANDED = KEYS\n")
+	l.code = first + check + strings.ReplaceAll(rest, entry, entry+"HANDED = PART\n")
 	return l
 }
 
@@ -177,7 +177,7 @@ func TestCheckedLibrary(t *testing.T) {
 	rdb := backends[0].rdb
 	ctx := t.Context()
 	l := checkedLibrary(functionLibrary{
-		code:  "#!lua name=keycheck_test\nredis.register_function('touch', function(KEYS, ARGV)\nreturn redis.call('GET', ARGV[1])\nend)\n",
+		code:  "#!lua name=keycheck_test\nredis.register_function('touch', function(PART, ARGV)\nreturn redis.call('GET', ARGV[1])\nend)\n",
 		names: map[string]string{"touch": "touch"},
 	})
 	if err := rdb.FunctionLoadReplace(ctx, l.code).Err(); err != nil {

@@ -202,21 +202,17 @@ func newLibrary() functionLibrary {
 		if !ok {
 			panic("script " + f + " is not declared in scriptKeys")
 		}
-		// Each body sees its call's keys and arguments as KEYS and ARGV,
-		// as a script would; begin gives lib.lua the keys by part.
-		var bind strings.Builder
-		bind.WriteString("begin({")
 		for j, p := range declared {
 			at := slices.Index(keys.Parts, p)
 			if at < 0 || slices.Index(declared, p) < j {
 				panic(fmt.Sprintf("script %s declares %q, not a part or twice", f, p))
 			}
 			l.parts[i] = append(l.parts[i], at)
-			fmt.Fprintf(&bind, "%s = KEYS[%d], ", p, j+1)
 		}
-		bind.WriteString("})\n")
-		bodies[i] = bind.String() + read(f)
-		sum.Write([]byte(f + "\x00" + bodies[i]))
+		// Each body is handed its keys by part (begin) and its arguments
+		// as ARGV, as a script would see them.
+		bodies[i] = "begin(PART)\n" + read(f)
+		sum.Write([]byte(fmt.Sprint(f, "\x00", declared, "\x00", bodies[i])))
 		if joined[f] {
 			sum.Write([]byte("joined"))
 		}
@@ -227,17 +223,22 @@ func newLibrary() functionLibrary {
 	for i, f := range files {
 		name := "cd_" + version + "_" + f
 		l.names[f] = name
-		fmt.Fprintf(&b, "BODY[%d] = function(KEYS, ARGV)\n%s\nend\n", i+1, bodies[i])
+		fmt.Fprintf(&b, "BODY[%d] = function(PART, ARGV)\n%s\nend\n", i+1, bodies[i])
+		// The keys by part, from the call's own (a call of its own) or
+		// from all of the queue's (PARTS, a joined call).
+		own := make([]string, len(l.parts[i]))
+		all := make([]string, len(l.parts[i]))
+		for j, at := range l.parts[i] {
+			own[j] = fmt.Sprintf("%s = keys[%d]", keys.Parts[at], j+1)
+			all[j] = fmt.Sprintf("%s = keys[%d]", keys.Parts[at], at+1)
+		}
 		if joined[f] {
-			places := make([]string, len(l.parts[i]))
-			for j, at := range l.parts[i] {
-				places[j] = fmt.Sprint(at + 1)
-			}
-			fmt.Fprintf(&b, "PARTS[%d] = {%s}\n", i+1, strings.Join(places, ", "))
+			fmt.Fprintf(&b, "PARTS[%d] = function(keys) return {%s} end\n", i+1, strings.Join(all, ", "))
 		}
 		// A call of its own: one that a joined call left unfinished (an
 		// error) is not joined.
-		fmt.Fprintf(&b, "redis.register_function('%s', function(keys, args) JOINED = false; return BODY[%d](keys, args) end)\n", name, i+1)
+		fmt.Fprintf(&b, "redis.register_function('%s', function(keys, args) JOINED = false; return BODY[%d]({%s}, args) end)\n",
+			name, i+1, strings.Join(own, ", "))
 	}
 	l.many = "cd_" + version + "_many"
 	fmt.Fprintf(&b, "redis.register_function('%s', many)\n", l.many)

@@ -668,7 +668,9 @@ local function effects()
     redis.call('ZCARD', INDEX.dead)}
   local head = cmsgpack.pack(NOW, counts[1], counts[2], counts[3], counts[4], counts[5], #batches / 2)
   for i = 1, #batches do head = head .. cmsgpack.pack(batches[i]) end
-  return head .. table.concat(TRANS)
+  -- One string made, not two.
+  table.insert(TRANS, 1, head)
+  return table.concat(TRANS)
 end
 
 -- answer is every script's reply: {status, effects, values...}. In a
@@ -916,8 +918,8 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
 end
 
 -- BODY holds each script's body, by its place among the library's
--- (scripts.go), and PARTS, for those that may go in a joined call, the
--- places of the keys it is handed among all of a queue's.
+-- (scripts.go), handed its keys by part; PARTS, for those that may go in
+-- a joined call, makes those from all of a queue's keys.
 local BODY, PARTS = {}, {}
 
 -- many makes several changes of one queue in turn, in one call: ALL are
@@ -939,10 +941,15 @@ local function many(ALL, ARGV)
   JOINED, NOW = true, nil
   remember()
   local count, out, at = tonumber(ARGV[1]), {'ok', ''}, 2
+  -- Each script's keys by part, made once per call: no change alters them.
+  local parts = {}
   for c = 1, count do
     local f, n = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
-    local keys = {}
-    for j, p in ipairs(PARTS[f]) do keys[j] = ALL[p] end
+    local keys = parts[f]
+    if not keys then
+      keys = PARTS[f](ALL)
+      parts[f] = keys
+    end
     local claimed = CLAIMED
     local ok, answered = pcall(BODY[f], keys, {unpack(ARGV, at + 2, at + 1 + n)})
     if not ok then

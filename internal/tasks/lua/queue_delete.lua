@@ -15,5 +15,7 @@ if redis.call('ZCARD', K.batchindex) > redis.call('ZCARD', K.batchdone) then
 end
 -- UNLINK frees the finished jobs' records (up to the queue's retention of
 -- them) away from the script, so the call stays short however many.
-redis.call('UNLINK', unpack(KEYS))
+local all = {}
+for _, key in pairs(PART) do all[#all + 1] = key end
+redis.call('UNLINK', unpack(all))
 return plain('ok')
