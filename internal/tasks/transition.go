@@ -166,15 +166,20 @@ func decodeEffects(queue string, raw any) (Effects, bool, error) {
 		fx.Batches = append(fx.Batches, b)
 	}
 	for err == nil && r.i < len(r.b) {
-		// In the order record packs them, left to right.
-		var id, action, from, to, batch string
+		// In the order record packs them, left to right: the job's, then
+		// the entry the transition added to its history.
+		var id, batch string
 		var deadline int64
 		t := Transition{Queue: queue, At: fx.At}
-		for _, dst := range []any{&id, &action, &from, &to, &t.Actor, &t.Attempt, &t.Holder, &deadline,
-			&t.Title, &t.Priority, &batch, &t.Reason} {
+		for _, dst := range []any{&id, &t.Holder, &deadline, &t.Title, &t.Priority, &batch} {
 			next(dst)
 		}
-		t.JobID, t.Action, t.From, t.To = globalID(id, queue), Action(action), State(from), State(to)
+		var e Entry
+		if err == nil {
+			e, err = r.entry(0)
+		}
+		t.JobID, t.Action, t.From, t.To = globalID(id, queue), e.Action, e.From, e.To
+		t.Actor, t.Attempt, t.Reason = e.Actor, e.Attempt, e.Reason
 		t.Deadline, t.BatchID = optTime(deadline), globalID(batch, queue)
 		fx.Transitions = append(fx.Transitions, t)
 	}
@@ -268,55 +273,64 @@ func decodeHistory(raw string, created int64) ([]Entry, error) {
 	r := &msgpackReader{b: raw}
 	var out []Entry
 	for r.i < len(r.b) {
-		var v [historyValues]any
-		for i := range v {
-			if r.b[r.i] == 0xc0 { // nil
-				r.i++
-			} else if t := r.b[r.i]; t&0xe0 == 0xa0 || t >= 0xd9 && t <= 0xdb {
-				s, err := r.str()
-				if err != nil {
-					return nil, err
-				}
-				v[i] = s
-			} else {
-				n, err := r.integer()
-				if err != nil {
-					return nil, err
-				}
-				v[i] = n
-			}
-			if r.i >= len(r.b) && i < historyValues-1 {
-				return nil, errMsgpack
-			}
-		}
-		str := func(x any) string { s, _ := x.(string); return s }
-		num := func(x any) int64 { n, _ := x.(int64); return n }
-		code := func(x any, n int) int {
-			c := int(num(x))
-			if c < 0 || c >= n {
-				return 0
-			}
-			return c
-		}
-		at := created + num(v[0])
-		e := Entry{
-			At: msTime(at), Action: actionByCode[code(v[1], len(actionByCode))], Actor: str(v[2]),
-			From: stateByCode[code(v[3], len(stateByCode))], To: stateByCode[code(v[4], len(stateByCode))],
-			Attempt: int(num(v[5])), Holder: str(v[7]), Reason: str(v[8]),
-		}
-		if e.Actor == "" {
-			e.Actor = System
-		}
-		if e.Action == ActionExtended {
-			// An extension's entry keeps the idempotency key it was asked
-			// with (lua/extend.lua) where others keep a reason: the
-			// client's own, never shown.
-			e.Reason = ""
-		}
-		if v[6] != nil {
-			e.Deadline = optTime(at + num(v[6]))
+		e, err := r.entry(created)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// entry reads one history entry of a job created at created (ms).
+func (r *msgpackReader) entry(created int64) (Entry, error) {
+	var v [historyValues]any
+	for i := range v {
+		if r.i >= len(r.b) {
+			return Entry{}, errMsgpack
+		}
+		if r.b[r.i] == 0xc0 { // nil
+			r.i++
+		} else if t := r.b[r.i]; t&0xe0 == 0xa0 || t >= 0xd9 && t <= 0xdb {
+			s, err := r.str()
+			if err != nil {
+				return Entry{}, err
+			}
+			v[i] = s
+		} else {
+			n, err := r.integer()
+			if err != nil {
+				return Entry{}, err
+			}
+			v[i] = n
+		}
+	}
+	str := func(x any) string { s, _ := x.(string); return s }
+	num := func(x any) int64 { n, _ := x.(int64); return n }
+	code := func(x any, n int) int {
+		c := int(num(x))
+		if c < 0 || c >= n {
+			return 0
+		}
+		return c
+	}
+	at := created + num(v[0])
+	e := Entry{
+		At: msTime(at), Action: actionByCode[code(v[1], len(actionByCode))], Actor: str(v[2]),
+		From: stateByCode[code(v[3], len(stateByCode))], To: stateByCode[code(v[4], len(stateByCode))],
+		Attempt: int(num(v[5])), Holder: str(v[7]), Reason: str(v[8]),
+	}
+	if e.Actor == "" {
+		e.Actor = System
+	}
+	if e.Action == ActionExtended {
+		// An extension's entry keeps the idempotency key it was asked
+		// with (lua/extend.lua) where others keep a reason: the
+		// client's own, never shown.
+		e.Reason = ""
+	}
+	if v[6] != nil {
+		e.Deadline = optTime(at + num(v[6]))
+	}
+	return e, nil
 }

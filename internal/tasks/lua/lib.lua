@@ -198,7 +198,8 @@ end
 -- luaConstants).
 
 -- append_entry appends one entry to the job's history (saved by the next
--- store), dropping the oldest after the first HISTORY_HEAD when full.
+-- store), dropping the oldest after the first HISTORY_HEAD when full, and
+-- returns it.
 local function append_entry(m, action, by, from, to, attempt, deadline, other, reason)
   if m.hist_n >= HISTORY_CAP then
     -- Full: drop the oldest entry after the first HISTORY_HEAD.
@@ -220,13 +221,16 @@ local function append_entry(m, action, by, from, to, attempt, deadline, other, r
   end
   m.history = m.history .. entry
   m.hist_n = m.hist_n + 1
+  return entry
 end
 
 -- record notes that job id (metadata m) goes from state `from` to state
 -- `to` by action of actor ("system" for none): it appends an entry to the
 -- job's history, saved by the next store, and a transition to the call's
--- answer, packed as its 12 values (answer). holder is whose reservation
--- the change ends, if any.
+-- answer (effects): the job's id, the holder and deadline of the
+-- reservation the change begins, ends or extends (holder: whose
+-- reservation the change ends, if any), its title, priority and batch,
+-- then the history entry; the entry says the rest.
 local function record(id, m, action, from, to, actor, holder, reason)
   -- attempt: which attempt a reservation is (a failure or expiry has
   -- counted its own already); otherwise the attempts spent so far.
@@ -239,13 +243,10 @@ local function record(id, m, action, from, to, actor, holder, reason)
   local by, other = nil, nil
   if actor ~= 'system' then by = actor end
   if holder ~= actor then other = holder end
-  append_entry(m, action, by, from, to, attempt, deadline, other, reason)
+  local entry = append_entry(m, action, by, from, to, attempt, deadline, other, reason)
   -- The transition's deadline is also that of a reservation it ends.
   if from == 'reserved' and not deadline then deadline = m.deadline end
-  -- An extension's "reason" is its idempotency key: the client's own.
-  if action == 'extended' then reason = nil end
-  TRANS[#TRANS + 1] = cmsgpack.pack(id, action, from or '', to, actor, attempt, holder or '', deadline or 0,
-    m.title, m.priority, m.batch or '', reason or '')
+  TRANS[#TRANS + 1] = cmsgpack.pack(id, holder or '', deadline or 0, m.title, m.priority, m.batch or '') .. entry
   local event = EVENT_TYPE[to]
   if event then
     ENDED[#ENDED + 1] = event
@@ -643,8 +644,8 @@ end
 -- job or batch, else one string of MessagePack values: now in ms, the
 -- queue's counts after the call (ready, held, scheduled, reserved, dead),
 -- how many batches it changed and each one's id and record JSON, then its
--- transitions, 12 values each (id, action, from, to, actor, attempt,
--- holder, deadline ms, title, priority, batch, reason). One string costs
+-- transitions (record: id, holder, deadline ms, title, priority, batch,
+-- and the history entry). One string costs
 -- Redis far less to answer than as many values. Changed batches are saved
 -- here, and the outbox's events appended, once per call.
 local function effects()
