@@ -132,6 +132,38 @@ func header(t *testing.T, file string) []keys.Part {
 	return parts
 }
 
+// keysWritten finds an assignment to a script's keys by part: K.<part> =,
+// INDEX.<state> =, INDEX[...] =, PART... =.
+var keysWritten = regexp.MustCompile(`\b(?:K|INDEX|PART)\s*(?:\.\s*\w+|\[[^\]]*\])?\s*=[^=]`)
+
+// No script or helper writes into the keys it is handed: a joined call
+// hands each change of a script the same table (many, lib.lua), so a
+// write would reach the changes after it, and only in a joined call. The
+// helper that starts a body (begin) sets K and INDEX, and only it.
+func TestScriptsLeaveTheirKeys(t *testing.T) {
+	files := append([]string{"lib"}, library.files...)
+	for _, file := range files {
+		code := luaCode(t, file)
+		if file == "lib" {
+			code = libFunction.ReplaceAllStringFunc(code, func(fn string) string {
+				if strings.HasPrefix(fn, "local function begin(") {
+					return ""
+				}
+				return fn
+			})
+			// The declaration of K and INDEX, with the call's other state.
+			code = strings.Replace(code, "local K, INDEX,", "", 1)
+		}
+		if m := keysWritten.FindString(code); m != "" {
+			t.Errorf("%s.lua writes into its keys: %q", file, m)
+		}
+	}
+	if keysWritten.FindString("K.meta = 'x'") == "" || keysWritten.FindString("INDEX[state] = k") == "" ||
+		keysWritten.FindString("if K.meta == x then") != "" {
+		t.Error("keysWritten does not tell writes from reads")
+	}
+}
+
 // Each script file's KEYS header lists the keys it is declared with, in
 // the order it is handed them.
 func TestScriptHeaders(t *testing.T) {

@@ -65,7 +65,9 @@ local function fresh()
 end
 
 -- begin starts a script's body with the keys it was handed, by part: a
--- call of its own, or the next change of a joined one.
+-- call of its own, or the next change of a joined one. A joined call
+-- hands every change of a script the same table, so no script writes
+-- into K or INDEX (TestScriptsLeaveTheirKeys).
 local function begin(keys)
   K, INDEX, DEFER = keys, keys, nil
   if JOINED then
@@ -227,10 +229,10 @@ end
 -- record notes that job id (metadata m) goes from state `from` to state
 -- `to` by action of actor ("system" for none): it appends an entry to the
 -- job's history, saved by the next store, and a transition to the call's
--- answer (effects): the job's id, the holder and deadline of the
--- reservation the change begins, ends or extends (holder: whose
--- reservation the change ends, if any), its title, priority and batch,
--- then the history entry; the entry says the rest.
+-- answer (effects): the job's id, the holder of the reservation the
+-- change ends or extends (holder, if any) and the deadline of the one it
+-- begins, ends or extends, its title, priority and batch, then the
+-- history entry; the entry says the rest.
 local function record(id, m, action, from, to, actor, holder, reason)
   -- attempt: which attempt a reservation is (a failure or expiry has
   -- counted its own already); otherwise the attempts spent so far.
