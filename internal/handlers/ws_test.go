@@ -358,23 +358,28 @@ func TestWebsocketNoticesAreFiltered(t *testing.T) {
 	// Changes close together may share a message, in which each queue's
 	// counts come only as they are last (TestWebsocketCoalescesNotices):
 	// the other notices come in order, and counts only of queues the
-	// viewer may see.
+	// viewer may see. What an operator sees alone (own: their own
+	// reservation's changes) comes in frames of its own, in order, but
+	// before or after the frames of what their group sees (docs/design.md,
+	// Hub).
 	for _, tc := range []struct {
 		s      *socket
 		upTo   string
 		filter func(notify.Notice) bool
 		want   []string
+		own    []string
 		counts []string
 	}{
 		{op, last, all, []string{
 			"job.available " + q1 + " " + mine,
+			"job.available " + q1 + " " + last,
+		}, []string{
 			"reservation.created " + q1 + " " + mine + " " + a.opName,
 			"reservation.completed " + q1 + " " + mine + " " + a.opName + " completed",
-			"job.available " + q1 + " " + last,
 		}, []string{q1}},
 		{other, others, all, []string{
 			"job.available " + q3 + " " + others,
-		}, []string{q3}},
+		}, nil, []string{q3}},
 		// A supervisor sees every notice of every test sharing the Redis:
 		// keep this test's.
 		{boss, last, ours, []string{
@@ -385,18 +390,30 @@ func TestWebsocketNoticesAreFiltered(t *testing.T) {
 			"job.finished " + q1 + " " + mine + " completed",
 			"job.available " + q3 + " " + others,
 			"job.available " + q1 + " " + last,
-		}, []string{q1, q2, q3}},
+		}, nil, []string{q1, q2, q3}},
 	} {
-		var counted []string
-		got := tc.s.until(available(tc.upTo), func(n notify.Notice) bool {
-			if n.Type == notify.QueueChanged && tc.filter(n) {
+		var counted, own []string
+		isOwn := func(n notify.Notice) bool { return tc.own != nil && strings.HasPrefix(n.Type, "reservation.") }
+		sawLast := false
+		got := tc.s.until(func(n notify.Notice) bool {
+			sawLast = sawLast || available(tc.upTo)(n)
+			return sawLast && len(own) >= len(tc.own)
+		}, func(n notify.Notice) bool {
+			switch {
+			case n.Type == notify.QueueChanged && tc.filter(n):
 				counted = append(counted, n.Queue)
+				return false
+			case isOwn(n):
+				own = append(own, line(n))
 				return false
 			}
 			return tc.filter(n)
 		})
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%s got\n  %s\nwant\n  %s", tc.s.who, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+		}
+		if strings.Join(own, "\n") != strings.Join(tc.own, "\n") {
+			t.Errorf("%s got of their own\n  %s\nwant\n  %s", tc.s.who, strings.Join(own, "\n  "), strings.Join(tc.own, "\n  "))
 		}
 		for _, q := range counted {
 			if !slices.Contains(tc.counts, q) {
