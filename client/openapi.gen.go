@@ -20,6 +20,8 @@ import (
 // Defines values for Action.
 const (
 	ActionAdmitted      Action = "admitted"
+	ActionAtRisk        Action = "at_risk"
+	ActionBreached      Action = "breached"
 	ActionCanceled      Action = "canceled"
 	ActionClaimed       Action = "claimed"
 	ActionCompleted     Action = "completed"
@@ -39,6 +41,10 @@ const (
 func (e Action) Valid() bool {
 	switch e {
 	case ActionAdmitted:
+		return true
+	case ActionAtRisk:
+		return true
+	case ActionBreached:
 		return true
 	case ActionCanceled:
 		return true
@@ -331,10 +337,11 @@ func (e ErrorCode) Valid() bool {
 
 // Defines values for EventType.
 const (
-	EventTypeBatchFinished EventType = "batch.finished"
-	EventTypeJobCanceled   EventType = "job.canceled"
-	EventTypeJobCompleted  EventType = "job.completed"
-	EventTypeJobDead       EventType = "job.dead"
+	EventTypeBatchFinished  EventType = "batch.finished"
+	EventTypeJobCanceled    EventType = "job.canceled"
+	EventTypeJobCompleted   EventType = "job.completed"
+	EventTypeJobDead        EventType = "job.dead"
+	EventTypeJobSLABreached EventType = "job.sla_breached"
 )
 
 // Valid indicates whether the value is a known member of the EventType enum.
@@ -347,6 +354,29 @@ func (e EventType) Valid() bool {
 	case EventTypeJobCompleted:
 		return true
 	case EventTypeJobDead:
+		return true
+	case EventTypeJobSLABreached:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobSLA.
+const (
+	JobSLAAtRisk   JobSLA = "at_risk"
+	JobSLABreached JobSLA = "breached"
+	JobSLAOnTime   JobSLA = "on_time"
+)
+
+// Valid indicates whether the value is a known member of the JobSLA enum.
+func (e JobSLA) Valid() bool {
+	switch e {
+	case JobSLAAtRisk:
+		return true
+	case JobSLABreached:
+		return true
+	case JobSLAOnTime:
 		return true
 	default:
 		return false
@@ -407,6 +437,24 @@ func (e MemberStatus) Valid() bool {
 	}
 }
 
+// Defines values for NewQueueOrder.
+const (
+	NewQueueOrderDue  NewQueueOrder = "due"
+	NewQueueOrderRank NewQueueOrder = "rank"
+)
+
+// Valid indicates whether the value is a known member of the NewQueueOrder enum.
+func (e NewQueueOrder) Valid() bool {
+	switch e {
+	case NewQueueOrderDue:
+		return true
+	case NewQueueOrderRank:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NextErrorCode.
 const (
 	NextErrorCodeHoldLimit   NextErrorCode = "hold_limit"
@@ -443,6 +491,42 @@ func (e OutcomeFieldType) Valid() bool {
 	case Text:
 		return true
 	case YesNo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueueOrder.
+const (
+	QueueOrderDue  QueueOrder = "due"
+	QueueOrderRank QueueOrder = "rank"
+)
+
+// Valid indicates whether the value is a known member of the QueueOrder enum.
+func (e QueueOrder) Valid() bool {
+	switch e {
+	case QueueOrderDue:
+		return true
+	case QueueOrderRank:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueuePatchOrder.
+const (
+	QueuePatchOrderDue  QueuePatchOrder = "due"
+	QueuePatchOrderRank QueuePatchOrder = "rank"
+)
+
+// Valid indicates whether the value is a known member of the QueuePatchOrder enum.
+func (e QueuePatchOrder) Valid() bool {
+	switch e {
+	case QueuePatchOrderDue:
+		return true
+	case QueuePatchOrderRank:
 		return true
 	default:
 		return false
@@ -572,6 +656,24 @@ func (e ListAuditParamsAction) Valid() bool {
 	}
 }
 
+// Defines values for ListJobsParamsSLA.
+const (
+	ListJobsParamsSLAAtRisk   ListJobsParamsSLA = "at_risk"
+	ListJobsParamsSLABreached ListJobsParamsSLA = "breached"
+)
+
+// Valid indicates whether the value is a known member of the ListJobsParamsSLA enum.
+func (e ListJobsParamsSLA) Valid() bool {
+	switch e {
+	case ListJobsParamsSLAAtRisk:
+		return true
+	case ListJobsParamsSLABreached:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListJobsParamsOrder.
 const (
 	Asc  ListJobsParamsOrder = "asc"
@@ -593,9 +695,11 @@ func (e ListJobsParamsOrder) Valid() bool {
 // Action What changed a job: `enqueued`, `promoted` (a scheduled job came
 // due), `admitted` (a slot of its batch let it into line), `claimed`,
 // `extended`, `released`, `skipped`, `failed`, `expired`, `requeued`,
-// `force_released`, `canceled`, `completed`; and, in a history only,
-// `drafted` (the holder saved the reservation's first draft: no change
-// of state).
+// `force_released`, `canceled`, `completed`; `at_risk` and `breached`
+// (the job's warn point, then its due time, came: no change of state;
+// a breach that raised the job's priority says so as its `reason`);
+// and, in a history only, `drafted` (the holder saved the
+// reservation's first draft: no change of state).
 type Action string
 
 // AuditEntry One administrative action.
@@ -747,7 +851,8 @@ type Delivery struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// Event What happened: `job.completed`, `job.dead` (its attempts used up),
-	// `job.canceled`, `batch.finished` (its last job ended).
+	// `job.canceled`, `batch.finished` (its last job ended),
+	// `job.sla_breached` (an unfinished job's due time came).
 	Event EventType `json:"event"`
 
 	// ID The event's id, sent as `webhook-id`.
@@ -860,7 +965,8 @@ type ErrorDetail struct {
 }
 
 // EventType What happened: `job.completed`, `job.dead` (its attempts used up),
-// `job.canceled`, `batch.finished` (its last job ended).
+// `job.canceled`, `batch.finished` (its last job ended),
+// `job.sla_breached` (an unfinished job's due time came).
 type EventType string
 
 // ExtendRequest defines model for ExtendRequest.
@@ -911,9 +1017,11 @@ type HistoryEntry struct {
 	// Action What changed a job: `enqueued`, `promoted` (a scheduled job came
 	// due), `admitted` (a slot of its batch let it into line), `claimed`,
 	// `extended`, `released`, `skipped`, `failed`, `expired`, `requeued`,
-	// `force_released`, `canceled`, `completed`; and, in a history only,
-	// `drafted` (the holder saved the reservation's first draft: no change
-	// of state).
+	// `force_released`, `canceled`, `completed`; `at_risk` and `breached`
+	// (the job's warn point, then its due time, came: no change of state;
+	// a breach that raised the job's priority says so as its `reason`);
+	// and, in a history only, `drafted` (the holder saved the
+	// reservation's first draft: no change of state).
 	Action Action `json:"action"`
 
 	// Actor The user who acted, or `system` (expiry, promotion, batch admission, a claim passing a job of a canceled batch).
@@ -968,6 +1076,9 @@ type Job struct {
 	// Deadline While reserved, until when.
 	Deadline *time.Time `json:"deadline,omitempty"`
 
+	// DueAt When the job is due, if it has a due time (its own `due_at` or `due_in_seconds`, else its queue's `sla_seconds` after it was enqueued).
+	DueAt *time.Time `json:"due_at,omitempty"`
+
 	// Extensions While reserved, how often the reservation was extended; left out when never.
 	Extensions *int `json:"extensions,omitempty"`
 
@@ -1018,6 +1129,14 @@ type Job struct {
 	// SkippedBy The operators who skipped the job and are not offered it again.
 	SkippedBy *[]string `json:"skipped_by,omitempty"`
 
+	// SLA Where a job with a due time stands against it: `on_time` (not
+	// yet at risk, or completed before it), `at_risk` (unfinished, past
+	// its queue's `warn_fraction` of the time from enqueue to due),
+	// `breached` (unfinished at or past it, or finished then). Left out
+	// without a due time, and for a job that died or was canceled
+	// before it.
+	SLA *JobSLA `json:"sla,omitempty"`
+
 	// State `scheduled` (waits for `run_at`), `ready`, `reserved`, `completed`,
 	// `dead` (attempts used up), `canceled`.
 	State JobState `json:"state"`
@@ -1025,6 +1144,14 @@ type Job struct {
 	// Title As given when the job was created.
 	Title string `json:"title"`
 }
+
+// JobSLA Where a job with a due time stands against it: `on_time` (not
+// yet at risk, or completed before it), `at_risk` (unfinished, past
+// its queue's `warn_fraction` of the time from enqueue to due),
+// `breached` (unfinished at or past it, or finished then). Left out
+// without a due time, and for a job that died or was canceled
+// before it.
+type JobSLA string
 
 // JobList defines model for JobList.
 type JobList struct {
@@ -1130,6 +1257,12 @@ type NewJob struct {
 	// DelaySeconds Schedule the job this long from now; not with `run_at`.
 	DelaySeconds *int `json:"delay_seconds,omitempty"`
 
+	// DueAt When the job is due, within a year of now either way; not with `due_in_seconds`. Either overrides the queue's `sla_seconds`.
+	DueAt *time.Time `json:"due_at,omitempty"`
+
+	// DueInSeconds Make the job due this long from now; 0 is none, as if left out; not with `due_at`.
+	DueInSeconds *int `json:"due_in_seconds,omitempty"`
+
 	// IdempotencyKey An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
 	IdempotencyKey *KeyOrNone `json:"idempotency_key,omitempty"`
 
@@ -1167,6 +1300,9 @@ type NewQueue struct {
 	// AgingSeconds 0: strict priority. Above 0, each point of priority is worth that many seconds of waiting, so old low-priority jobs are not starved.
 	AgingSeconds *int `json:"aging_seconds,omitempty"`
 
+	// BreachPriority A job that misses its due time is raised to this priority, if it is below it, keeping its age; 0: no change.
+	BreachPriority *int `json:"breach_priority,omitempty"`
+
 	// DeadRetentionSeconds How long dead jobs are kept for a requeue.
 	DeadRetentionSeconds *int `json:"dead_retention_seconds,omitempty"`
 
@@ -1190,6 +1326,9 @@ type NewQueue struct {
 	// Examples: invoice-review
 	Name QueueName `json:"name"`
 
+	// Order How claims choose among ready jobs: `rank` (priority, then age, with ageing) or `due` (earliest due time first, then the jobs without one by rank). Claims across queues put a `due` queue's job with a due time first, earliest first.
+	Order *NewQueueOrder `json:"order,omitempty"`
+
 	// Outcome A queue's outcome form: what completing one of its jobs must say.
 	// Every completion must then send a result that fits: `decision` (one
 	// of the choices), each field by its name with its type (`null` or
@@ -1205,7 +1344,16 @@ type NewQueue struct {
 
 	// RetentionSeconds How long completed and canceled jobs are kept.
 	RetentionSeconds *int `json:"retention_seconds,omitempty"`
+
+	// SLASeconds Each job is due this long after it is enqueued, unless it has a due time of its own; 0: no due time.
+	SLASeconds *int `json:"sla_seconds,omitempty"`
+
+	// WarnFraction A job with a due time is at risk once this share of the time from its enqueue to its due time has passed.
+	WarnFraction *float64 `json:"warn_fraction,omitempty"`
 }
+
+// NewQueueOrder How claims choose among ready jobs: `rank` (priority, then age, with ageing) or `due` (earliest due time first, then the jobs without one by rank). Claims across queues put a `due` queue's job with a due time first, earliest first.
+type NewQueueOrder string
 
 // NewToken defines model for NewToken.
 type NewToken struct {
@@ -1341,6 +1489,9 @@ type Queue struct {
 	// AgingSeconds 0: strict priority. Above 0, each point of priority is worth that many seconds of waiting.
 	AgingSeconds int `json:"aging_seconds"`
 
+	// BreachPriority A job that misses its due time is raised to this priority, if it is below it; 0: no change.
+	BreachPriority int `json:"breach_priority"`
+
 	// DeadRetentionSeconds How long dead jobs are kept for a requeue.
 	DeadRetentionSeconds int `json:"dead_retention_seconds"`
 
@@ -1364,6 +1515,9 @@ type Queue struct {
 	// Examples: invoice-review
 	Name QueueName `json:"name"`
 
+	// Order How claims choose among ready jobs: `rank` (priority, then age, with ageing) or `due` (earliest due time first, then the jobs without one by rank).
+	Order QueueOrder `json:"order"`
+
 	// Outcome A queue's outcome form: what completing one of its jobs must say.
 	// Every completion must then send a result that fits: `decision` (one
 	// of the choices), each field by its name with its type (`null` or
@@ -1377,7 +1531,16 @@ type Queue struct {
 
 	// RetentionSeconds How long completed and canceled jobs are kept.
 	RetentionSeconds int `json:"retention_seconds"`
+
+	// SLASeconds Each job is due this long after it is enqueued, unless it has a due time of its own; 0: no due time.
+	SLASeconds int `json:"sla_seconds"`
+
+	// WarnFraction A job with a due time is at risk once this share of the time from its enqueue to its due time has passed.
+	WarnFraction float64 `json:"warn_fraction"`
 }
+
+// QueueOrder How claims choose among ready jobs: `rank` (priority, then age, with ageing) or `due` (earliest due time first, then the jobs without one by rank).
+type QueueOrder string
 
 // QueueList defines model for QueueList.
 type QueueList struct {
@@ -1391,13 +1554,15 @@ type QueueName = string
 
 // QueuePatch The settings to change; the others stay.
 type QueuePatch struct {
-	AgingSeconds         *int `json:"aging_seconds,omitempty"`
-	DeadRetentionSeconds *int `json:"dead_retention_seconds,omitempty"`
-	LeaseSeconds         *int `json:"lease_seconds,omitempty"`
-	MaxAttempts          *int `json:"max_attempts,omitempty"`
-	MaxExtensions        *int `json:"max_extensions,omitempty"`
-	MaxHeld              *int `json:"max_held,omitempty"`
-	MaxHoldSeconds       *int `json:"max_hold_seconds,omitempty"`
+	AgingSeconds         *int             `json:"aging_seconds,omitempty"`
+	BreachPriority       *int             `json:"breach_priority,omitempty"`
+	DeadRetentionSeconds *int             `json:"dead_retention_seconds,omitempty"`
+	LeaseSeconds         *int             `json:"lease_seconds,omitempty"`
+	MaxAttempts          *int             `json:"max_attempts,omitempty"`
+	MaxExtensions        *int             `json:"max_extensions,omitempty"`
+	MaxHeld              *int             `json:"max_held,omitempty"`
+	MaxHoldSeconds       *int             `json:"max_hold_seconds,omitempty"`
+	Order                *QueuePatchOrder `json:"order,omitempty"`
 
 	// Outcome A queue's outcome form: what completing one of its jobs must say.
 	// Every completion must then send a result that fits: `decision` (one
@@ -1409,7 +1574,16 @@ type QueuePatch struct {
 	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason`.
 	RequireReason    *bool `json:"require_reason,omitempty"`
 	RetentionSeconds *int  `json:"retention_seconds,omitempty"`
+
+	// SLASeconds For jobs enqueued from now on.
+	SLASeconds *int `json:"sla_seconds,omitempty"`
+
+	// WarnFraction For jobs enqueued from now on.
+	WarnFraction *float64 `json:"warn_fraction,omitempty"`
 }
+
+// QueuePatchOrder defines model for QueuePatch.Order.
+type QueuePatchOrder string
 
 // QueueSummary A queue's counts and the settings a client needs.
 type QueueSummary struct {
@@ -1845,8 +2019,11 @@ type ListJobsParams struct {
 	// Queue Only this queue's jobs; every queue's when left out.
 	Queue *QueueName `form:"queue,omitempty" json:"queue,omitempty"`
 
-	// State The state of the jobs to list.
+	// State The state of the jobs to list; `ready` when neither it nor `sla` is given.
 	State *JobState `form:"state,omitempty" json:"state,omitempty"`
+
+	// SLA List the unfinished jobs that stand so against their due time instead of a state's; not with `state` or a time range.
+	SLA *ListJobsParamsSLA `form:"sla,omitempty" json:"sla,omitempty"`
 
 	// Limit How many to list, 1 to 500; 0 or left out: 50.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1877,6 +2054,9 @@ type ListJobsParams struct {
 	// Until Finished at or before this time (RFC 3339); completed, dead and canceled jobs only.
 	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
 }
+
+// ListJobsParamsSLA defines parameters for ListJobs.
+type ListJobsParamsSLA string
 
 // ListJobsParamsOrder defines parameters for ListJobs.
 type ListJobsParamsOrder string
@@ -2570,6 +2750,11 @@ type ClientInterface interface {
 	// most 5,000 jobs of the state and says how many in `scanned`;
 	// `next_cursor` goes on from where it stopped, so a page may hold
 	// fewer matches than `limit` (even none) while more lie further on.
+	//
+	// **Due times.** `sla=at_risk` or `sla=breached`, instead of a
+	// `state`, lists the unfinished jobs (of any state) at risk of
+	// missing their due time, or past it, earliest due first, as of the
+	// cron job's last look.
 	//
 	// Corresponds with GET /api/v1/jobs (the `ListJobs` operationId).
 	ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3545,6 +3730,11 @@ func (c *Client) ClaimAny(ctx context.Context, params *ClaimAnyParams, body Clai
 // most 5,000 jobs of the state and says how many in `scanned`;
 // `next_cursor` goes on from where it stopped, so a page may hold
 // fewer matches than `limit` (even none) while more lie further on.
+//
+// **Due times.** `sla=at_risk` or `sla=breached`, instead of a
+// `state`, lists the unfinished jobs (of any state) at risk of
+// missing their due time, or past it, earliest due first, as of the
+// cron job's last look.
 //
 // Corresponds with GET /api/v1/jobs (the `ListJobs` operationId).
 func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5336,6 +5526,18 @@ func NewListJobsRequest(server string, params *ListJobsParams) (*http.Request, e
 		if params.State != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SLA != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sla", *params.SLA, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7550,6 +7752,11 @@ type ClientWithResponsesInterface interface {
 	// most 5,000 jobs of the state and says how many in `scanned`;
 	// `next_cursor` goes on from where it stopped, so a page may hold
 	// fewer matches than `limit` (even none) while more lie further on.
+	//
+	// **Due times.** `sla=at_risk` or `sla=breached`, instead of a
+	// `state`, lists the unfinished jobs (of any state) at risk of
+	// missing their due time, or past it, earliest due first, as of the
+	// cron job's last look.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14013,6 +14220,11 @@ func (c *ClientWithResponses) ClaimAnyWithResponse(ctx context.Context, params *
 // most 5,000 jobs of the state and says how many in `scanned`;
 // `next_cursor` goes on from where it stopped, so a page may hold
 // fewer matches than `limit` (even none) while more lie further on.
+//
+// **Due times.** `sla=at_risk` or `sla=breached`, instead of a
+// `state`, lists the unfinished jobs (of any state) at risk of
+// missing their due time, or past it, earliest due first, as of the
+// cron job's last look.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -268,6 +268,10 @@ func entryWords(e tasks.Entry) string {
 		s = "completed" + by
 	case tasks.ActionDrafted:
 		s = e.Actor + " started a draft"
+	case tasks.ActionAtRisk:
+		s = "at risk of missing its due time"
+	case tasks.ActionBreached:
+		s = "missed its due time"
 	default:
 		s = string(e.Action) + by
 	}

@@ -429,6 +429,17 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.IntVar(&q.AgingSeconds, "aging-seconds", 0, "seconds of waiting worth one priority point (0: strict)")
 		fs.IntVar(&q.MaxHeld, "max-held", 0, "jobs of the queue one person may hold at once (0: no cap)")
 		fs.BoolVar(&q.RequireReason, "require-reason", false, "every cancel, requeue and force release must say why")
+		fs.Func("sla", "how long after its enqueue each job is due, as 4h or 90m (0: no due time)", func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d%time.Second != 0 {
+				return fmt.Errorf("want a duration of whole seconds, such as 4h or 90m")
+			}
+			q.SLASeconds = int(d / time.Second)
+			return nil
+		})
+		fs.Float64Var(&q.WarnFraction, "warn-fraction", 0, "share of the time to its due time after which a job is at risk (default 0.8)")
+		fs.StringVar(&q.Order, "order", "", "claim order: rank (priority, then age; the default) or due (earliest due first)")
+		fs.IntVar(&q.BreachPriority, "breach-priority", 0, "raise a job that misses its due time to this priority (0: no change)")
 		fs.Func("outcome", "the queue's outcome form, as JSON (docs/api.md, Outcome forms)", func(v string) (err error) {
 			q.Outcome, err = tasks.ParseOutcome(v)
 			return err
@@ -471,6 +482,14 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 				patch.MaxHeld = &q.MaxHeld
 			case "require-reason":
 				patch.RequireReason = &q.RequireReason
+			case "sla":
+				patch.SLASeconds = &q.SLASeconds
+			case "warn-fraction":
+				patch.WarnFraction = &q.WarnFraction
+			case "order":
+				patch.Order = &q.Order
+			case "breach-priority":
+				patch.BreachPriority = &q.BreachPriority
 			case "outcome":
 				patch.Outcome = cmp.Or(q.Outcome, &tasks.Outcome{})
 			}

@@ -142,6 +142,20 @@ func TestCommands(t *testing.T) {
 	if q, _ := st.Queue(ctx, "triage"); !q.RequireReason || q.LeaseSeconds != 90 {
 		t.Fatalf("after queue add --require-reason: %+v", q)
 	}
+	// Due times from the command line.
+	if out, err := cmd("", "queue", "add", "triage", "--sla", "4h", "--order", "due", "--breach-priority", "90"); err != nil ||
+		!strings.Contains(out, "due 14400s after enqueue") || !strings.Contains(out, "claim order due") ||
+		!strings.Contains(out, "on breach priority 90") {
+		t.Fatalf("queue add --sla: %v\n%s", err, out)
+	}
+	if q, _ := st.Queue(ctx, "triage"); q.SLASeconds != 4*3600 || q.Order != tasks.OrderDue || q.BreachPriority != 90 || q.WarnFraction != 0.8 {
+		t.Fatalf("after queue add --sla: %+v", q)
+	}
+	for _, bad := range [][]string{{"--sla", "4 hours"}, {"--sla", "1.5s"}, {"--order", "fifo"}, {"--warn-fraction", "2"}} {
+		if _, err := cmd("", append([]string{"queue", "add", "triage"}, bad...)...); err == nil {
+			t.Fatalf("queue add %q took it", bad)
+		}
+	}
 	// An outcome form from the command line; a bad one is a usage error.
 	form := `{"choices": ["keep", "drop"], "fields": [{"name": "why", "type": "text", "required_for": ["drop"]}]}`
 	if out, err := cmd("", "queue", "add", "triage", "--lease-seconds", "90", "--max-held", "2", "--outcome", form); err != nil ||

@@ -262,6 +262,13 @@ func settingsOf(q tasks.Queue) []setting {
 		form, raw = count(len(o.Choices), "choice")+", "+count(len(o.Fields), "field"), o.String()
 	}
 	secs := func(n int) string { return strconv.Itoa(n) + "s" }
+	due, breach := "when a job says", "nothing"
+	if q.SLASeconds > 0 {
+		due = secs(q.SLASeconds) + " after enqueue"
+	}
+	if q.BreachPriority > 0 {
+		breach = "priority " + strconv.Itoa(q.BreachPriority)
+	}
 	return []setting{
 		{"lease", secs(q.LeaseSeconds), ""},
 		{"max attempts", strconv.Itoa(q.MaxAttempts), ""},
@@ -271,6 +278,10 @@ func settingsOf(q tasks.Queue) []setting {
 		{"max held", strconv.Itoa(q.MaxHeld), ""},
 		{"outcome form", form, raw},
 		{"reason required", yesNo(q.RequireReason), ""},
+		{"due", due, ""},
+		{"at risk after", strconv.FormatFloat(q.WarnFraction*100, 'f', -1, 64) + "%", ""},
+		{"claim order", q.Order, ""},
+		{"on breach", breach, ""},
 	}
 }
 

@@ -175,8 +175,8 @@ func TestBounded(t *testing.T) {
 // A change of settings is logged as what changed, from what to what; a
 // new queue as every setting.
 func TestSettingsChange(t *testing.T) {
-	was := tasks.Queue{LeaseSeconds: 300, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 3600}
-	if got, want := SettingsDetail(was), "lease 300s, max attempts 3, max extensions 2, max hold 3600s, ageing 0s, max held 0, outcome form none, reason required no"; got != want {
+	was := tasks.Queue{LeaseSeconds: 300, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 3600, WarnFraction: 0.8, Order: tasks.OrderRank}
+	if got, want := SettingsDetail(was), "lease 300s, max attempts 3, max extensions 2, max hold 3600s, ageing 0s, max held 0, outcome form none, reason required no, due when a job says, at risk after 80%, claim order rank, on breach nothing"; got != want {
 		t.Errorf("SettingsDetail = %q, want %q", got, want)
 	}
 	if got := SettingsChange(was, was); got != "nothing changed" {
@@ -197,6 +197,11 @@ func TestSettingsChange(t *testing.T) {
 	strict.RequireReason = true
 	if got, want := SettingsChange(other, strict), "reason required no → yes"; got != want {
 		t.Errorf("a reason required: %q, want %q", got, want)
+	}
+	promised := strict
+	promised.SLASeconds, promised.WarnFraction, promised.Order, promised.BreachPriority = 3600, 0.75, tasks.OrderDue, 90
+	if got, want := SettingsChange(strict, promised), "due when a job says → 3600s after enqueue, at risk after 80% → 75%, claim order rank → due, on breach nothing → priority 90"; got != want {
+		t.Errorf("due times: %q, want %q", got, want)
 	}
 }
 

@@ -90,6 +90,7 @@ func New(cfg Config) *Runner {
 		{"prune", r.pruneOnce},
 		{"numbers", r.numbersOnce},
 		{"waiting", r.indexWaitingOnce},
+		{"sla", r.watchDueOnce},
 	}
 	return r
 }
@@ -190,6 +191,13 @@ func (r *Runner) numbersOnce(ctx context.Context) (int, error) {
 // other queue it is one call that does nothing.
 func (r *Runner) indexWaitingOnce(ctx context.Context) (int, error) {
 	return r.inBatches(ctx, r.cfg.Tasks.IndexWaiting)
+}
+
+// watchDueOnce handles every moment of a due time that came: jobs at
+// risk, and jobs breached (escalated by their queue's policy), in batches,
+// from each queue's index of those moments (tasks.Store.WatchDue).
+func (r *Runner) watchDueOnce(ctx context.Context) (int, error) {
+	return r.inBatches(ctx, r.cfg.Tasks.WatchDue)
 }
 
 // inBatches calls step on every queue until it reports no more, and adds

@@ -395,6 +395,35 @@ func TestOneRunWorksInBatchesUntilDone(t *testing.T) {
 	})
 }
 
+// One run handles every due time that came, more than a batch of them:
+// the jobs made an hour ago, due a minute after, are at risk and breached
+// (raised to the queue's breach priority); those due in an hour are not.
+func TestBreachesWithinOneRun(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		t := e.t
+		const late = 600 // more than cron.Batch twice
+		q := e.queue(tasks.Queue{Name: "promised", BreachPriority: 90})
+		ids := e.enqueue(e.past, q, late, tasks.NewJob{Title: "late", DueInSeconds: 60})
+		onTime := e.enqueue(e.store, q, 1, tasks.NewJob{Title: "on time", DueInSeconds: 3600})
+
+		r := e.runner(2 * time.Second)
+		e.run(r)
+		wantAllOK(t, r, 1)
+		if got := moved(r, "sla"); got != late {
+			t.Errorf("one run handled %d moments, want %d", got, late)
+		}
+		if st := e.stats(q); st.Breached != late || st.AtRisk != 0 {
+			t.Errorf("breached %d, at risk %d; want %d, 0", st.Breached, st.AtRisk, late)
+		}
+		if j := e.get(ids[late-1]); j.SLA != tasks.SLABreached || j.Priority != 90 {
+			t.Errorf("a late job is %q at priority %d", j.SLA, j.Priority)
+		}
+		if j := e.get(onTime[0]); j.SLA != tasks.SLAOnTime || j.Priority != tasks.DefaultPriority {
+			t.Errorf("the job on time is %q at priority %d", j.SLA, j.Priority)
+		}
+	})
+}
+
 func TestPromoteDueJobs(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		t := e.t

@@ -33,6 +33,9 @@ type Listing struct {
 	// Since and Until keep the jobs of a finished state that finished
 	// between them, a zero time no bound (tasks.Finished).
 	Since, Until time.Time
+	// SLA, when set (with no State), lists instead the unfinished jobs at
+	// risk of missing their due time, or past it (tasks.Standing).
+	SLA tasks.SLA
 	// Limit is the page's size (0: tasks.DefaultPageSize); Cursor is the
 	// NextCursor of the page before ("": the first page).
 	Limit  int
@@ -56,6 +59,9 @@ func (d *Desk) Jobs(ctx context.Context, a Actor, l Listing, opts ...tasks.ListO
 	}
 	if !l.Since.IsZero() || !l.Until.IsZero() {
 		opts = append(opts, tasks.Finished(l.Since, l.Until))
+	}
+	if l.SLA != "" {
+		opts = append(opts, tasks.Standing(l.SLA))
 	}
 	if l.Filter.Empty() {
 		p, err := d.tasks.ListJobs(ctx, l.Queue, l.State, l.Limit, l.Cursor, opts...)

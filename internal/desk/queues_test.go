@@ -105,7 +105,7 @@ func TestCreateQueue(t *testing.T) {
 		t.Fatalf("the queue made: %+v, %v", got, err)
 	}
 	f.audited(name, audit.QueueCreated, f.super.Name,
-		"lease 60s, max attempts 5, max extensions 10, max hold 14400s, ageing 0s, max held 0, outcome form none, reason required no")
+		"lease 60s, max attempts 5, max extensions 10, max hold 14400s, ageing 0s, max held 0, outcome form none, reason required no, due when a job says, at risk after 80%, claim order rank, on breach nothing")
 	// As given, a zero is meant.
 	fixed := tasks.Queue{Name: f.queue + "-fixed"}.WithDefaults()
 	fixed.MaxExtensions = 0
@@ -113,7 +113,7 @@ func TestCreateQueue(t *testing.T) {
 		t.Fatalf("create as given: %+v, %v", q, err)
 	}
 	f.audited(fixed.Name, audit.QueueCreated, audit.CommandLine,
-		"lease 300s, max attempts 5, max extensions 0, max hold 14400s, ageing 0s, max held 0, outcome form none, reason required no")
+		"lease 300s, max attempts 5, max extensions 0, max hold 14400s, ageing 0s, max held 0, outcome form none, reason required no, due when a job says, at risk after 80%, claim order rank, on breach nothing")
 	if told := f.told(); !slices.Equal(told, []string{name, fixed.Name}) {
 		t.Errorf("the caches were told of %v, want both new queues", told)
 	}

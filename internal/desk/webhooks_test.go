@@ -54,7 +54,7 @@ func TestAddWebhook(t *testing.T) {
 		t.Fatal("registering left the queue's outbox off")
 	}
 	f.audited(e.ID, audit.WebhookCreated, f.producer.Name,
-		"url "+hookURL+", events job.completed,job.dead,job.canceled,batch.finished, queues "+f.queue)
+		"url "+hookURL+", events job.completed,job.dead,job.canceled,batch.finished,job.sla_breached, queues "+f.queue)
 	another := f.queue + "-another"
 	if _, err := f.tasks.PutQueue(f.ctx, tasks.Queue{Name: another}); err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestChangeWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.audited(e.ID, audit.WebhookDeleted, f.producer.Name,
-		"url "+hookURL+", events job.completed,job.dead,job.canceled,batch.finished, queues "+f.queue)
+		"url "+hookURL+", events job.completed,job.dead,job.canceled,batch.finished,job.sla_breached, queues "+f.queue)
 	if _, err := f.desk.Webhook(f.ctx, desk.CommandLine, e.ID); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("removed endpoint: %v", err)
 	}

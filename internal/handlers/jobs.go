@@ -75,15 +75,16 @@ func (s *Server) apiListJobs(c echo.Context) error {
 		return err
 	}
 	queue := c.QueryParam("queue") // "": every queue
-	state := tasks.State(c.QueryParam("state"))
-	if state == "" {
+	// A listing by due time (sla) is of every unfinished state.
+	state, sla := tasks.State(c.QueryParam("state")), tasks.SLA(c.QueryParam("sla"))
+	if state == "" && sla == "" {
 		state = tasks.StateReady
 	}
 	f, err := jobFilter(c)
 	if err != nil {
 		return err
 	}
-	l := desk.Listing{Queue: queue, State: state, Filter: f, Limit: limit, Cursor: c.QueryParam("cursor")}
+	l := desk.Listing{Queue: queue, State: state, SLA: sla, Filter: f, Limit: limit, Cursor: c.QueryParam("cursor")}
 	if l.Descending, err = descending(c, false); err != nil {
 		return err
 	}

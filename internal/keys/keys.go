@@ -308,6 +308,9 @@ const (
 	PartWaiting    Part = "waiting"
 	PartOutbox     Part = "outbox"
 	PartDrafts     Part = "drafts"
+	PartSLA        Part = "sla"
+	PartLate       Part = "late"
+	PartReadyDue   Part = "readydue"
 )
 
 // Parts lists every part of a queue's keys, in the order of All.
@@ -316,7 +319,8 @@ var Parts = []Part{
 	PartDead, PartCanceled, PartMeta, PartPayload, PartResult, PartIdem,
 	PartSkips, PartSkipCount, PartBatches, PartBatchIndex, PartBatchDone,
 	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
-	PartPeople, PartWaiting, PartOutbox, PartDrafts,
+	PartPeople, PartWaiting, PartOutbox, PartDrafts, PartSLA, PartLate,
+	PartReadyDue,
 }
 
 // Key returns the queue's key of the given part, under the hash tag.
@@ -467,6 +471,24 @@ func (q Queue) Outbox() string { return q.Key(PartOutbox) }
 // saved its first draft ("drafted"), so a reservation that saved none
 // never reads this key.
 func (q Queue) Drafts() string { return q.Key(PartDrafts) }
+
+// SLA returns the queue's ZSET of the unfinished jobs with a due time
+// whose next moment of it is still to come → when it comes (ms): the
+// moment it is at risk (its warn_at), then once that passed its due time.
+// The cron job finds there what came, never walking other jobs
+// (lua/sla.lua); a job leaves it once breached, or when it finishes.
+func (q Queue) SLA() string { return q.Key(PartSLA) }
+
+// Late returns the queue's ZSET of the unfinished jobs past the moment
+// they were at risk → their due time (ms): those due after now are at
+// risk, the others breached. The cron job files each as it comes at risk;
+// a job leaves when it finishes.
+func (q Queue) Late() string { return q.Key(PartLate) }
+
+// ReadyDue returns the queue's ZSET of the claimable ready jobs (those in
+// Ready) that have a due time → that due time (ms): a queue that claims
+// earliest due first (its order "due") looks here before Ready.
+func (q Queue) ReadyDue() string { return q.Key(PartReadyDue) }
 
 // All returns every key of the queue, in the order of Parts.
 func (q Queue) All() []string {

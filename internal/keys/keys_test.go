@@ -52,7 +52,7 @@ func TestAll(t *testing.T) {
 		"conf", "ready", "scheduled", "reserved", "completed", "dead", "canceled",
 		"meta", "payload", "result", "idem", "skips", "skipcount", "batches",
 		"batchindex", "batchdone", "parked", "members", "claims", "holding", "numbers",
-		"people", "waiting", "outbox", "drafts",
+		"people", "waiting", "outbox", "drafts", "sla", "late", "readydue",
 	}
 	var got []string
 	for _, k := range q.All() {

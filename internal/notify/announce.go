@@ -89,20 +89,21 @@ func newAnnouncer(bus *Bus, log *slog.Logger, size int, wait time.Duration) *Ann
 	return a
 }
 
-// availablePerCall bounds the job.available notices one change announces
-// per queue: a thousand jobs at once are one change of the counts, not a
-// thousand toasts (and would overflow every browser's buffer).
-const availablePerCall = 5
+// perCall bounds the job.available and the job.sla notices one change
+// announces per queue, each: a thousand jobs at once are one change of
+// the counts, not a thousand toasts (and would overflow every browser's
+// buffer).
+const perCall = 5
 
 // Observe announces what one script call changed: a tasks.Observer.
 func (a *Announcer) Observe(ctx context.Context, fx tasks.Effects) {
 	an := announcement{at: fx.At, batches: fx.Batches}
-	available := 0
+	told := map[string]int{}
 	for _, t := range fx.Transitions {
 		ns := noticesOf(t)
-		if len(ns) > 0 && ns[len(ns)-1].Type == JobAvailable {
-			if available++; available > availablePerCall {
-				ns = ns[:len(ns)-1]
+		if last := len(ns) - 1; last >= 0 && (ns[last].Type == JobAvailable || ns[last].Type == JobSLA) {
+			if told[ns[last].Type]++; told[ns[last].Type] > perCall {
+				ns = ns[:last]
 			}
 		}
 		an.notices = append(an.notices, ns...)
@@ -314,6 +315,12 @@ func noticesOf(t tasks.Transition) []Notice {
 	base := Notice{Queue: t.Queue, JobID: t.JobID, BatchID: t.BatchID, Action: string(t.Action), Actor: t.Actor}
 	with := func(typ string) Notice { n := base; n.Type = typ; return n }
 	switch {
+	case t.Action == tasks.ActionAtRisk || t.Action == tasks.ActionBreached:
+		// The job stays as it was, in line or held.
+		n := with(JobSLA)
+		p := t.Priority
+		n.Title, n.Priority, n.Operator, n.State = t.Title, &p, t.Holder, string(t.To)
+		return []Notice{n}
 	case t.Action == tasks.ActionClaimed:
 		n := with(ReservationCreated)
 		n.Title, n.Operator, n.Deadline = t.Title, t.Actor, t.Deadline

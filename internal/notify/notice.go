@@ -40,6 +40,10 @@ const (
 	ReservationExpired = "reservation.expired"
 	// ReservationExpiring warns the holder that the deadline is near.
 	ReservationExpiring = "reservation.expiring"
+	// JobSLA says an unfinished job came at risk of missing its due time,
+	// or missed it (Action: at_risk or breached; Operator: its holder, if
+	// reserved). Pages showing the queue's due times fetch afresh.
+	JobSLA = "job.sla"
 	// JobFinished says a job reached a terminal state (completed, dead,
 	// canceled); producers waiting on it wake up.
 	JobFinished = "job.finished"
@@ -157,7 +161,7 @@ func (v Viewer) seesAlike(n Notice) bool {
 		return false
 	}
 	switch n.Type {
-	case QueueChanged, JobAvailable, QueueSettings:
+	case QueueChanged, JobAvailable, QueueSettings, JobSLA:
 		return slices.Contains(v.Queues, n.Queue)
 	}
 	return false

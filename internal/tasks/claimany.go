@@ -17,6 +17,9 @@ import (
 // with the highest count is claimed; on a tie, the one that has waited
 // longest. (A strict queue's job never gains points: its priority is all.)
 //
+// A queue that claims earliest due first (order "due") whose next job has
+// a due time goes before those: among them, the earliest due first.
+//
 // This is how each queue already orders its own jobs, so the rule agrees
 // with every queue's own line. Queues are looked at one by one: if the
 // operator skipped a queue's next job, or someone claims it first, the
@@ -40,6 +43,7 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 		queue      string
 		points     float64
 		waitingFor int64
+		due        int64 // 0: none
 	}
 	var heads []head
 	for _, q := range queues {
@@ -54,17 +58,24 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 		}
 		r.str("head id")
 		priority, since, aging, now := r.int("priority"), r.int("waiting since"), r.int("ageing"), r.int("now")
+		due := r.int("due time")
 		if err := r.done(); err != nil {
 			return nil, err
 		}
-		h := head{queue: q, points: float64(priority), waitingFor: now - since}
+		h := head{queue: q, points: float64(priority), waitingFor: now - since, due: due}
 		if aging > 0 {
 			h.points += float64(now-since) / float64(aging)
 		}
 		heads = append(heads, h)
 	}
 	slices.SortStableFunc(heads, func(x, y head) int {
-		return cmp.Or(cmp.Compare(y.points, x.points), cmp.Compare(y.waitingFor, x.waitingFor))
+		if (x.due > 0) != (y.due > 0) {
+			if x.due > 0 {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(x.due, y.due), cmp.Compare(y.points, x.points), cmp.Compare(y.waitingFor, x.waitingFor))
 	})
 	order := make([]string, 0, len(queues))
 	for _, h := range heads {

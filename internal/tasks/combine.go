@@ -86,7 +86,7 @@ func (s *Store) runEnqueue(ctx context.Context, queue string, args []any) (batch
 		out[i].Created = r.str("created or existing") == "created"
 		out[i].Job = r.job()
 		if out[i].Created && out[i].Job != nil {
-			out[i].Job.Payload = json.RawMessage(args[enqueueHead+i*enqueueFields+8].(string))
+			out[i].Job.Payload = json.RawMessage(args[enqueueHead+i*enqueueFields+enqueueFields-1].(string))
 		}
 	}
 	if err := r.done(); err != nil {

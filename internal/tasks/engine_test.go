@@ -826,7 +826,7 @@ func TestQueueSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Queue{Name: e.queue, LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600,
-			RetentionSeconds: 7 * day, DeadRetentionSeconds: 30 * day}
+			RetentionSeconds: 7 * day, DeadRetentionSeconds: 30 * day, WarnFraction: DefaultWarnFraction, Order: OrderRank}
 		if q != want {
 			t.Fatalf("defaults = %+v, want %+v", q, want)
 		}

@@ -37,6 +37,12 @@ type NewJob struct {
 	// job first created with that key instead of creating another: 1 to 200
 	// printable ASCII characters, no spaces.
 	IdempotencyKey string `json:"idempotency_key"`
+	// DueAt, within a year of now, is when the job is due.
+	DueAt *time.Time `json:"due_at"`
+	// DueInSeconds, if above 0, makes the job due that long after now (by
+	// the Redis clock), at most 365 days. It may not be given with DueAt.
+	// With neither, the queue's SLASeconds say when the job is due, if set.
+	DueInSeconds int `json:"due_in_seconds"`
 }
 
 // Enqueued is one job that Enqueue returns.
@@ -48,7 +54,7 @@ type Enqueued struct {
 
 // enqueueHead and enqueueFields are how many script arguments come before
 // the jobs' and how many each job takes (enqueue.lua).
-const enqueueHead, enqueueFields = 6, 9
+const enqueueHead, enqueueFields = 6, 11
 
 // Enqueue adds jobs to the queue for actor (the producer), all or none: up
 // to MaxBatch in one atomic script, which may also carry other callers'
@@ -158,9 +164,22 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	if err := ValidIdempotencyKey(j.IdempotencyKey); err != nil {
 		return nil, err
 	}
+	var dueAt int64
+	if j.DueAt != nil {
+		if j.DueInSeconds != 0 {
+			return nil, invalid("due_at", "give due_at or due_in_seconds, not both")
+		}
+		if j.DueAt.After(now.AddDate(1, 0, 0)) || j.DueAt.Before(now.AddDate(-1, 0, 0)) {
+			return nil, invalid("due_at", "must be within a year of now")
+		}
+		dueAt = max(ms(*j.DueAt), 1)
+	}
+	if j.DueInSeconds < 0 || j.DueInSeconds > 365*day {
+		return nil, invalid("due_in_seconds", "must be between 1 and %d, or 0 for none", 365*day)
+	}
 	return []any{
 		localID(newID(queue, now)), title, priority, runAt, int64(j.DelaySeconds) * 1000,
-		j.LeaseSeconds, j.MaxAttempts, j.IdempotencyKey, payload,
+		j.LeaseSeconds, j.MaxAttempts, dueAt, int64(j.DueInSeconds) * 1000, j.IdempotencyKey, payload,
 	}, nil
 }
 

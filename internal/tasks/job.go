@@ -79,6 +79,10 @@ type Job struct {
 	SkippedBy []string `json:"skipped_by,omitempty"`
 	// BatchID is the batch the job belongs to, if any.
 	BatchID string `json:"batch_id,omitempty"`
+	// DueAt is when the job is due, if it has a due time.
+	DueAt *time.Time `json:"due_at,omitempty"`
+	// SLA is where the job stands against its due time, when it has one.
+	SLA SLA `json:"sla,omitempty"`
 
 	rank float64 // place in line: lower is claimed first
 	// lastHolder holds it, or held it last (Filter.Person).
@@ -118,11 +122,49 @@ type meta struct {
 	// what is kept of them, encoded (decodeHistory).
 	HistoryCount int
 	History      string
+	// DueAt is when the job is due (0: no due time), WarnAt when it is
+	// at risk of missing it.
+	DueAt, WarnAt int64
+}
+
+// SLA is where a job with a due time stands against it.
+type SLA string
+
+const (
+	// SLAOnTime: unfinished and not yet at risk, or completed before its
+	// due time.
+	SLAOnTime SLA = "on_time"
+	// SLAAtRisk: unfinished, past the moment its queue's warn fraction
+	// set, not yet due.
+	SLAAtRisk SLA = "at_risk"
+	// SLABreached: unfinished at or past its due time, or finished then.
+	SLABreached SLA = "breached"
+)
+
+// slaAt says where the job m stands against its due time at now (ms): ""
+// without one, or for a job that died or was canceled before it.
+func slaAt(m meta, now int64) SLA {
+	switch {
+	case m.DueAt == 0:
+		return ""
+	case m.FinishedAt != 0 && m.FinishedAt >= m.DueAt:
+		return SLABreached
+	case m.FinishedAt != 0 && m.State == StateCompleted:
+		return SLAOnTime
+	case m.FinishedAt != 0:
+		return ""
+	case now >= m.DueAt:
+		return SLABreached
+	case now >= m.WarnAt:
+		return SLAAtRisk
+	}
+	return SLAOnTime
 }
 
 // decodeJob builds a Job from a script's answer: its id, metadata and
-// payload (payload may be empty when the caller fills it in).
-func decodeJob(id, rawMeta, payload string) (*Job, error) {
+// payload (payload may be empty when the caller fills it in), and where
+// it stands against its due time at now.
+func decodeJob(id, rawMeta, payload string, now time.Time) (*Job, error) {
 	m, err := decodeMeta(rawMeta)
 	if err != nil {
 		return nil, fmt.Errorf("decode job %s: %w", id, err)
@@ -136,6 +178,7 @@ func decodeJob(id, rawMeta, payload string) (*Job, error) {
 		Extensions: m.Extensions, FinishedAt: optTime(m.FinishedAt), LastError: m.LastError,
 		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: globalID(m.Batch, q),
 		rank: m.Rank, lastHolder: m.ReservedBy, history: m.History, historyDropped: max(0, m.HistoryCount-historyCap),
+		DueAt: optTime(m.DueAt), SLA: slaAt(m, ms(now)),
 	}
 	if payload != "" {
 		j.Payload = json.RawMessage(payload)

@@ -53,7 +53,19 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	if err != nil {
 		return Page{}, err
 	}
-	r, err := s.run(ctx, listScript, queue, string(state), limit, score, after,
+	index := string(state)
+	if l.sla != "" {
+		// The jobs past their warn point, by due time: those due after
+		// now are at risk, the others breached.
+		index = "late"
+		now := ms(s.now())
+		if l.sla == SLAAtRisk {
+			l.min = strconv.FormatInt(now+1, 10)
+		} else {
+			l.max = strconv.FormatInt(now, 10)
+		}
+	}
+	r, err := s.run(ctx, listScript, queue, index, limit, score, after,
 		word(!l.noPayloads, "payloads"), word(l.results, "results"), word(l.desc, "desc"), l.min, l.max)
 	if err != nil {
 		return Page{}, err
@@ -62,7 +74,7 @@ func (s *Store) ListJobs(ctx context.Context, queue string, state State, limit i
 	more := r.flag("more")
 	for r.more() {
 		id, score, raw, payload, result := r.str("job id"), r.str("score"), r.str("job metadata"), r.str("job payload"), r.str("job result")
-		job, err := decodeJob(globalID(id, queue), raw, payload)
+		job, err := decodeJob(globalID(id, queue), raw, payload, s.now())
 		if err != nil {
 			return Page{}, err
 		}
@@ -161,6 +173,8 @@ type listing struct {
 	noPayloads, results, desc bool
 	// min and max bound the index's scores, inclusive ("": no bound).
 	min, max string
+	// sla, if set, lists the unfinished jobs that stand so (Standing).
+	sla SLA
 }
 
 // WithoutPayloads leaves the jobs' payloads out of a listing (each job's
@@ -195,6 +209,17 @@ func listingOf(state State, opts []ListOption) (listing, error) {
 	for _, o := range opts {
 		o(&l)
 	}
+	if l.sla != "" {
+		switch {
+		case l.sla != SLAAtRisk && l.sla != SLABreached:
+			return l, invalid("sla", "must be %q or %q", SLAAtRisk, SLABreached)
+		case state != "":
+			return l, invalid("sla", "lists jobs of every unfinished state: give no state with it")
+		case l.min != "" || l.max != "":
+			return l, invalid("sla", "lists unfinished jobs: give no time range with it")
+		}
+		return l, nil
+	}
 	if err := state.Check(); err != nil {
 		return l, err
 	}
@@ -210,6 +235,13 @@ func listingOf(state State, opts []ListOption) (listing, error) {
 	}
 	return l, nil
 }
+
+// Standing lists, instead of a state's jobs, the unfinished jobs of every
+// state that stand so against their due time, SLAAtRisk or SLABreached,
+// earliest due first (the state given must be ""). It reads the queue's
+// index of jobs past their warn point (keys.Queue.Late), so it costs no
+// scan, and is as current as the cron job's last look (WatchDue).
+func Standing(sla SLA) ListOption { return func(l *listing) { l.sla = sla } }
 
 // ListReservations returns one page of live reservations ordered by
 // deadline, soonest first, of one queue or (queue "") of all queues.
@@ -337,7 +369,7 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 		if !ok {
 			continue // finished in between
 		}
-		j, err := decodeJob(globalID(ids[i], queue), m, "")
+		j, err := decodeJob(globalID(ids[i], queue), m, "", s.now())
 		if err != nil {
 			return nil, err
 		}
@@ -375,7 +407,7 @@ func (s *Store) Holding(ctx context.Context, operator string, queues []string) (
 			if raw == "" {
 				continue
 			}
-			job, err := decodeJob(globalID(id, queues[i]), raw, "{}")
+			job, err := decodeJob(globalID(id, queues[i]), raw, "{}", s.now())
 			if err != nil {
 				return nil, err
 			}

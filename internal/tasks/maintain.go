@@ -18,6 +18,23 @@ func (s *Store) PromoteDue(ctx context.Context, queue string, limit int) (n int,
 	return s.moved(s.maintain(ctx, promoteScript, queue, limit))
 }
 
+// WatchDue handles at most limit of the moments of due times that came
+// in the queue: a job whose warn point came is at risk, one whose due time
+// came is breached, and raised to the queue's BreachPriority if that is
+// above its own. Each is a transition (ActionAtRisk, ActionBreached) of
+// the job in its state, told to the observers; a breach is also the
+// webhook event job.sla_breached. It returns how many it handled; more
+// reports that others came.
+func (s *Store) WatchDue(ctx context.Context, queue string, limit int) (n int, more bool, err error) {
+	if !validQueueName(queue) {
+		return 0, false, ErrQueueNotFound
+	}
+	if limit < 1 || limit > MaxMaintainBatch {
+		return 0, false, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	}
+	return s.moved(s.run(ctx, slaScript, queue, s.nowArg(), limit, strictStepMs))
+}
+
 // moved reads the answer of a maintenance script: more, how many jobs it
 // moved (or deleted, or indexed).
 func (s *Store) moved(r *reply, err error) (int, bool, error) {

@@ -157,7 +157,15 @@ var metaFields = []struct {
 	{"batch", func(m *meta, r *msgpackReader) error { return r.text(&m.Batch) }},
 	{"claim_key", func(m *meta, r *msgpackReader) error { return r.text(&m.ClaimKey) }},
 	{"hist_n", func(m *meta, r *msgpackReader) error { return r.small(&m.HistoryCount) }},
+	// Fields added since storage format 2 (format2Fields) go here, after
+	// the others: a record stored before one was added reads it as absent.
+	{"due_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.DueAt) }},
+	{"warn_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.WarnAt) }},
 }
+
+// format2Fields is how many fields of metaFields a record of storage
+// format 2 has, with no count before them (decodeMeta).
+const format2Fields = 21
 
 // text reads a string into dst.
 func (r *msgpackReader) text(dst *string) (err error) {
@@ -178,15 +186,71 @@ func (r *msgpackReader) small(dst *int) error {
 	return err
 }
 
-// decodeMeta reads job metadata as the scripts store it: one value per
-// field of metaFields, in its order, nil for an absent field; then the
-// history, kept undecoded (decodeHistory).
+// skip reads past one value of any type cmsgpack writes: nil, a boolean,
+// a number, a string, or an array or map of those.
+func (r *msgpackReader) skip() error {
+	if r.i >= len(r.b) {
+		return errMsgpack
+	}
+	t := r.b[r.i]
+	switch {
+	case t == 0xc0 || t == 0xc2 || t == 0xc3:
+		r.i++
+		return nil
+	case t&0xe0 == 0xa0 || t >= 0xd9 && t <= 0xdb:
+		_, err := r.str()
+		return err
+	case t&0xf0 == 0x90 || t == 0xdc || t == 0xdd:
+		n, err := r.length()
+		for ; err == nil && n > 0; n-- {
+			err = r.skip()
+		}
+		return err
+	case t&0xf0 == 0x80 || t == 0xde || t == 0xdf:
+		r.i++
+		n := int(t & 0x0f)
+		if t >= 0xde {
+			v, err := r.uint(2 << (t - 0xde))
+			if err != nil || v > uint64(len(r.b)-r.i) {
+				return errMsgpack
+			}
+			n = int(v)
+		}
+		for i := 0; i < 2*n; i++ {
+			if err := r.skip(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, err := r.number()
+	return err
+}
+
+// decodeMeta reads job metadata as the scripts store it: how many fields
+// follow, then one value per field of metaFields, in its order, nil for an
+// absent field; then the history, kept undecoded (decodeHistory). A record
+// of fewer fields (written before the last were added) leaves the rest
+// zero; one of more (written by a later version) has those skipped. A
+// record of storage format 2 has no count (its first value is the state, a
+// string) and format2Fields fields.
 func decodeMeta(raw string) (meta, error) {
 	var m meta
 	r := &msgpackReader{b: raw}
-	for field := 0; field < len(metaFields) && r.i < len(r.b); field++ {
+	fields := format2Fields
+	if len(raw) > 0 && raw[0] <= 0x7f { // a positive fixint: the count
+		fields = int(raw[0])
+		r.i = 1
+	}
+	for field := 0; field < fields && r.i < len(r.b); field++ {
 		if r.b[r.i] == 0xc0 { // nil
 			r.i++
+			continue
+		}
+		if field >= len(metaFields) {
+			if err := r.skip(); err != nil {
+				return m, fmt.Errorf("field %d: %w", field, err)
+			}
 			continue
 		}
 		if err := metaFields[field].read(&m, r); err != nil {

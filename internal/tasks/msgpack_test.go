@@ -23,7 +23,8 @@ func TestMetaLayout(t *testing.T) {
   max_attempts = 9, lease_seconds = 600, created_at = 1000, run_at = 2000, rank = -1.5,
   reserved_by = 'ann', reserved_at = 3000, deadline = 4000, token = 'tok', extensions = 3,
   finished_at = 5000, last_error = 'no answer', idempotency_key = 'idem-1',
-  skipped_by = {'bob', 'cy'}, batch = '01BATCH', claim_key = 'key-1', hist_n = 11}`
+  skipped_by = {'bob', 'cy'}, batch = '01BATCH', claim_key = 'key-1', hist_n = 11,
+  due_at = 9000, warn_at = 8000}`
 	code := "#!lua name=metalayout_test\n" + luaConstants() + `
 redis.register_function('pack', function(KEYS, ARGV)
   return pack_meta(` + job + `) .. ARGV[1]
@@ -56,6 +57,7 @@ end)
 		ReservedAt: 3000, Deadline: 4000, Token: "tok", Extensions: 3, FinishedAt: 5000,
 		LastError: "no answer", IdempotencyKey: "idem-1", SkippedBy: []string{"bob", "cy"},
 		Batch: "01BATCH", ClaimKey: "key-1", HistoryCount: 11, History: "HISTORY",
+		DueAt: 9000, WarnAt: 8000,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decodeMeta of pack_meta's metadata =\n%+v\nwant\n%+v", got, want)
@@ -70,9 +72,74 @@ end)
 		"priority=7", "attempts=2", "max_attempts=9", "lease_seconds=600", "created_at=1000",
 		"run_at=2000", "rank=-1.5", "reserved_by=ann", "reserved_at=3000", "deadline=4000",
 		"token=tok", "extensions=3", "finished_at=5000", "last_error=no answer",
-		"idempotency_key=idem-1", "skipped_by=bob,cy", "batch=01BATCH", "claim_key=key-1", "hist_n=11"}
+		"idempotency_key=idem-1", "skipped_by=bob,cy", "batch=01BATCH", "claim_key=key-1", "hist_n=11",
+		"due_at=9000", "warn_at=8000"}
 	if !slices.Equal(back, wantBack) {
 		t.Errorf("unpack_meta of pack_meta's metadata =\n%q\nwant\n%q", back, wantBack)
+	}
+}
+
+// A record stored before fields were added reads them as absent, one
+// stored by a later version that added some has those skipped, and one of
+// storage format 2 (no count of its fields) reads as it was: in Go and in
+// the scripts alike, each with its history after the fields.
+func TestMetaOfOtherVersions(t *testing.T) {
+	t.Parallel()
+	rdb := backends[0].rdb
+	ctx := t.Context()
+	// The fields of a job as format 2 stored them, nil where absent.
+	const fields = `'ready', 'Call back', 7, 0, 5, 300, 1000, nil, -1.5, nil, nil, nil, nil, nil,
+    nil, nil, nil, {'bob'}, nil, nil, 2`
+	code := "#!lua name=metaversions_test\n" + luaConstants() + `
+local FORMATS = {
+  format2 = function() return cmsgpack.pack(` + fields + `) end,
+  fewer = function() return cmsgpack.pack(META_FORMAT2, ` + fields + `) end,
+  more = function() return cmsgpack.pack(META + 2, ` + fields + `, 9000, 8000, {'x', {1}}, 'later') end,
+}
+redis.register_function('versions_record', function(KEYS, ARGV)
+  return FORMATS[ARGV[1]]() .. ARGV[2]
+end)
+redis.register_function('versions_unpack', function(KEYS, ARGV)
+  local next_at, m = unpack_meta(ARGV[1])
+  return {tostring(next_at), m.state, m.title, tostring(m.hist_n), table.concat(m.skipped_by, ','),
+    tostring(m.due_at), tostring(m.warn_at)}
+end)
+`
+	if err := rdb.FunctionLoadReplace(ctx, code).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		format        string
+		dueAt, warnAt int64
+	}{{"format2", 0, 0}, {"fewer", 0, 0}, {"more", 9000, 8000}} {
+		raw, err := rdb.FCall(ctx, "versions_record", nil, c.format, "HISTORY").Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeMeta(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.format, err)
+		}
+		want := meta{
+			State: StateReady, Title: "Call back", Priority: 7, MaxAttempts: 5, LeaseSeconds: 300,
+			CreatedAt: 1000, RunAt: 1000, Rank: -1.5, SkippedBy: []string{"bob"}, HistoryCount: 2,
+			History: "HISTORY", DueAt: c.dueAt, WarnAt: c.warnAt,
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: decodeMeta =\n%+v\nwant\n%+v", c.format, got, want)
+		}
+		back, err := rdb.FCall(ctx, "versions_unpack", nil, raw).StringSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dueAt, warnAt := "nil", "nil"
+		if c.dueAt != 0 {
+			dueAt, warnAt = strconv.FormatInt(c.dueAt, 10), strconv.FormatInt(c.warnAt, 10)
+		}
+		wantBack := []string{strconv.Itoa(len(raw) - len("HISTORY")), "ready", "Call back", "2", "bob", dueAt, warnAt}
+		if !slices.Equal(back, wantBack) {
+			t.Errorf("%s: unpack_meta =\n%q\nwant\n%q", c.format, back, wantBack)
+		}
 	}
 }
 

@@ -37,10 +37,12 @@ const (
 	EventJobDead       EventType = "job.dead"
 	EventJobCanceled   EventType = "job.canceled"
 	EventBatchFinished EventType = "batch.finished"
+	// EventJobSLABreached: an unfinished job's due time came (WatchDue).
+	EventJobSLABreached EventType = "job.sla_breached"
 )
 
 // EventTypes lists every event type.
-var EventTypes = []EventType{EventJobCompleted, EventJobDead, EventJobCanceled, EventBatchFinished}
+var EventTypes = []EventType{EventJobCompleted, EventJobDead, EventJobCanceled, EventBatchFinished, EventJobSLABreached}
 
 // Event is one event of a queue's outbox.
 type Event struct {
@@ -229,8 +231,8 @@ func decodeEvent(queue string, m redis.XMessage) (Event, error) {
 	switch e.Type {
 	case EventBatchFinished:
 		e.Batch, err = decodeBatch(id, field("record"))
-	case EventJobCompleted, EventJobDead, EventJobCanceled:
-		e.Job, err = decodeJob(id, field("record"), field("payload"))
+	case EventJobCompleted, EventJobDead, EventJobCanceled, EventJobSLABreached:
+		e.Job, err = decodeJob(id, field("record"), field("payload"), e.At)
 		if err == nil && field("result") != "" {
 			e.Job.Result = []byte(field("result"))
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -23,7 +24,10 @@ import (
 // job states, reserved jobs never exceed the cap, and a free slot never
 // stays free while a job of the batch waits (no leaked slot). Retries of a
 // holder's last action are answered as it was; anyone else's use of a
-// holder's token is forbidden.
+// holder's token is forbidden. Some jobs have due times: each is at risk,
+// then breached, once, while unfinished (raised to the queue's breach
+// priority), the indexes by due time hold exactly the jobs they should,
+// and with seed 2 the queue claims earliest due first.
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
@@ -32,7 +36,9 @@ func TestPropertyRandomOperations(t *testing.T) {
 			t.Parallel()
 			for _, seed := range []uint64{1, 2} {
 				t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-					e := newEnv(t, b.rdb, Queue{LeaseSeconds: 60, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 150})
+					order := []string{OrderRank, OrderDue}[seed-1]
+					e := newEnv(t, b.rdb, Queue{LeaseSeconds: 60, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 150,
+						BreachPriority: 95, Order: order})
 					runModel(e, rand.New(rand.NewPCG(seed, 7)), steps[b.name])
 				})
 			}
@@ -53,6 +59,10 @@ type modelJob struct {
 	extensions int
 	skippedBy  []string
 	batch      string
+	// dueAt and warnAt are the job's due time and warn point (zero: none);
+	// atRisk and breached whether those moments were handled.
+	dueAt, warnAt    time.Time
+	atRisk, breached bool
 	// lastToken and lastHolder are the last reservation's, once it ended.
 	lastToken, lastHolder string
 	// history is every transition, admissions into a batch slot aside
@@ -122,6 +132,7 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 		{"requeue", 3, m.requeue},
 		{"seal", 2, m.seal},
 		{"cancel batch", 1, m.cancelBatch},
+		{"watch due times", 3, m.watchDue},
 	}
 	total := 0
 	for _, op := range ops {
@@ -174,6 +185,9 @@ func (m *model) enqueue() {
 		if m.rnd.IntN(4) == 0 {
 			batch[i].IdempotencyKey = fmt.Sprint("key-", m.rnd.IntN(20))
 		}
+		if m.rnd.IntN(3) == 0 {
+			batch[i].DueInSeconds = 1 + m.rnd.IntN(200)
+		}
 	}
 	out, bid, err := m.enqueueInto(batch)
 	if err != nil {
@@ -202,6 +216,10 @@ func (m *model) enqueue() {
 		}
 		if d := batch[i].DelaySeconds; d > 0 {
 			mj.state, mj.runAt = StateScheduled, m.now().Add(time.Duration(d)*time.Second)
+		}
+		if d := batch[i].DueInSeconds; d > 0 {
+			// The queue's warn fraction, 0.8, of the way, to the ms.
+			mj.dueAt, mj.warnAt = m.now().Add(time.Duration(d)*time.Second), m.now().Add(time.Duration(d)*800*time.Millisecond)
 		}
 		m.note(mj, ActionEnqueued, "pat", "", mj.state)
 		m.jobs[got.Job.ID] = mj
@@ -655,6 +673,37 @@ func (m *model) promote() {
 	}
 }
 
+// watchDue handles the moments of due times that came, a few at a time:
+// each unfinished job past its warn point is at risk, past its due time
+// breached, once.
+func (m *model) watchDue() {
+	e := m.e
+	limit := 1 + m.rnd.IntN(4)
+	for {
+		_, more, err := e.store.WatchDue(e.ctx, e.queue, limit)
+		if err != nil {
+			e.t.Fatalf("WatchDue: %v", err)
+		}
+		if !more {
+			break
+		}
+	}
+	for _, id := range m.ids {
+		mj := m.jobs[id]
+		if mj.dueAt.IsZero() || mj.state.Terminal() {
+			continue
+		}
+		if !mj.atRisk && !m.now().Before(mj.warnAt) {
+			mj.atRisk = true
+			m.note(mj, ActionAtRisk, System, mj.state, mj.state)
+		}
+		if !mj.breached && !m.now().Before(mj.dueAt) {
+			mj.breached = true
+			m.note(mj, ActionBreached, System, mj.state, mj.state)
+		}
+	}
+}
+
 func (m *model) cancel() {
 	e := m.e
 	id := m.pick(States...)
@@ -690,9 +739,14 @@ func (m *model) requeue() {
 		if err != nil {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
 		}
-		// Its wait starts over.
+		// Its wait starts over; its due time stays, what came meanwhile
+		// taken as come.
 		mj.attempts, mj.runAt = 0, m.now()
 		m.backInLine(id, mj, ActionRequeued, "sam")
+		if !mj.dueAt.IsZero() {
+			mj.atRisk = mj.atRisk || !m.now().Before(mj.warnAt)
+			mj.breached = mj.breached || !m.now().Before(mj.dueAt)
+		}
 	case mj.state == StateReserved:
 		if err != nil {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
@@ -763,7 +817,7 @@ func (m *model) check(step int, op string) {
 		if !ok {
 			fail("job %s disappeared", id)
 		}
-		j, err := decodeJob(id, raw, "")
+		j, err := decodeJob(id, raw, "", time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -845,12 +899,54 @@ func (m *model) check(step int, op string) {
 	}
 	for _, z := range waiting {
 		id := globalID(z.Member.(string), e.queue)
-		j, err := decodeJob(id, metas[id], "")
+		j, err := decodeJob(id, metas[id], "", time.Time{})
 		if err != nil || j.State != StateReady || float64(ms(j.RunAt)) != z.Score {
 			fail("job %s waits in the index since %v: %+v, %v", id, z.Score, j, err)
 		}
 	}
+	m.checkDue(fail, scores, seen, parked)
 	m.checkBatches(fail, parked)
+}
+
+// checkDue checks the indexes by due time against the model: sla holds
+// each unfinished job with a due time not yet breached, by its next
+// moment; late each unfinished one at risk, by its due time; readydue
+// each one in the claim line (not parked), by its due time.
+func (m *model) checkDue(fail func(string, ...any), scores map[string]float64, seen map[string]State, parked map[string]string) {
+	e := m.e
+	k := keysFor(e.queue)
+	want := map[string]map[string]float64{k.SLA(): {}, k.Late(): {}, k.ReadyDue(): {}}
+	for id, mj := range m.jobs {
+		if mj.dueAt.IsZero() || mj.state.Terminal() {
+			continue
+		}
+		due := float64(ms(mj.dueAt))
+		switch {
+		case !mj.atRisk:
+			want[k.SLA()][localID(id)] = float64(ms(mj.warnAt))
+		case !mj.breached:
+			want[k.SLA()][localID(id)] = due
+		}
+		if mj.atRisk {
+			want[k.Late()][localID(id)] = due
+		}
+		if seen[id] == StateReady && parked[id] == "" {
+			want[k.ReadyDue()][localID(id)] = due
+		}
+	}
+	for key, w := range want {
+		zs, err := e.rdb.ZRangeWithScores(e.ctx, key, 0, -1).Result()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, z := range zs {
+			got[z.Member.(string)] = z.Score
+		}
+		if !maps.Equal(got, w) {
+			fail("%s holds %v, model %v", key, got, w)
+		}
+	}
 }
 
 // checkBatches compares every batch's record with the real states of its
@@ -958,7 +1054,10 @@ func (m *model) checkHistory(fail func(string, ...any), id string, j *Job, inLin
 		case ActionCompleted:
 			completed++
 		}
-		admitted = 0
+		// A due time's moments leave the job as it was, admitted or not.
+		if en.Action != ActionAtRisk && en.Action != ActionBreached {
+			admitted = 0
+		}
 		got = append(got, modelEntry{en.Action, en.Actor, en.From, en.To, en.Attempt})
 	}
 	if completed > 1 {
@@ -1006,7 +1105,7 @@ func (m *model) checkOutbox(step int, op string) {
 			id = ev.Batch.ID
 		}
 		got = append(got, string(ev.Type)+" "+id)
-		if ev.Job != nil && string(ev.Job.State) != strings.TrimPrefix(string(ev.Type), "job.") {
+		if ev.Job != nil && ev.Type != EventJobSLABreached && string(ev.Job.State) != strings.TrimPrefix(string(ev.Type), "job.") {
 			e.t.Fatalf("after step %d (%s): %s of job %s in state %s", step, op, ev.Type, ev.Job.ID, ev.Job.State)
 		}
 	}
@@ -1014,6 +1113,9 @@ func (m *model) checkOutbox(step int, op string) {
 		for _, h := range m.jobs[id].history[m.jobs[id].told:] {
 			if h.to.Terminal() && h.from != h.to {
 				want = append(want, "job."+string(h.to)+" "+id)
+			}
+			if h.action == ActionBreached {
+				want = append(want, string(EventJobSLABreached)+" "+id)
 			}
 		}
 	}

@@ -61,7 +61,32 @@ type Queue struct {
 	// Outcome is the queue's outcome form, if it has one: what completing
 	// one of its jobs must say (Outcome.Check).
 	Outcome *Outcome `json:"outcome,omitempty"`
+	// SLASeconds, when above 0, makes each job due that long after it is
+	// enqueued, unless it is given a due time of its own (NewJob.DueAt,
+	// DueInSeconds). Default 0: no due time; at most 365 days.
+	SLASeconds int `json:"sla_seconds"`
+	// WarnFraction says when a job with a due time is at risk: once that
+	// share of the time between its enqueue and its due time has passed.
+	// Default DefaultWarnFraction; 0.01 to 1.
+	WarnFraction float64 `json:"warn_fraction"`
+	// Order is how claims choose among ready jobs: OrderRank (priority,
+	// then age, with ageing; the default) or OrderDue (earliest due time
+	// first, then the jobs without one by rank).
+	Order string `json:"order"`
+	// BreachPriority, when above 0, raises the priority of each job that
+	// misses its due time to this (a job already at it or above keeps its
+	// own). Default 0: a breach changes no priority; at most 100.
+	BreachPriority int `json:"breach_priority"`
 }
+
+// The orders a queue may claim its ready jobs in (Queue.Order).
+const (
+	OrderRank = "rank"
+	OrderDue  = "due"
+)
+
+// DefaultWarnFraction is a queue's WarnFraction unless set.
+const DefaultWarnFraction = 0.8
 
 // QueuePatch is a change to some settings of a queue (PatchQueue): the
 // fields given (not nil) change, the others stay.
@@ -77,7 +102,11 @@ type QueuePatch struct {
 	// RequireReason turns the need for a reason on or off.
 	RequireReason *bool `json:"require_reason"`
 	// Outcome replaces the outcome form; an empty one ({}) removes it.
-	Outcome *Outcome `json:"outcome"`
+	Outcome        *Outcome `json:"outcome"`
+	SLASeconds     *int     `json:"sla_seconds"`
+	WarnFraction   *float64 `json:"warn_fraction"`
+	Order          *string  `json:"order"`
+	BreachPriority *int     `json:"breach_priority"`
 }
 
 // settings pairs each setting of q with its field of the patch.
@@ -93,6 +122,7 @@ func (p QueuePatch) settings(q *Queue) []struct {
 		{&q.MaxExtensions, p.MaxExtensions}, {&q.MaxHoldSeconds, p.MaxHoldSeconds},
 		{&q.AgingSeconds, p.AgingSeconds}, {&q.RetentionSeconds, p.RetentionSeconds},
 		{&q.DeadRetentionSeconds, p.DeadRetentionSeconds}, {&q.MaxHeld, p.MaxHeld},
+		{&q.SLASeconds, p.SLASeconds}, {&q.BreachPriority, p.BreachPriority},
 	}
 }
 
@@ -114,6 +144,8 @@ func (q Queue) WithDefaults() Queue {
 	q.MaxHoldSeconds = cmp.Or(q.MaxHoldSeconds, max(4*60*60, q.LeaseSeconds))
 	q.RetentionSeconds = cmp.Or(q.RetentionSeconds, 7*day)
 	q.DeadRetentionSeconds = cmp.Or(q.DeadRetentionSeconds, 30*day)
+	q.WarnFraction = cmp.Or(q.WarnFraction, DefaultWarnFraction)
+	q.Order = cmp.Or(q.Order, OrderRank)
 	if q.Outcome.Empty() {
 		q.Outcome = nil
 	}
@@ -135,9 +167,18 @@ func (q Queue) Validate() error {
 		{"retention_seconds", q.RetentionSeconds, 60, years},
 		{"dead_retention_seconds", q.DeadRetentionSeconds, 60, years},
 		{"max_held", q.MaxHeld, 0, 1000},
+		{"sla_seconds", q.SLASeconds, 0, 365 * day},
+		{"breach_priority", q.BreachPriority, 0, 100},
 	}
 	if !validQueueName(q.Name) {
 		return invalid("name", "must match ^"+keys.QueueNamePattern+"$")
+	}
+	// Also NaN is out of range.
+	if !(q.WarnFraction >= 0.01 && q.WarnFraction <= 1) {
+		return invalid("warn_fraction", "must be between 0.01 and 1")
+	}
+	if q.Order != OrderRank && q.Order != OrderDue {
+		return invalid("order", "must be %q or %q", OrderRank, OrderDue)
 	}
 	for _, c := range checks {
 		if c.value < c.lo || c.value > c.hi {
@@ -152,8 +193,8 @@ func (q Queue) Validate() error {
 
 // fields are the queue's settings as stored (keys.Queue.Conf): setting,
 // value, … in the order of QueuePatch.settings, then the outcome form
-// (its JSON, "" for none) and whether a reason is required; Paused is not
-// among them.
+// (its JSON, "" for none), whether a reason is required, the warn
+// fraction and the order; Paused is not among them.
 func (q Queue) fields() []any {
 	return []any{
 		"lease_seconds", q.LeaseSeconds,
@@ -164,8 +205,12 @@ func (q Queue) fields() []any {
 		"retention_seconds", q.RetentionSeconds,
 		"dead_retention_seconds", q.DeadRetentionSeconds,
 		"max_held", q.MaxHeld,
+		"sla_seconds", q.SLASeconds,
+		"breach_priority", q.BreachPriority,
 		"outcome", q.Outcome.String(),
 		"require_reason", flag(q.RequireReason),
+		"warn_fraction", strconv.FormatFloat(q.WarnFraction, 'g', -1, 64),
+		"order", q.Order,
 	}
 }
 
@@ -241,6 +286,14 @@ func (s *Store) patchOnce(ctx context.Context, name string, p QueuePatch) (now, 
 	if p.RequireReason != nil {
 		q.RequireReason = *p.RequireReason
 		changed = append(changed, "require_reason")
+	}
+	if p.WarnFraction != nil {
+		q.WarnFraction = *p.WarnFraction
+		changed = append(changed, "warn_fraction")
+	}
+	if p.Order != nil {
+		q.Order = *p.Order
+		changed = append(changed, "order")
 	}
 	if err := q.Validate(); err != nil {
 		return Queue{}, Queue{}, err
@@ -354,14 +407,19 @@ func (s *Store) queueAt(ctx context.Context, name string) (q Queue, rev string, 
 // its settings hash (keys.Queue.Conf).
 func queueFrom(name string, raw map[string]string) Queue {
 	n := func(f string) int { v, _ := strconv.Atoi(raw[f]); return v }
-	return Queue{
+	q := Queue{
 		Name: name, LeaseSeconds: n("lease_seconds"), MaxAttempts: n("max_attempts"),
 		MaxExtensions: n("max_extensions"), MaxHoldSeconds: n("max_hold_seconds"),
 		AgingSeconds: n("aging_ms") / 1000, RetentionSeconds: n("retention_seconds"),
 		DeadRetentionSeconds: n("dead_retention_seconds"), MaxHeld: n("max_held"),
 		Paused: raw["paused"] == "1", Outcome: storedOutcome(raw["outcome"]),
-		RequireReason: raw["require_reason"] == "1",
+		RequireReason: raw["require_reason"] == "1", SLASeconds: n("sla_seconds"),
+		BreachPriority: n("breach_priority"), Order: cmp.Or(raw["order"], OrderRank),
 	}
+	// A queue made before due times has no warn_fraction: the default.
+	q.WarnFraction, _ = strconv.ParseFloat(raw["warn_fraction"], 64)
+	q.WarnFraction = cmp.Or(q.WarnFraction, DefaultWarnFraction)
+	return q
 }
 
 // storedOutcome reads an outcome form as stored (checked when written);
@@ -414,6 +472,11 @@ type Stats struct {
 	// ones too) waits; zero when nothing is ready, or while a queue made by
 	// an earlier version is being indexed (IndexWaiting).
 	OldestWaitingSince *time.Time `json:"oldest_waiting_since,omitempty"`
+	// AtRisk counts the unfinished jobs at risk of missing their due time
+	// (Job.SLA), Breached those past it, as of the cron job's last look
+	// (WatchDue).
+	AtRisk   int64 `json:"at_risk"`
+	Breached int64 `json:"breached"`
 }
 
 // Stats returns the counts of a queue's jobs per state.
@@ -486,7 +549,8 @@ func statsFrom(r *reply) (Stats, Queue, error) {
 		Completed: r.int("completed"), Dead: r.int("dead"), Canceled: r.int("canceled"),
 		CompletedLastHour: r.int("completed recently"), Due: r.int("due"),
 		NextWaitingSince: optTime(r.int("next waiting since")), Held: r.int("held"),
-		OldestWaitingSince: optTime(r.int("oldest waiting since")), DeadToday: r.int("dead today")}
+		OldestWaitingSince: optTime(r.int("oldest waiting since")), DeadToday: r.int("dead today"),
+		AtRisk: r.int("at risk"), Breached: r.int("breached")}
 	q := queueFrom(r.queue, r.settings())
 	return st, q, r.done()
 }

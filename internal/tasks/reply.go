@@ -3,6 +3,7 @@ package tasks
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // errReply means a script answered values of another shape than its
@@ -19,6 +20,9 @@ type reply struct {
 	queue  string
 	values []any
 	err    error
+	// now is when the answer came, by the Store's clock: where each job
+	// it holds stands against its due time is told as of then.
+	now time.Time
 }
 
 func (r *reply) fail(format string, args ...any) {
@@ -69,7 +73,7 @@ func (r *reply) list(what string) *reply {
 	if !ok && r.err == nil {
 		r.fail("%s is not a list", what)
 	}
-	return &reply{queue: r.queue, values: v}
+	return &reply{queue: r.queue, values: v, now: r.now}
 }
 
 // job reads a job: its id (without the queue's name), its stored
@@ -79,7 +83,7 @@ func (r *reply) job() *Job {
 	if r.err != nil {
 		return nil
 	}
-	j, err := decodeJob(globalID(id, r.queue), raw, payload)
+	j, err := decodeJob(globalID(id, r.queue), raw, payload, r.now)
 	if err != nil {
 		r.err = err
 	}

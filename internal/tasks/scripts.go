@@ -65,48 +65,48 @@ var scriptKeys = map[string][]keys.Part{
 	"batch_cancel": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartMembers,
-		keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"batch_seal": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartBatchDone, keys.PartParked,
-		keys.PartOutbox},
+		keys.PartOutbox, keys.PartReadyDue},
 	"cancel": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"claim": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"complete": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"complete_next": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"draft": {keys.PartMeta, keys.PartDrafts},
 	"enqueue": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartIdem,
 		keys.PartBatches, keys.PartBatchIndex, keys.PartBatchDone, keys.PartParked, keys.PartMembers,
-		keys.PartWaiting, keys.PartOutbox},
+		keys.PartWaiting, keys.PartOutbox, keys.PartSLA, keys.PartReadyDue},
 	"extend": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartParked, keys.PartOutbox},
 	"fail": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
-	"head":    {keys.PartConf, keys.PartReady, keys.PartMeta},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
+	"head":    {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartReadyDue},
 	"holding": {keys.PartMeta, keys.PartHolding},
 	"list": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
-		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult},
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartLate},
 	"outbox": {keys.PartConf, keys.PartOutbox},
 	"numbers": {keys.PartConf, keys.PartReady, keys.PartCompleted, keys.PartDead, keys.PartParked,
 		keys.PartNumbers, keys.PartWaiting},
 	"promote": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"purge": {keys.PartConf, keys.PartCompleted, keys.PartDead, keys.PartCanceled, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartIdem, keys.PartBatches, keys.PartBatchIndex,
 		keys.PartBatchDone, keys.PartMembers, keys.PartDrafts},
@@ -115,17 +115,21 @@ var scriptKeys = map[string][]keys.Part{
 	"reclaim": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"release": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"requeue": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
+	"sla": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
+		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartParked, keys.PartOutbox, keys.PartSLA,
+		keys.PartLate},
 	"stats": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
-		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartParked, keys.PartWaiting},
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartParked, keys.PartWaiting, keys.PartLate,
+		keys.PartReadyDue},
 	"tally":         {keys.PartPeople},
 	"waiting_index": {keys.PartConf, keys.PartMeta, keys.PartWaiting},
 }
@@ -156,6 +160,7 @@ var (
 	tallyScript        = library.reader("tally")
 	waitingIndexScript = library.script("waiting_index")
 	outboxScript       = library.script("outbox")
+	slaScript          = library.script("sla")
 )
 
 // functionLibrary is the text of the library and its functions' names.
@@ -413,7 +418,7 @@ func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirme
 		return nil, redisErr(unconfirmed)
 	}
 	code, _ := res[0].(string)
-	r := &reply{queue: queue, values: res[2:]}
+	r := &reply{queue: queue, values: res[2:], now: s.now()}
 	switch code {
 	case "ok", "empty":
 		if _, ok := keyLists.Load(queue); !ok {

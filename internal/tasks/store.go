@@ -545,7 +545,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	if metaCmd.Err() == redis.Nil {
 		return nil, ErrNotFound
 	}
-	job, err := decodeJob(id, metaCmd.Val(), payloadCmd.Val())
+	job, err := decodeJob(id, metaCmd.Val(), payloadCmd.Val(), s.now())
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,10 @@ const (
 	// its middle is within 4.5% of every time in it.
 	handlingBase        = 100 * time.Millisecond
 	handlingPerDoubling = 8
+	// tallyOnTime and tallyLate are the buckets, below every handling
+	// bucket, that count the completions of jobs with a due time: those
+	// completed before it, and the others.
+	tallyOnTime, tallyLate = -2, -1
 )
 
 // TallyWindow is how many days, today included, Tallies reads.
@@ -41,9 +45,21 @@ type Tally struct {
 	// TakenBack counts those a supervisor ended: forced released,
 	// requeued or canceled.
 	TakenBack int64
+	// Due counts the completions of jobs with a due time, and OnTime
+	// those of them completed before it.
+	Due, OnTime int64
 	// handling counts the completions by bucket of handling time, from
 	// claim to completion.
 	handling map[int]int64
+}
+
+// Attainment is the share of the completions of jobs with a due time
+// that came before it, and false when there were none.
+func (t Tally) Attainment() (float64, bool) {
+	if t.Due == 0 {
+		return 0, false
+	}
+	return float64(t.OnTime) / float64(t.Due), true
 }
 
 // Ended counts the reservations that ended, however.
@@ -79,6 +95,8 @@ func (t *Tally) add(o Tally) {
 	t.Failed += o.Failed
 	t.Expired += o.Expired
 	t.TakenBack += o.TakenBack
+	t.Due += o.Due
+	t.OnTime += o.OnTime
 	if len(o.handling) > 0 && t.handling == nil {
 		t.handling = map[int]int64{}
 	}
@@ -88,8 +106,8 @@ func (t *Tally) add(o Tally) {
 }
 
 // decodeTally reads a tally as lib.lua stores it: the day, the given
-// back, failed, expired and taken back counts, then pairs of handling
-// bucket and completions.
+// back, failed, expired and taken back counts, then pairs of bucket and
+// completions: tallyOnTime and tallyLate, then the handling buckets.
 func decodeTally(raw string) (day int64, t Tally, err error) {
 	r := &msgpackReader{b: raw}
 	var v [5]int64
@@ -107,6 +125,15 @@ func decodeTally(raw string) (day int64, t Tally, err error) {
 		n, err := r.integer()
 		if err != nil {
 			return 0, Tally{}, err
+		}
+		switch b {
+		case tallyOnTime:
+			t.OnTime += n
+			t.Due += n
+			continue
+		case tallyLate:
+			t.Due += n
+			continue
 		}
 		if t.handling == nil {
 			t.handling = map[int]int64{}

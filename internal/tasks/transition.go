@@ -31,6 +31,10 @@ const (
 	// ActionDrafted is a history entry only, never a transition: the
 	// holder saved the reservation's first draft (SaveDraft).
 	ActionDrafted Action = "drafted"
+	// ActionAtRisk and ActionBreached leave the job in its state: its
+	// warn point came, then its due time (WatchDue).
+	ActionAtRisk   Action = "at_risk"
+	ActionBreached Action = "breached"
 )
 
 // actionByCode and stateByCode are the numbers under which lua/lib.lua
@@ -39,7 +43,7 @@ const (
 var (
 	actionByCode = []Action{"", ActionEnqueued, ActionPromoted, ActionAdmitted, ActionClaimed,
 		ActionExtended, ActionReleased, ActionSkipped, ActionFailed, ActionExpired, ActionRequeued,
-		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted}
+		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted, ActionAtRisk, ActionBreached}
 	stateByCode = []State{"", StateScheduled, StateReady, StateReserved, StateCompleted, StateDead, StateCanceled}
 )
 
@@ -226,14 +230,17 @@ const (
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
 // code tables, the drafts kept per job (draft.go), the tallies' days and
-// handling-time buckets (tally.go), and how a job's metadata is packed
-// (metaFields), from their definitions in Go.
+// buckets (tally.go), a queue's warn fraction unless set (queue.go), and
+// how a job's metadata is packed (metaFields), from their definitions in
+// Go.
 func luaConstants() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
 	fmt.Fprintf(&b, "local OUTBOX_CAP = %d\n", OutboxCap)
 	fmt.Fprintf(&b, "local DRAFTS_KEPT = %d\n", DraftsKept)
 	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
+	fmt.Fprintf(&b, "local TALLY_ON_TIME, TALLY_LATE = %d, %d\n", tallyOnTime, tallyLate)
+	fmt.Fprintf(&b, "local DEFAULT_WARN_FRACTION = %g\n", DefaultWarnFraction)
 	table := func(name string, words []string) {
 		fmt.Fprintf(&b, "local %s = {", name)
 		for code, w := range words[1:] {
@@ -250,9 +257,11 @@ func luaConstants() string {
 	}
 	table("STATE_CODE", states)
 	table("ACTION_CODE", actions)
-	// A job's metadata, by metaFields: unpack_meta returns where the
-	// history after it starts (cmsgpack's offset, -1 at the end) and the
-	// fields as a table; pack_meta packs the fields of one.
+	// A job's metadata, by metaFields: how many fields follow, then the
+	// fields. unpack_meta returns where the history after them starts
+	// (cmsgpack's offset, -1 at the end) and the fields as a table, reading
+	// a record of the fields as they are now in one go, and any other
+	// (decodeMeta says which) in two; pack_meta packs the fields of one.
 	var vars, fields, values []string
 	for i, f := range metaFields {
 		v := fmt.Sprintf("v%d", i+1)
@@ -260,10 +269,20 @@ func luaConstants() string {
 		fields = append(fields, f.name+" = "+v)
 		values = append(values, "m."+f.name)
 	}
-	fmt.Fprintf(&b, "local META = %d\n", len(metaFields))
-	fmt.Fprintf(&b, "local function unpack_meta(raw)\n  local next_at, %s = cmsgpack.unpack_limit(raw, META, 0)\n  return next_at, {%s}\nend\n",
-		strings.Join(vars, ", "), strings.Join(fields, ", "))
-	fmt.Fprintf(&b, "local function pack_meta(m)\n  return cmsgpack.pack(%s)\nend\n", strings.Join(values, ", "))
+	all := strings.Join(vars, ", ")
+	fmt.Fprintf(&b, "local META, META_FORMAT2 = %d, %d\n", len(metaFields), format2Fields)
+	fmt.Fprintf(&b, `local function unpack_meta(raw)
+  local next_at, n, %[1]s = cmsgpack.unpack_limit(raw, META + 1, 0)
+  if n ~= META then
+    local at = 1
+    if type(n) ~= 'number' then n, at = META_FORMAT2, 0 end
+    -- Fields a record lacks are nil; those it has beyond META dropped.
+    next_at, %[1]s = cmsgpack.unpack_limit(raw, n, at)
+  end
+  return next_at, {%[2]s}
+end
+`, all, strings.Join(fields, ", "))
+	fmt.Fprintf(&b, "local function pack_meta(m)\n  return cmsgpack.pack(META, %s)\nend\n", strings.Join(values, ", "))
 	return b.String()
 }
 

@@ -8,16 +8,18 @@
 --   number, and the counts' five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, idem, batches, batchindex, batchdone,
---            parked, members, waiting, outbox
+--            parked, members, waiting, outbox, sla, readydue
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[3] -> batch id (empty: the jobs belong to no batch)
 -- ARGV[4] -> the new batch's record as JSON (title, priority,
 --            max_concurrent, state); empty: add to the existing open batch
 -- ARGV[5] -> actor: the user enqueuing
--- ARGV[6] -> number of jobs n; then 9 values per job:
+-- ARGV[6] -> number of jobs n; then 11 values per job:
 --            id, title, priority, run_at ms (0: none), delay ms (0: none),
 --            lease_seconds (0: queue's), max_attempts (0: queue's),
+--            due_at ms (0: none), due in ms (0: none; with neither, the
+--            queue's sla_seconds, if any, say when the job is due),
 --            idempotency key (empty: none), payload JSON
 -- A new batch whose jobs all exist already (idempotency keys) is a repeat
 -- of the request that made them: if they are all of one batch, nothing is
@@ -30,7 +32,7 @@
 -- batch JSON or "", then per job: "created"|"existing", id, metadata,
 -- payload ("" when created)}
 local now = clock(ARGV[1])
-local c = settings('aging_ms', 'lease_seconds', 'max_attempts')
+local c = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction')
 if not c then return answer('queue_not_found') end
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[2]) end
@@ -55,7 +57,7 @@ local n = tonumber(ARGV[6])
 -- written: a batch request answers none made outside the batch as its own.
 local made, found = {}, 0
 for i = 0, n - 1 do
-  local key = ARGV[7 + i * 9 + 7]
+  local key = ARGV[7 + i * 11 + 9]
   made[i] = key ~= '' and redis.call('HGET', K.idem, key)
   if made[i] then
     found = found + 1
@@ -85,11 +87,12 @@ if n > 1 then
   end
 end
 for i = 0, n - 1 do
-  local a = 7 + i * 9
+  local a = 7 + i * 11
   local id, title, priority = ARGV[a], ARGV[a + 1], number(ARGV[a + 2])
   local run_at, delay = number(ARGV[a + 3]), number(ARGV[a + 4])
   local lease, attempts = number(ARGV[a + 5]), number(ARGV[a + 6])
-  local key, body = ARGV[a + 7], ARGV[a + 8]
+  local due_at, due_in = number(ARGV[a + 7]), number(ARGV[a + 8])
+  local key, body = ARGV[a + 9], ARGV[a + 10]
   local first = made[i] or (key ~= '' and made_now[key])
   if first then
     table.insert(existing, first)
@@ -113,6 +116,15 @@ for i = 0, n - 1 do
       run_at = due, rank = due - priority * step, hist_n = 0, history = '',
     }
     LOADED[id] = m
+    -- The job's own due time, else the queue's SLA's; at risk once the
+    -- queue's warn fraction of the time until then has passed.
+    if due_at == 0 and due_in > 0 then due_at = now + due_in end
+    if due_at == 0 and (c.sla_seconds or 0) > 0 then due_at = now + c.sla_seconds * 1000 end
+    if due_at > 0 then
+      m.due_at = due_at
+      m.warn_at = now + math.floor((c.warn_fraction or DEFAULT_WARN_FRACTION) * math.max(due_at - now, 0))
+      write('ZADD', K.sla, int(m.warn_at), id)
+    end
     if key ~= '' then
       m.idempotency_key = key
       write('HSET', K.idem, key, id)

@@ -1,13 +1,17 @@
 -- head.lua: the job a claim of the queue would take next (skips aside), and
 -- what ranks it against other queues' (Store.ClaimAny). Reads only.
--- KEYS    -> conf, ready, meta
+-- KEYS    -> conf, ready, meta, readydue
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- Output: {"queue_not_found"}, {"empty"}, or {"ok", id, priority, waiting
---         since ms, ageing ms per priority point (0: strict), now ms}
+--         since ms, ageing ms per priority point (0: strict), now ms, due
+--         time ms (0: none, or the queue claims by rank)}
 local now = clock(ARGV[1])
-local aging = redis.call('HGET', K.conf, 'aging_ms')
-if not aging then return plain('queue_not_found') end
-local head = redis.call('ZRANGE', INDEX.ready, '0', '0')[1]
+local conf = redis.call('HMGET', K.conf, 'aging_ms', 'order')
+if not conf[1] then return plain('queue_not_found') end
+local head = conf[2] == 'due' and redis.call('ZRANGE', K.readydue, '0', '0')[1]
+if not head then head = redis.call('ZRANGE', INDEX.ready, '0', '0')[1] end
 if not head then return plain('empty') end
 local m = load(head)
-return plain('ok', head, m.priority, m.run_at, tonumber(aging), now)
+local due = 0
+if conf[2] == 'due' then due = m.due_at or 0 end
+return plain('ok', head, m.priority, m.run_at, tonumber(conf[1]), now, due)

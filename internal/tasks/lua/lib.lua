@@ -103,7 +103,7 @@ local function flush()
 end
 
 -- EVENT_TYPE names the outbox's event of a transition into each final
--- state (publish).
+-- state (publish); a breach of a due time is job.sla_breached (record).
 local EVENT_TYPE = {completed = 'job.completed', dead = 'job.dead', canceled = 'job.canceled'}
 
 -- int formats an integral number (every score and count here is one) as a
@@ -250,6 +250,7 @@ local function record(id, m, action, from, to, actor, holder, reason)
   if from == 'reserved' and not deadline then deadline = m.deadline end
   TRANS[#TRANS + 1] = cmsgpack.pack(id, holder or '', deadline or 0, m.title, m.priority, m.batch or '') .. entry
   local event = EVENT_TYPE[to]
+  if action == 'breached' then event = 'job.sla_breached' end
   if event then
     ENDED[#ENDED + 1] = event
     ENDED[#ENDED + 1] = id
@@ -354,6 +355,7 @@ local function fill(bid, b)
     redis.call('ZADD', INDEX.ready, int(tonumber(rank) - 1e14), id)
     b.admitted = b.admitted + 1
     local m = load(id)
+    if m.due_at then redis.call('ZADD', K.readydue, int(m.due_at), id) end
     record(id, m, 'admitted', 'ready', 'ready', 'system')
     store(id, m)
   end
@@ -384,23 +386,27 @@ local function settle(bid, b)
 end
 
 -- unfile takes the job out of the index of its state (and a ready job out
--- of K.waiting).
+-- of K.waiting, and of K.readydue if it has a due time).
 local function unfile(id, m, b)
   if m.state == 'ready' then redis.call('ZREM', K.waiting, id) end
+  local claimable = m.state == 'ready'
   if m.state == 'ready' and b then
     if redis.call('ZREM', INDEX.ready, id) == 1 then
       b.admitted = b.admitted - 1
     else
+      claimable = false
       redis.call('ZREM', K.parked, parked_member(id, m))
     end
   else
     redis.call('ZREM', INDEX[m.state], id)
   end
+  if claimable and m.due_at then redis.call('ZREM', K.readydue, id) end
 end
 
 -- file puts the job in the index of its state, at score (and a ready job
--- in K.waiting, since its run_at). A ready job of a capped batch goes to
--- parked; settle admits it when a slot is free.
+-- in K.waiting, since its run_at, and a claimable one with a due time in
+-- K.readydue). A ready job of a capped batch goes to parked; settle admits
+-- it when a slot is free.
 local function file(id, m, score, b)
   if m.state == 'ready' then write('ZADD', K.waiting, int(m.run_at), id) end
   if m.state == 'ready' and b and b.max_concurrent > 0 then
@@ -408,7 +414,27 @@ local function file(id, m, score, b)
   else
     write('ZADD', INDEX[m.state], int(score), id)
     if m.state == 'ready' and b then b.admitted = b.admitted + 1 end
+    if m.state == 'ready' and m.due_at then write('ZADD', K.readydue, int(m.due_at), id) end
   end
+end
+
+-- Due times. A job may have a due time (m.due_at, ms) and, before it, the
+-- moment it is at risk of missing it (m.warn_at). While it is unfinished,
+-- K.sla holds when its next such moment comes, and once at risk K.late
+-- holds it by its due time: the cron job (sla.lua) finds there the jobs
+-- whose moment came, and the counts of those at risk and breached are two
+-- ZCOUNTs of K.late.
+
+-- rewatch files an unfinished job with a due time as it stands at NOW,
+-- making no event of moments already passed: a job put back in line after
+-- it ended (requeue.lua).
+local function rewatch(id, m)
+  if NOW < m.warn_at then
+    redis.call('ZADD', K.sla, int(m.warn_at), id)
+    return
+  end
+  if NOW < m.due_at then redis.call('ZADD', K.sla, int(m.due_at), id) end
+  redis.call('ZADD', K.late, int(m.due_at), id)
 end
 
 -- Claim keys. A client's key (printable ASCII without spaces) is filed in
@@ -453,10 +479,24 @@ end
 -- back (by a supervisor: force released, requeued or canceled), then the
 -- completions as pairs of handling-time bucket and count, by bucket. A
 -- handling time of t ms falls in bucket floor(HANDLING_PER_DOUBLING *
--- log2(t / HANDLING_BASE_MS)), 0 at least. A field still holding an older
+-- log2(t / HANDLING_BASE_MS)), 0 at least. Two buckets below 0 count
+-- the completions of jobs with a due time: TALLY_ON_TIME those completed
+-- before it, TALLY_LATE the others. A field still holding an older
 -- day starts over. TALLY_AT says where each action counts.
 local TALLY_AT = {released = 2, skipped = 2, failed = 3, expired = 4}
 local TALLY_TAKEN = 5
+
+-- count counts one in the bucket b of the tally r's pairs.
+local function count(r, b)
+  local i = TALLY_TAKEN + 1
+  while r[i] and r[i] < b do i = i + 2 end
+  if r[i] == b then
+    r[i + 1] = r[i + 1] + 1
+  else
+    table.insert(r, i, 1)
+    table.insert(r, i, b)
+  end
+end
 
 local function tally(m, action)
   local day = math.floor(NOW / 86400000)
@@ -467,15 +507,8 @@ local function tally(m, action)
   if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
   if action == 'completed' then
     local t = math.max(NOW - m.reserved_at, 1)
-    local b = math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2)))
-    local i = TALLY_TAKEN + 1
-    while r[i] and r[i] < b do i = i + 2 end
-    if r[i] == b then
-      r[i + 1] = r[i + 1] + 1
-    else
-      table.insert(r, i, 1)
-      table.insert(r, i, b)
-    end
+    count(r, math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2))))
+    if m.due_at then count(r, NOW < m.due_at and TALLY_ON_TIME or TALLY_LATE) end
   else
     local at = TALLY_AT[action] or TALLY_TAKEN
     r[at] = r[at] + 1
@@ -542,6 +575,10 @@ end
 -- finish files a job under a terminal state: completed, dead or canceled.
 local function finish(id, m, state, action, actor, reason)
   forget_skips(id, m)
+  if m.due_at then
+    redis.call('ZREM', K.sla, id)
+    redis.call('ZREM', K.late, id)
+  end
   m.finished_at = NOW
   go(id, m, state, NOW, action, actor, reason)
 end
@@ -843,7 +880,7 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local conf = SEEN.claim
   if not conf then
-    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held')
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order')
     SEEN.claim = conf
   end
   local max_hold, max_held = conf[1], tonumber(conf[3] or '0')
@@ -879,14 +916,20 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   end
   -- Only jobs this operator skipped can stand in front of the one to claim,
   -- so the first skipped+1 ready jobs always hold it (if any does).
+  -- A queue that claims earliest due first (order "due") looks first
+  -- among the claimable jobs with a due time, by it.
   local ahead = math.min(skipped, maxskips)
+  local lines = {INDEX.ready}
+  if conf[4] == 'due' then lines = {K.readydue, INDEX.ready} end
   local function best()
     if wanted ~= '' then
       if redis.call('ZSCORE', INDEX.ready, wanted) and not skipped_by_op(wanted) then return wanted end
       return nil
     end
-    for _, candidate in ipairs(redis.call('ZRANGE', INDEX.ready, '0', int(ahead))) do
-      if not skipped_by_op(candidate) then return candidate end
+    for _, line in ipairs(lines) do
+      for _, candidate in ipairs(redis.call('ZRANGE', line, '0', int(ahead))) do
+        if not skipped_by_op(candidate) then return candidate end
+      end
     end
   end
 

@@ -1,8 +1,9 @@
 -- list.lua: one page of an index, in index order or reversed, after a
 -- cursor, within a range of scores. Reads only.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, payload, result
--- ARGV[1] -> state whose index to read (ready, scheduled, reserved, ...)
+--            meta, payload, result, late
+-- ARGV[1] -> state whose index to read (ready, scheduled, reserved, ...),
+--            or "late": the jobs past their warn point, by due time
 -- ARGV[2] -> page size
 -- ARGV[3] -> cursor score (empty: from the start)
 -- ARGV[4] -> cursor id: the page starts after (score, id), in the order read
@@ -15,6 +16,7 @@
 --         payload (or false), result (or false)}
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 local index = INDEX[ARGV[1]]
+if ARGV[1] == 'late' then index = K.late end
 local limit = tonumber(ARGV[2])
 local after_score, after_id = tonumber(ARGV[3]), ARGV[4]
 local desc = ARGV[7] == 'desc'

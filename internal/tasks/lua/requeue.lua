@@ -5,7 +5,8 @@
 -- release cancels it.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox, drafts
+--            parked, claims, holding, people, waiting, outbox, drafts,
+--            sla, late, readydue
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor
@@ -31,6 +32,9 @@ end
 -- the job as loaded.
 if unexplained(ARGV[6]) then return answer('reason_required') end
 -- A dead job's wait starts over: K.waiting (the oldest wait) counts from now.
-if m.state == 'dead' then m.attempts, m.finished_at, m.run_at = 0, nil, NOW end
+-- Its due time stays: it is watched again as it stands.
+local revived = m.state == 'dead'
+if revived then m.attempts, m.finished_at, m.run_at = 0, nil, NOW end
 back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
+if revived and m.due_at then rewatch(id, m) end
 return reply(id, store(id, m), holder)

@@ -1,20 +1,23 @@
 -- stats.lua: counts of the queue's jobs per state. Reads only.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, parked, waiting
+--            meta, parked, waiting, late, readydue
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> window in ms for "completed recently"
 -- Output: {"queue_not_found"}, or {"ok", ready, scheduled, reserved, completed, dead, canceled,
 --         completed within the window, due scheduled, ready time of the next job in ms or 0,
 --         ready jobs held back by their batch's max_concurrent, since when
 --         the oldest ready job waits in ms or 0 (lib.lua, oldest_waiting),
---         dead jobs that died since the (UTC) day began, then the queue's
---         settings as field, value, ...}
+--         dead jobs that died since the (UTC) day began, unfinished jobs
+--         at risk of missing their due time, and past it, then the
+--         queue's settings as field, value, ...}
 -- Ready counts every ready job: those in the claim line and those held back.
 -- A dead job's score in its index is when it died.
 local now = clock(ARGV[1])
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 local next_since = 0
-local head = redis.call('ZRANGE', INDEX.ready, 0, 0)
+local head = {}
+if redis.call('HGET', K.conf, 'order') == 'due' then head = redis.call('ZRANGE', K.readydue, 0, 0) end
+if not head[1] then head = redis.call('ZRANGE', INDEX.ready, 0, 0) end
 if head[1] then next_since = load(head[1]).run_at end
 return plain('ok',
   redis.call('ZCARD', INDEX.ready) + redis.call('ZCARD', K.parked), redis.call('ZCARD', INDEX.scheduled),
@@ -22,4 +25,6 @@ return plain('ok',
   redis.call('ZCARD', INDEX.dead), redis.call('ZCARD', INDEX.canceled),
   redis.call('ZCOUNT', INDEX.completed, now - tonumber(ARGV[2]), '+inf'),
   redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked),
-  oldest_waiting(), redis.call('ZCOUNT', INDEX.dead, int(now - now % 86400000), '+inf'), unpack(redis.call('HGETALL', K.conf)))
+  oldest_waiting(), redis.call('ZCOUNT', INDEX.dead, int(now - now % 86400000), '+inf'),
+  redis.call('ZCOUNT', K.late, '(' .. int(now), '+inf'), redis.call('ZCOUNT', K.late, '-inf', int(now)),
+  unpack(redis.call('HGETALL', K.conf)))

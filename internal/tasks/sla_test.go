@@ -1,0 +1,368 @@
+package tasks
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+// watchDue runs WatchDue on the env's queue until nothing more came, and
+// returns the transitions it made.
+func (e *env) watchDue() []Transition {
+	e.t.Helper()
+	return e.did(func(t Transition) bool { return t.Action == ActionAtRisk || t.Action == ActionBreached }, func() {
+		for {
+			_, more, err := e.store.WatchDue(e.ctx, e.queue, 2)
+			if err != nil {
+				e.t.Fatalf("WatchDue: %v", err)
+			}
+			if !more {
+				return
+			}
+		}
+	})
+}
+
+// slaOf returns the job's due time, as an offset from now, and its SLA.
+func (e *env) slaOf(id string) (time.Duration, SLA) {
+	e.t.Helper()
+	j := e.get(id)
+	if j.DueAt == nil {
+		return 0, j.SLA
+	}
+	return j.DueAt.Sub(e.clock.Now()), j.SLA
+}
+
+// A job is due when it says, or the queue's SLA after its enqueue; at its
+// warn point it is at risk, at its due time breached, each once, seen in
+// its history, its SLA and the queue's counts; a finished job leaves the
+// counts.
+func TestDueTimes(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		q := e.newQueue(Queue{SLASeconds: 3600})
+		at := e.clock.Now().Add(30 * time.Minute)
+		byQueue := e.addJob(q, NewJob{Title: "by the queue"})
+		own := e.addJob(q, NewJob{Title: "own", DueInSeconds: 600})
+		given := e.addJob(q, NewJob{Title: "given", DueAt: &at})
+		none := e.add("none", 50) // the env's queue has no SLA
+		e.queue = q
+		for _, c := range []struct {
+			id  string
+			due time.Duration
+		}{{byQueue.ID, time.Hour}, {own.ID, 10 * time.Minute}, {given.ID, 30 * time.Minute}} {
+			if due, sla := e.slaOf(c.id); due != c.due || sla != SLAOnTime {
+				t.Errorf("job %s: due in %v, %q; want %v, on_time", c.id, due, sla, c.due)
+			}
+		}
+		if j := e.get(none.ID); j.DueAt != nil || j.SLA != "" {
+			t.Errorf("a job without a due time has %v, %q", j.DueAt, j.SLA)
+		}
+		wantCounts := func(risk, breached int64) {
+			t.Helper()
+			if st := e.stats(); st.AtRisk != risk || st.Breached != breached {
+				t.Fatalf("at risk %d, breached %d; want %d, %d", st.AtRisk, st.Breached, risk, breached)
+			}
+		}
+		wantMoments := func(want ...string) {
+			t.Helper()
+			var got []string
+			for _, tr := range e.watchDue() {
+				if tr.From != tr.To || tr.Actor != System {
+					t.Errorf("%s of %s: %s → %s by %s", tr.Action, tr.JobID, tr.From, tr.To, tr.Actor)
+				}
+				got = append(got, string(tr.Action)+" "+tr.JobID)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("WatchDue made %q, want %q", got, want)
+			}
+		}
+		wantMoments()
+		// own is at risk after 8 of its 10 minutes (warn fraction 0.8).
+		e.clock.Advance(8*time.Minute - time.Millisecond)
+		wantMoments()
+		e.clock.Advance(time.Millisecond)
+		wantMoments("at_risk " + own.ID)
+		wantCounts(1, 0)
+		if _, sla := e.slaOf(own.ID); sla != SLAAtRisk {
+			t.Fatalf("own is %q, want at_risk", sla)
+		}
+		wantMoments()
+		e.clock.Advance(2 * time.Minute)
+		wantMoments("breached " + own.ID)
+		wantCounts(0, 1)
+		// given's warn point (24 minutes) and due time (30) both came.
+		e.clock.Advance(20 * time.Minute)
+		wantMoments("at_risk "+given.ID, "breached "+given.ID)
+		wantCounts(0, 2)
+		var actions []Action
+		h, _, err := e.get(given.ID).History()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range h {
+			actions = append(actions, en.Action)
+		}
+		if want := []Action{ActionEnqueued, ActionAtRisk, ActionBreached}; !slices.Equal(actions, want) {
+			t.Fatalf("history %q, want %q", actions, want)
+		}
+		if _, _, err := e.store.Cancel(e.ctx, given.ID, "sam", false); err != nil {
+			t.Fatal(err)
+		}
+		wantCounts(0, 1)
+		if _, sla := e.slaOf(given.ID); sla != SLABreached {
+			t.Fatalf("canceled after its due time: %q, want breached", sla)
+		}
+		e.clock.Advance(18 * time.Minute)
+		wantMoments("at_risk " + byQueue.ID)
+		wantCounts(1, 1)
+		// Listed by where they stand, from this queue and from all.
+		for _, c := range []struct {
+			sla  SLA
+			want string
+		}{{SLAAtRisk, byQueue.ID}, {SLABreached, own.ID}} {
+			for _, queue := range []string{q, ""} {
+				p, err := e.store.ListJobs(e.ctx, queue, "", 10, "", Standing(c.sla))
+				var ids []string
+				for _, j := range p.Jobs {
+					if j.Queue == q {
+						ids = append(ids, j.ID)
+					}
+				}
+				if err != nil || !slices.Equal(ids, []string{c.want}) {
+					t.Fatalf("ListJobs(%q, %s) = %q, %v; want %s", queue, c.sla, ids, err, c.want)
+				}
+			}
+		}
+		for _, bad := range []struct {
+			state State
+			opts  []ListOption
+		}{
+			{StateReady, []ListOption{Standing(SLAAtRisk)}},
+			{"", []ListOption{Standing(SLAOnTime)}},
+			{"", []ListOption{Standing(SLABreached), Finished(e.clock.Now(), time.Time{})}},
+		} {
+			if _, err := e.store.ListJobs(e.ctx, q, bad.state, 10, "", bad.opts...); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("ListJobs(%q, %d options) = %v, want ErrInvalid", bad.state, len(bad.opts), err)
+			}
+		}
+		for _, k := range []string{keysFor(q).SLA(), keysFor(q).Late(), keysFor(q).ReadyDue()} {
+			if n, err := e.rdb.ZScore(e.ctx, k, localID(given.ID)).Result(); err == nil {
+				t.Fatalf("the canceled job stays in %s at %v", k, n)
+			}
+		}
+	})
+}
+
+// Due times are checked as they are given.
+func TestDueTimesRefused(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		now := e.clock.Now()
+		far, past := now.AddDate(1, 0, 1), now.AddDate(-1, 0, -1)
+		for _, c := range []struct {
+			job   NewJob
+			field string
+		}{
+			{NewJob{Title: "both", DueAt: &now, DueInSeconds: 60}, "due_at"},
+			{NewJob{Title: "far", DueAt: &far}, "due_at"},
+			{NewJob{Title: "past", DueAt: &past}, "due_at"},
+			{NewJob{Title: "negative", DueInSeconds: -1}, "due_in_seconds"},
+			{NewJob{Title: "long", DueInSeconds: 365*day + 1}, "due_in_seconds"},
+		} {
+			_, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{c.job})
+			if v, ok := err.(*ValidationError); !ok || v.Field != c.field {
+				t.Errorf("%s: %v, want a ValidationError of %s", c.job.Title, err, c.field)
+			}
+		}
+		for _, q := range []Queue{{SLASeconds: -1}, {SLASeconds: 365*day + 1}, {WarnFraction: 1.5},
+			{WarnFraction: 0.001}, {Order: "fifo"}, {BreachPriority: 101}} {
+			q.Name = "refused"
+			if _, err := e.store.PutQueue(e.ctx, q); err == nil {
+				t.Errorf("PutQueue(%+v) took it", q)
+			}
+		}
+		if st := e.stats(); st.Ready != 0 {
+			t.Fatalf("%d jobs made", st.Ready)
+		}
+	})
+}
+
+// A job made due in the past is at risk and breached at the next look, as
+// is one of a queue whose warn fraction is 1 at its due time.
+func TestDueTimeAlreadyPassed(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		past := e.clock.Now().Add(-time.Minute)
+		late := e.addJob(e.queue, NewJob{Title: "late", DueAt: &past})
+		if _, sla := e.slaOf(late.ID); sla != SLABreached {
+			t.Fatalf("a job due a minute ago is %q", sla)
+		}
+		wantBoth := func(id string) {
+			t.Helper()
+			ts := e.watchDue()
+			if len(ts) != 2 || ts[0].Action != ActionAtRisk || ts[1].Action != ActionBreached || ts[1].JobID != id {
+				t.Fatalf("WatchDue made %+v, want %s at risk and breached", ts, id)
+			}
+		}
+		wantBoth(late.ID)
+		if st := e.stats(); st.AtRisk != 0 || st.Breached != 1 {
+			t.Fatalf("at risk %d, breached %d", st.AtRisk, st.Breached)
+		}
+		e.queue = e.newQueue(Queue{WarnFraction: 1})
+		j := e.addJob(e.queue, NewJob{Title: "warned late", DueInSeconds: 60})
+		e.clock.Advance(time.Minute - time.Millisecond)
+		if ts := e.watchDue(); len(ts) != 0 {
+			t.Fatalf("before its due time WatchDue made %+v", ts)
+		}
+		e.clock.Advance(time.Millisecond)
+		wantBoth(j.ID)
+	})
+}
+
+// A breach raises the job's priority to the queue's breach_priority, if
+// that is higher, keeping its age: it goes before jobs of lower priority,
+// held by its batch or not; a job of higher priority keeps its own.
+func TestBreachRaisesPriority(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{BreachPriority: 90, AgingSeconds: 60})
+		high := e.addJob(e.queue, NewJob{Title: "high", Priority: new(95), DueInSeconds: 60})
+		e.add("older", 80)
+		low := e.addJob(e.queue, NewJob{Title: "low", Priority: new(10), DueInSeconds: 60})
+		_, held := e.createBatch(NewBatch{Title: "capped", MaxConcurrent: new(1), Jobs: []NewJob{
+			{Title: "first"}, {Title: "held", Priority: new(10), DueInSeconds: 60}}})
+		e.clock.Advance(time.Minute)
+		e.watchDue()
+		for id, want := range map[string]int{high.ID: 95, low.ID: 90, held[1].ID: 90} {
+			if p := e.get(id).Priority; p != want {
+				t.Errorf("%s: priority %d, want %d", e.get(id).Title, p, want)
+			}
+		}
+		var order []string
+		for range 4 {
+			r := e.claim("ann")
+			order = append(order, r.Job.Title)
+			if r.Job.Title == "first" {
+				e.complete(r) // frees the batch's slot for held
+			}
+		}
+		// first has priority 50; held has 90 once its slot is free.
+		if want := []string{"high", "low", "older", "first"}; !slices.Equal(order, want) {
+			t.Fatalf("claimed %q, want %q", order, want)
+		}
+		if r := e.claim("ann"); r.Job.Title != "held" {
+			t.Fatalf("then %q, want held", r.Job.Title)
+		}
+	})
+}
+
+// A queue of order "due" claims its jobs with a due time first, earliest
+// first, then the others by rank; skips and batches hold as ever; a queue
+// of order "rank" keeps to rank. ClaimAny puts such a queue's due job
+// before other queues' jobs.
+func TestEarliestDueFirst(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		rank := e.queue
+		e.queue = e.newQueue(Queue{Order: OrderDue})
+		due := e.queue
+		for _, q := range []string{rank, due} {
+			e.addJob(q, NewJob{Title: "urgent, no due time", Priority: new(99)})
+			e.addJob(q, NewJob{Title: "due in 2h", Priority: new(10), DueInSeconds: 7200})
+			e.addJob(q, NewJob{Title: "due in 1h", Priority: new(5), DueInSeconds: 3600})
+			e.addJob(q, NewJob{Title: "due in 3h", Priority: new(90), DueInSeconds: 3 * 3600})
+		}
+		r := e.claim("ann")
+		if r.Job.Title != "due in 1h" {
+			t.Fatalf("first claim %q", r.Job.Title)
+		}
+		if _, err := e.store.Skip(e.ctx, r.Job.ID, r.Hold()); err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		for range 3 {
+			order = append(order, e.claim("ann").Job.Title)
+		}
+		if want := []string{"due in 2h", "due in 3h", "urgent, no due time"}; !slices.Equal(order, want) {
+			t.Fatalf("order due claimed %q, want %q", order, want)
+		}
+		if r := e.claim("bob"); r.Job.Title != "due in 1h" {
+			t.Fatalf("bob claimed %q, want the job ann skipped", r.Job.Title)
+		}
+		e.queue = rank
+		if r := e.claim("ann"); r.Job.Title != "urgent, no due time" {
+			t.Fatalf("order rank claimed %q first", r.Job.Title)
+		}
+		// ClaimAny: the rank queue's next (priority 90) against nothing
+		// left in the due queue; then a due job there goes first.
+		e.addJob(due, NewJob{Title: "due later", Priority: new(1), DueInSeconds: 9000})
+		r, err := e.store.ClaimAny(e.ctx, []string{rank, due}, "cy")
+		if err != nil || r == nil || r.Job.Title != "due later" {
+			t.Fatalf("ClaimAny = %+v, %v; want the due queue's due job", r, err)
+		}
+	})
+}
+
+// A completion of a job with a due time counts in its holder's tally as
+// on time or late; a dead job put back in line is watched again as it
+// stands, making no moment it missed.
+func TestAttainmentAndRequeue(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{MaxAttempts: 1, LeaseSeconds: 3600})
+		for _, title := range []string{"quick", "slow"} {
+			e.addJob(e.queue, NewJob{Title: title, DueInSeconds: 600})
+		}
+		e.addJob(e.queue, NewJob{Title: "no due time"})
+		e.complete(e.claim("ann"))
+		r := e.claim("ann")
+		e.clock.Advance(11 * time.Minute)
+		e.complete(r)
+		e.complete(e.claim("ann"))
+		tallies, err := e.store.Tallies(e.ctx, []string{e.queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		today := tallies["ann"].Today
+		if today.Completed != 3 || today.Due != 2 || today.OnTime != 1 {
+			t.Fatalf("tally %+v, want 3 completed, 2 due, 1 on time", today)
+		}
+		if a, ok := today.Attainment(); !ok || a != 0.5 {
+			t.Fatalf("attainment %v, %v", a, ok)
+		}
+
+		j := e.addJob(e.queue, NewJob{Title: "dies", DueInSeconds: 600})
+		r = e.claim("bob")
+		if _, err := e.store.Fail(e.ctx, j.ID, r.Hold(), "no"); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(9 * time.Minute)
+		if ts := e.watchDue(); len(ts) != 0 {
+			t.Fatalf("a dead job made %+v", ts)
+		}
+		if _, _, err := e.store.Requeue(e.ctx, j.ID, "sam"); err != nil {
+			t.Fatal(err)
+		}
+		if st := e.stats(); st.AtRisk != 1 {
+			t.Fatalf("requeued past its warn point: at risk %d, want 1", st.AtRisk)
+		}
+		e.clock.Advance(time.Minute)
+		if ts := e.watchDue(); len(ts) != 1 || ts[0].Action != ActionBreached {
+			t.Fatalf("WatchDue made %+v, want the breach alone", ts)
+		}
+	})
+}
+
+// With a webhook listening, a breach is the event job.sla_breached, with
+// the job as it stands.
+func TestBreachEvent(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		if err := e.store.SetOutbox(e.ctx, e.queue, true); err != nil {
+			t.Fatal(err)
+		}
+		j := e.addJob(e.queue, NewJob{Title: "late", DueInSeconds: 60})
+		e.clock.Advance(time.Minute)
+		e.watchDue()
+		events := e.readAll("one", time.Minute)
+		if len(events) != 1 || events[0].Type != EventJobSLABreached || events[0].Job.ID != j.ID ||
+			events[0].Job.SLA != SLABreached || events[0].Job.State != StateReady {
+			t.Fatalf("events %+v, want one job.sla_breached of the ready job", events)
+		}
+	})
+}
