@@ -59,6 +59,7 @@ for (const viewport of WIDTHS) {
         ['team', '/supervisor/team'],
         ['people', '/supervisor/people'],
         ['audit', '/supervisor/audit'],
+        ['at-risk', '/supervisor/queues/support-escalations?sla=at_risk'],
       ]) {
         await sam.goto(where);
         await shoot(sam, name);
@@ -71,6 +72,10 @@ for (const viewport of WIDTHS) {
       await sam.goto('/supervisor/queues/invoice-review?state=completed&from=2001-01-01T00%3A00&to=2001-01-02T00%3A00');
       await sam.getByTestId('no-jobs').scrollIntoViewIfNeeded();
       await shoot(sam, 'queue-none');
+      // A queue's due-time settings.
+      await sam.goto('/supervisor/queues/support-escalations');
+      await sam.getByTestId('due-settings').scrollIntoViewIfNeeded();
+      await shoot(sam, 'due-settings');
       // The queue's settings with its outcome form in the editor.
       await sam.goto('/supervisor/queues/invoice-review');
       await sam.getByTestId('outcome-editor').scrollIntoViewIfNeeded();

@@ -37,6 +37,9 @@ type Job struct {
 	tasks.NewJob
 	Queue string `json:"queue"`
 	Key   string `json:"key"`
+	// ArrivedMinutesAgo, if set, enqueues the job as if that long ago, so
+	// that its due time (its queue's SLA) is near or past.
+	ArrivedMinutesAgo int `json:"arrived_minutes_ago"`
 }
 
 // Summary tells what Load did.
@@ -137,9 +140,15 @@ func Load(ctx context.Context, rdb redis.UniversalClient, ts *tasks.Store, us *u
 	if err := read("jobs.json", &jobs); err != nil {
 		return sum, err
 	}
+	now := time.Now()
 	for _, j := range jobs {
 		j.IdempotencyKey = j.Key
-		out, err := ts.Enqueue(ctx, j.Queue, "seed", []tasks.NewJob{j.NewJob})
+		store := ts
+		if j.ArrivedMinutesAgo > 0 {
+			arrived := now.Add(-time.Duration(j.ArrivedMinutesAgo) * time.Minute)
+			store = tasks.New(rdb, tasks.WithClock(func() time.Time { return arrived }))
+		}
+		out, err := store.Enqueue(ctx, j.Queue, "seed", []tasks.NewJob{j.NewJob})
 		if err != nil {
 			return sum, fmt.Errorf("job %s: %w", j.Key, err)
 		}
@@ -147,6 +156,16 @@ func Load(ctx context.Context, rdb redis.UniversalClient, ts *tasks.Store, us *u
 			sum.JobsCreated++
 		} else {
 			sum.JobsExisting++
+		}
+	}
+	// The jobs that arrived long ago are at risk of missing their due
+	// time, or missed it, from the start (as the cron job would say within
+	// a tick).
+	for _, q := range queues {
+		for more := true; more; {
+			if _, more, err = ts.WatchDue(ctx, q.Name, 100); err != nil {
+				return sum, fmt.Errorf("queue %s, due times: %w", q.Name, err)
+			}
 		}
 	}
 	// A fresh store gets a morning's work too, once: the pages show

@@ -53,6 +53,24 @@ func span(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
+// dueWords says where a job stands against its due time, for people:
+// "due in 3 h 20 min", "overdue by 12 min", "completed on time",
+// "finished after its due time"; "" for a job without one, or one that
+// died or was canceled before it.
+func dueWords(j *tasks.Job, now time.Time) string {
+	switch {
+	case j.DueAt == nil || j.SLA == "":
+		return ""
+	case j.State == tasks.StateCompleted && j.SLA == tasks.SLAOnTime:
+		return "completed on time"
+	case j.State.Terminal():
+		return "finished after its due time"
+	case j.DueAt.After(now):
+		return "due in " + span(j.DueAt.Sub(now))
+	}
+	return "overdue by " + span(now.Sub(*j.DueAt))
+}
+
 // iso formats a time for machines (data attributes, <time datetime>).
 func iso(t *time.Time) string {
 	if t == nil {

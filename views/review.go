@@ -70,6 +70,9 @@ func (f Finished) Bounds(now time.Time) (since, until time.Time, ok bool) {
 // filter, and for a finished state the time range.
 func listQuery(v QueueView, s tasks.State) url.Values {
 	q := url.Values{"state": {string(s)}}
+	if s == "" && v.SLA != "" {
+		q = url.Values{"sla": {string(v.SLA)}}
+	}
 	for k, val := range map[string]string{"person": v.Filter.Person, "batch": v.Filter.Batch, "q": v.Filter.Text} {
 		if val != "" {
 			q.Set(k, val)
@@ -87,6 +90,33 @@ func listQuery(v QueueView, s tasks.State) url.Values {
 // listURL is the address of the queue page listing the state.
 func listURL(v QueueView, s tasks.State) string {
 	return queueURL(v.Queue.Name) + "?" + listQuery(v, s).Encode()
+}
+
+// slaListURL is the address of the queue page listing the unfinished
+// jobs that stand so against their due time, with the filter as it is.
+func slaListURL(v QueueView, sla tasks.SLA) string {
+	v.SLA = sla
+	return queueURL(v.Queue.Name) + "?" + listQuery(v, "").Encode()
+}
+
+// clearURL is the address of the listing without its filter.
+func clearURL(v QueueView) string {
+	if v.SLA != "" {
+		return queueURL(v.Queue.Name) + "?sla=" + string(v.SLA)
+	}
+	return queueURL(v.Queue.Name) + "?state=" + string(v.State)
+}
+
+// noJobsWords says that a listing holds no jobs: "No ready jobs", "No
+// jobs at risk", "No overdue jobs".
+func noJobsWords(v QueueView) string {
+	switch v.SLA {
+	case tasks.SLAAtRisk:
+		return "No jobs at risk"
+	case tasks.SLABreached:
+		return "No overdue jobs"
+	}
+	return "No " + string(v.State) + " jobs"
 }
 
 // nextPageURL is the address of the listing's next page.

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,10 @@ var settingLabels = map[string]string{
 	"retention_seconds":      "Completed jobs kept",
 	"dead_retention_seconds": "Dead jobs kept",
 	"max_held":               "Max held per person",
+	"sla_seconds":            "Due after",
+	"breach_priority":        "Priority when overdue",
+	"warn_fraction":          "At risk after",
+	"order":                  "Claim order",
 }
 
 // takenBack says to the holder whose reservation a supervisor ended, in
@@ -54,7 +59,7 @@ func SettingLabel(field string) string { return settingLabels[field] }
 // durationSettings are the settings counted in seconds.
 var durationSettings = map[string]bool{
 	"lease_seconds": true, "max_hold_seconds": true, "aging_seconds": true,
-	"retention_seconds": true, "dead_retention_seconds": true,
+	"retention_seconds": true, "dead_retention_seconds": true, "sla_seconds": true,
 }
 
 // SettingsProblem is what is wrong with a queue's settings form: in words,
@@ -103,6 +108,19 @@ func Seconds(n int) string {
 	}
 	return Plural(n, "second")
 }
+
+// ReadWarnPercent reads the settings form's "at risk after" field, a
+// whole percentage of the time to a job's due time, as a warn fraction.
+func ReadWarnPercent(text string) (float64, SettingsProblem) {
+	n, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil || n < 1 || n > 100 {
+		return 0, SettingsProblem{Field: "warn_fraction", Message: SettingLabel("warn_fraction") + " must be a whole percentage from 1 to 100."}
+	}
+	return float64(n) / 100, SettingsProblem{}
+}
+
+// warnPercent shows a warn fraction as the settings form takes it.
+func warnPercent(f float64) string { return strconv.Itoa(int(math.Round(f * 100))) }
 
 // ReadSetting reads a queue setting as its form's field holds it: a
 // duration as ParseDuration does, any other as a whole number; or says,

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"regexp"
 	"strings"
@@ -159,9 +160,34 @@ func TestQueueForms(t *testing.T) {
 	if b.status != 400 || !strings.Contains(b.body, "Lease must be between 1 second and 1 day.") {
 		t.Fatalf("create with lease 0: %d\n%s", b.status, b.body)
 	}
-	b.do("POST", "/supervisor/queues", form(name, "600", "14400"))
+	// Due times: each refused in words, nothing made; then made.
+	for _, bad := range []struct{ field, value, says string }{
+		{"sla_seconds", "soon", "Due after must be a duration such as 90s, 10m or 1h30m."},
+		{"sla_seconds", "400d", "Due after must be between 0 seconds and 1 year."},
+		{"warn_fraction", "0", "At risk after must be a whole percentage from 1 to 100."},
+		{"order", "fifo", "order must be"},
+		{"breach_priority", "101", "Priority when overdue must be between 0 and 100."},
+	} {
+		f := form(name, "600", "14400")
+		f.Set(bad.field, bad.value)
+		b.do("POST", "/supervisor/queues", f)
+		if b.status != 400 || !strings.Contains(b.body, bad.says) {
+			t.Fatalf("create with %s %q: %d, want 400 saying %q\n%s", bad.field, bad.value, b.status, bad.says, b.body)
+		}
+	}
+	if _, err := a.tasks.Queue(context.Background(), name); !errors.Is(err, tasks.ErrQueueNotFound) {
+		t.Fatalf("a refused form made the queue: %v", err)
+	}
+	due := form(name, "600", "14400")
+	for k, v := range map[string]string{"sla_seconds": "4h", "warn_fraction": "75", "order": "due", "breach_priority": "90"} {
+		due.Set(k, v)
+	}
+	b.do("POST", "/supervisor/queues", due)
 	if b.status != 303 || b.body != "/supervisor/queues/"+name {
 		t.Fatalf("create: %d %s", b.status, b.body)
+	}
+	if q, _ := a.tasks.Queue(context.Background(), name); q.SLASeconds != 4*3600 || q.WarnFraction != 0.75 || q.Order != tasks.OrderDue || q.BreachPriority != 90 {
+		t.Fatalf("created with due times %+v", q)
 	}
 	if q, _ := a.tasks.Queue(context.Background(), name); q.LeaseSeconds != 600 || q.MaxAttempts != 3 || q.MaxHeld != 2 {
 		t.Fatalf("created %+v", q)

@@ -169,12 +169,12 @@ func (s *Server) queuePage(c echo.Context) error {
 // asked for it again).
 func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, typed url.Values, problem views.SettingsProblem) error {
 	ctx, a := c.Request().Context(), actor(c)
-	state, f, err := queueListing(c)
+	state, sla, f, err := queueListing(c)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	l := desk.Listing{Queue: q.Name, State: state, Filter: f, Limit: 50, Cursor: c.QueryParam("cursor")}
+	l := desk.Listing{Queue: q.Name, State: state, SLA: sla, Filter: f, Limit: 50, Cursor: c.QueryParam("cursor")}
 	var finished views.Finished
 	opts := []tasks.ListOption{tasks.WithoutPayloads}
 	if state.Terminal() {
@@ -195,7 +195,7 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, type
 	if err != nil {
 		return err
 	}
-	v, err := s.queueNumbers(c, q, state, f)
+	v, err := s.queueNumbers(c, q, state, sla, f)
 	if err != nil {
 		return err
 	}
@@ -205,14 +205,22 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, type
 }
 
 // queueListing reads which of a queue's jobs its page lists: the state
-// (ready unless said) and the filter.
-func queueListing(c echo.Context) (tasks.State, tasks.Filter, error) {
+// (ready unless said), or instead the jobs at risk or overdue (sla), and
+// the filter.
+func queueListing(c echo.Context) (tasks.State, tasks.SLA, tasks.Filter, error) {
+	if sla := tasks.SLA(c.QueryParam("sla")); sla != "" {
+		if sla != tasks.SLAAtRisk && sla != tasks.SLABreached {
+			return "", "", tasks.Filter{}, newError(http.StatusBadRequest, "invalid_field", "sla must be at_risk or breached")
+		}
+		f, err := jobFilter(c)
+		return "", sla, f, err
+	}
 	state := tasks.State(cmp.Or(c.QueryParam("state"), string(tasks.StateReady)))
 	if err := state.Check(); err != nil {
-		return state, tasks.Filter{}, err
+		return state, "", tasks.Filter{}, err
 	}
 	f, err := jobFilter(c)
-	return state, f, err
+	return state, "", f, err
 }
 
 // finishedRange is the time range a queue page's finished jobs are
@@ -224,7 +232,7 @@ func finishedRange(c echo.Context) views.Finished {
 // queueNumbers reads what a queue's page says of its numbers: the counts
 // of its tabs, and its day, whose quarter hour under way ends with those
 // same counts (views.DaySeries).
-func (s *Server) queueNumbers(c echo.Context, q tasks.Queue, state tasks.State, f tasks.Filter) (views.QueueView, error) {
+func (s *Server) queueNumbers(c echo.Context, q tasks.Queue, state tasks.State, sla tasks.SLA, f tasks.Filter) (views.QueueView, error) {
 	ctx, a := c.Request().Context(), actor(c)
 	st, err := s.desk.Stats(ctx, a, q.Name)
 	if err != nil {
@@ -235,7 +243,7 @@ func (s *Server) queueNumbers(c echo.Context, q tasks.Queue, state tasks.State, 
 		return views.QueueView{}, err
 	}
 	now := time.Now()
-	return views.QueueView{Queue: q, Stats: st, State: state, Now: now, Filter: f, Day: views.DaySeries(day, st, now)}, nil
+	return views.QueueView{Queue: q, Stats: st, State: state, SLA: sla, Now: now, Filter: f, Day: views.DaySeries(day, st, now)}, nil
 }
 
 // queueNumbersFragment is a queue's tabs and charts, fetched again as the
@@ -245,11 +253,11 @@ func (s *Server) queueNumbersFragment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	state, f, err := queueListing(c)
+	state, sla, f, err := queueListing(c)
 	if err != nil {
 		return err
 	}
-	v, err := s.queueNumbers(c, q, state, f)
+	v, err := s.queueNumbers(c, q, state, sla, f)
 	if err != nil {
 		return err
 	}
@@ -283,6 +291,9 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.Setti
 		*f.to, *f.set = n, &n
 	}
 	reasonSetting(c, q, &p)
+	if problem := dueSettings(c, q, &p); problem.Message != "" {
+		return p, problem
+	}
 	// The outcome form, when the form sent it (from its editor or as
 	// JSON; emptied, it is removed).
 	form, err := c.FormParams()
@@ -294,6 +305,41 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.Setti
 		q.Outcome, p.Outcome = o, o
 	}
 	return p, problem
+}
+
+// dueSettings reads the settings form's due times, those it sent (a page
+// made before there were any sends none).
+func dueSettings(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) views.SettingsProblem {
+	form, err := c.FormParams()
+	if err != nil {
+		return views.SettingsProblem{}
+	}
+	for _, f := range []struct {
+		name string
+		to   *int
+		set  **int
+	}{{"sla_seconds", &q.SLASeconds, &p.SLASeconds}, {"breach_priority", &q.BreachPriority, &p.BreachPriority}} {
+		if form[f.name] == nil {
+			continue
+		}
+		n, problem := views.ReadSetting(f.name, form.Get(f.name))
+		if problem.Message != "" {
+			return problem
+		}
+		*f.to, *f.set = n, &n
+	}
+	if form["warn_fraction"] != nil {
+		warn, problem := views.ReadWarnPercent(form.Get("warn_fraction"))
+		if problem.Message != "" {
+			return problem
+		}
+		q.WarnFraction, p.WarnFraction = warn, &warn
+	}
+	if form["order"] != nil {
+		order := form.Get("order")
+		q.Order, p.Order = order, &order
+	}
+	return views.SettingsProblem{}
 }
 
 // reasonSetting reads the settings form's "a reason is required" box, when

@@ -477,6 +477,16 @@ type Stats struct {
 	// (WatchDue).
 	AtRisk   int64 `json:"at_risk"`
 	Breached int64 `json:"breached"`
+	// DueCompletedToday counts the jobs with a due time completed since
+	// the UTC day began, OnTimeToday those of them completed before it.
+	DueCompletedToday int64 `json:"due_completed_today"`
+	OnTimeToday       int64 `json:"on_time_today"`
+}
+
+// Attainment is the share of today's completions of jobs with a due time
+// that came before it, and false when there were none.
+func (s Stats) Attainment() (float64, bool) {
+	return Tally{Due: s.DueCompletedToday, OnTime: s.OnTimeToday}.Attainment()
 }
 
 // Stats returns the counts of a queue's jobs per state.
@@ -550,7 +560,8 @@ func statsFrom(r *reply) (Stats, Queue, error) {
 		CompletedLastHour: r.int("completed recently"), Due: r.int("due"),
 		NextWaitingSince: optTime(r.int("next waiting since")), Held: r.int("held"),
 		OldestWaitingSince: optTime(r.int("oldest waiting since")), DeadToday: r.int("dead today"),
-		AtRisk: r.int("at risk"), Breached: r.int("breached")}
+		AtRisk: r.int("at risk"), Breached: r.int("breached"),
+		DueCompletedToday: r.int("due completed today"), OnTimeToday: r.int("on time today")}
 	q := queueFrom(r.queue, r.settings())
 	return st, q, r.done()
 }

@@ -326,6 +326,15 @@ func TestAttainmentAndRequeue(t *testing.T) {
 		if a, ok := today.Attainment(); !ok || a != 0.5 {
 			t.Fatalf("attainment %v, %v", a, ok)
 		}
+		st := e.stats()
+		if a, ok := st.Attainment(); !ok || a != 0.5 || st.DueCompletedToday != 2 {
+			t.Fatalf("the queue's attainment %v, %v of %d", a, ok, st.DueCompletedToday)
+		}
+		e.clock.Advance(24 * time.Hour)
+		if st := e.stats(); st.DueCompletedToday != 0 || st.OnTimeToday != 0 {
+			t.Fatalf("the next day the queue's counts %+v", st)
+		}
+		e.clock.Advance(-24 * time.Hour)
 
 		j := e.addJob(e.queue, NewJob{Title: "dies", DueInSeconds: 600})
 		r = e.claim("bob")

@@ -145,7 +145,7 @@ function onNotice(n) {
       jobChanged();
       mine.soon(RESYNC_SPREAD);
       return;
-    default: // job.finished, batch.changed, batch.finished
+    default: // job.finished, job.sla (the due times' counts), batch.changed, batch.finished
       others.soon();
       return;
   }

@@ -481,7 +481,8 @@ end
 -- handling time of t ms falls in bucket floor(HANDLING_PER_DOUBLING *
 -- log2(t / HANDLING_BASE_MS)), 0 at least. Two buckets below 0 count
 -- the completions of jobs with a due time: TALLY_ON_TIME those completed
--- before it, TALLY_LATE the others. A field still holding an older
+-- before it, TALLY_LATE the others; the queue's conf counts the day's of
+-- every holder (sla_day, sla_done, sla_on_time). A field still holding an older
 -- day starts over. TALLY_AT says where each action counts.
 local TALLY_AT = {released = 2, skipped = 2, failed = 3, expired = 4}
 local TALLY_TAKEN = 5
@@ -508,7 +509,16 @@ local function tally(m, action)
   if action == 'completed' then
     local t = math.max(NOW - m.reserved_at, 1)
     count(r, math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2))))
-    if m.due_at then count(r, NOW < m.due_at and TALLY_ON_TIME or TALLY_LATE) end
+    if m.due_at then
+      local on_time = NOW < m.due_at
+      count(r, on_time and TALLY_ON_TIME or TALLY_LATE)
+      -- And in the queue's attainment of the day (stats.lua).
+      local q = redis.call('HMGET', K.conf, 'sla_day', 'sla_done', 'sla_on_time')
+      local done, kept = 0, 0
+      if tonumber(q[1]) == day then done, kept = tonumber(q[2]), tonumber(q[3]) end
+      if on_time then kept = kept + 1 end
+      redis.call('HSET', K.conf, 'sla_day', int(day), 'sla_done', int(done + 1), 'sla_on_time', int(kept))
+    end
   else
     local at = TALLY_AT[action] or TALLY_TAKEN
     r[at] = r[at] + 1

@@ -8,12 +8,15 @@
 --         ready jobs held back by their batch's max_concurrent, since when
 --         the oldest ready job waits in ms or 0 (lib.lua, oldest_waiting),
 --         dead jobs that died since the (UTC) day began, unfinished jobs
---         at risk of missing their due time, and past it, then the
---         queue's settings as field, value, ...}
+--         at risk of missing their due time, and past it, the day's
+--         completions of jobs with a due time and those before it
+--         (lib.lua, tally), then the queue's settings as field, value, ...}
 -- Ready counts every ready job: those in the claim line and those held back.
 -- A dead job's score in its index is when it died.
 local now = clock(ARGV[1])
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
+local sla = redis.call('HMGET', K.conf, 'sla_day', 'sla_done', 'sla_on_time')
+if tonumber(sla[1]) ~= math.floor(now / 86400000) then sla = {0, 0, 0} end
 local next_since = 0
 local head = {}
 if redis.call('HGET', K.conf, 'order') == 'due' then head = redis.call('ZRANGE', K.readydue, 0, 0) end
@@ -27,4 +30,5 @@ return plain('ok',
   redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked),
   oldest_waiting(), redis.call('ZCOUNT', INDEX.dead, int(now - now % 86400000), '+inf'),
   redis.call('ZCOUNT', K.late, '(' .. int(now), '+inf'), redis.call('ZCOUNT', K.late, '-inf', int(now)),
+  tonumber(sla[2]), tonumber(sla[3]),
   unpack(redis.call('HGETALL', K.conf)))
