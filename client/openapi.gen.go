@@ -1587,7 +1587,12 @@ type QueuePatchOrder string
 
 // QueueSummary A queue's counts and the settings a client needs.
 type QueueSummary struct {
-	Dead int `json:"dead"`
+	// AtRisk Unfinished jobs at risk of missing their due time, as of the cron job's last look.
+	AtRisk int `json:"at_risk"`
+
+	// Breached Unfinished jobs at or past their due time, as of the cron job's last look.
+	Breached int `json:"breached"`
+	Dead     int `json:"dead"`
 
 	// Held Ready jobs waiting for a slot of their batch (not claimable yet).
 	Held         int `json:"held"`

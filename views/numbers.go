@@ -43,13 +43,13 @@ const slot = 15 * time.Minute
 // shows beside the chart, so the two never disagree: its ready jobs are
 // st's, and its oldest wait reaches st's.
 func DaySeries(ms []tasks.Minute, st tasks.Stats, now time.Time) Day {
-	var v [5][]int64
+	var v [7][]int64
 	for i := range v {
 		v[i] = make([]int64, daySlots)
 	}
-	ready, claims, done, dead, oldest := v[0], v[1], v[2], v[3], v[4]
+	ready, claims, done, dead, oldest, due, late := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
 	start := now.Truncate(slot).Add(-(daySlots - 1) * slot)
-	var sums [3]int64
+	var sums [5]int64
 	for _, m := range ms {
 		i := int(m.At.Sub(start) / slot)
 		if m.At.Before(start) || i >= daySlots {
@@ -60,9 +60,13 @@ func DaySeries(ms []tasks.Minute, st tasks.Stats, now time.Time) Day {
 		done[i] += m.Completed
 		dead[i] += m.Dead
 		oldest[i] = max(oldest[i], int64(m.OldestWait/time.Second))
+		due[i] += m.DueCompleted
+		late[i] += m.DueCompleted - m.OnTime
 		sums[0] += m.Claims
 		sums[1] += m.Completed
 		sums[2] += m.Dead
+		sums[3] += m.DueCompleted
+		sums[4] += m.OnTime
 	}
 	last := daySlots - 1
 	ready[last] = st.Ready
@@ -95,13 +99,27 @@ func DaySeries(ms []tasks.Minute, st tasks.Stats, now time.Time) Day {
 			waits.Points[i] = "oldest waited " + wait(secs)
 		}
 	}
-	return Day{Start: start, Now: now, Series: []Series{
+	series := []Series{
 		count("Ready", i64(st.Ready)+" now", "ready", "ready", ready),
 		count("Claims", i64(sums[0])+" in 24 h", "claim", "claims", claims),
 		count("Completed", i64(sums[1])+" in 24 h", "completed", "completed", done),
 		count("Dead", i64(sums[2])+" in 24 h", "died", "died", dead),
 		waits,
-	}}
+	}
+	// A queue whose jobs had due times: the completions after them, and
+	// the share before them in the 24 hours, its attainment.
+	if sums[3] > 0 {
+		lates := Series{Label: "Late", Total: percent(sums[4], sums[3]) + " on time", Peak: i64(peak(late)), Values: late,
+			Points: make([]string, daySlots)}
+		for i := range late {
+			lates.Points[i] = "none due"
+			if due[i] > 0 {
+				lates.Points[i] = i64(late[i]) + " late of " + i64(due[i]) + " due"
+			}
+		}
+		series = append(series, lates)
+	}
+	return Day{Start: start, Now: now, Series: series}
 }
 
 // tickEvery is how far apart the day's axis names the time.

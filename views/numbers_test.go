@@ -59,3 +59,26 @@ func TestDaySeries(t *testing.T) {
 		t.Fatal("all zero is not a line along the bottom")
 	}
 }
+
+// A queue whose jobs had due times gains a chart of the completions after
+// them, its total the share before them in the 24 hours.
+func TestDaySeriesOfDueTimes(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 7, 0, 0, time.UTC)
+	ms := []tasks.Minute{
+		{At: now.Add(-10 * time.Minute), Completed: 5, DueCompleted: 4, OnTime: 3},
+		{At: now.Add(-9 * time.Minute), Completed: 1, DueCompleted: 1, OnTime: 0},
+		{At: now.Add(-time.Minute), Completed: 2, DueCompleted: 3, OnTime: 3},
+	}
+	s := DaySeries(ms, tasks.Stats{}, now).Series
+	if len(s) != 6 || s[5].Label != "Late" || s[5].Total != "75% on time" || s[5].Peak != "2" {
+		t.Fatalf("series = %+v", s)
+	}
+	last := daySlots - 1
+	if s[5].Values[last-1] != 2 || s[5].Values[last] != 0 || s[5].Points[last-1] != "2 late of 5 due" ||
+		s[5].Points[last] != "0 late of 3 due" || s[5].Points[0] != "none due" {
+		t.Fatalf("late: %v, points %q, %q, %q", s[5].Values[last-1:], s[5].Points[last-1], s[5].Points[last], s[5].Points[0])
+	}
+	if s := DaySeries(ms[:0], tasks.Stats{}, now).Series; len(s) != 5 {
+		t.Fatalf("a queue without due times has %d charts", len(s))
+	}
+}

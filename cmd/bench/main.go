@@ -64,6 +64,7 @@ type config struct {
 	sizes       []int
 	reclaim     int // scale: expired reservations to reclaim
 	memJobs     int // scale: jobs for the memory figure
+	dueJobs     int // scale: jobs with due times the cron job watches
 	// peer: jobs per side and round, and rounds per side.
 	peerJobs, peerRounds int
 	// floor: open pages of operators and supervisors, jobs/s, and how
@@ -122,6 +123,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	sizes := fs.String("sizes", "1000,100000,1000000", "scale: ready jobs at which to time claims")
 	fs.IntVar(&c.reclaim, "reclaim", 100000, "scale: expired reservations to reclaim")
 	fs.IntVar(&c.memJobs, "mem-jobs", 100000, "scale: jobs enqueued for the memory figure")
+	fs.IntVar(&c.dueJobs, "due-jobs", 100000, "scale: waiting jobs with due times, watched by the cron job and claimed earliest due first")
 	fs.IntVar(&c.floorPages, "floor-pages", 2000, "floor: open operator pages (a fifth of them working)")
 	fs.IntVar(&c.floorSupervisors, "floor-supervisors", 40, "floor: open supervisor pages")
 	fs.IntVar(&c.floorRate, "floor-rate", 10, "floor: jobs enqueued per second")
@@ -157,7 +159,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		c.concurrency, c.jobs, c.producers, c.messages = 4, 200, 8, 200
 		c.peerJobs, c.peerRounds = 200, 1
 		c.operators, c.cycles, c.batch, c.think, c.sockets, c.notices = 6, 4, 5, 0, 20, 3
-		c.sizes, c.reclaim, c.memJobs = []int{100, 1000}, 500, 1000
+		c.sizes, c.reclaim, c.memJobs, c.dueJobs = []int{100, 1000}, 500, 1000, 1000
 		c.floorPages, c.floorSupervisors, c.floorRate, c.floorPhase = 30, 2, 5, 2*time.Second
 		// The floor's people and pages a tenth as slow, so that within its
 		// short phases operators complete jobs (with and without a next
@@ -165,7 +167,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		c.floorHold, c.floorRetry, c.floorPoll = [2]time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}, [2]time.Duration{200 * time.Millisecond, 500 * time.Millisecond}, 1500*time.Millisecond
 		c.webhookJobs, c.webhookBacklog = 40, 100
 	}
-	for _, v := range []int{c.concurrency, c.jobs, c.peerJobs, c.peerRounds, c.producers, c.messages, c.operators, c.cycles, c.batch, c.sockets, c.notices, c.reclaim, c.memJobs,
+	for _, v := range []int{c.concurrency, c.jobs, c.peerJobs, c.peerRounds, c.producers, c.messages, c.operators, c.cycles, c.batch, c.sockets, c.notices, c.reclaim, c.memJobs, c.dueJobs,
 		c.floorPages, c.floorSupervisors, c.floorRate, int(c.floorPhase / time.Second), c.webhookJobs, c.webhookBacklog} {
 		if v < 1 {
 			return c, usageError{errors.New("counts and sizes must be at least 1")}

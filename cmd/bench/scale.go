@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -70,6 +71,13 @@ func runScale(ctx context.Context, c config) (result, error) {
 
 	if err := measureReclaim(ctx, &r, rdb, store, &offset, c.reclaim); err != nil {
 		return r, fmt.Errorf("reclaim: %w", err)
+	}
+	rank := 0.0 // the median claim by rank at dueJobs ready, if timed above
+	if i := slices.Index(c.sizes, c.dueJobs); i >= 0 {
+		rank = medians[i]
+	}
+	if err := measureDue(ctx, &r, rdb, store, &offset, c.dueJobs, rank); err != nil {
+		return r, fmt.Errorf("due times: %w", err)
 	}
 	if err := measureMemory(ctx, &r, rdb, store, c.memJobs); err != nil {
 		return r, fmt.Errorf("memory: %w", err)
@@ -170,6 +178,118 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 		"%d reclaimed of %d; %d still reserved, %d ready", total, n, st.Reserved, st.Ready)
 	r.fig(fmt.Sprintf("time to reclaim %d expired reservations", n), elapsed.Seconds(), "s")
 	r.atMost("longest script call during the reclaim (SLOWLOG)", float64(toMS(longest)), 10, "ms")
+	return rdb.FlushAll(ctx).Err()
+}
+
+// measureDue fills a queue that claims earliest due first with n jobs due
+// in an hour, then times the cron job's look for due times when none came
+// (an index read, whatever n), claims by due time (against claims by rank,
+// the median rank, at as many ready jobs; 0 when not timed), and the cron
+// runs that mark all n at risk once their warn point comes, with the
+// longest script call among them (SLOWLOG).
+func measureDue(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, offset *atomic.Int64, n int, rank float64) error {
+	const q = "due"
+	if _, err := store.PutQueue(ctx, tasks.Queue{Name: q, LeaseSeconds: 60, MaxAttempts: 1000, SLASeconds: 3600, Order: tasks.OrderDue}); err != nil {
+		return err
+	}
+	// A first job creates the queue's hashes and sets; measure from there.
+	if _, err := store.Enqueue(ctx, q, "bench", []tasks.NewJob{{Title: "first"}}); err != nil {
+		return err
+	}
+	before, err := usedMemory(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	if err := enqueueMany(ctx, store, q, n, 4); err != nil {
+		return err
+	}
+	after, err := usedMemory(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	r.fig("Redis memory per waiting job with a due time, beyond its payload", float64(after-before)/float64(n)-float64(len("{}")), "bytes")
+	look := func() (int, bool, error) { return store.WatchDue(ctx, q, cron.Batch) }
+	idle := newRecorder(fmt.Sprintf("cron's look for due times with none come, %d waiting", n))
+	for range 200 {
+		if err := idle.time(func() error {
+			moved, _, err := look()
+			if err == nil && moved > 0 {
+				err = errors.New("a due time came an hour early")
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	claims := newRecorder(fmt.Sprintf("claim, earliest due first, with %d ready", n))
+	for i := range min(1000, n) {
+		if err := claims.time(func() error {
+			res, err := store.Claim(ctx, q, "op"+strconv.Itoa(i%8))
+			if err == nil && res == nil {
+				err = errors.New("a claim found nothing while jobs were ready")
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	idleSum, claimSum := idle.summary(), claims.summary()
+	r.Ops = append(r.Ops, idleSum, claimSum)
+	r.atMost(fmt.Sprintf("median look for due times with none come ÷ median claim, at %d waiting", n),
+		float64(idleSum.P50)/float64(claimSum.P50), 1, "×")
+	if rank > 0 {
+		r.atMost(fmt.Sprintf("median claim earliest due first ÷ by rank, at %d ready", n), float64(claimSum.P50)/rank, 1.5, "×")
+	}
+
+	// Past every warn point (48 minutes), before the due times.
+	offset.Add(int64(50 * time.Minute))
+	defer offset.Add(-int64(50 * time.Minute))
+	for _, kv := range [][2]string{{"slowlog-log-slower-than", "0"}, {"slowlog-max-len", strconv.Itoa(n)}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			return err
+		}
+	}
+	if err := rdb.SlowLogReset(ctx).Err(); err != nil {
+		return err
+	}
+	calls := newRecorder(fmt.Sprintf("cron's call marking jobs at risk (%d per call)", cron.Batch))
+	t0 := time.Now()
+	total := 0
+	for more := true; more; {
+		var moved int
+		if err := calls.time(func() error {
+			var err error
+			moved, more, err = look()
+			return err
+		}); err != nil {
+			return err
+		}
+		total += moved
+	}
+	elapsed := time.Since(t0)
+	log, err := rdb.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		return err
+	}
+	var longest time.Duration
+	for _, e := range log {
+		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "fcall") {
+			longest = max(longest, e.Duration)
+		}
+	}
+	if err := rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000").Err(); err != nil {
+		return err
+	}
+	st, err := store.Stats(ctx, q)
+	if err != nil {
+		return err
+	}
+	r.Ops = append(r.Ops, calls.summary())
+	// The first job too, and each claimed one (reserved still).
+	r.check("every job at risk after one cron run", total == n+1 && st.AtRisk == int64(n+1),
+		"%d marked of %d; %d at risk", total, n+1, st.AtRisk)
+	r.fig(fmt.Sprintf("time to mark %d jobs at risk", n), elapsed.Seconds(), "s")
+	r.atMost("longest script call marking jobs at risk (SLOWLOG)", float64(toMS(longest)), 10, "ms")
 	return rdb.FlushAll(ctx).Err()
 }
 

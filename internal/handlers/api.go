@@ -145,6 +145,10 @@ type queueSummary struct {
 	// Outcome is the queue's outcome form, which a completion's result
 	// must fit.
 	Outcome *tasks.Outcome `json:"outcome,omitempty"`
+	// AtRisk and Breached count the unfinished jobs at risk of missing
+	// their due time and past it.
+	AtRisk   int64 `json:"at_risk"`
+	Breached int64 `json:"breached"`
 }
 
 // minutesAnswer is a queue's numbers of the last day (GET

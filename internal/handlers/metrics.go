@@ -50,6 +50,8 @@ type metrics struct {
 	// transitions counts the engine's transitions by action (Observe).
 	transitions *prometheus.CounterVec
 	sockets     prometheus.Gauge
+	// breaches counts the transitions that breached a due time, by queue.
+	breaches *prometheus.CounterVec
 	// routes are the paths of the route table (knowRoutes), the only
 	// route labels.
 	routes map[string]bool
@@ -83,8 +85,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		sockets: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "claimdesk_websockets", Help: "Open websocket connections.",
 		}),
+		breaches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimdesk_sla_breaches_total", Help: "Jobs whose due time came while they were unfinished, seen by this process's cron runs, by queue.",
+		}, []string{"queue"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.transitions, m.sockets,
+	reg.MustRegister(m.requests, m.latency, m.transitions, m.sockets, m.breaches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -114,6 +119,9 @@ func (m *metrics) labels(method, route string) (string, string) {
 func (m *metrics) observe(_ context.Context, fx tasks.Effects) {
 	for _, t := range fx.Transitions {
 		m.transitions.WithLabelValues(string(t.Action), string(t.To)).Inc()
+		if t.Action == tasks.ActionBreached {
+			m.breaches.WithLabelValues(t.Queue).Inc()
+		}
 	}
 }
 
@@ -123,8 +131,8 @@ func (m *metrics) observe(_ context.Context, fx tasks.Effects) {
 // a scrape reads again only the queues changed since they were last read,
 // or read longer than boardTTL ago.
 type queueCollector struct {
-	s                          *Server
-	jobs, wait, oldest, paused *prometheus.Desc
+	s                               *Server
+	jobs, wait, oldest, paused, due *prometheus.Desc
 }
 
 // scrapeTimeout bounds the store read of one scrape.
@@ -143,6 +151,9 @@ func newQueueCollector(s *Server) *queueCollector {
 			"How long the queue's oldest ready job (held ones too) has waited (0 when none is ready).",
 			[]string{"queue"}, nil),
 		paused: prometheus.NewDesc("claimdesk_queue_paused", "1 while the queue is paused.", []string{"queue"}, nil),
+		due: prometheus.NewDesc("claimdesk_queue_sla_jobs",
+			"Unfinished jobs of a queue at risk of missing their due time (sla at_risk) or past it (breached), as of the cron job's last look.",
+			[]string{"queue", "sla"}, nil),
 	}
 }
 
@@ -151,6 +162,7 @@ func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- q.wait
 	ch <- q.oldest
 	ch <- q.paused
+	ch <- q.due
 }
 
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
@@ -188,5 +200,7 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			paused = 1
 		}
 		gauge(q.paused, paused, name)
+		gauge(q.due, float64(st.AtRisk), name, string(tasks.SLAAtRisk))
+		gauge(q.due, float64(st.Breached), name, string(tasks.SLABreached))
 	}
 }

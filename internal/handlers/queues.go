@@ -30,7 +30,7 @@ func (s *Server) apiQueues(c echo.Context) error {
 	for i, q := range qs {
 		st := q.Stats
 		out[i] = queueSummary{q.Queue.Name, st.Ready, st.Held, st.Scheduled, st.Reserved, st.Dead,
-			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused, q.Queue.Outcome}
+			q.Queue.LeaseSeconds, q.Queue.MaxAttempts, q.Queue.MaxHeld, q.Queue.Paused, q.Queue.Outcome, st.AtRisk, st.Breached}
 	}
 	return c.JSON(http.StatusOK, queuesAnswer{out})
 }

@@ -334,8 +334,9 @@ func (q Queue) Key(p Part) string { return Prefix + "{" + q.name + "}:" + string
 // ready job) and, while a queue made by an earlier version is indexed,
 // waiting_cursor (where the walk of Meta is); outbox ("1" while a webhook
 // listens to the queue: Outbox) and outbox_lost (how many events the
-// Outbox's cap dropped). The queue exists exactly
-// when this key does.
+// Outbox's cap dropped); sla_day, sla_done and sla_on_time (the UTC day,
+// in days since the epoch, and its completions of jobs with a due time,
+// and those before it). The queue exists exactly when this key does.
 func (q Queue) Conf() string { return q.Key(PartConf) }
 
 // Ready returns the queue's ZSET of ready job id → rank; the lowest rank is

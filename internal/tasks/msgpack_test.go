@@ -29,6 +29,11 @@ func TestMetaLayout(t *testing.T) {
 redis.register_function('pack', function(KEYS, ARGV)
   return pack_meta(` + job + `) .. ARGV[1]
 end)
+redis.register_function('pack_plain', function()
+  local m = ` + job + `
+  m.due_at, m.warn_at = nil, nil
+  return pack_meta(m)
+end)
 redis.register_function('unpack', function(KEYS, ARGV)
   local next_at, m = unpack_meta(ARGV[1])
   local out = {tostring(next_at)}
@@ -76,6 +81,18 @@ end)
 		"due_at=9000", "warn_at=8000"}
 	if !slices.Equal(back, wantBack) {
 		t.Errorf("unpack_meta of pack_meta's metadata =\n%q\nwant\n%q", back, wantBack)
+	}
+	// A job without the fields added since format 2 stores none of them,
+	// not even as nil: its count says so.
+	plain, err := rdb.FCall(ctx, "pack_plain", nil).Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain[0] != format2Fields {
+		t.Errorf("a job without due times is stored with %d fields, want %d", plain[0], format2Fields)
+	}
+	if m, err := decodeMeta(plain); err != nil || m.Title != "Call back" || m.DueAt != 0 || m.HistoryCount != 11 {
+		t.Errorf("decodeMeta of it = %+v, %v", m, err)
 	}
 }
 

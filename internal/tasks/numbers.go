@@ -21,6 +21,9 @@ type Minute struct {
 	// OldestWait is how long the oldest ready job had waited when the
 	// minute was last sampled: 0 if none was ready (or it was not known).
 	OldestWait time.Duration
+	// DueCompleted counts the jobs with a due time completed within the
+	// minute (as sampled, like Claims), OnTime those before it.
+	DueCompleted, OnTime int64
 }
 
 // SampleNumbers records the queue's numbers of the minute under way (the
@@ -40,7 +43,8 @@ func (s *Store) SampleNumbers(ctx context.Context, queue string) error {
 
 // Numbers returns the queue's numbers of the last day, one per minute
 // sampled, oldest first. A minute's claims are the claims counter's rise
-// since the minute sampled before it (none for the first).
+// since the minute sampled before it (none for the first), and so are its
+// completions with a due time.
 func (s *Store) Numbers(ctx context.Context, queue string) ([]Minute, error) {
 	if !validQueueName(queue) {
 		return nil, ErrQueueNotFound
@@ -51,12 +55,15 @@ func (s *Store) Numbers(ctx context.Context, queue string) ([]Minute, error) {
 	}
 	type sample struct {
 		minute int64
-		v      [5]int64
+		// ready, claims, completed, dead, oldest wait, then (samples
+		// since there were due times) the day and its completions with a
+		// due time and on time (lua/numbers.lua).
+		v [8]int64
 	}
 	samples := make([]sample, 0, len(raw))
 	for _, member := range raw {
 		parts := strings.Fields(member)
-		if len(parts) < 5 || len(parts) > 6 {
+		if len(parts) < 5 || len(parts) > 9 {
 			continue
 		}
 		var smp sample
@@ -72,7 +79,14 @@ func (s *Store) Numbers(ctx context.Context, queue string) ([]Minute, error) {
 		out[i] = Minute{At: time.UnixMilli(smp.minute * 60000).UTC(), Ready: smp.v[0], Completed: smp.v[2], Dead: smp.v[3],
 			OldestWait: time.Duration(smp.v[4]) * time.Millisecond}
 		if i > 0 {
-			out[i].Claims = max(0, smp.v[1]-samples[i-1].v[1])
+			prev := samples[i-1]
+			out[i].Claims = max(0, smp.v[1]-prev.v[1])
+			// The day's counters start over with the day.
+			due, onTime := smp.v[6], smp.v[7]
+			if smp.v[5] == prev.v[5] {
+				due, onTime = due-prev.v[6], onTime-prev.v[7]
+			}
+			out[i].DueCompleted, out[i].OnTime = max(0, due), max(0, onTime)
 		}
 	}
 	return out, nil

@@ -191,3 +191,47 @@ func TestDeadToday(t *testing.T) {
 		}
 	})
 }
+
+// A minute's completions of jobs with a due time, and those before it,
+// are the rise of the day's counters since the sample before; the day's
+// first minute counts from the day's start.
+func TestNumbersOfDueTimes(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{LeaseSeconds: 3600, SLASeconds: 600})
+		sample := func() {
+			t.Helper()
+			if err := e.store.SampleNumbers(e.ctx, e.queue); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 4 {
+			e.add("job", 50)
+		}
+		sample()
+		e.clock.Advance(time.Minute)
+		e.complete(e.claim("olga"))
+		a, b := e.claim("olga"), e.claim("olga")
+		sample()
+		e.clock.Advance(12 * time.Minute)
+		e.complete(a)
+		e.complete(b)
+		sample()
+		// The next day's first minute, the last job completed then.
+		day := e.clock.Now().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		e.clock.Advance(day.Add(-time.Minute).Sub(e.clock.Now()))
+		sample()
+		c := e.claim("olga")
+		e.clock.Advance(2 * time.Minute)
+		e.complete(c)
+		sample()
+		ns, err := e.store.Numbers(e.ctx, e.queue)
+		if err != nil || len(ns) != 5 {
+			t.Fatalf("numbers = %+v, %v", ns, err)
+		}
+		for i, want := range [][2]int64{{0, 0}, {1, 1}, {2, 0}, {0, 0}, {1, 0}} {
+			if ns[i].DueCompleted != want[0] || ns[i].OnTime != want[1] {
+				t.Errorf("minute %d: %d completed with a due time, %d before it; want %v", i, ns[i].DueCompleted, ns[i].OnTime, want)
+			}
+		}
+	})
+}

@@ -260,7 +260,7 @@ func luaConstants() string {
 	// A job's metadata, by metaFields: how many fields follow, then the
 	// fields. unpack_meta returns where the history after them starts
 	// (cmsgpack's offset, -1 at the end) and the fields as a table, reading
-	// a record of the fields as they are now in one go, and any other
+	// a record of all the fields as they are now in one go, and any other
 	// (decodeMeta says which) in two; pack_meta packs the fields of one.
 	var vars, fields, values []string
 	for i, f := range metaFields {
@@ -282,7 +282,13 @@ func luaConstants() string {
   return next_at, {%[2]s}
 end
 `, all, strings.Join(fields, ", "))
-	fmt.Fprintf(&b, "local function pack_meta(m)\n  return cmsgpack.pack(META, %s)\nend\n", strings.Join(values, ", "))
+	// The fields added since format 2 are left out from the last one set
+	// on: a job without them costs no byte more than the count.
+	b.WriteString("local function pack_meta(m)\n")
+	for n := len(metaFields); n > format2Fields; n-- {
+		fmt.Fprintf(&b, "  if m.%s ~= nil then return cmsgpack.pack(%d, %s) end\n", metaFields[n-1].name, n, strings.Join(values[:n], ", "))
+	}
+	fmt.Fprintf(&b, "  return cmsgpack.pack(%d, %s)\nend\n", format2Fields, strings.Join(values[:format2Fields], ", "))
 	return b.String()
 }
 
