@@ -44,19 +44,10 @@ func runScale(ctx context.Context, c config) (result, error) {
 		if err := fill(ctx, store, q, size); err != nil {
 			return r, fmt.Errorf("fill %s: %w", q, err)
 		}
-		claims := newRecorder(fmt.Sprintf("claim with %d ready", size))
-		for i := range min(1000, size) {
-			if err := claims.time(func() error {
-				res, err := store.Claim(ctx, q, "op"+strconv.Itoa(i%8))
-				if err == nil && res == nil {
-					err = errors.New("a claim found nothing while jobs were ready")
-				}
-				return err
-			}); err != nil {
-				return r, err
-			}
+		s, err := timeClaims(ctx, store, q, fmt.Sprintf("claim with %d ready", size), size)
+		if err != nil {
+			return r, err
 		}
-		s := claims.summary()
 		r.Ops = append(r.Ops, s)
 		medians = append(medians, float64(s.P50))
 		// Free the memory before the next size.
@@ -83,6 +74,24 @@ func runScale(ctx context.Context, c config) (result, error) {
 		return r, fmt.Errorf("memory: %w", err)
 	}
 	return r, nil
+}
+
+// timeClaims times min(1000, ready) claims of the queue, by 8 operators
+// in turn, as op.
+func timeClaims(ctx context.Context, store *tasks.Store, queue, op string, ready int) (summary, error) {
+	claims := newRecorder(op)
+	for i := range min(1000, ready) {
+		if err := claims.time(func() error {
+			res, err := store.Claim(ctx, queue, "op"+strconv.Itoa(i%8))
+			if err == nil && res == nil {
+				err = errors.New("a claim found nothing while jobs were ready")
+			}
+			return err
+		}); err != nil {
+			return summary{}, err
+		}
+	}
+	return claims.summary(), nil
 }
 
 // fill enqueues n ready jobs into a new queue.
@@ -131,42 +140,11 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 		return err
 	}
 	offset.Add(int64(2 * time.Minute)) // every lease (60 s) has run out
-	// Log every command with its duration, then find the longest script.
-	for _, kv := range [][2]string{{"slowlog-log-slower-than", "0"}, {"slowlog-max-len", strconv.Itoa(n)}} {
-		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
-			return err
-		}
-	}
-	if err := rdb.SlowLogReset(ctx).Err(); err != nil {
-		return err
-	}
 	calls := newRecorder(fmt.Sprintf("reclaim call (%d per call)", cron.Batch))
-	t0 := time.Now()
-	total := 0
-	for more := true; more; {
-		var moved int
-		err := calls.time(func() error {
-			var err error
-			moved, more, err = store.ReclaimExpired(ctx, q, cron.Batch)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		total += moved
-	}
-	elapsed := time.Since(t0)
-	log, err := rdb.SlowLogGet(ctx, -1).Result()
+	total, elapsed, longest, err := inCronCalls(ctx, rdb, n, calls, func() (int, bool, error) {
+		return store.ReclaimExpired(ctx, q, cron.Batch)
+	})
 	if err != nil {
-		return err
-	}
-	var longest time.Duration
-	for _, e := range log {
-		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "fcall") {
-			longest = max(longest, e.Duration)
-		}
-	}
-	if err := rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000").Err(); err != nil {
 		return err
 	}
 	st, err := store.Stats(ctx, q)
@@ -181,6 +159,44 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 	return rdb.FlushAll(ctx).Err()
 }
 
+// inCronCalls calls step, as a cron task does, until it reports no more,
+// each call timed by calls, and returns what the calls moved, how long
+// they took and the longest script call among them, from SLOWLOG (which
+// logs every command meanwhile, up to n).
+func inCronCalls(ctx context.Context, rdb *redis.Client, n int, calls *recorder, step func() (int, bool, error)) (total int, elapsed, longest time.Duration, err error) {
+	for _, kv := range [][2]string{{"slowlog-log-slower-than", "0"}, {"slowlog-max-len", strconv.Itoa(n)}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if err := rdb.SlowLogReset(ctx).Err(); err != nil {
+		return 0, 0, 0, err
+	}
+	t0 := time.Now()
+	for more := true; more; {
+		var moved int
+		if err := calls.time(func() error {
+			var err error
+			moved, more, err = step()
+			return err
+		}); err != nil {
+			return total, 0, 0, err
+		}
+		total += moved
+	}
+	elapsed = time.Since(t0)
+	log, err := rdb.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		return total, elapsed, 0, err
+	}
+	for _, e := range log {
+		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "fcall") {
+			longest = max(longest, e.Duration)
+		}
+	}
+	return total, elapsed, longest, rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000").Err()
+}
+
 // measureDue fills a queue that claims earliest due first with n jobs due
 // in an hour, then times the cron job's look for due times when none came
 // (an index read, whatever n), claims by due time (against claims by rank,
@@ -189,25 +205,11 @@ func measureReclaim(ctx context.Context, r *result, rdb *redis.Client, store *ta
 // longest script call among them (SLOWLOG).
 func measureDue(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, offset *atomic.Int64, n int, rank float64) error {
 	const q = "due"
-	if _, err := store.PutQueue(ctx, tasks.Queue{Name: q, LeaseSeconds: 60, MaxAttempts: 1000, SLASeconds: 3600, Order: tasks.OrderDue}); err != nil {
-		return err
-	}
-	// A first job creates the queue's hashes and sets; measure from there.
-	if _, err := store.Enqueue(ctx, q, "bench", []tasks.NewJob{{Title: "first"}}); err != nil {
-		return err
-	}
-	before, err := usedMemory(ctx, rdb)
+	per, _, err := memoryPerJob(ctx, rdb, store, tasks.Queue{Name: q, LeaseSeconds: 60, MaxAttempts: 1000, SLASeconds: 3600, Order: tasks.OrderDue}, n, 4)
 	if err != nil {
 		return err
 	}
-	if err := enqueueMany(ctx, store, q, n, 4); err != nil {
-		return err
-	}
-	after, err := usedMemory(ctx, rdb)
-	if err != nil {
-		return err
-	}
-	r.fig("Redis memory per waiting job with a due time, beyond its payload", float64(after-before)/float64(n)-float64(len("{}")), "bytes")
+	r.fig("Redis memory per waiting job with a due time, beyond its payload", per, "bytes")
 	look := func() (int, bool, error) { return store.WatchDue(ctx, q, cron.Batch) }
 	idle := newRecorder(fmt.Sprintf("cron's look for due times with none come, %d waiting", n))
 	for range 200 {
@@ -221,19 +223,11 @@ func measureDue(ctx context.Context, r *result, rdb *redis.Client, store *tasks.
 			return err
 		}
 	}
-	claims := newRecorder(fmt.Sprintf("claim, earliest due first, with %d ready", n))
-	for i := range min(1000, n) {
-		if err := claims.time(func() error {
-			res, err := store.Claim(ctx, q, "op"+strconv.Itoa(i%8))
-			if err == nil && res == nil {
-				err = errors.New("a claim found nothing while jobs were ready")
-			}
-			return err
-		}); err != nil {
-			return err
-		}
+	claimSum, err := timeClaims(ctx, store, q, fmt.Sprintf("claim, earliest due first, with %d ready", n), n)
+	if err != nil {
+		return err
 	}
-	idleSum, claimSum := idle.summary(), claims.summary()
+	idleSum := idle.summary()
 	r.Ops = append(r.Ops, idleSum, claimSum)
 	r.atMost(fmt.Sprintf("median look for due times with none come ÷ median claim, at %d waiting", n),
 		float64(idleSum.P50)/float64(claimSum.P50), 1, "×")
@@ -244,40 +238,9 @@ func measureDue(ctx context.Context, r *result, rdb *redis.Client, store *tasks.
 	// Past every warn point (48 minutes), before the due times.
 	offset.Add(int64(50 * time.Minute))
 	defer offset.Add(-int64(50 * time.Minute))
-	for _, kv := range [][2]string{{"slowlog-log-slower-than", "0"}, {"slowlog-max-len", strconv.Itoa(n)}} {
-		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
-			return err
-		}
-	}
-	if err := rdb.SlowLogReset(ctx).Err(); err != nil {
-		return err
-	}
 	calls := newRecorder(fmt.Sprintf("cron's call marking jobs at risk (%d per call)", cron.Batch))
-	t0 := time.Now()
-	total := 0
-	for more := true; more; {
-		var moved int
-		if err := calls.time(func() error {
-			var err error
-			moved, more, err = look()
-			return err
-		}); err != nil {
-			return err
-		}
-		total += moved
-	}
-	elapsed := time.Since(t0)
-	log, err := rdb.SlowLogGet(ctx, -1).Result()
+	total, elapsed, longest, err := inCronCalls(ctx, rdb, n+1, calls, look)
 	if err != nil {
-		return err
-	}
-	var longest time.Duration
-	for _, e := range log {
-		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "fcall") {
-			longest = max(longest, e.Duration)
-		}
-	}
-	if err := rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000").Err(); err != nil {
 		return err
 	}
 	st, err := store.Stats(ctx, q)
@@ -293,31 +256,37 @@ func measureDue(ctx context.Context, r *result, rdb *redis.Client, store *tasks.
 	return rdb.FlushAll(ctx).Err()
 }
 
+// memoryPerJob makes the queue, and a first job (which makes its hashes
+// and sets), then enqueues n jobs with an empty payload, c calls at a
+// time: it returns the growth of Redis's used memory per job beyond the
+// payload, and the used memory it counted from.
+func memoryPerJob(ctx context.Context, rdb *redis.Client, store *tasks.Store, q tasks.Queue, n, c int) (per float64, before int64, err error) {
+	if _, err := store.PutQueue(ctx, q); err != nil {
+		return 0, 0, err
+	}
+	if _, err := store.Enqueue(ctx, q.Name, "bench", []tasks.NewJob{{Title: "first"}}); err != nil {
+		return 0, 0, err
+	}
+	if before, err = usedMemory(ctx, rdb); err != nil {
+		return 0, 0, err
+	}
+	if err := enqueueMany(ctx, store, q.Name, n, c); err != nil {
+		return 0, 0, err
+	}
+	after, err := usedMemory(ctx, rdb)
+	return float64(after-before)/float64(n) - float64(len("{}")), before, err
+}
+
 // measureMemory enqueues n jobs with an empty payload into an empty store
 // and divides the growth of Redis's used memory by n, minus the payload.
 func measureMemory(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, n int) error {
 	const q = "memory"
-	if _, err := store.PutQueue(ctx, tasks.Queue{Name: q}); err != nil {
-		return err
-	}
-	// A first job creates the queue's hashes and sets; measure from there.
-	if _, err := store.Enqueue(ctx, q, "bench", []tasks.NewJob{{Title: "first"}}); err != nil {
-		return err
-	}
-	before, err := usedMemory(ctx, rdb)
-	if err != nil {
-		return err
-	}
-	if err := enqueueMany(ctx, store, q, n, 1); err != nil {
-		return err
-	}
-	after, err := usedMemory(ctx, rdb)
+	per, before, err := memoryPerJob(ctx, rdb, store, tasks.Queue{Name: q}, n, 1)
 	if err != nil {
 		return err
 	}
 	const payload = float64(len("{}"))
-	per := float64(after-before)/float64(n) - payload
-	r.fig(fmt.Sprintf("Redis memory growth for %d jobs", n), float64(after-before)/(1<<20), "MiB")
+	r.fig(fmt.Sprintf("Redis memory growth for %d jobs", n), (per+payload)*float64(n)/(1<<20), "MiB")
 	r.atMost("Redis memory per queued job beyond its payload", per, 400, "bytes")
 
 	// The same jobs claimed and completed: each now holds a history of
