@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,10 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"claimdesk/internal/handlers"
-	"claimdesk/internal/tasks"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -177,35 +174,5 @@ func TestQueueMetrics(t *testing.T) {
 	}
 	if secs, err := strconv.ParseFloat(m[1], 64); err != nil || secs <= 0 || secs > 60 {
 		t.Errorf("oldest wait = %s, want a moment", m[1])
-	}
-}
-
-// The due times' numbers: each queue's jobs at risk and overdue when
-// Prometheus scrapes, and the breaches the instance's store made.
-func TestDueMetrics(t *testing.T) {
-	a := newApp(t)
-	ctx := context.Background()
-	srv := a.serverWith(a.rdb, func(cfg *handlers.Config, _ *http.Server) { cfg.Tasks = a.tasks })
-	past := a.now().Add(-time.Minute)
-	if _, err := a.tasks.Enqueue(ctx, a.queue, "bot", []tasks.NewJob{{Title: "late", DueAt: &past}, {Title: "later", DueInSeconds: 3600}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := a.tasks.WatchDue(ctx, a.queue, 10); err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	for _, want := range []string{
-		fmt.Sprintf(`claimdesk_queue_sla_jobs{queue=%q,sla="at_risk"} 0`, a.queue),
-		fmt.Sprintf(`claimdesk_queue_sla_jobs{queue=%q,sla="breached"} 1`, a.queue),
-		fmt.Sprintf(`claimdesk_sla_breaches_total{queue=%q} 1`, a.queue),
-	} {
-		if !strings.Contains(string(raw), want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
 	}
 }

@@ -1,0 +1,75 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"claimdesk/internal/handlers"
+	"claimdesk/internal/tasks"
+)
+
+// The due times' numbers: each queue's jobs at risk and overdue when
+// Prometheus scrapes, and the breaches the instance's store made.
+func TestDueMetrics(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	srv := a.serverWith(a.rdb, func(cfg *handlers.Config, _ *http.Server) { cfg.Tasks = a.tasks })
+	past := a.now().Add(-time.Minute)
+	if _, err := a.tasks.Enqueue(ctx, a.queue, "bot", []tasks.NewJob{{Title: "late", DueAt: &past}, {Title: "later", DueInSeconds: 3600}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.tasks.WatchDue(ctx, a.queue, 10); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		fmt.Sprintf(`claimdesk_queue_sla_jobs{queue=%q,sla="at_risk"} 0`, a.queue),
+		fmt.Sprintf(`claimdesk_queue_sla_jobs{queue=%q,sla="breached"} 1`, a.queue),
+		fmt.Sprintf(`claimdesk_sla_breaches_total{queue=%q} 1`, a.queue),
+	} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// Due times over the API: given at enqueue (and refused when both ways
+// are given), answered with the job, and listed by where jobs stand.
+func TestDueTimesAPI(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue + "/jobs"
+	past := a.now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	late := a.expect("POST", q, a.producer, `{"title":"late","due_at":"`+past+`"}`, 201, "")["job"].(map[string]any)
+	if late["sla"] != "breached" || late["due_at"] == nil {
+		t.Fatalf("a job due a minute ago = %v", late)
+	}
+	soon := a.expect("POST", q, a.producer, `{"title":"soon","due_in_seconds":3600}`, 201, "")["job"].(map[string]any)
+	if soon["sla"] != "on_time" {
+		t.Fatalf("a job due in an hour = %v", soon)
+	}
+	a.expect("POST", q, a.producer, `{"title":"both","due_at":"`+past+`","due_in_seconds":60}`, 400, "invalid_field")
+	if _, _, err := a.tasks.WatchDue(context.Background(), a.queue, 10); err != nil {
+		t.Fatal(err)
+	}
+	list := "/api/v1/jobs?queue=" + a.queue + "&sla="
+	got := a.expect("GET", list+"breached", a.super, "", 200, "")["jobs"].([]any)
+	if len(got) != 1 || got[0].(map[string]any)["id"] != late["id"] {
+		t.Fatalf("breached = %v", got)
+	}
+	if got := a.expect("GET", list+"at_risk", a.super, "", 200, "")["jobs"].([]any); len(got) != 0 {
+		t.Fatalf("at risk = %v", got)
+	}
+	a.expect("GET", list+"on_time", a.super, "", 400, "invalid_field")
+	a.expect("GET", list+"breached&state=ready", a.super, "", 400, "invalid_field")
+	a.expect("GET", list+"breached", a.producer, "", 403, "forbidden")
+}
