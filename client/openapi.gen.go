@@ -1587,10 +1587,10 @@ type QueuePatchOrder string
 
 // QueueSummary A queue's counts and the settings a client needs.
 type QueueSummary struct {
-	// AtRisk Unfinished jobs at risk of missing their due time, as of the cron job's last look.
+	// AtRisk Unfinished jobs past their warn point and before their due time, counted from the cron job's look past their warn point (within a tick of it).
 	AtRisk int `json:"at_risk"`
 
-	// Breached Unfinished jobs at or past their due time, as of the cron job's last look.
+	// Breached Unfinished jobs at or past their due time that the cron job has seen past their warn point (within a tick of it).
 	Breached int `json:"breached"`
 	Dead     int `json:"dead"`
 

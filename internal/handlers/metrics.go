@@ -152,7 +152,7 @@ func newQueueCollector(s *Server) *queueCollector {
 			[]string{"queue"}, nil),
 		paused: prometheus.NewDesc("claimdesk_queue_paused", "1 while the queue is paused.", []string{"queue"}, nil),
 		due: prometheus.NewDesc("claimdesk_queue_sla_jobs",
-			"Unfinished jobs of a queue at risk of missing their due time (sla at_risk) or past it (breached), as of the cron job's last look.",
+			"Unfinished jobs of a queue past their warn point, before their due time (sla at_risk) or at or past it (breached), counted from the cron job's look past their warn point.",
 			[]string{"queue", "sla"}, nil),
 	}
 }

@@ -14,8 +14,7 @@ import (
 // storageFormat names how the engine lays out its data in Redis. Format 3:
 // job metadata as MessagePack values, the count of its fields first
 // (lua/lib.lua), so that fields added later read as absent in records
-// stored before, and records of a later version that added some read
-// without them; jobs and batches known by their ULID alone inside their
+// stored before; jobs and batches known by their ULID alone inside their
 // queue's keys. Format 2 was the same without the count: this version
 // reads its records as they are (decodeMeta), and marks a store of format
 // 2 as format 3 (CheckFormat), which a version of format 2 refuses. The

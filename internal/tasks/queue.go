@@ -472,9 +472,9 @@ type Stats struct {
 	// ones too) waits; zero when nothing is ready, or while a queue made by
 	// an earlier version is being indexed (IndexWaiting).
 	OldestWaitingSince *time.Time `json:"oldest_waiting_since,omitempty"`
-	// AtRisk counts the unfinished jobs at risk of missing their due time
-	// (Job.SLA), Breached those past it, as of the cron job's last look
-	// (WatchDue).
+	// AtRisk counts the unfinished jobs past their warn point and before
+	// their due time, Breached those at or past it, of the jobs the cron
+	// job has seen past their warn point (WatchDue, within a tick of it).
 	AtRisk   int64 `json:"at_risk"`
 	Breached int64 `json:"breached"`
 	// DueCompletedToday counts the jobs with a due time completed since

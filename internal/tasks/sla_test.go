@@ -375,3 +375,36 @@ func TestBreachEvent(t *testing.T) {
 		}
 	})
 }
+
+// A retry of a holder's last action after a due time's moment came is
+// answered as the action was: the moment is no one's action. So is a
+// retried extension.
+func TestRetryAfterDueMoments(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.queue = e.newQueue(Queue{LeaseSeconds: 600, MaxExtensions: 1})
+		j := e.addJob(e.queue, NewJob{Title: "promised", DueInSeconds: 600})
+		r := e.claim("ann")
+		if got, err := e.store.Extend(e.ctx, j.ID, r.Hold(), 1200, WithExtendKey("more-1")); err != nil || got.Extensions != 1 {
+			t.Fatalf("Extend = %+v, %v", got, err)
+		}
+		e.clock.Advance(9 * time.Minute)
+		if ts := e.watchDue(); len(ts) != 1 || ts[0].Action != ActionAtRisk {
+			t.Fatalf("WatchDue made %+v, want the reservation at risk", ts)
+		}
+		// The extension again (its answer lost): answered, no second one
+		// spent (there is none left).
+		if got, err := e.store.Extend(e.ctx, j.ID, r.Hold(), 1200, WithExtendKey("more-1")); err != nil || got.Extensions != 1 {
+			t.Fatalf("the extension again after the job came at risk: %+v, %v", got, err)
+		}
+		if _, err := e.store.Release(e.ctx, j.ID, r.Hold()); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(2 * time.Minute)
+		if ts := e.watchDue(); len(ts) != 1 || ts[0].Action != ActionBreached {
+			t.Fatalf("WatchDue made %+v, want the breach", ts)
+		}
+		if got, err := e.store.Release(e.ctx, j.ID, r.Hold()); err != nil || got.State != StateReady {
+			t.Fatalf("the give-back again after the breach: %+v, %v; want it answered as done", got, err)
+		}
+	})
+}

@@ -259,9 +259,10 @@ func luaConstants() string {
 	table("ACTION_CODE", actions)
 	// A job's metadata, by metaFields: how many fields follow, then the
 	// fields. unpack_meta returns where the history after them starts
-	// (cmsgpack's offset, -1 at the end) and the fields as a table, reading
-	// a record of all the fields as they are now in one go, and any other
-	// (decodeMeta says which) in two; pack_meta packs the fields of one.
+	// (cmsgpack's offset, -1 at the end) and the fields as a table: it
+	// reads the count from the first byte (a record of format 2 has none:
+	// decodeMeta), then the fields in one go; pack_meta packs the fields
+	// of one.
 	var vars, fields, values []string
 	for i, f := range metaFields {
 		v := fmt.Sprintf("v%d", i+1)
@@ -272,13 +273,10 @@ func luaConstants() string {
 	all := strings.Join(vars, ", ")
 	fmt.Fprintf(&b, "local META, META_FORMAT2 = %d, %d\n", len(metaFields), format2Fields)
 	fmt.Fprintf(&b, `local function unpack_meta(raw)
-  local next_at, n, %[1]s = cmsgpack.unpack_limit(raw, META + 1, 0)
-  if n ~= META then
-    local at = 1
-    if type(n) ~= 'number' then n, at = META_FORMAT2, 0 end
-    -- Fields a record lacks are nil; those it has beyond META dropped.
-    next_at, %[1]s = cmsgpack.unpack_limit(raw, n, at)
-  end
+  local n, at = string.byte(raw, 1), 1
+  if n > 0x7f then n, at = META_FORMAT2, 0 end
+  -- Fields a record lacks are nil; those it has beyond META are dropped.
+  local next_at, %[1]s = cmsgpack.unpack_limit(raw, n, at)
   return next_at, {%[2]s}
 end
 `, all, strings.Join(fields, ", "))

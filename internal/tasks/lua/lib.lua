@@ -257,15 +257,22 @@ local function record(id, m, action, from, to, actor, holder, reason)
   end
 end
 
+-- NOT_ACTIONS are the history entries no one's action makes, which follow
+-- one by themselves: admissions into a batch slot (after a give-back),
+-- drafts saved, and the moments of a due time (sla.lua, whenever they come).
+local NOT_ACTIONS = {
+  [ACTION_CODE.admitted] = true, [ACTION_CODE.drafted] = true,
+  [ACTION_CODE.at_risk] = true, [ACTION_CODE.breached] = true,
+}
+
 -- last_action returns the action code, actor and reason of the job's
--- latest history entry but admissions into a batch slot, which follow a
--- give-back by themselves, and drafts saved, which change nothing (nil for
--- a job without history).
+-- latest history entry but those of NOT_ACTIONS (nil for a job without
+-- history).
 local function last_action(m)
   local h, at, action, actor, reason = m.history, 0, nil, nil, nil
   while at ~= -1 and at < #h do
     local next_at, _, a, by, _, _, _, _, _, why = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
-    if a ~= ACTION_CODE.admitted and a ~= ACTION_CODE.drafted then action, actor, reason = a, by, why end
+    if not NOT_ACTIONS[a] then action, actor, reason = a, by, why end
     at = next_at
   end
   return action, actor, reason
