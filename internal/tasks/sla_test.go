@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // watchDue runs WatchDue on the env's queue until nothing more came, and
@@ -405,6 +407,27 @@ func TestRetryAfterDueMoments(t *testing.T) {
 		}
 		if got, err := e.store.Release(e.ctx, j.ID, r.Hold()); err != nil || got.State != StateReady {
 			t.Fatalf("the give-back again after the breach: %+v, %v; want it answered as done", got, err)
+		}
+	})
+}
+
+// A moment filed for no job (or a finished one), which no change makes,
+// is dropped by the cron job's look rather than failing it every tick.
+func TestStrayMomentDropped(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		j := e.add("done", 50)
+		e.complete(e.claim("ann"))
+		k := keysFor(e.queue).SLA()
+		for _, id := range []string{"01NOSUCHJOB0000000000000000", localID(j.ID)} {
+			if err := e.rdb.ZAdd(e.ctx, k, redis.Z{Score: 1, Member: id}).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ts := e.watchDue(); len(ts) != 0 {
+			t.Fatalf("WatchDue made %+v of stray moments", ts)
+		}
+		if n, err := e.rdb.ZCard(e.ctx, k).Result(); err != nil || n != 0 {
+			t.Fatalf("%d stray moments left, %v", n, err)
 		}
 	})
 }

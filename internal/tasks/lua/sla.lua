@@ -20,11 +20,15 @@ for i = 1, handled do
   local id = came[2 * i - 1]
   local m = load(id)
   -- A reserved job's transitions name its holder, who is told.
-  local holder = m.state == 'reserved' and m.reserved_by or nil
-  if now < m.due_at then
+  local holder = m and m.state == 'reserved' and m.reserved_by or nil
+  if not (m and m.due_at) or m.finished_at then
+    -- Not to be watched (finish takes a job out; this never comes).
+    redis.call('ZREM', K.sla, id)
+  elseif now < m.due_at then
     redis.call('ZADD', K.sla, int(m.due_at), id)
     redis.call('ZADD', K.late, int(m.due_at), id)
     record(id, m, 'at_risk', m.state, m.state, 'system', holder)
+    store(id, m)
   else
     -- A job whose warn point and due time both came (the cron job was
     -- away, or they are one) is at risk and breached at once.
@@ -48,7 +52,7 @@ for i = 1, handled do
       end
     end
     record(id, m, 'breached', m.state, m.state, 'system', holder, reason)
+    store(id, m)
   end
-  store(id, m)
 end
 return answer('ok', #came / 2 > limit and 1 or 0, handled)
