@@ -143,6 +143,13 @@ func TestQueueForms(t *testing.T) {
 	a := newApp(t)
 	_, b := a.person(users.Supervisor)
 	b.do("GET", "/supervisor/queues/new", nil)
+	// The new queue form starts from the defaults, every one a value the
+	// form takes as it is (a warn point of 0% would not be sent).
+	for _, want := range []string{`name="warn_fraction" type="number" min="1" max="100" value="80"`, `value="rank" selected`, `name="sla_seconds" value="0s"`} {
+		if !strings.Contains(b.body, want) {
+			t.Fatalf("the new queue form lacks %s", want)
+		}
+	}
 	form := func(name string, lease, hold string) url.Values {
 		return url.Values{"_csrf": {b.csrf}, "name": {name}, "lease_seconds": {lease}, "max_attempts": {"3"},
 			"max_extensions": {"10"}, "max_hold_seconds": {hold}, "aging_seconds": {"0"}, "max_held": {"2"}}

@@ -266,8 +266,7 @@ func (s *Server) queueNumbersFragment(c echo.Context) error {
 }
 
 func (s *Server) newQueuePage(c echo.Context) error {
-	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{
-		LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600}, nil, views.SettingsProblem{}))
+	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{}.WithDefaults(), nil, views.SettingsProblem{}))
 }
 
 // settingsForm reads the settings form: every setting it shows, as a
