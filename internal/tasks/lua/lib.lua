@@ -489,8 +489,8 @@ end
 -- log2(t / HANDLING_BASE_MS)), 0 at least. Two buckets below 0 count
 -- the completions of jobs with a due time: TALLY_ON_TIME those completed
 -- before it, TALLY_LATE the others; the queue's conf counts the day's of
--- every holder (sla_day, sla_done, sla_on_time). A field still holding an older
--- day starts over. TALLY_AT says where each action counts.
+-- every holder (sla_day, sla_done, sla_on_time). A field still holding
+-- an older day starts over. TALLY_AT says where each action counts.
 local TALLY_AT = {released = 2, skipped = 2, failed = 3, expired = 4}
 local TALLY_TAKEN = 5
 
