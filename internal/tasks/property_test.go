@@ -28,8 +28,8 @@ import (
 // then breached, once, while unfinished; the indexes by due time hold
 // exactly the jobs they should, and the ready ones' scores their rank
 // after a breach raised it; a retry looks past those moments. With seed 2
-// the queue claims earliest due first (the model checks that each claim
-// gives a claimable job; sla_test.go checks the order).
+// the queue claims earliest due first: no job the claimer may take that is
+// due sooner stays in line.
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
@@ -102,6 +102,8 @@ type model struct {
 
 	batches  map[string]*modelBatch
 	batchIDs []string // in creation order
+	// order is the queue's claim order (Queue.Order).
+	order string
 }
 
 type claimed struct{ id, token, holder string }
@@ -113,6 +115,11 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 	if err := e.store.SetOutbox(e.ctx, e.queue, true); err != nil {
 		e.t.Fatal(err)
 	}
+	q, err := e.store.Queue(e.ctx, e.queue)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m.order = q.Order
 	ops := []struct {
 		name   string
 		weight int
@@ -468,6 +475,26 @@ func (m *model) claim() {
 	}
 	if !slices.Contains(want, r.Job.ID) {
 		e.t.Fatalf("claim by %s gave %s, which was not claimable", op, r.Job.ID)
+	}
+	// Earliest due first: no job op may take that is due sooner stays in
+	// the line of jobs with due times (checkDue holds it to the model),
+	// nor any at all when the job claimed has no due time.
+	if m.order == OrderDue {
+		line, err := e.rdb.ZRangeWithScores(e.ctx, keysFor(e.queue).ReadyDue(), 0, -1).Result()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		due := m.jobs[r.Job.ID].dueAt
+		for _, z := range line {
+			id := globalID(z.Member.(string), e.queue)
+			if slices.Contains(m.jobs[id].skippedBy, op) {
+				continue
+			}
+			if due.IsZero() || float64(ms(due)) > z.Score {
+				e.t.Fatalf("claim by %s gave %s (due %v) while %s, due %v, waited", op, r.Job.ID, due, id, z.Score)
+			}
+			break
+		}
 	}
 	mj := m.jobs[r.Job.ID]
 	m.note(mj, ActionClaimed, op, StateReady, StateReserved)
