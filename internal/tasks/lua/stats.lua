@@ -14,12 +14,17 @@
 -- Ready counts every ready job: those in the claim line and those held back.
 -- A dead job's score in its index is when it died.
 local now = clock(ARGV[1])
-if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
-local sla = redis.call('HMGET', K.conf, 'sla_day', 'sla_done', 'sla_on_time')
-if tonumber(sla[1]) ~= math.floor(now / 86400000) then sla = {0, 0, 0} end
+-- The settings, read once: answered whole, and the claim order and the
+-- day's attainment looked up in them.
+local settings = redis.call('HGETALL', K.conf)
+if #settings == 0 then return plain('queue_not_found') end
+local conf = {}
+for i = 1, #settings, 2 do conf[settings[i]] = settings[i + 1] end
+local done, on_time = 0, 0
+if tonumber(conf.sla_day) == math.floor(now / 86400000) then done, on_time = tonumber(conf.sla_done), tonumber(conf.sla_on_time) end
 local next_since = 0
 local head = {}
-if redis.call('HGET', K.conf, 'order') == 'due' then head = redis.call('ZRANGE', K.readydue, 0, 0) end
+if conf.order == 'due' then head = redis.call('ZRANGE', K.readydue, 0, 0) end
 if not head[1] then head = redis.call('ZRANGE', INDEX.ready, 0, 0) end
 if head[1] then next_since = load(head[1]).run_at end
 return plain('ok',
@@ -30,5 +35,4 @@ return plain('ok',
   redis.call('ZCOUNT', INDEX.scheduled, '-inf', now), next_since, redis.call('ZCARD', K.parked),
   oldest_waiting(), redis.call('ZCOUNT', INDEX.dead, int(now - now % 86400000), '+inf'),
   redis.call('ZCOUNT', K.late, '(' .. int(now), '+inf'), redis.call('ZCOUNT', K.late, '-inf', int(now)),
-  tonumber(sla[2]), tonumber(sla[3]),
-  unpack(redis.call('HGETALL', K.conf)))
+  done, on_time, unpack(settings))
