@@ -195,24 +195,41 @@ func (r *Runner) indexWaitingOnce(ctx context.Context) (int, error) {
 
 // watchDueOnce handles every moment of a due time that came: jobs at
 // risk, and jobs breached (escalated by their queue's policy), in batches,
-// from each queue's index of those moments (tasks.Store.WatchDue).
+// from each queue's index of those moments (tasks.Store.WatchDue); then
+// moves the breached jobs of queues with a breach queue there
+// (tasks.Store.MoveBreached).
 func (r *Runner) watchDueOnce(ctx context.Context) (int, error) {
-	return r.inBatches(ctx, r.cfg.Tasks.WatchDue)
+	return r.eachQueue(ctx, func(q string) (int, error) {
+		watched, err := r.batches(ctx, q, r.cfg.Tasks.WatchDue)
+		if err != nil {
+			return watched, err
+		}
+		moved, err := r.batches(ctx, q, r.cfg.Tasks.MoveBreached)
+		return watched + moved, err
+	})
 }
+
+// step is one bounded call of a periodic task on one queue: how many it
+// moved, and whether more are left.
+type step func(ctx context.Context, queue string, limit int) (int, bool, error)
 
 // inBatches calls step on every queue until it reports no more, and adds
 // up what it moved.
-func (r *Runner) inBatches(ctx context.Context, step func(ctx context.Context, queue string, limit int) (int, bool, error)) (int, error) {
-	return r.eachQueue(ctx, func(q string) (int, error) {
-		total := 0
-		for {
-			n, more, err := step(ctx, q, Batch)
-			total += n
-			if err != nil || !more {
-				return total, err
-			}
+func (r *Runner) inBatches(ctx context.Context, st step) (int, error) {
+	return r.eachQueue(ctx, func(q string) (int, error) { return r.batches(ctx, q, st) })
+}
+
+// batches calls step on queue q until it reports no more, and adds up
+// what it moved.
+func (r *Runner) batches(ctx context.Context, q string, st step) (int, error) {
+	total := 0
+	for {
+		n, more, err := st(ctx, q, Batch)
+		total += n
+		if err != nil || !more {
+			return total, err
 		}
-	})
+	}
 }
 
 // warnBefore is how long before its deadline a holder is warned.

@@ -171,6 +171,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	pub, internal := publicError(err)
+	if pub.Code == "job_not_found" && s.movedAway(c) {
+		return
+	}
 	reqID := c.Response().Header().Get(echo.HeaderXRequestID)
 	if internal && c.Request().Context().Err() != nil {
 		// The client left while the request waited: nobody to answer,
@@ -198,6 +201,33 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		p = s.page(c, p.Title)
 	}
 	_ = s.render(c, pub.Status, views.ErrorPage(p, pub.Status, friendly(pub)))
+}
+
+// movedAway answers a request about a job that is not found under its id
+// because it moved to its queue's breach queue when it missed its due
+// time (tasks.Store.MovedTo): 308 Permanent Redirect to the same path
+// with the job's new id, which a client follows with the same method and
+// body. It reports whether it answered.
+func (s *Server) movedAway(c echo.Context) bool {
+	id := c.Param("id")
+	if id == "" {
+		return false
+	}
+	to, ok, err := s.tasks.MovedTo(c.Request().Context(), id)
+	if err != nil || !ok {
+		return false
+	}
+	u := *c.Request().URL
+	u.Path = strings.Replace(u.Path, "/"+id, "/"+to, 1)
+	u.RawPath = ""
+	c.Response().Header().Set(echo.HeaderLocation, u.RequestURI())
+	if isAPI(c) {
+		pub := newError(http.StatusPermanentRedirect, "job_moved", "the job missed its due time and moved to another queue: its id is now %s", to)
+		_ = c.JSON(pub.Status, pub.body())
+		return true
+	}
+	_ = c.NoContent(http.StatusPermanentRedirect)
+	return true
 }
 
 // sessionError answers a request whose session could not be loaded or

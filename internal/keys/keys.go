@@ -311,6 +311,9 @@ const (
 	PartSLA        Part = "sla"
 	PartLate       Part = "late"
 	PartReadyDue   Part = "readydue"
+	PartMoving     Part = "moving"
+	PartMoved      Part = "moved"
+	PartMovedAt    Part = "movedat"
 )
 
 // Parts lists every part of a queue's keys, in the order of All.
@@ -320,7 +323,7 @@ var Parts = []Part{
 	PartSkips, PartSkipCount, PartBatches, PartBatchIndex, PartBatchDone,
 	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
 	PartPeople, PartWaiting, PartOutbox, PartDrafts, PartSLA, PartLate,
-	PartReadyDue,
+	PartReadyDue, PartMoving, PartMoved, PartMovedAt,
 }
 
 // Key returns the queue's key of the given part, under the hash tag.
@@ -490,6 +493,24 @@ func (q Queue) Late() string { return q.Key(PartLate) }
 // Ready) that have a due time → that due time (ms): a queue that claims
 // earliest due first (its order "due") looks here before Ready.
 func (q Queue) ReadyDue() string { return q.Key(PartReadyDue) }
+
+// Moving returns the queue's HASH of job id → the name of the queue the
+// job moves to: the jobs that missed their due time while waiting, taken
+// out of the queue's line by the cron job (sla.lua) when the queue has a
+// breach queue, until they are made in that queue and deleted here
+// (internal/tasks, MoveBreached). A job in it is not canceled.
+func (q Queue) Moving() string { return q.Key(PartMoving) }
+
+// Moved returns the queue's HASH of job id → the name of the queue the job
+// moved to (then, after a newline, the idempotency key it was enqueued
+// with, if any, which Idem keeps naming it by), so that its old id still leads to it (the new id is the same
+// ULID with the new queue's name), kept as long as a finished job
+// (MovedAt).
+func (q Queue) Moved() string { return q.Key(PartMoved) }
+
+// MovedAt returns the queue's ZSET of the ids of Moved → when the job
+// moved in ms, for retention.
+func (q Queue) MovedAt() string { return q.Key(PartMovedAt) }
 
 // All returns every key of the queue, in the order of Parts.
 func (q Queue) All() []string {

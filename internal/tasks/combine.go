@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // enqueueRequest is one Enqueue's jobs, as script arguments (enqueueFields
@@ -82,8 +83,20 @@ func (s *Store) runEnqueue(ctx context.Context, queue string, args []any) (batch
 	batch = globalID(r.str("batch id"), queue)
 	record = r.str("batch")
 	out := make([]Enqueued, (len(args)-enqueueHead)/enqueueFields)
+	moved := map[int]string{}
 	for i := range out {
-		out[i].Created = r.str("created or existing") == "created"
+		switch r.str("created, existing or moved") {
+		case "moved":
+			// The key's job missed its due time and moved: it is
+			// answered as it is in its new queue.
+			id, to := r.str("job id"), r.str("where it moved")
+			r.str("nothing")
+			to, _, _ = strings.Cut(to, "\n")
+			moved[i] = globalID(id, to)
+			continue
+		case "created":
+			out[i].Created = true
+		}
 		out[i].Job = r.job()
 		if out[i].Created && out[i].Job != nil {
 			out[i].Job.Payload = json.RawMessage(args[enqueueHead+i*enqueueFields+enqueueFields-1].(string))
@@ -91,6 +104,12 @@ func (s *Store) runEnqueue(ctx context.Context, queue string, args []any) (batch
 	}
 	if err := r.done(); err != nil {
 		return "", "", nil, err
+	}
+	for i, id := range moved {
+		var err error
+		if out[i].Job, err = s.Get(ctx, id); err != nil {
+			return "", "", nil, err
+		}
 	}
 	return batch, record, out, nil
 }

@@ -2,6 +2,10 @@ package tasks
 
 import (
 	"context"
+	"errors"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ReclaimExpired ends at most limit reservations of the queue whose deadline
@@ -33,6 +37,88 @@ func (s *Store) WatchDue(ctx context.Context, queue string, limit int) (n int, m
 		return 0, false, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
 	}
 	return s.moved(s.run(ctx, slaScript, queue, s.nowArg(), limit, strictStepMs))
+}
+
+// MoveBreached moves at most limit of the queue's jobs that missed their
+// due time while waiting to the queue's breach queue (Queue.BreachQueue):
+// WatchDue took them out of the queue's line and filed them as moving.
+// Each is made in the breach queue first, as it was (move_in.lua), then
+// deleted here (move_out.lua), its old id leading to its new one
+// (MovedTo): a crash between the two leaves the job moving, and the next
+// run makes it again, which finds it made. A job whose breach queue is
+// gone goes back in line here. It returns how many moved, and whether
+// more are moving.
+func (s *Store) MoveBreached(ctx context.Context, queue string, limit int) (n int, more bool, err error) {
+	if !validQueueName(queue) {
+		return 0, false, ErrQueueNotFound
+	}
+	if limit < 1 || limit > MaxMaintainBatch {
+		return 0, false, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	}
+	k := keysFor(queue)
+	pairs, cursor, err := s.rdb.HScan(ctx, k.Moving(), 0, "", int64(limit)).Result()
+	if err != nil {
+		return 0, false, redisErr(err)
+	}
+	more = cursor != 0 || len(pairs) > 2*limit
+	for i := 0; i+1 < len(pairs) && i < 2*limit; i += 2 {
+		id, to := pairs[i], pairs[i+1]
+		outcome := "gone"
+		var meta, payload, kept *redis.StringCmd
+		// One slot, so one pipeline reaches one node even on a cluster.
+		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			meta = p.HGet(ctx, k.Meta(), id)
+			payload = p.HGet(ctx, k.Payload(), id)
+			kept = p.HGet(ctx, k.Drafts(), id+"\nkept")
+			return nil
+		}); err != nil && err != redis.Nil {
+			return n, more, redisErr(err)
+		}
+		if meta.Err() == nil && validQueueName(to) {
+			r, err := s.run(ctx, moveInScript, to, s.nowArg(), id, meta.Val(), payload.Val(), kept.Val(), queue, strictStepMs)
+			if err == nil {
+				r.flag("made")
+				err = r.done()
+			}
+			switch {
+			case err == nil:
+				outcome = "made"
+			case !errors.Is(err, ErrQueueNotFound):
+				return n, more, err
+			}
+		}
+		r, err := s.run(ctx, moveOutScript, queue, s.nowArg(), id, outcome)
+		if err != nil {
+			return n, more, err
+		}
+		if r.flag("moved") {
+			n++
+		}
+		if err := r.done(); err != nil {
+			return n, more, err
+		}
+	}
+	return n, more, nil
+}
+
+// MovedTo returns the id that the job of the given id has in the queue
+// it moved to when it missed its due time (MoveBreached), or false if it
+// did not move (or so long ago that its old id is forgotten, as a
+// finished job would be).
+func (s *Store) MovedTo(ctx context.Context, id string) (string, bool, error) {
+	queue, ok := queueOf(id)
+	if !ok {
+		return "", false, nil
+	}
+	to, err := s.rdb.HGet(ctx, keysFor(queue).Moved(), localID(id)).Result()
+	if err == redis.Nil {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, redisErr(err)
+	}
+	to, _, _ = strings.Cut(to, "\n") // and the idempotency key it had
+	return globalID(localID(id), to), true, nil
 }
 
 // moved reads the answer of a maintenance script: more, how many jobs it

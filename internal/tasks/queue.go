@@ -77,6 +77,11 @@ type Queue struct {
 	// misses its due time to this (a job already at it or above keeps its
 	// own). Default 0: a breach changes no priority; at most 100.
 	BreachPriority int `json:"breach_priority"`
+	// BreachQueue, when set, names another queue that each waiting job
+	// (ready or scheduled, in no batch) moves to when it misses its due
+	// time, keeping its id's ULID, history, attempts and due time
+	// (MoveBreached). Default "": jobs stay.
+	BreachQueue string `json:"breach_queue"`
 }
 
 // The orders a queue may claim its ready jobs in (Queue.Order).
@@ -107,6 +112,8 @@ type QueuePatch struct {
 	WarnFraction   *float64 `json:"warn_fraction"`
 	Order          *string  `json:"order"`
 	BreachPriority *int     `json:"breach_priority"`
+	// BreachQueue sets the queue breached jobs move to; "" for none.
+	BreachQueue *string `json:"breach_queue"`
 }
 
 // settings pairs each setting of q with its field of the patch.
@@ -180,6 +187,9 @@ func (q Queue) Validate() error {
 	if q.Order != OrderRank && q.Order != OrderDue {
 		return invalid("order", "must be %q or %q", OrderRank, OrderDue)
 	}
+	if q.BreachQueue != "" && (!validQueueName(q.BreachQueue) || q.BreachQueue == q.Name) {
+		return invalid("breach_queue", "must name another queue")
+	}
 	for _, c := range checks {
 		if c.value < c.lo || c.value > c.hi {
 			return outOfRange(c.field, c.lo, c.hi)
@@ -191,10 +201,30 @@ func (q Queue) Validate() error {
 	return nil
 }
 
+// check validates q, and that the queue it names as its breach queue
+// exists. The queue may still be deleted after: its breached jobs then
+// stay (MoveBreached).
+func (s *Store) check(ctx context.Context, q Queue) error {
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	if q.BreachQueue == "" {
+		return nil
+	}
+	known, err := s.rdb.SIsMember(ctx, keys.Queues, q.BreachQueue).Result()
+	if err != nil {
+		return redisErr(err)
+	}
+	if !known {
+		return invalid("breach_queue", "no queue is named %q", q.BreachQueue)
+	}
+	return nil
+}
+
 // fields are the queue's settings as stored (keys.Queue.Conf): setting,
 // value, … in the order of QueuePatch.settings, then the outcome form
 // (its JSON, "" for none), whether a reason is required, the warn
-// fraction and the order; Paused is not among them.
+// fraction, the order and the breach queue; Paused is not among them.
 func (q Queue) fields() []any {
 	return []any{
 		"lease_seconds", q.LeaseSeconds,
@@ -211,6 +241,7 @@ func (q Queue) fields() []any {
 		"require_reason", flag(q.RequireReason),
 		"warn_fraction", strconv.FormatFloat(q.WarnFraction, 'g', -1, 64),
 		"order", q.Order,
+		"breach_queue", q.BreachQueue,
 	}
 }
 
@@ -225,7 +256,7 @@ func (s *Store) CreateQueue(ctx context.Context, q Queue) (Queue, error) {
 // included (a form that shows every setting means the zero typed in it),
 // as CreateQueue does otherwise.
 func (s *Store) CreateQueueAsGiven(ctx context.Context, q Queue) (Queue, error) {
-	if err := q.Validate(); err != nil {
+	if err := s.check(ctx, q); err != nil {
 		return Queue{}, err
 	}
 	return s.writeQueue(ctx, "create", q.Name, append(q.fields(), "paused", flag(q.Paused))...)
@@ -236,7 +267,7 @@ func (s *Store) CreateQueueAsGiven(ctx context.Context, q Queue) (Queue, error) 
 // settings as stored.
 func (s *Store) PutQueue(ctx context.Context, q Queue) (Queue, error) {
 	q = q.WithDefaults()
-	if err := q.Validate(); err != nil {
+	if err := s.check(ctx, q); err != nil {
 		return Queue{}, err
 	}
 	return s.writeQueue(ctx, "put", q.Name, q.fields()...)
@@ -295,7 +326,11 @@ func (s *Store) patchOnce(ctx context.Context, name string, p QueuePatch) (now, 
 		q.Order = *p.Order
 		changed = append(changed, "order")
 	}
-	if err := q.Validate(); err != nil {
+	if p.BreachQueue != nil {
+		q.BreachQueue = *p.BreachQueue
+		changed = append(changed, "breach_queue")
+	}
+	if err := s.check(ctx, q); err != nil {
 		return Queue{}, Queue{}, err
 	}
 	if len(changed) == 0 {
@@ -415,6 +450,7 @@ func queueFrom(name string, raw map[string]string) Queue {
 		Paused: raw["paused"] == "1", Outcome: storedOutcome(raw["outcome"]),
 		RequireReason: raw["require_reason"] == "1", SLASeconds: n("sla_seconds"),
 		BreachPriority: n("breach_priority"), Order: cmp.Or(raw["order"], OrderRank),
+		BreachQueue: raw["breach_queue"],
 	}
 	// A queue made before due times has no warn_fraction: the default.
 	q.WarnFraction, _ = strconv.ParseFloat(raw["warn_fraction"], 64)

@@ -72,7 +72,7 @@ var scriptKeys = map[string][]keys.Part{
 	"cancel": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
-		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving},
 	"claim": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
@@ -89,7 +89,7 @@ var scriptKeys = map[string][]keys.Part{
 	"enqueue": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartIdem,
 		keys.PartBatches, keys.PartBatchIndex, keys.PartBatchDone, keys.PartParked, keys.PartMembers,
-		keys.PartWaiting, keys.PartOutbox, keys.PartSLA, keys.PartReadyDue},
+		keys.PartWaiting, keys.PartOutbox, keys.PartSLA, keys.PartReadyDue, keys.PartMoved},
 	"extend": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartParked, keys.PartOutbox},
 	"fail": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
@@ -109,7 +109,7 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
 	"purge": {keys.PartConf, keys.PartCompleted, keys.PartDead, keys.PartCanceled, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartIdem, keys.PartBatches, keys.PartBatchIndex,
-		keys.PartBatchDone, keys.PartMembers, keys.PartDrafts},
+		keys.PartBatchDone, keys.PartMembers, keys.PartDrafts, keys.PartMoved, keys.PartMovedAt},
 	"queue_delete": keys.Parts,
 	"queue_put":    {keys.PartConf},
 	"reclaim": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
@@ -124,9 +124,9 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
-	"sla": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
-		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartParked, keys.PartOutbox, keys.PartSLA,
-		keys.PartLate},
+	"sla":      {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartParked, keys.PartWaiting, keys.PartOutbox, keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving},
+	"move_in":  {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartParked, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue},
+	"move_out": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted, keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips, keys.PartSkipCount, keys.PartBatches, keys.PartParked, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartMoved, keys.PartMovedAt},
 	"stats": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartParked, keys.PartWaiting, keys.PartLate,
 		keys.PartReadyDue},
@@ -161,6 +161,8 @@ var (
 	waitingIndexScript = library.script("waiting_index")
 	outboxScript       = library.script("outbox")
 	slaScript          = library.script("sla")
+	moveInScript       = library.script("move_in")
+	moveOutScript      = library.script("move_out")
 )
 
 // functionLibrary is the text of the library and its functions' names.

@@ -124,12 +124,18 @@ func TestDueTimes(t *testing.T) {
 			want string
 		}{{SLAAtRisk, byQueue.ID}, {SLABreached, own.ID}} {
 			for _, queue := range []string{q, ""} {
-				p, err := e.store.ListJobs(e.ctx, queue, "", 10, "", Standing(c.sla))
+				// Every page: other tests' queues have theirs.
 				var ids []string
-				for _, j := range p.Jobs {
-					if j.Queue == q {
-						ids = append(ids, j.ID)
+				var err error
+				for cursor, more := "", true; more && err == nil; {
+					var p Page
+					p, err = e.store.ListJobs(e.ctx, queue, "", 100, cursor, Standing(c.sla))
+					for _, j := range p.Jobs {
+						if j.Queue == q {
+							ids = append(ids, j.ID)
+						}
 					}
+					cursor, more = p.NextCursor, p.NextCursor != ""
 				}
 				if err != nil || !slices.Equal(ids, []string{c.want}) {
 					t.Fatalf("ListJobs(%q, %s) = %q, %v; want %s", queue, c.sla, ids, err, c.want)
@@ -428,6 +434,147 @@ func TestStrayMomentDropped(t *testing.T) {
 		}
 		if n, err := e.rdb.ZCard(e.ctx, k).Result(); err != nil || n != 0 {
 			t.Fatalf("%d stray moments left, %v", n, err)
+		}
+	})
+}
+
+// moveBreached runs MoveBreached on the env's queue until none are left
+// moving, and returns the transitions it made.
+func (e *env) moveBreached() []Transition {
+	e.t.Helper()
+	return e.during(ActionMoved, func() {
+		for {
+			_, more, err := e.store.MoveBreached(e.ctx, e.queue, 2)
+			if err != nil {
+				e.t.Fatalf("MoveBreached: %v", err)
+			}
+			if !more {
+				return
+			}
+		}
+	})
+}
+
+// A queue with a breach queue moves each job that misses its due time
+// while it waits there, in no batch: same ULID, history, attempts, due
+// time and idempotency key, raised as the policy says, in line there by
+// age. A held job stays with its holder, a batch's with its batch. Until
+// the move is done the job is in neither line and cannot be canceled;
+// after it, its old id leads to the new.
+func TestBreachMovesJob(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		leads := e.newQueue(Queue{})
+		e.queue = e.newQueue(Queue{BreachQueue: leads, BreachPriority: 80, MaxAttempts: 3})
+		from := e.queue
+		first := e.addJob(from, NewJob{Title: "waiting", DueInSeconds: 60, IdempotencyKey: "k1"})
+		r := e.claim("ann")
+		if _, err := e.store.Fail(e.ctx, first.ID, r.Hold(), "no access"); err != nil {
+			t.Fatal(err)
+		}
+		held := e.addJob(from, NewJob{Title: "held", DueInSeconds: 60})
+		e.claim("ann")
+		later := e.addJob(from, NewJob{Title: "scheduled", DueInSeconds: 60, RunAt: new(e.clock.Now().Add(time.Hour))})
+		_, batched := e.createBatch(NewBatch{Title: "b", Jobs: []NewJob{{Title: "batched", DueInSeconds: 60}}})
+		e.clock.Advance(time.Minute)
+		e.watchDue()
+		// Taken out of the line, not yet moved: no claim, no cancel.
+		if s := e.stats(); s.Ready != 1 || s.Scheduled != 0 {
+			t.Fatalf("while moving: %+v, want only the batch's job ready", s)
+		}
+		if _, _, err := e.store.Cancel(e.ctx, first.ID, "sam", false); !errors.Is(err, ErrInvalidState) {
+			t.Fatalf("cancel while moving: %v", err)
+		}
+		ts := e.moveBreached()
+		if len(ts) != 4 {
+			t.Fatalf("moves made %+v, want two out and two in", ts)
+		}
+		for _, tr := range ts {
+			if out := tr.Queue == from; tr.Action != ActionMoved || out && tr.To != "" || !out && (tr.Queue != leads || tr.From != "") {
+				t.Fatalf("move transition %+v", tr)
+			}
+		}
+		for _, old := range []*Job{first, later} {
+			if _, err := e.store.Get(e.ctx, old.ID); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("old id of %s: %v", old.Title, err)
+			}
+			id, ok, err := e.store.MovedTo(e.ctx, old.ID)
+			if err != nil || !ok || id != localID(old.ID)+"."+leads {
+				t.Fatalf("MovedTo(%s) = %q, %v, %v", old.ID, id, ok, err)
+			}
+			j := e.get(id)
+			hist, _, err := j.History()
+			if err != nil || len(hist) < 3 {
+				t.Fatalf("history %+v, %v", hist, err)
+			}
+			h := hist[len(hist)-1]
+			if j.Title != old.Title || !j.DueAt.Equal(*old.DueAt) || j.SLA != SLABreached || j.Priority != 80 ||
+				h.Action != ActionMoved || h.Reason != from || hist[0].Action != ActionEnqueued {
+				t.Fatalf("moved %+v, history %+v", j, hist)
+			}
+		}
+		if j := e.get(localID(first.ID) + "." + leads); j.State != StateReady || j.Attempts != 1 || j.LastError != "no access" {
+			t.Fatalf("moved job %+v: want ready with its attempt spent", j)
+		}
+		if e.get(held.ID).State != StateReserved || e.get(batched[0].ID).State != StateReady {
+			t.Fatal("the held job or the batch's moved")
+		}
+		if n, err := e.rdb.HLen(e.ctx, keysFor(from).Moving()).Result(); err != nil || n != 0 {
+			t.Fatalf("%d left moving, %v", n, err)
+		}
+		// The producer's retry finds it where it went.
+		again, err := e.store.Enqueue(e.ctx, from, "producer", []NewJob{{Title: "waiting", IdempotencyKey: "k1"}})
+		if err != nil || again[0].Created || again[0].Job.ID != localID(first.ID)+"."+leads {
+			t.Fatalf("enqueue again = %+v, %v", again, err)
+		}
+		e.queue = leads
+		if r := e.claim("bob"); r.Job.Title != "waiting" || r.Job.Attempts != 1 {
+			t.Fatalf("the breach queue gave %+v", r.Job)
+		}
+		if s := e.stats(); s.Breached != 2 {
+			t.Fatalf("breach queue %+v, want both moved jobs breached", s)
+		}
+	})
+}
+
+// A move cut short after the job was made in the breach queue (a crash)
+// is ended by the next run, which finds it made: one job, moved once. A
+// job whose breach queue is gone goes back in line.
+func TestMoveResumes(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		leads := e.newQueue(Queue{})
+		gone := e.newQueue(Queue{})
+		e.queue = e.newQueue(Queue{BreachQueue: leads})
+		from := e.queue
+		j := e.addJob(from, NewJob{Title: "late", DueInSeconds: 60})
+		e.clock.Advance(time.Minute)
+		e.watchDue()
+		k := keysFor(from)
+		meta := e.rdb.HGet(e.ctx, k.Meta(), localID(j.ID)).Val()
+		payload := e.rdb.HGet(e.ctx, k.Payload(), localID(j.ID)).Val()
+		r, err := e.store.run(e.ctx, moveInScript, leads, e.store.nowArg(), localID(j.ID), meta, payload, "", from, strictStepMs)
+		if err != nil || !r.flag("made") || r.done() != nil {
+			t.Fatalf("move_in: %v", err)
+		}
+		if ts := e.moveBreached(); len(ts) != 1 || ts[0].Queue != from {
+			t.Fatalf("the resumed move made %+v, want only the move out", ts)
+		}
+		e.queue = leads
+		if s := e.stats(); s.Ready != 1 {
+			t.Fatalf("breach queue %+v, want the one job", s)
+		}
+		// Its breach queue deleted: it stays.
+		e.queue = e.newQueue(Queue{BreachQueue: gone})
+		stays := e.addJob(e.queue, NewJob{Title: "stays", DueInSeconds: 60})
+		if err := e.store.DeleteQueue(e.ctx, gone); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Minute)
+		e.watchDue()
+		if ts := e.moveBreached(); len(ts) != 0 {
+			t.Fatalf("moved to a deleted queue: %+v", ts)
+		}
+		if r := e.claim("ann"); r.Job.ID != stays.ID {
+			t.Fatalf("claimed %+v, want the job back in line", r.Job)
 		}
 	})
 }

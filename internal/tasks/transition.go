@@ -35,6 +35,12 @@ const (
 	// warn point came, then its due time (WatchDue).
 	ActionAtRisk   Action = "at_risk"
 	ActionBreached Action = "breached"
+	// ActionMoved moves a breached job to its queue's breach queue
+	// (MoveBreached): its transition out of the old queue goes to no
+	// state (To ""), its transition into the new one from none (From
+	// ""); the job's history, which it keeps, has the second, with the
+	// old queue's name as its reason.
+	ActionMoved Action = "moved"
 )
 
 // actionByCode and stateByCode are the numbers under which lua/lib.lua
@@ -43,7 +49,7 @@ const (
 var (
 	actionByCode = []Action{"", ActionEnqueued, ActionPromoted, ActionAdmitted, ActionClaimed,
 		ActionExtended, ActionReleased, ActionSkipped, ActionFailed, ActionExpired, ActionRequeued,
-		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted, ActionAtRisk, ActionBreached}
+		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted, ActionAtRisk, ActionBreached, ActionMoved}
 	stateByCode = []State{"", StateScheduled, StateReady, StateReserved, StateCompleted, StateDead, StateCanceled}
 )
 

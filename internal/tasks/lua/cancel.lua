@@ -3,7 +3,7 @@
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts,
---            sla, late, readydue
+--            sla, late, readydue, moving
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "force" to cancel a reserved job too
@@ -18,6 +18,11 @@ local m = load(id)
 if not m then return answer('not_found') end
 if not as_seen(m, ARGV[5], ARGV[6]) or
   not (m.state == 'ready' or m.state == 'scheduled' or (m.state == 'reserved' and ARGV[3] == 'force')) then
+  return answer('invalid_state')
+end
+-- A job that missed its due time may be on its way to another queue
+-- (sla.lua), made there already: it is canceled there, once it is.
+if m.state ~= 'reserved' and m.due_at and redis.call('HEXISTS', K.moving, id) == 1 then
   return answer('invalid_state')
 end
 if unexplained(ARGV[7]) then return answer('reason_required') end

@@ -8,7 +8,7 @@
 --   number, and the counts' five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, idem, batches, batchindex, batchdone,
---            parked, members, waiting, outbox, sla, readydue
+--            parked, members, waiting, outbox, sla, readydue, moved
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[3] -> batch id (empty: the jobs belong to no batch)
@@ -30,7 +30,8 @@
 -- sealed, or a repeat that matches no one batch), {"key_elsewhere"}, or
 -- {"ok", batch id or "",
 -- batch JSON or "", then per job: "created"|"existing", id, metadata,
--- payload ("" when created)}
+-- payload ("" when created); or "moved", id, the queue it moved to (the
+-- key's job missed its due time and moved: move_out.lua), ""}
 local now = clock(ARGV[1])
 local c = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction')
 if not c then return answer('queue_not_found') end
@@ -61,7 +62,7 @@ for i = 0, n - 1 do
   made[i] = key ~= '' and redis.call('HGET', K.idem, key)
   if made[i] then
     found = found + 1
-    if b and ARGV[4] == '' and load(made[i]).batch ~= bid then return answer('key_elsewhere') end
+    if b and ARGV[4] == '' and (load(made[i]) or {}).batch ~= bid then return answer('key_elsewhere') end
   end
 end
 if b and ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsewhere') end
@@ -96,10 +97,15 @@ for i = 0, n - 1 do
   local first = made[i] or (key ~= '' and made_now[key])
   if first then
     table.insert(existing, first)
-    table.insert(out, 'existing')
+    local meta = nil
+    if made[i] then meta = redis.call('HGET', K.meta, first) end
+    table.insert(out, meta == false and 'moved' or 'existing')
     table.insert(out, first)
-    if made[i] then
-      table.insert(out, redis.call('HGET', K.meta, first))
+    if meta == false then
+      table.insert(out, redis.call('HGET', K.moved, first) or '')
+      table.insert(out, '')
+    elseif made[i] then
+      table.insert(out, meta)
       table.insert(out, redis.call('HGET', K.payload, first))
     else
       table.insert(out, LOADED[first].raw)
@@ -148,10 +154,11 @@ for i = 0, n - 1 do
 end
 flush()
 if b and ARGV[4] ~= '' and n > 0 and #existing == n then
-  local m = load(existing[1])
+  -- (A job that moved away belonged to no batch.)
+  local m = load(existing[1]) or {}
   bid, b = m.batch, batch(m.batch)
   for _, id in ipairs(existing) do
-    if not b or load(id).batch ~= bid then return answer('invalid_state') end
+    if not b or (load(id) or {}).batch ~= bid then return answer('invalid_state') end
   end
 elseif b then
   if ARGV[4] ~= '' then redis.call('ZADD', K.batchindex, now, bid) end

@@ -162,17 +162,22 @@ end
 -- job's history follows the fields: HISTORY_ENTRY values per entry
 -- (record, below), hist_n entries in all since the job was made.
 
+-- parse reads a job's metadata and history as stored.
+local function parse(raw)
+  local next_at, m = unpack_meta(raw)
+  m.run_at = m.run_at or m.created_at
+  m.hist_n = m.hist_n or 0
+  m.history = next_at == -1 and '' or string.sub(raw, next_at + 1)
+  m.raw = raw
+  return m
+end
+
 local function load(id)
   local m = LOADED[id]
   if m then return m end
   local raw = redis.call('HGET', K.meta, id)
   if not raw then return nil end
-  local next_at
-  next_at, m = unpack_meta(raw)
-  m.run_at = m.run_at or m.created_at
-  m.hist_n = m.hist_n or 0
-  m.history = next_at == -1 and '' or string.sub(raw, next_at + 1)
-  m.raw = raw
+  m = parse(raw)
   LOADED[id] = m
   return m
 end
@@ -218,7 +223,7 @@ local function append_entry(m, action, by, from, to, attempt, deadline, other, r
     entry = first[2]
   else
     entry = cmsgpack.pack(NOW - m.created_at, ACTION_CODE[action], by,
-      STATE_CODE[from] or 0, STATE_CODE[to], attempt, deadline and deadline - NOW, other, reason)
+      STATE_CODE[from] or 0, STATE_CODE[to] or 0, attempt, deadline and deadline - NOW, other, reason)
     if action == 'enqueued' and ENQUEUED then ENQUEUED[to] = {by, entry} end
   end
   m.history = m.history .. entry
@@ -259,10 +264,11 @@ end
 
 -- NOT_ACTIONS are the history entries no one's action makes, which follow
 -- one by themselves: admissions into a batch slot (after a give-back),
--- drafts saved, and the moments of a due time (sla.lua, whenever they come).
+-- drafts saved, the moments of a due time (sla.lua, whenever they come)
+-- and a move to the breach queue (move_in.lua).
 local NOT_ACTIONS = {
   [ACTION_CODE.admitted] = true, [ACTION_CODE.drafted] = true,
-  [ACTION_CODE.at_risk] = true, [ACTION_CODE.breached] = true,
+  [ACTION_CODE.at_risk] = true, [ACTION_CODE.breached] = true, [ACTION_CODE.moved] = true,
 }
 
 -- last_action returns the action code, actor and reason of the job's

@@ -1,10 +1,11 @@
 -- purge.lua: retention. Deletes at most limit finished jobs (completed,
 -- canceled, dead) that finished before their cut-off, then, within what is
 -- left of limit, finished batches older than both cut-offs (their jobs are
--- gone by then). A job's history is part of its metadata and goes with it, its drafts
+-- gone by then), and the old ids of jobs that moved to another queue
+-- (move_out.lua) as long ago. A job's history is part of its metadata and goes with it, its drafts
 -- with it.
 -- KEYS    -> conf, completed, dead, canceled, meta, payload, result, idem,
---            batches, batchindex, batchdone, members, drafts
+--            batches, batchindex, batchdone, members, drafts, moved, movedat
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), number deleted}
@@ -47,6 +48,20 @@ for i = 1, math.min(#old, budget) do
   redis.call('HDEL', K.batches, old[i])
   redis.call('ZREM', K.batchindex, old[i])
   redis.call('ZREM', K.batchdone, old[i])
+end
+deleted = deleted + math.min(#old, budget)
+budget = budget - math.min(#old, budget)
+old = redis.call('ZRANGEBYSCORE', K.movedat, '-inf', cutoff, 'LIMIT', 0, budget + 1)
+if #old > budget then more = true end
+for i = 1, math.min(#old, budget) do
+  local moved = redis.call('HGET', K.moved, old[i])
+  local nl = moved and string.find(moved, '\n', 1, true)
+  if nl then
+    local key = string.sub(moved, nl + 1)
+    if redis.call('HGET', K.idem, key) == old[i] then redis.call('HDEL', K.idem, key) end
+  end
+  redis.call('HDEL', K.moved, old[i])
+  redis.call('ZREM', K.movedat, old[i])
 end
 deleted = deleted + math.min(#old, budget)
 return plain('ok', more and 1 or 0, deleted)

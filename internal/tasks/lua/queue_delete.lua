@@ -1,15 +1,18 @@
 -- queue_delete.lua: deletes an empty queue, with what is left of its
 -- finished jobs and batches. A queue is empty when no job of it is ready,
--- scheduled, reserved or dead, and every batch of it has finished.
+-- scheduled, reserved, dead or moving to another queue, and every batch
+-- of it has finished.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, idem, skips, skipcount, batches,
 --            batchindex, batchdone, parked, members, claims, holding,
---            numbers, people, waiting, outbox, drafts, sla, late, readydue
+--            numbers, people, waiting, outbox, drafts, sla, late, readydue,
+--            moving, moved, movedat
 -- Output: {"queue_not_found"}, {"queue_not_empty"}, or {"ok"}
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 for _, k in ipairs({INDEX.ready, K.parked, INDEX.scheduled, INDEX.reserved, INDEX.dead}) do
   if redis.call('ZCARD', k) > 0 then return plain('queue_not_empty') end
 end
+if redis.call('HLEN', K.moving) > 0 then return plain('queue_not_empty') end
 if redis.call('ZCARD', K.batchindex) > redis.call('ZCARD', K.batchdone) then
   return plain('queue_not_empty')
 end

@@ -4,8 +4,12 @@
 -- breached, and, if the queue's breach_priority is above its own, raised
 -- to it, keeping its age (its history entry says so, as its reason). Each
 -- is a history entry and a transition of the job in the state it is in.
--- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
---            batches, parked, outbox, sla, late
+-- If the queue has a breach queue, a breached job that waits (ready or
+-- scheduled, in no batch) leaves the line and is filed in K.moving, to be
+-- made in that queue and then deleted here (move_in.lua, move_out.lua).
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, batches, parked, waiting, outbox, sla,
+--            late, readydue, moving
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- ARGV[3] -> strict priority step in ms, used when the queue sets no ageing
@@ -14,6 +18,8 @@ local now = clock(ARGV[1])
 local limit = tonumber(ARGV[2])
 local c = settings('aging_ms', 'breach_priority')
 if not c then return answer('queue_not_found') end
+local elsewhere = redis.call('HGET', K.conf, 'breach_queue')
+if elsewhere == '' then elsewhere = nil end
 local came = redis.call('ZRANGEBYSCORE', K.sla, '-inf', int(now), 'WITHSCORES', 'LIMIT', '0', int(limit + 1))
 local handled = math.min(#came / 2, limit)
 for i = 1, handled do
@@ -53,6 +59,10 @@ for i = 1, handled do
     end
     record(id, m, 'breached', m.state, m.state, 'system', holder, reason)
     store(id, m)
+    if elsewhere and (m.state == 'ready' or m.state == 'scheduled') and not m.batch then
+      unfile(id, m, nil)
+      redis.call('HSET', K.moving, id, elsewhere)
+    end
   end
 end
 return answer('ok', #came / 2 > limit and 1 or 0, handled)

@@ -1,0 +1,33 @@
+-- move_in.lua: makes in this queue a job that missed its due time while
+-- waiting in a queue whose breach queue this is (sla.lua), as it was
+-- there: its ULID, history, attempts, priority, due time and kept drafts,
+-- in line by its age and priority as this queue ranks them, breached.
+-- The history says where from. A job made here already (a move tried
+-- again) stays as it is.
+-- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
+--            meta, payload, result, batches, parked, waiting, outbox, drafts,
+--            sla, late, readydue
+-- ARGV[1] -> now in ms (empty: use Redis TIME)
+-- ARGV[2] -> job id (its ULID)
+-- ARGV[3] -> the job's metadata and history, as the other queue stored them
+-- ARGV[4] -> its payload
+-- ARGV[5] -> its kept drafts, as the other queue stored them ("": none)
+-- ARGV[6] -> the queue it comes from
+-- ARGV[7] -> strict priority step in ms, used when the queue sets no ageing
+-- Output: {"queue_not_found"}, or {"ok", made (1 or 0)}
+clock(ARGV[1])
+local c = settings('aging_ms')
+if not c then return answer('queue_not_found') end
+local id = ARGV[2]
+if redis.call('HEXISTS', K.meta, id) == 1 then return answer('ok', 0) end
+local m = parse(ARGV[3])
+local step = c.aging_ms
+if step == nil or step <= 0 then step = tonumber(ARGV[7]) end
+m.rank = m.run_at - m.priority * step
+record(id, m, 'moved', '', m.state, 'system', nil, ARGV[6])
+file(id, m, m.state == 'ready' and m.rank or m.run_at, nil)
+rewatch(id, m)
+redis.call('HSET', K.payload, id, ARGV[4])
+if ARGV[5] ~= '' then redis.call('HSET', K.drafts, id .. '\nkept', ARGV[5]) end
+store(id, m)
+return answer('ok', 1)
