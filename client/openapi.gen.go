@@ -31,6 +31,7 @@ const (
 	ActionExtended      Action = "extended"
 	ActionFailed        Action = "failed"
 	ActionForceReleased Action = "force_released"
+	ActionMoved         Action = "moved"
 	ActionPromoted      Action = "promoted"
 	ActionReleased      Action = "released"
 	ActionRequeued      Action = "requeued"
@@ -63,6 +64,8 @@ func (e Action) Valid() bool {
 	case ActionFailed:
 		return true
 	case ActionForceReleased:
+		return true
+	case ActionMoved:
 		return true
 	case ActionPromoted:
 		return true
@@ -245,6 +248,7 @@ const (
 	ErrorCodeInvalidJSON      ErrorCode = "invalid_json"
 	ErrorCodeInvalidState     ErrorCode = "invalid_state"
 	ErrorCodeInvalidWebhook   ErrorCode = "invalid_webhook"
+	ErrorCodeJobMoved         ErrorCode = "job_moved"
 	ErrorCodeJobNotFound      ErrorCode = "job_not_found"
 	ErrorCodeMethodNotAllowed ErrorCode = "method_not_allowed"
 	ErrorCodeNotFound         ErrorCode = "not_found"
@@ -289,6 +293,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeInvalidState:
 		return true
 	case ErrorCodeInvalidWebhook:
+		return true
+	case ErrorCodeJobMoved:
 		return true
 	case ErrorCodeJobNotFound:
 		return true
@@ -698,6 +704,9 @@ func (e ListJobsParamsOrder) Valid() bool {
 // `force_released`, `canceled`, `completed`; `at_risk` and `breached`
 // (the job's warn point, then its due time, came: no change of state;
 // a breach that raised the job's priority says so as its `reason`);
+// `moved` (the job missed its due time while it waited, and moved to
+// its queue's `breach_queue`, in the state it was in: its `reason` is
+// the queue it came from);
 // and, in a history only, `drafted` (the holder saved the
 // reservation's first draft: no change of state).
 type Action string
@@ -1020,6 +1029,9 @@ type HistoryEntry struct {
 	// `force_released`, `canceled`, `completed`; `at_risk` and `breached`
 	// (the job's warn point, then its due time, came: no change of state;
 	// a breach that raised the job's priority says so as its `reason`);
+	// `moved` (the job missed its due time while it waited, and moved to
+	// its queue's `breach_queue`, in the state it was in: its `reason` is
+	// the queue it came from);
 	// and, in a history only, `drafted` (the holder saved the
 	// reservation's first draft: no change of state).
 	Action Action `json:"action"`
@@ -1099,6 +1111,9 @@ type Job struct {
 
 	// MaxAttempts How many failed or expired reservations make the job `dead`.
 	MaxAttempts int `json:"max_attempts"`
+
+	// MovedFrom The queue the job was enqueued in, if it missed its due time there and moved to that queue's `breach_queue` (its id names the queue it is in now). Its producers there may still read and cancel it, and their webhooks receive its events.
+	MovedFrom *QueueName `json:"moved_from,omitempty"`
 
 	// Payload As given when the job was created (`{}` when none was). Only the live snapshot's reservations leave it out, as `null`.
 	Payload *map[string]interface{} `json:"payload"`
@@ -1303,6 +1318,9 @@ type NewQueue struct {
 	// BreachPriority A job that misses its due time is raised to this priority, if it is below it, keeping its age; 0: no change.
 	BreachPriority *int `json:"breach_priority,omitempty"`
 
+	// BreachQueue An existing queue, not this one, that a job which misses its due time while it waits (ready or scheduled, in no batch) moves to, keeping its ULID, history, attempts, priority (raised first, if `breach_priority` says so) and due time, in line there by its age; a job held at its due time stays with its holder, a batch's with its batch. "": jobs stay. If the queue is deleted, they stay.
+	BreachQueue *string `json:"breach_queue,omitempty"`
+
 	// DeadRetentionSeconds How long dead jobs are kept for a requeue.
 	DeadRetentionSeconds *int `json:"dead_retention_seconds,omitempty"`
 
@@ -1492,6 +1510,9 @@ type Queue struct {
 	// BreachPriority A job that misses its due time is raised to this priority, if it is below it; 0: no change.
 	BreachPriority int `json:"breach_priority"`
 
+	// BreachQueue A job that misses its due time while it waits (ready or scheduled, in no batch) moves to this queue; "": it stays.
+	BreachQueue string `json:"breach_queue"`
+
 	// DeadRetentionSeconds How long dead jobs are kept for a requeue.
 	DeadRetentionSeconds int `json:"dead_retention_seconds"`
 
@@ -1554,8 +1575,11 @@ type QueueName = string
 
 // QueuePatch The settings to change; the others stay.
 type QueuePatch struct {
-	AgingSeconds         *int             `json:"aging_seconds,omitempty"`
-	BreachPriority       *int             `json:"breach_priority,omitempty"`
+	AgingSeconds   *int `json:"aging_seconds,omitempty"`
+	BreachPriority *int `json:"breach_priority,omitempty"`
+
+	// BreachQueue An existing queue, not this one; "" for none.
+	BreachQueue          *string          `json:"breach_queue,omitempty"`
 	DeadRetentionSeconds *int             `json:"dead_retention_seconds,omitempty"`
 	LeaseSeconds         *int             `json:"lease_seconds,omitempty"`
 	MaxAttempts          *int             `json:"max_attempts,omitempty"`
@@ -1932,6 +1956,9 @@ type InvalidState = Error
 
 // InvalidWebhook Every error's body.
 type InvalidWebhook = Error
+
+// JobMoved Every error's body.
+type JobMoved = Error
 
 // JobNotFound Every error's body.
 type JobNotFound = Error
@@ -9575,6 +9602,11 @@ func (r RequeueManyResponse) ContentType() string {
 	return ""
 }
 
+// CancelResponse308Headers the declared response headers of an HTTP 308 response for Cancel
+type CancelResponse308Headers struct {
+	Location *string
+}
+
 // CancelResponse429Headers the declared response headers of an HTTP 429 response for Cancel
 type CancelResponse429Headers struct {
 	RetryAfter int
@@ -9590,6 +9622,8 @@ type CancelResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadQuery
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -9608,6 +9642,8 @@ type CancelResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *CancelResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CancelResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -9617,6 +9653,11 @@ type CancelResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CancelResponse) GetJSON200() *Job {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r CancelResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -9693,6 +9734,11 @@ func (r CancelResponse) ContentType() string {
 	return ""
 }
 
+// GetJobResponse308Headers the declared response headers of an HTTP 308 response for GetJob
+type GetJobResponse308Headers struct {
+	Location *string
+}
+
 // GetJobResponse429Headers the declared response headers of an HTTP 429 response for GetJob
 type GetJobResponse429Headers struct {
 	RetryAfter int
@@ -9708,6 +9754,8 @@ type GetJobResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadQuery
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -9722,6 +9770,8 @@ type GetJobResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *GetJobResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetJobResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -9731,6 +9781,11 @@ type GetJobResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetJobResponse) GetJSON200() *Job {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r GetJobResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -9797,6 +9852,11 @@ func (r GetJobResponse) ContentType() string {
 	return ""
 }
 
+// CompleteResponse308Headers the declared response headers of an HTTP 308 response for Complete
+type CompleteResponse308Headers struct {
+	Location *string
+}
+
 // CompleteResponse429Headers the declared response headers of an HTTP 429 response for Complete
 type CompleteResponse429Headers struct {
 	RetryAfter int
@@ -9812,6 +9872,8 @@ type CompleteResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Complete200JSONResponseBody
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -9832,6 +9894,8 @@ type CompleteResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *CompleteResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompleteResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -9841,6 +9905,11 @@ type CompleteResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CompleteResponse) GetJSON200() *Complete200JSONResponseBody {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r CompleteResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -9922,6 +9991,11 @@ func (r CompleteResponse) ContentType() string {
 	return ""
 }
 
+// SaveDraftResponse308Headers the declared response headers of an HTTP 308 response for SaveDraft
+type SaveDraftResponse308Headers struct {
+	Location *string
+}
+
 // SaveDraftResponse429Headers the declared response headers of an HTTP 429 response for SaveDraft
 type SaveDraftResponse429Headers struct {
 	RetryAfter int
@@ -9937,6 +10011,8 @@ type SaveDraftResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DraftSaved
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -9957,6 +10033,8 @@ type SaveDraftResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *SaveDraftResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SaveDraftResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -9966,6 +10044,11 @@ type SaveDraftResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SaveDraftResponse) GetJSON200() *DraftSaved {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r SaveDraftResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -10047,6 +10130,11 @@ func (r SaveDraftResponse) ContentType() string {
 	return ""
 }
 
+// GetDraftsResponse308Headers the declared response headers of an HTTP 308 response for GetDrafts
+type GetDraftsResponse308Headers struct {
+	Location *string
+}
+
 // GetDraftsResponse429Headers the declared response headers of an HTTP 429 response for GetDrafts
 type GetDraftsResponse429Headers struct {
 	RetryAfter int
@@ -10062,6 +10150,8 @@ type GetDraftsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Drafts
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -10074,6 +10164,8 @@ type GetDraftsResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *GetDraftsResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetDraftsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -10083,6 +10175,11 @@ type GetDraftsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetDraftsResponse) GetJSON200() *Drafts {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r GetDraftsResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -10144,6 +10241,11 @@ func (r GetDraftsResponse) ContentType() string {
 	return ""
 }
 
+// ExtendResponse308Headers the declared response headers of an HTTP 308 response for Extend
+type ExtendResponse308Headers struct {
+	Location *string
+}
+
 // ExtendResponse429Headers the declared response headers of an HTTP 429 response for Extend
 type ExtendResponse429Headers struct {
 	RetryAfter int
@@ -10159,6 +10261,8 @@ type ExtendResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Extended
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -10179,6 +10283,8 @@ type ExtendResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *ExtendResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ExtendResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -10188,6 +10294,11 @@ type ExtendResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ExtendResponse) GetJSON200() *Extended {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r ExtendResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -10269,6 +10380,11 @@ func (r ExtendResponse) ContentType() string {
 	return ""
 }
 
+// FailResponse308Headers the declared response headers of an HTTP 308 response for Fail
+type FailResponse308Headers struct {
+	Location *string
+}
+
 // FailResponse429Headers the declared response headers of an HTTP 429 response for Fail
 type FailResponse429Headers struct {
 	RetryAfter int
@@ -10284,6 +10400,8 @@ type FailResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -10304,6 +10422,8 @@ type FailResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *FailResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *FailResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -10313,6 +10433,11 @@ type FailResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r FailResponse) GetJSON200() *Job {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r FailResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -10394,6 +10519,11 @@ func (r FailResponse) ContentType() string {
 	return ""
 }
 
+// GetHistoryResponse308Headers the declared response headers of an HTTP 308 response for GetHistory
+type GetHistoryResponse308Headers struct {
+	Location *string
+}
+
 // GetHistoryResponse429Headers the declared response headers of an HTTP 429 response for GetHistory
 type GetHistoryResponse429Headers struct {
 	RetryAfter int
@@ -10409,6 +10539,8 @@ type GetHistoryResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *History
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -10421,6 +10553,8 @@ type GetHistoryResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *GetHistoryResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetHistoryResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -10430,6 +10564,11 @@ type GetHistoryResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHistoryResponse) GetJSON200() *History {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r GetHistoryResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -10491,6 +10630,11 @@ func (r GetHistoryResponse) ContentType() string {
 	return ""
 }
 
+// ReleaseResponse308Headers the declared response headers of an HTTP 308 response for Release
+type ReleaseResponse308Headers struct {
+	Location *string
+}
+
 // ReleaseResponse429Headers the declared response headers of an HTTP 429 response for Release
 type ReleaseResponse429Headers struct {
 	RetryAfter int
@@ -10506,6 +10650,8 @@ type ReleaseResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -10526,6 +10672,8 @@ type ReleaseResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *ReleaseResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReleaseResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -10535,6 +10683,11 @@ type ReleaseResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ReleaseResponse) GetJSON200() *Job {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r ReleaseResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -10616,6 +10769,11 @@ func (r ReleaseResponse) ContentType() string {
 	return ""
 }
 
+// RequeueResponse308Headers the declared response headers of an HTTP 308 response for Requeue
+type RequeueResponse308Headers struct {
+	Location *string
+}
+
 // RequeueResponse429Headers the declared response headers of an HTTP 429 response for Requeue
 type RequeueResponse429Headers struct {
 	RetryAfter int
@@ -10631,6 +10789,8 @@ type RequeueResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -10649,6 +10809,8 @@ type RequeueResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *RequeueResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RequeueResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -10658,6 +10820,11 @@ type RequeueResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RequeueResponse) GetJSON200() *Job {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r RequeueResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -10734,6 +10901,11 @@ func (r RequeueResponse) ContentType() string {
 	return ""
 }
 
+// SkipResponse308Headers the declared response headers of an HTTP 308 response for Skip
+type SkipResponse308Headers struct {
+	Location *string
+}
+
 // SkipResponse429Headers the declared response headers of an HTTP 429 response for Skip
 type SkipResponse429Headers struct {
 	RetryAfter int
@@ -10749,6 +10921,8 @@ type SkipResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -10769,6 +10943,8 @@ type SkipResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *SkipResponse308Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SkipResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -10778,6 +10954,11 @@ type SkipResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SkipResponse) GetJSON200() *Job {
 	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r SkipResponse) GetJSON308() *JobMoved {
+	return r.JSON308
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -16390,6 +16571,13 @@ func ParseCancelResponse(rsp *http.Response) (*CancelResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadQuery
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16456,6 +16644,16 @@ func ParseCancelResponse(rsp *http.Response) (*CancelResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers CancelResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers CancelResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16502,6 +16700,13 @@ func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadQuery
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16554,6 +16759,16 @@ func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers GetJobResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetJobResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16600,6 +16815,13 @@ func ParseCompleteResponse(rsp *http.Response) (*CompleteResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16673,6 +16895,16 @@ func ParseCompleteResponse(rsp *http.Response) (*CompleteResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers CompleteResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers CompleteResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16719,6 +16951,13 @@ func ParseSaveDraftResponse(rsp *http.Response) (*SaveDraftResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16792,6 +17031,16 @@ func ParseSaveDraftResponse(rsp *http.Response) (*SaveDraftResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers SaveDraftResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers SaveDraftResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16838,6 +17087,13 @@ func ParseGetDraftsResponse(rsp *http.Response) (*GetDraftsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16883,6 +17139,16 @@ func ParseGetDraftsResponse(rsp *http.Response) (*GetDraftsResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers GetDraftsResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetDraftsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16928,6 +17194,13 @@ func ParseExtendResponse(rsp *http.Response) (*ExtendResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -17002,6 +17275,16 @@ func ParseExtendResponse(rsp *http.Response) (*ExtendResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers ExtendResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers ExtendResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17048,6 +17331,13 @@ func ParseFailResponse(rsp *http.Response) (*FailResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17121,6 +17411,16 @@ func ParseFailResponse(rsp *http.Response) (*FailResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers FailResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers FailResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17167,6 +17467,13 @@ func ParseGetHistoryResponse(rsp *http.Response) (*GetHistoryResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17212,6 +17519,16 @@ func ParseGetHistoryResponse(rsp *http.Response) (*GetHistoryResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers GetHistoryResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetHistoryResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17257,6 +17574,13 @@ func ParseReleaseResponse(rsp *http.Response) (*ReleaseResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -17331,6 +17655,16 @@ func ParseReleaseResponse(rsp *http.Response) (*ReleaseResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers ReleaseResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers ReleaseResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17376,6 +17710,13 @@ func ParseRequeueResponse(rsp *http.Response) (*RequeueResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -17443,6 +17784,16 @@ func ParseRequeueResponse(rsp *http.Response) (*RequeueResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers RequeueResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers RequeueResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17488,6 +17839,13 @@ func ParseSkipResponse(rsp *http.Response) (*SkipResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -17562,6 +17920,16 @@ func ParseSkipResponse(rsp *http.Response) (*SkipResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 308:
+		var headers SkipResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
 	case rsp.StatusCode == 429:
 		var headers SkipResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

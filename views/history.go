@@ -272,6 +272,9 @@ func entryWords(e tasks.Entry) string {
 		s = "at risk of missing its due time"
 	case tasks.ActionBreached:
 		s = "missed its due time"
+	case tasks.ActionMoved:
+		// Its reason is the queue it came from.
+		return "moved here from " + e.Reason + ", overdue"
 	default:
 		s = string(e.Action) + by
 	}

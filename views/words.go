@@ -23,6 +23,7 @@ var settingLabels = map[string]string{
 	"max_held":               "Max held per person",
 	"sla_seconds":            "Due after",
 	"breach_priority":        "Priority when overdue",
+	"breach_queue":           "Move overdue jobs to",
 	"warn_fraction":          "At risk after",
 	"order":                  "Claim order",
 }
@@ -83,6 +84,9 @@ func SettingProblem(v *tasks.ValidationError) SettingsProblem {
 	label, ok := settingLabels[v.Field]
 	if !ok {
 		return SettingsProblem{Message: v.Field + " " + v.Message}
+	}
+	if v.Field == "breach_queue" {
+		return SettingsProblem{Field: v.Field, Message: "Overdue jobs can only move to another queue, one that exists."}
 	}
 	if !v.Ranged {
 		return SettingsProblem{Field: v.Field, Message: v.Field + " " + v.Message}

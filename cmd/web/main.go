@@ -440,6 +440,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.Float64Var(&q.WarnFraction, "warn-fraction", 0, "share of the time to its due time after which a job is at risk (default 0.8)")
 		fs.StringVar(&q.Order, "order", "", "claim order: rank (priority, then age; the default) or due (earliest due first)")
 		fs.IntVar(&q.BreachPriority, "breach-priority", 0, "raise a job that misses its due time to this priority (0: no change)")
+		fs.StringVar(&q.BreachQueue, "breach-queue", "", "move a job still waiting at its due time to this queue (\"\": it stays)")
 		fs.Func("outcome", "the queue's outcome form, as JSON (docs/api.md, Outcome forms)", func(v string) (err error) {
 			q.Outcome, err = tasks.ParseOutcome(v)
 			return err
@@ -490,6 +491,8 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 				patch.Order = &q.Order
 			case "breach-priority":
 				patch.BreachPriority = &q.BreachPriority
+			case "breach-queue":
+				patch.BreachQueue = &q.BreachQueue
 			case "outcome":
 				patch.Outcome = cmp.Or(q.Outcome, &tasks.Outcome{})
 			}

@@ -269,6 +269,9 @@ func settingsOf(q tasks.Queue) []setting {
 	if q.BreachPriority > 0 {
 		breach = "priority " + strconv.Itoa(q.BreachPriority)
 	}
+	if q.BreachQueue != "" {
+		breach = strings.TrimPrefix(breach+", move to "+q.BreachQueue, "nothing, ")
+	}
 	return []setting{
 		{"lease", secs(q.LeaseSeconds), ""},
 		{"max attempts", strconv.Itoa(q.MaxAttempts), ""},

@@ -23,9 +23,15 @@ func mayRead(a Actor, j *tasks.Job) bool {
 	case a.is(users.Supervisor):
 		return true
 	case a.is(users.Producer):
-		return a.canSee(j.Queue)
+		return mayProduce(a, j)
 	}
 	return j.State == tasks.StateReserved && j.ReservedBy == a.Name() || a.canWork(j.Queue) && j.CompletedBy == a.Name()
+}
+
+// mayProduce reports whether the job is in a queue that a may put work
+// into, or was enqueued in one and moved since (tasks.Job.MovedFrom).
+func mayProduce(a Actor, j *tasks.Job) bool {
+	return a.canSee(j.Queue) || j.MovedFrom != "" && a.canSee(j.MovedFrom)
 }
 
 // errReadJob refuses a job to whom may not read it.
@@ -138,7 +144,7 @@ func (d *Desk) Cancel(ctx context.Context, a Actor, id string, force bool, opts 
 		if err != nil {
 			return nil, "", err
 		}
-		if !a.canSee(j.Queue) {
+		if !mayProduce(a, j) {
 			return nil, "", forbidden("the job's queue, %s, is not granted to you", j.Queue)
 		}
 	}

@@ -48,6 +48,9 @@ func (d *Desk) CreateQueue(ctx context.Context, a Actor, q tasks.Queue, asGiven 
 	if err := d.hooks.QueueCreated(context.WithoutCancel(ctx), q.Name); err != nil {
 		d.trouble("the outbox of a new queue not turned on for the webhooks of every queue", err, "queue", q.Name)
 	}
+	if q.BreachQueue != "" {
+		d.breachQueueSet(ctx, q)
+	}
 	d.record(ctx, a, audit.QueueCreated, q.Name, audit.SettingsDetail(q))
 	return q, nil
 }
@@ -63,8 +66,21 @@ func (d *Desk) ChangeQueue(ctx context.Context, a Actor, name string, p tasks.Qu
 		return q, err
 	}
 	d.toldSettings(ctx, q.Name, q.Paused)
+	if q.BreachQueue != was.BreachQueue {
+		d.breachQueueSet(ctx, q)
+	}
 	d.record(ctx, a, audit.QueueChanged, q.Name, audit.SettingsChange(was, q))
 	return q, nil
+}
+
+// breachQueueSet turns on the outbox of the queue's new breach queue
+// while a webhook listens to the queue (the events of its jobs that move
+// there are its webhooks' too), and off that of the old one if none
+// listens to it any more.
+func (d *Desk) breachQueueSet(ctx context.Context, q tasks.Queue) {
+	if err := d.hooks.Sync(context.WithoutCancel(ctx)); err != nil {
+		d.trouble("the outbox of a breach queue not turned on for the webhooks of its queue", err, "queue", q.Name)
+	}
 }
 
 // PauseQueue pauses the queue: it takes enqueues, and claims nothing.

@@ -73,3 +73,60 @@ func TestDueTimesAPI(t *testing.T) {
 	a.expect("GET", list+"breached&state=ready", a.super, "", 400, "invalid_field")
 	a.expect("GET", list+"breached", a.producer, "", 403, "forbidden")
 }
+
+// A queue's breach queue over the API: set (an unknown queue, or the
+// queue itself, refused), and a job that moved answers its old id with
+// 308 to its new one, which clients follow: its producer, though not
+// granted the breach queue, reads and cancels it there.
+func TestBreachQueueAPI(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	leads := a.queue + "-leads"
+	if _, err := a.tasks.CreateQueue(ctx, tasks.Queue{Name: leads}); err != nil {
+		t.Fatal(err)
+	}
+	settings := "/api/v1/queues/" + a.queue
+	a.expect("PATCH", settings, a.super, `{"breach_queue":"no-such-queue"}`, 400, "invalid_field")
+	a.expect("PATCH", settings, a.super, `{"breach_queue":"`+a.queue+`"}`, 400, "invalid_field")
+	if q := a.expect("PATCH", settings, a.super, `{"breach_queue":"`+leads+`"}`, 200, ""); q["breach_queue"] != leads {
+		t.Fatalf("settings = %v", q)
+	}
+	past := a.now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	enqueue := `{"title":"late","due_at":"` + past + `","idempotency_key":"late-1"}`
+	old := a.expect("POST", "/api/v1/queues/"+a.queue+"/jobs", a.producer, enqueue, 201, "")["job"].(map[string]any)["id"].(string)
+	if _, _, err := a.tasks.WatchDue(ctx, a.queue, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := a.tasks.MoveBreached(ctx, a.queue, 10); err != nil || n != 1 {
+		t.Fatalf("MoveBreached = %d, %v", n, err)
+	}
+	moved := strings.TrimSuffix(old, a.queue) + leads
+	// The redirect itself.
+	req, _ := http.NewRequest("GET", a.srv.URL+"/api/v1/jobs/"+old+"?x=1", nil)
+	req.Header.Set("Authorization", "Bearer "+a.producer)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 308 || res.Header.Get("Location") != "/api/v1/jobs/"+moved+"?x=1" || !strings.Contains(string(raw), `"job_moved"`) {
+		t.Fatalf("old id: %d %q %s", res.StatusCode, res.Header.Get("Location"), raw)
+	}
+	// Followed, by its producer.
+	j := a.expect("GET", "/api/v1/jobs/"+old, a.producer, "", 200, "")
+	if j["id"] != moved || j["moved_from"] != a.queue || j["sla"] != "breached" {
+		t.Fatalf("followed: %v", j)
+	}
+	a.expect("GET", "/api/v1/jobs/"+old+"/history", a.producer, "", 200, "")
+	// An enqueue again with its key answers it where it is.
+	again := a.expect("POST", "/api/v1/queues/"+a.queue+"/jobs", a.producer, enqueue, 200, "")["job"].(map[string]any)
+	if again["id"] != moved {
+		t.Fatalf("enqueue again = %v", again)
+	}
+	if c := a.expect("DELETE", "/api/v1/jobs/"+old, a.producer, "", 200, ""); c["state"] != "canceled" || c["id"] != moved {
+		t.Fatalf("canceled = %v", c)
+	}
+	a.expect("GET", "/api/v1/jobs/"+strings.TrimSuffix(old, a.queue)+"nowhere", a.super, "", 404, "job_not_found")
+}

@@ -118,6 +118,9 @@ func (m *metrics) labels(method, route string) (string, string) {
 // observe counts the transitions of one change: a tasks.Observer.
 func (m *metrics) observe(_ context.Context, fx tasks.Effects) {
 	for _, t := range fx.Transitions {
+		if t.Action == tasks.ActionMoved && t.To == "" {
+			continue // counted once, as it comes into its new queue
+		}
 		m.transitions.WithLabelValues(string(t.Action), string(t.To)).Inc()
 		if t.Action == tasks.ActionBreached {
 			m.breaches.WithLabelValues(t.Queue).Inc()

@@ -174,6 +174,8 @@ func TestQueueForms(t *testing.T) {
 		{"warn_fraction", "0", "At risk after must be a whole percentage from 1 to 100."},
 		{"order", "fifo", "order must be"},
 		{"breach_priority", "101", "Priority when overdue must be between 0 and 100."},
+		{"breach_queue", "no-such-queue", "Overdue jobs can only move to another queue, one that exists."},
+		{"breach_queue", name, "Overdue jobs can only move to another queue, one that exists."},
 	} {
 		f := form(name, "600", "14400")
 		f.Set(bad.field, bad.value)
@@ -186,14 +188,14 @@ func TestQueueForms(t *testing.T) {
 		t.Fatalf("a refused form made the queue: %v", err)
 	}
 	due := form(name, "600", "14400")
-	for k, v := range map[string]string{"sla_seconds": "4h", "warn_fraction": "75", "order": "due", "breach_priority": "90"} {
+	for k, v := range map[string]string{"sla_seconds": "4h", "warn_fraction": "75", "order": "due", "breach_priority": "90", "breach_queue": a.queue} {
 		due.Set(k, v)
 	}
 	b.do("POST", "/supervisor/queues", due)
 	if b.status != 303 || b.body != "/supervisor/queues/"+name {
 		t.Fatalf("create: %d %s", b.status, b.body)
 	}
-	if q, _ := a.tasks.Queue(context.Background(), name); q.SLASeconds != 4*3600 || q.WarnFraction != 0.75 || q.Order != tasks.OrderDue || q.BreachPriority != 90 {
+	if q, _ := a.tasks.Queue(context.Background(), name); q.SLASeconds != 4*3600 || q.WarnFraction != 0.75 || q.Order != tasks.OrderDue || q.BreachPriority != 90 || q.BreachQueue != a.queue {
 		t.Fatalf("created with due times %+v", q)
 	}
 	if q, _ := a.tasks.Queue(context.Background(), name); q.LeaseSeconds != 600 || q.MaxAttempts != 3 || q.MaxHeld != 2 {

@@ -199,6 +199,9 @@ func (s *Server) renderQueuePage(c echo.Context, status int, q tasks.Queue, type
 	if err != nil {
 		return err
 	}
+	if v.Others, err = s.otherQueues(c, q.Name); err != nil {
+		return err
+	}
 	v.Jobs, v.NextCursor, v.Problem, v.Typed, v.Scanned = p.Jobs, p.NextCursor, problem, typed, scanned
 	v.Finished, v.Newest = finished, l.Descending
 	return s.render(c, status, views.QueuePage(s.page(c, q.Name), v))
@@ -266,7 +269,27 @@ func (s *Server) queueNumbersFragment(c echo.Context) error {
 }
 
 func (s *Server) newQueuePage(c echo.Context) error {
-	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{}.WithDefaults(), nil, views.SettingsProblem{}))
+	others, err := s.otherQueues(c, "")
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), tasks.Queue{}.WithDefaults(), others, nil, views.SettingsProblem{}))
+}
+
+// otherQueues names the queues the user sees but the one named: where a
+// queue's settings may send its overdue jobs.
+func (s *Server) otherQueues(c echo.Context, name string) ([]string, error) {
+	qs, err := s.desk.VisibleQueues(c.Request().Context(), actor(c))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, q := range qs {
+		if q.Queue.Name != name {
+			names = append(names, q.Queue.Name)
+		}
+	}
+	return names, nil
 }
 
 // settingsForm reads the settings form: every setting it shows, as a
@@ -338,6 +361,10 @@ func dueSettings(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) views.Sett
 		order := form.Get("order")
 		q.Order, p.Order = order, &order
 	}
+	if form["breach_queue"] != nil {
+		to := form.Get("breach_queue")
+		q.BreachQueue, p.BreachQueue = to, &to
+	}
 	return views.SettingsProblem{}
 }
 
@@ -375,9 +402,13 @@ func settingProblem(err error) (views.SettingsProblem, error) {
 // or a bad setting shows the form again, as typed, saying what is wrong.
 func (s *Server) createQueueForm(c echo.Context) error {
 	q := tasks.Queue{Name: strings.TrimSpace(c.FormValue("name"))}.WithDefaults()
+	others, err := s.otherQueues(c, "")
+	if err != nil {
+		return err
+	}
 	if typed, ok := outcomeEdit(c); ok {
 		typed, problem := views.EditOutcome(typed)
-		return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), q, typed, problem))
+		return s.render(c, http.StatusOK, views.NewQueuePage(s.page(c, "New queue"), q, others, typed, problem))
 	}
 	_, problem := settingsForm(c, &q)
 	status := http.StatusBadRequest
@@ -397,7 +428,7 @@ func (s *Server) createQueueForm(c echo.Context) error {
 			}
 		}
 	}
-	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, typedSettings(c), problem))
+	return s.render(c, status, views.NewQueuePage(s.page(c, "New queue"), q, others, typedSettings(c), problem))
 }
 
 // queueSettingsForm saves the settings form of a queue's page. A bad

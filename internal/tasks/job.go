@@ -83,6 +83,10 @@ type Job struct {
 	DueAt *time.Time `json:"due_at,omitempty"`
 	// SLA is where the job stands against its due time, when it has one.
 	SLA SLA `json:"sla,omitempty"`
+	// MovedFrom is the queue the job was enqueued in, if it moved since
+	// to a breach queue (Queue.BreachQueue): its producers may still read
+	// and cancel it.
+	MovedFrom string `json:"moved_from,omitempty"`
 
 	rank float64 // place in line: lower is claimed first
 	// lastHolder holds it, or held it last (Filter.Person).
@@ -125,6 +129,8 @@ type meta struct {
 	// DueAt is when the job is due (0: no due time), WarnAt when it is
 	// at risk of missing it.
 	DueAt, WarnAt int64
+	// MovedFrom is the queue the job was enqueued in, once it moved.
+	MovedFrom string
 }
 
 // SLA is where a job with a due time stands against it.
@@ -178,7 +184,7 @@ func decodeJob(id, rawMeta, payload string, now time.Time) (*Job, error) {
 		Extensions: m.Extensions, FinishedAt: optTime(m.FinishedAt), LastError: m.LastError,
 		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: globalID(m.Batch, q),
 		rank: m.Rank, lastHolder: m.ReservedBy, history: m.History, historyDropped: max(0, m.HistoryCount-historyCap),
-		DueAt: optTime(m.DueAt), SLA: slaAt(m, ms(now)),
+		DueAt: optTime(m.DueAt), SLA: slaAt(m, ms(now)), MovedFrom: m.MovedFrom,
 	}
 	if payload != "" {
 		j.Payload = json.RawMessage(payload)

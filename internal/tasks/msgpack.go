@@ -161,6 +161,7 @@ var metaFields = []struct {
 	// the others: a record stored before one was added reads it as absent.
 	{"due_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.DueAt) }},
 	{"warn_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.WarnAt) }},
+	{"moved_from", func(m *meta, r *msgpackReader) error { return r.text(&m.MovedFrom) }},
 }
 
 // format2Fields is how many fields of metaFields a record of storage

@@ -255,14 +255,25 @@ func (d *Deliverer) handOn(ctx context.Context, swept bool) error {
 				return err
 			}
 			for _, ep := range eps {
-				// Whether the owner may see the queue is one answer for
-				// the whole page of its events.
-				if len(events) == 0 || !d.cfg.May(ctx, ep.Owner, q) {
-					continue
-				}
+				// Whether the owner may see a queue is one answer for the
+				// whole page of its events.
+				may := map[string]bool{}
 				var dels []stored
 				for _, e := range events {
-					if !ep.Covers(q, e.Type) || e.At.Before(ep.CreatedAt) {
+					// A job that moved here is its first queue's too.
+					from := q
+					if !ep.Covers(q, e.Type) && e.Job != nil && e.Job.MovedFrom != "" {
+						from = e.Job.MovedFrom
+					}
+					if !ep.Covers(from, e.Type) || e.At.Before(ep.CreatedAt) {
+						continue
+					}
+					ok, seen := may[from]
+					if !seen {
+						ok = d.cfg.May(ctx, ep.Owner, from)
+						may[from] = ok
+					}
+					if !ok {
 						continue
 					}
 					del, err := newDelivery(e)
@@ -472,7 +483,8 @@ func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // listened returns the queues some endpoint listens to: those the
-// endpoints name, and every queue if one names none.
+// endpoints name and their breach queues (where their jobs may move, and
+// end: tasks.Job.MovedFrom), and every queue if one names none.
 func (s *Store) listened(ctx context.Context, eps []record) ([]string, error) {
 	var out []string
 	for _, ep := range eps {
@@ -480,6 +492,15 @@ func (s *Store) listened(ctx context.Context, eps []record) ([]string, error) {
 			return s.tasks.QueueNames(ctx)
 		}
 		out = append(out, ep.Queues...)
+	}
+	for _, name := range slices.Clone(out) {
+		q, err := s.tasks.Queue(ctx, name)
+		if err != nil && err != tasks.ErrQueueNotFound {
+			return nil, err
+		}
+		if q.BreachQueue != "" {
+			out = append(out, q.BreachQueue)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil

@@ -2,7 +2,8 @@
 -- waiting in a queue whose breach queue this is (sla.lua), as it was
 -- there: its ULID, history, attempts, priority, due time and kept drafts,
 -- in line by its age and priority as this queue ranks them, breached.
--- The history says where from. A job made here already (a move tried
+-- The history says where from, and the job the queue it was enqueued
+-- in (moved_from). A job made here already (a move tried
 -- again) stays as it is.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, batches, parked, waiting, outbox, drafts,
@@ -24,6 +25,8 @@ local m = parse(ARGV[3])
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[7]) end
 m.rank = m.run_at - m.priority * step
+-- Where its producers put it, which still lets them read it.
+m.moved_from = m.moved_from or ARGV[6]
 record(id, m, 'moved', '', m.state, 'system', nil, ARGV[6])
 file(id, m, m.state == 'ready' and m.rank or m.run_at, nil)
 rewatch(id, m)
