@@ -424,6 +424,33 @@ func TestBreachesWithinOneRun(t *testing.T) {
 	})
 }
 
+// One run moves every job that missed its due time while it waited to its
+// queue's breach queue, however many: each once, in line there.
+func TestMovesWithinOneRun(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		t := e.t
+		const late = 300 // more than cron.Batch twice
+		leads := e.queue(tasks.Queue{Name: "leads"})
+		q := e.queue(tasks.Queue{Name: "promised", BreachQueue: leads})
+		ids := e.enqueue(e.past, q, late, tasks.NewJob{Title: "late", DueInSeconds: 60})
+		r := e.runner(2 * time.Second)
+		e.run(r)
+		wantAllOK(t, r, 1)
+		if got := moved(r, "sla"); got != 2*late {
+			t.Errorf("one run handled %d, want %d breaches and as many moves", got, 2*late)
+		}
+		if st := e.stats(q); st.Ready != 0 || st.Breached != 0 {
+			t.Errorf("left in %s: %+v", q, st)
+		}
+		if st := e.stats(leads); st.Ready != late || st.Breached != late {
+			t.Errorf("in %s: %+v, want %d ready and breached", leads, st, late)
+		}
+		if j := e.get(strings.TrimSuffix(ids[0], q) + leads); j.MovedFrom != q || j.State != tasks.StateReady {
+			t.Errorf("moved job %+v", j)
+		}
+	})
+}
+
 func TestPromoteDueJobs(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		t := e.t

@@ -254,6 +254,53 @@ func TestDeliversSignedEvents(t *testing.T) {
 	})
 }
 
+// A job that misses its due time and moves to its queue's breach queue
+// stays its first queue's endpoints' job: they receive its breach there,
+// then its completion in the breach queue, which the endpoint does not
+// name.
+func TestMovedJobsEvents(t *testing.T) {
+	onEachBackend(t, func(f *fixture) {
+		leads := f.newQueue()
+		if _, _, err := f.tasks.PatchQueue(f.ctx, f.queue, tasks.QueuePatch{BreachQueue: &leads}); err != nil {
+			t.Fatal(err)
+		}
+		rc := receivertest.Start(t)
+		_, secret := f.endpoint(rc.URL(), tasks.EventJobSLABreached, tasks.EventJobCompleted)
+		rc.SetSecrets(secret)
+		f.deliverer("one", nil)
+		past := time.Now().Add(-time.Minute)
+		if _, err := f.tasks.Enqueue(f.ctx, f.queue, "pat", []tasks.NewJob{{Title: "late", DueAt: &past}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.tasks.WatchDue(f.ctx, f.queue, 10); err != nil {
+			t.Fatal(err)
+		}
+		if n, _, err := f.tasks.MoveBreached(f.ctx, f.queue, 10); err != nil || n != 1 {
+			t.Fatalf("MoveBreached = %d, %v", n, err)
+		}
+		r, err := f.tasks.Claim(f.ctx, leads, "ann")
+		if err != nil || r == nil {
+			t.Fatalf("claim: %v, %v", r, err)
+		}
+		if _, err := f.tasks.Complete(f.ctx, r.Job.ID, r.Hold(), json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		rc.Wait(t, func(ds []receivertest.Delivery) bool { return len(ds) >= 2 }, 10*time.Second)
+		got := map[string]tasks.Job{}
+		for _, d := range rc.Deliveries() {
+			var job tasks.Job
+			if err := json.Unmarshal(d.Event.Data, &job); err != nil {
+				t.Fatal(err)
+			}
+			got[d.Event.Type] = job
+		}
+		breached, done := got[string(tasks.EventJobSLABreached)], got[string(tasks.EventJobCompleted)]
+		if len(got) != 2 || breached.Queue != f.queue || done.Queue != leads || done.MovedFrom != f.queue || done.State != tasks.StateCompleted {
+			t.Fatalf("delivered %+v", got)
+		}
+	})
+}
+
 // The log names what each delivery carries, for the pages: the job of a
 // job's event, by id and title, and the batch of batch.finished.
 func TestDeliveriesNameTheirSubject(t *testing.T) {
