@@ -29,7 +29,9 @@ import (
 // exactly the jobs they should, and the ready ones' scores their rank
 // after a breach raised it; a retry looks past those moments. With seed 2
 // the queue claims earliest due first: no job the claimer may take that is
-// due sooner stays in line.
+// due sooner stays in line. With seed 1 the queue has a breach queue:
+// each job that misses its due time waiting, in no batch, moves there as
+// it was, told once on each side, its old id and key leading to it.
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
@@ -41,6 +43,13 @@ func TestPropertyRandomOperations(t *testing.T) {
 					order := []string{OrderRank, OrderDue}[seed-1]
 					e := newEnv(t, b.rdb, Queue{LeaseSeconds: 60, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 150,
 						BreachPriority: 95, Order: order})
+					if seed == 1 {
+						// Jobs that miss their due time waiting move on.
+						leads := e.newQueue(Queue{})
+						if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{BreachQueue: &leads}); err != nil {
+							t.Fatal(err)
+						}
+					}
 					runModel(e, rand.New(rand.NewPCG(seed, 7)), steps[b.name])
 				})
 			}
@@ -65,6 +74,9 @@ type modelJob struct {
 	// atRisk and breached whether those moments were handled.
 	dueAt, warnAt    time.Time
 	atRisk, breached bool
+	// away is the job's id in the breach queue once it moved there: the
+	// model forgets it after the step that moved it.
+	away string
 	// lastToken and lastHolder are the last reservation's, once it ended.
 	lastToken, lastHolder string
 	// history is every transition, admissions into a batch slot aside
@@ -102,8 +114,11 @@ type model struct {
 
 	batches  map[string]*modelBatch
 	batchIDs []string // in creation order
-	// order is the queue's claim order (Queue.Order).
-	order string
+	// order is the queue's claim order (Queue.Order), and breachQueue
+	// where its jobs that miss their due time waiting move ("": none).
+	order, breachQueue string
+	// moved maps the ids of the jobs that moved to their new ones.
+	moved map[string]string
 }
 
 type claimed struct{ id, token, holder string }
@@ -111,7 +126,8 @@ type claimed struct{ id, token, holder string }
 var modelOperators = []string{"ann", "bob", "cat"}
 
 func runModel(e *env, rnd *rand.Rand, steps int) {
-	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}, batches: map[string]*modelBatch{}}
+	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}, batches: map[string]*modelBatch{},
+		moved: map[string]string{}}
 	if err := e.store.SetOutbox(e.ctx, e.queue, true); err != nil {
 		e.t.Fatal(err)
 	}
@@ -119,7 +135,7 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	m.order = q.Order
+	m.order, m.breachQueue = q.Order, q.BreachQueue
 	ops := []struct {
 		name   string
 		weight int
@@ -158,10 +174,14 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 				m.check(step, op.name)
 				m.checkOutbox(step, op.name)
 				m.checkTold(step, op.name)
+				m.forgetMoved()
 				break
 			}
 			n -= op.weight
 		}
+	}
+	if m.breachQueue != "" && len(m.moved) < 10 {
+		e.t.Fatalf("%d jobs moved to the breach queue: too few to say moves hold", len(m.moved))
 	}
 }
 
@@ -205,6 +225,9 @@ func (m *model) enqueue() {
 	for i, got := range out {
 		key := batch[i].IdempotencyKey
 		if first, ok := m.idKeys[key]; key != "" && ok {
+			if to, moved := m.moved[first]; moved {
+				first = to
+			}
 			if got.Created || got.Job.ID != first {
 				e.t.Fatalf("idempotency key %s made a second job", key)
 			}
@@ -264,7 +287,7 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 				continue
 			}
 			some = true
-			if bid := m.jobs[first].batch; i == 0 || bid == repeatOf {
+			if bid := m.batchOf(first); i == 0 || bid == repeatOf {
 				repeatOf = bid
 			} else {
 				repeatOf = ""
@@ -293,7 +316,7 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 		_, out, err := e.store.AddToBatch(e.ctx, id, "pat", jobs)
 		// A job made by its key outside the batch refuses the add.
 		for _, j := range jobs {
-			if first, ok := m.idKeys[j.IdempotencyKey]; ok && j.IdempotencyKey != "" && m.jobs[first].batch != id {
+			if first, ok := m.idKeys[j.IdempotencyKey]; ok && j.IdempotencyKey != "" && m.batchOf(first) != id {
 				if !errors.Is(err, ErrInvalidState) {
 					e.t.Fatalf("an add with a key of a job outside the batch: %v, want ErrInvalidState", err)
 				}
@@ -304,6 +327,27 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 	}
 	out, err := e.store.Enqueue(e.ctx, e.queue, "pat", jobs)
 	return out, "", err
+}
+
+// batchOf is the batch of the job ("" for one that moved: no job of a
+// batch moves).
+func (m *model) batchOf(id string) string {
+	if mj := m.jobs[id]; mj != nil {
+		return mj.batch
+	}
+	return ""
+}
+
+// forgetMoved forgets the jobs that moved to the breach queue, once the
+// step that moved them is checked.
+func (m *model) forgetMoved() {
+	for id, mj := range m.jobs {
+		if mj.away != "" {
+			m.moved[id] = mj.away
+			delete(m.jobs, id)
+		}
+	}
+	m.ids = slices.DeleteFunc(m.ids, func(id string) bool { return m.jobs[id] == nil })
 }
 
 // batchState is the state and end the model expects of a batch.
@@ -619,6 +663,13 @@ func (m *model) staleAction() {
 	c := m.stale[m.rnd.IntN(len(m.stale))]
 	mj := m.jobs[c.id]
 	h := Hold{c.holder, c.token}
+	if mj == nil {
+		// It moved to the breach queue: not here any more.
+		if _, err := e.store.Release(e.ctx, c.id, h); !errors.Is(err, ErrNotFound) {
+			e.t.Fatalf("release of a job that moved, by its old id: %v, want ErrNotFound", err)
+		}
+		return
+	}
 	var a Action
 	var err error
 	if m.rnd.IntN(2) == 0 {
@@ -733,7 +784,40 @@ func (m *model) watchDue() {
 		if !mj.breached && !m.now().Before(mj.dueAt) {
 			mj.breached = true
 			m.note(mj, ActionBreached, System, mj.state, mj.state)
+			if m.breachQueue != "" && (mj.state == StateReady || mj.state == StateScheduled) && mj.batch == "" {
+				mj.away = localID(id) + "." + m.breachQueue
+			}
 		}
+	}
+	for {
+		_, more, err := e.store.MoveBreached(e.ctx, e.queue, limit)
+		if err != nil {
+			e.t.Fatalf("MoveBreached: %v", err)
+		}
+		if !more {
+			break
+		}
+	}
+	// Each moved as it was, its old id leading to it.
+	for _, id := range m.ids {
+		mj := m.jobs[id]
+		if mj.away == "" {
+			continue
+		}
+		j, err := e.store.Get(e.ctx, mj.away)
+		if err != nil {
+			e.t.Fatalf("job %s moved to %s: %v", id, mj.away, err)
+		}
+		hist, _, err := j.History()
+		if err != nil || j.State != mj.state || j.Attempts != mj.attempts || j.MovedFrom != e.queue ||
+			!j.RunAt.Equal(mj.runAt) || hist[len(hist)-1].Action != ActionMoved {
+			e.t.Fatalf("job %s moved as %+v, history %+v (%v); model %+v", id, j, hist, err, mj)
+		}
+		if to, ok, err := e.store.MovedTo(e.ctx, id); err != nil || !ok || to != mj.away {
+			e.t.Fatalf("MovedTo(%s) = %s, %v, %v", id, to, ok, err)
+		}
+		m.note(mj, ActionMoved, System, mj.state, "")
+		mj.state, mj.skippedBy = "", nil
 	}
 }
 
@@ -809,8 +893,14 @@ func (m *model) check(step int, op string) {
 	for id, raw := range localMetas {
 		metas[globalID(id, e.queue)] = raw
 	}
-	if len(metas) != len(m.jobs) {
-		fail("%d jobs stored, model has %d", len(metas), len(m.jobs))
+	here := 0
+	for _, mj := range m.jobs {
+		if mj.away == "" {
+			here++
+		}
+	}
+	if len(metas) != here {
+		fail("%d jobs stored, model has %d", len(metas), here)
 	}
 	seen := map[string]State{}
 	scores := map[string]float64{}
@@ -841,11 +931,14 @@ func (m *model) check(step int, op string) {
 		}
 		seen[id], parked[id] = StateReady, member
 	}
-	if len(seen) != len(m.jobs) {
-		fail("%d jobs indexed, model has %d", len(seen), len(m.jobs))
+	if len(seen) != here {
+		fail("%d jobs indexed, model has %d", len(seen), here)
 	}
 	tokens := map[string]bool{}
 	for id, mj := range m.jobs {
+		if mj.away != "" {
+			continue
+		}
 		raw, ok := metas[id]
 		if !ok {
 			fail("job %s disappeared", id)
@@ -950,7 +1043,7 @@ func (m *model) checkDue(fail func(string, ...any), scores map[string]float64, s
 	k := keysFor(e.queue)
 	want := map[string]map[string]float64{k.SLA(): {}, k.Late(): {}, k.ReadyDue(): {}}
 	for id, mj := range m.jobs {
-		if mj.dueAt.IsZero() || mj.state.Terminal() {
+		if mj.dueAt.IsZero() || mj.state.Terminal() || mj.away != "" {
 			continue
 		}
 		due := float64(ms(mj.dueAt))
@@ -1178,7 +1271,12 @@ func (m *model) checkOutbox(step int, op string) {
 func (m *model) checkTold(step int, op string) {
 	e := m.e
 	byJob := map[string][]modelEntry{}
+	arrived := map[string]bool{}
 	for _, t := range e.changes() {
+		if t.Queue == m.breachQueue && t.Action == ActionMoved && t.From == "" && !arrived[t.JobID] {
+			arrived[t.JobID] = true
+			continue
+		}
 		if t.Queue != e.queue {
 			e.t.Fatalf("after step %d (%s): a transition of queue %s", step, op, t.Queue)
 		}
@@ -1187,6 +1285,10 @@ func (m *model) checkTold(step int, op string) {
 		}
 	}
 	for id, mj := range m.jobs {
+		if mj.away != "" && !arrived[mj.away] {
+			e.t.Fatalf("after step %d (%s): job %s moved to %s untold", step, op, id, mj.away)
+		}
+		delete(arrived, mj.away)
 		want := mj.history[mj.told:]
 		if !slices.Equal(byJob[id], want) && len(byJob[id])+len(want) > 0 {
 			e.t.Fatalf("after step %d (%s): job %s: told %+v, model %+v", step, op, id, byJob[id], want)
@@ -1196,5 +1298,8 @@ func (m *model) checkTold(step int, op string) {
 	}
 	for id := range byJob {
 		e.t.Fatalf("after step %d (%s): told of job %s, which the model does not know", step, op, id)
+	}
+	for id := range arrived {
+		e.t.Fatalf("after step %d (%s): told of job %s moving in, which the model did not move", step, op, id)
 	}
 }
