@@ -705,8 +705,8 @@ func (e ListJobsParamsOrder) Valid() bool {
 // (the job's warn point, then its due time, came: no change of state;
 // a breach that raised the job's priority says so as its `reason`);
 // `moved` (the job missed its due time while it waited, and moved to
-// its queue's `breach_queue`, in the state it was in: its `reason` is
-// the queue it came from);
+// its queue's `breach_queue`, in the state it was in, keeping its
+// batch: its `reason` is the queue it came from);
 // and, in a history only, `drafted` (the holder saved the
 // reservation's first draft: no change of state).
 type Action string
@@ -754,6 +754,9 @@ type Batch struct {
 
 	// MaxConcurrent How many of its jobs may be reserved at once; `null`: no cap.
 	MaxConcurrent *int `json:"max_concurrent"`
+
+	// Moved Its jobs that missed their due time waiting and moved to the queue's `breach_queue`, and have not ended there (each still names the batch, whose counts follow it there within a cron tick of its end; the batch ends when its last job does).
+	Moved int `json:"moved"`
 
 	// Priority 0 to 100; higher is claimed first.
 	Priority Priority `json:"priority"`
@@ -1030,8 +1033,8 @@ type HistoryEntry struct {
 	// (the job's warn point, then its due time, came: no change of state;
 	// a breach that raised the job's priority says so as its `reason`);
 	// `moved` (the job missed its due time while it waited, and moved to
-	// its queue's `breach_queue`, in the state it was in: its `reason` is
-	// the queue it came from);
+	// its queue's `breach_queue`, in the state it was in, keeping its
+	// batch: its `reason` is the queue it came from);
 	// and, in a history only, `drafted` (the holder saved the
 	// reservation's first draft: no change of state).
 	Action Action `json:"action"`
@@ -1318,7 +1321,7 @@ type NewQueue struct {
 	// BreachPriority A job that misses its due time is raised to this priority, if it is below it, keeping its age; 0: no change.
 	BreachPriority *int `json:"breach_priority,omitempty"`
 
-	// BreachQueue An existing queue, not this one, that a job which misses its due time while it waits (ready or scheduled, in no batch) moves to, keeping its ULID, history, attempts, priority (raised first, if `breach_priority` says so) and due time, in line there by its age; a job held at its due time stays with its holder, a batch's with its batch. "": jobs stay. If the queue is deleted, they stay.
+	// BreachQueue An existing queue, not this one, that a job which misses its due time while it waits (ready or scheduled) moves to, keeping its ULID, history, attempts, priority (raised first, if `breach_priority` says so), due time and batch, in line there by its age; a job held at its due time stays with its holder. "": jobs stay. If the queue is deleted, they stay.
 	BreachQueue *string `json:"breach_queue,omitempty"`
 
 	// DeadRetentionSeconds How long dead jobs are kept for a requeue.
@@ -1510,7 +1513,7 @@ type Queue struct {
 	// BreachPriority A job that misses its due time is raised to this priority, if it is below it; 0: no change.
 	BreachPriority int `json:"breach_priority"`
 
-	// BreachQueue A job that misses its due time while it waits (ready or scheduled, in no batch) moves to this queue; "": it stays.
+	// BreachQueue A job that misses its due time while it waits (ready or scheduled) moves to this queue; "": it stays.
 	BreachQueue string `json:"breach_queue"`
 
 	// DeadRetentionSeconds How long dead jobs are kept for a requeue.

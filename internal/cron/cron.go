@@ -197,7 +197,8 @@ func (r *Runner) indexWaitingOnce(ctx context.Context) (int, error) {
 // risk, and jobs breached (escalated by their queue's policy), in batches,
 // from each queue's index of those moments (tasks.Store.WatchDue); then
 // moves the breached jobs of queues with a breach queue there
-// (tasks.Store.MoveBreached).
+// (tasks.Store.MoveBreached), and tells batches how their jobs that moved
+// away ended (tasks.Store.ReturnToBatches).
 func (r *Runner) watchDueOnce(ctx context.Context) (int, error) {
 	return r.eachQueue(ctx, func(q string) (int, error) {
 		watched, err := r.batches(ctx, q, r.cfg.Tasks.WatchDue)
@@ -205,7 +206,11 @@ func (r *Runner) watchDueOnce(ctx context.Context) (int, error) {
 			return watched, err
 		}
 		moved, err := r.batches(ctx, q, r.cfg.Tasks.MoveBreached)
-		return watched + moved, err
+		if err != nil {
+			return watched + moved, err
+		}
+		told, err := r.batches(ctx, q, r.cfg.Tasks.ReturnToBatches)
+		return watched + moved + told, err
 	})
 }
 

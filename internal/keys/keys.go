@@ -314,6 +314,8 @@ const (
 	PartMoving     Part = "moving"
 	PartMoved      Part = "moved"
 	PartMovedAt    Part = "movedat"
+	PartAway       Part = "away"
+	PartReturns    Part = "returns"
 )
 
 // Parts lists every part of a queue's keys, in the order of All.
@@ -323,7 +325,7 @@ var Parts = []Part{
 	PartSkips, PartSkipCount, PartBatches, PartBatchIndex, PartBatchDone,
 	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
 	PartPeople, PartWaiting, PartOutbox, PartDrafts, PartSLA, PartLate,
-	PartReadyDue, PartMoving, PartMoved, PartMovedAt,
+	PartReadyDue, PartMoving, PartMoved, PartMovedAt, PartAway, PartReturns,
 }
 
 // Key returns the queue's key of the given part, under the hash tag.
@@ -511,6 +513,18 @@ func (q Queue) Moved() string { return q.Key(PartMoved) }
 // MovedAt returns the queue's ZSET of the ids of Moved → when the job
 // moved in ms, for retention.
 func (q Queue) MovedAt() string { return q.Key(PartMovedAt) }
+
+// Away returns the queue's HASH of job id → the counter of its batch that
+// counts it ("moved" while it is unfinished, else the state it ended in):
+// the jobs of the queue's batches that moved to another queue. The cron
+// job sets it as they change there (Returns).
+func (q Queue) Away() string { return q.Key(PartAway) }
+
+// Returns returns the queue's ZSET of job id → when it last ended, or was
+// requeued after it ended, in ms: the jobs that moved here from a batch of
+// another queue (their metadata's batch_from and moved_from), whose batch
+// has yet to learn it (internal/tasks, ReturnToBatches).
+func (q Queue) Returns() string { return q.Key(PartReturns) }
 
 // All returns every key of the queue, in the order of Parts.
 func (q Queue) All() []string {

@@ -51,11 +51,14 @@ type Batch struct {
 	Total         int        `json:"total"`
 	// Ready counts jobs waiting: ready (claimable or held back by the cap)
 	// and scheduled.
-	Ready      int        `json:"ready"`
-	Reserved   int        `json:"reserved"`
-	Completed  int        `json:"completed"`
-	Dead       int        `json:"dead"`
-	Canceled   int        `json:"canceled"`
+	Ready     int `json:"ready"`
+	Reserved  int `json:"reserved"`
+	Completed int `json:"completed"`
+	Dead      int `json:"dead"`
+	Canceled  int `json:"canceled"`
+	// Moved counts its jobs that missed their due time waiting and moved
+	// to the queue's breach queue, and have not ended there.
+	Moved      int        `json:"moved"`
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 }
@@ -76,6 +79,7 @@ type batchRecord struct {
 	Completed     int        `json:"completed"`
 	Dead          int        `json:"dead"`
 	Canceled      int        `json:"canceled"`
+	Moved         int        `json:"moved"`
 	// Admitted counts the batch's jobs in the claim line (ready, not held).
 	Admitted  int   `json:"admitted"`
 	CreatedAt int64 `json:"created_at"`
@@ -92,7 +96,7 @@ func decodeBatch(id, raw string) (*Batch, error) {
 	b := &Batch{
 		ID: id, Queue: q, Title: r.Title, Priority: r.Priority, State: r.State,
 		Total: r.Total, Ready: r.Ready, Reserved: r.Reserved, Completed: r.Completed,
-		Dead: r.Dead, Canceled: r.Canceled, CreatedAt: msTime(r.CreatedAt), FinishedAt: optTime(r.FinishedAt),
+		Dead: r.Dead, Canceled: r.Canceled, Moved: r.Moved, CreatedAt: msTime(r.CreatedAt), FinishedAt: optTime(r.FinishedAt),
 	}
 	if r.MaxConcurrent > 0 {
 		n := r.MaxConcurrent

@@ -141,6 +141,10 @@ func (e *env) checkBatch(id string) *Batch {
 	var real batchRecord
 	readyOnly := 0
 	for _, jid := range ids {
+		if to, moved, err := e.store.MovedTo(e.ctx, jid); err != nil || moved {
+			e.countMoved(id, jid, to, &real)
+			continue
+		}
 		j := e.get(jid)
 		if j.BatchID != id {
 			e.t.Fatalf("job %s of batch %s has BatchID %q", jid, id, j.BatchID)
@@ -171,11 +175,11 @@ func (e *env) checkBatch(id string) *Batch {
 		}
 	}
 	real.Total = len(ids)
-	if got, want := [7]int{rec.Total, rec.Ready, rec.Reserved, rec.Completed, rec.Dead, rec.Canceled, rec.Admitted},
-		[7]int{real.Total, real.Ready, real.Reserved, real.Completed, real.Dead, real.Canceled, real.Admitted}; got != want {
-		e.t.Fatalf("batch %s: total, ready, reserved, completed, dead, canceled, admitted = %v, real %v", id, got, want)
+	if got, want := [8]int{rec.Total, rec.Ready, rec.Reserved, rec.Completed, rec.Dead, rec.Canceled, rec.Admitted, rec.Moved},
+		[8]int{real.Total, real.Ready, real.Reserved, real.Completed, real.Dead, real.Canceled, real.Admitted, real.Moved}; got != want {
+		e.t.Fatalf("batch %s: total, ready, reserved, completed, dead, canceled, admitted, moved = %v, real %v", id, got, want)
 	}
-	if countsOf(b) != (batchCounts{rec.Total, rec.Ready, rec.Reserved, rec.Completed, rec.Dead, rec.Canceled}) {
+	if countsOf(b) != (batchCounts{rec.Total, rec.Ready, rec.Reserved, rec.Completed, rec.Dead, rec.Canceled}) || b.Moved != rec.Moved {
 		e.t.Fatalf("GetBatch %+v disagrees with the record %+v", b, rec)
 	}
 	if real.Admitted+len(parked) != readyOnly {
@@ -215,6 +219,43 @@ func (e *env) checkBatch(id string) *Batch {
 		e.t.Fatalf("batch %s: in batchdone %v, finished %v (%v)", id, inDone, finished, err)
 	}
 	return b
+}
+
+// countMoved counts in real the job jid of batch id that moved to another
+// queue, as to: in the counter its batch's record of it names (keys'
+// Away), which must agree with the job's state there unless the job
+// changed since and its batch is yet to be told (keys' Returns).
+func (e *env) countMoved(id, jid, to string, real *batchRecord) {
+	e.t.Helper()
+	queue, _ := queueOf(jid)
+	counter, err := e.rdb.HGet(e.ctx, keysFor(queue).Away(), localID(jid)).Result()
+	if err != nil {
+		e.t.Fatalf("moved job %s of batch %s: its batch's record of it: %v", jid, id, err)
+	}
+	j := e.get(to)
+	if j.BatchID != id {
+		e.t.Fatalf("job %s of batch %s moved as %s, of batch %q", jid, id, to, j.BatchID)
+	}
+	state := "moved"
+	if j.State.Terminal() {
+		state = string(j.State)
+	}
+	there, _ := queueOf(to)
+	if _, err := e.rdb.ZScore(e.ctx, keysFor(there).Returns(), localID(to)).Result(); counter != state && err != nil {
+		e.t.Fatalf("moved job %s: its batch counts it %s, it is %s, and nothing says so (%v)", to, counter, j.State, err)
+	}
+	switch counter {
+	case "moved":
+		real.Moved++
+	case "completed":
+		real.Completed++
+	case "dead":
+		real.Dead++
+	case "canceled":
+		real.Canceled++
+	default:
+		e.t.Fatalf("moved job %s counted as %q", to, counter)
+	}
 }
 
 // wantBatch checks the batch (checkBatch), then its state, whether it

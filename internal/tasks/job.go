@@ -129,8 +129,9 @@ type meta struct {
 	// DueAt is when the job is due (0: no due time), WarnAt when it is
 	// at risk of missing it.
 	DueAt, WarnAt int64
-	// MovedFrom is the queue the job was enqueued in, once it moved.
-	MovedFrom string
+	// MovedFrom is the queue the job was enqueued in, once it moved, and
+	// BatchFrom its batch there, if it had one.
+	MovedFrom, BatchFrom string
 }
 
 // SLA is where a job with a due time stands against it.
@@ -185,6 +186,10 @@ func decodeJob(id, rawMeta, payload string, now time.Time) (*Job, error) {
 		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: globalID(m.Batch, q),
 		rank: m.Rank, lastHolder: m.ReservedBy, history: m.History, historyDropped: max(0, m.HistoryCount-historyCap),
 		DueAt: optTime(m.DueAt), SLA: slaAt(m, ms(now)), MovedFrom: m.MovedFrom,
+	}
+	if m.BatchFrom != "" {
+		// Its batch stays in the queue it was enqueued in.
+		j.BatchID = globalID(m.BatchFrom, m.MovedFrom)
 	}
 	if payload != "" {
 		j.Payload = json.RawMessage(payload)

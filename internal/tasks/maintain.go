@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -101,6 +102,66 @@ func (s *Store) MoveBreached(ctx context.Context, queue string, limit int) (n in
 	return n, more, nil
 }
 
+// ReturnToBatches tells the batches of other queues how at most limit of
+// their jobs that moved to this queue, and ended here (or were requeued
+// after they ended), stand now (keys.Queue.Returns): each batch counts
+// such a job as moved until it ends, and ends itself when its last job
+// does. A batch is told first (batch_return.lua), then the job forgotten
+// here unless it changed again meanwhile (returned.lua): a crash between
+// them tells the batch again, which changes nothing. It returns how many
+// it told, and whether more are left.
+func (s *Store) ReturnToBatches(ctx context.Context, queue string, limit int) (n int, more bool, err error) {
+	if !validQueueName(queue) {
+		return 0, false, ErrQueueNotFound
+	}
+	if limit < 1 || limit > MaxMaintainBatch {
+		return 0, false, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	}
+	k := keysFor(queue)
+	changed, err := s.rdb.ZRangeWithScores(ctx, k.Returns(), 0, int64(limit)).Result()
+	if err != nil {
+		return 0, false, redisErr(err)
+	}
+	more = len(changed) > limit
+	for _, z := range changed[:min(len(changed), limit)] {
+		id := z.Member.(string)
+		raw, err := s.rdb.HGet(ctx, k.Meta(), id).Result()
+		if err != nil && err != redis.Nil {
+			return n, more, redisErr(err)
+		}
+		if err == nil {
+			m, err := decodeMeta(raw)
+			if err != nil {
+				return n, more, err
+			}
+			counter := "moved"
+			if m.State.Terminal() {
+				counter = string(m.State)
+			}
+			if m.BatchFrom != "" && validQueueName(m.MovedFrom) {
+				r, err := s.run(ctx, batchReturnScript, m.MovedFrom, s.nowArg(), m.BatchFrom, id, counter)
+				if err == nil && r.flag("changed") {
+					n++
+				}
+				if err == nil {
+					err = r.done()
+				}
+				if err != nil && !errors.Is(err, ErrQueueNotFound) {
+					return n, more, err
+				}
+			}
+		}
+		r, err := s.run(ctx, returnedScript, queue, id, strconv.FormatInt(int64(z.Score), 10))
+		if err == nil {
+			err = r.done()
+		}
+		if err != nil {
+			return n, more, err
+		}
+	}
+	return n, more, nil
+}
+
 // MovedTo returns the id that the job of the given id has in the queue
 // it moved to when it missed its due time (MoveBreached), or false if it
 // did not move (or so long ago that its old id is forgotten, as a
@@ -117,7 +178,7 @@ func (s *Store) MovedTo(ctx context.Context, id string) (string, bool, error) {
 	if err != nil {
 		return "", false, redisErr(err)
 	}
-	to, _, _ = strings.Cut(to, "\n") // and the idempotency key it had
+	to, _, _ = strings.Cut(to, "\n") // then its idempotency key and batch
 	return globalID(localID(id), to), true, nil
 }
 

@@ -162,6 +162,7 @@ var metaFields = []struct {
 	{"due_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.DueAt) }},
 	{"warn_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.WarnAt) }},
 	{"moved_from", func(m *meta, r *msgpackReader) error { return r.text(&m.MovedFrom) }},
+	{"batch_from", func(m *meta, r *msgpackReader) error { return r.text(&m.BatchFrom) }},
 }
 
 // format2Fields is how many fields of metaFields a record of storage

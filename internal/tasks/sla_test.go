@@ -456,11 +456,10 @@ func (e *env) moveBreached() []Transition {
 }
 
 // A queue with a breach queue moves each job that misses its due time
-// while it waits there, in no batch: same ULID, history, attempts, due
-// time and idempotency key, raised as the policy says, in line there by
-// age. A held job stays with its holder, a batch's with its batch. Until
-// the move is done the job is in neither line and cannot be canceled;
-// after it, its old id leads to the new.
+// while it waits there: same ULID, history, attempts, due time and
+// idempotency key, raised as the policy says, in line there by age. A held
+// job stays with its holder. Until the move is done the job is in neither
+// line and cannot be canceled; after it, its old id leads to the new.
 func TestBreachMovesJob(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		leads := e.newQueue(Queue{})
@@ -478,15 +477,15 @@ func TestBreachMovesJob(t *testing.T) {
 		e.clock.Advance(time.Minute)
 		e.watchDue()
 		// Taken out of the line, not yet moved: no claim, no cancel.
-		if s := e.stats(); s.Ready != 1 || s.Scheduled != 0 {
-			t.Fatalf("while moving: %+v, want only the batch's job ready", s)
+		if s := e.stats(); s.Ready != 0 || s.Scheduled != 0 {
+			t.Fatalf("while moving: %+v, want none waiting", s)
 		}
 		if _, _, err := e.store.Cancel(e.ctx, first.ID, "sam", false); !errors.Is(err, ErrInvalidState) {
 			t.Fatalf("cancel while moving: %v", err)
 		}
 		ts := e.moveBreached()
-		if len(ts) != 4 {
-			t.Fatalf("moves made %+v, want two out and two in", ts)
+		if len(ts) != 6 {
+			t.Fatalf("moves made %+v, want three out and three in", ts)
 		}
 		for _, tr := range ts {
 			if out := tr.Queue == from; tr.Action != ActionMoved || out && tr.To != "" || !out && (tr.Queue != leads || tr.From != "") {
@@ -515,8 +514,11 @@ func TestBreachMovesJob(t *testing.T) {
 		if j := e.get(localID(first.ID) + "." + leads); j.State != StateReady || j.Attempts != 1 || j.LastError != "no access" {
 			t.Fatalf("moved job %+v: want ready with its attempt spent", j)
 		}
-		if e.get(held.ID).State != StateReserved || e.get(batched[0].ID).State != StateReady {
-			t.Fatal("the held job or the batch's moved")
+		if e.get(held.ID).State != StateReserved {
+			t.Fatal("the held job moved")
+		}
+		if _, err := e.store.Get(e.ctx, batched[0].ID); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("the batch's job stayed: %v", err)
 		}
 		if n, err := e.rdb.HLen(e.ctx, keysFor(from).Moving()).Result(); err != nil || n != 0 {
 			t.Fatalf("%d left moving, %v", n, err)
@@ -530,8 +532,8 @@ func TestBreachMovesJob(t *testing.T) {
 		if r := e.claim("bob"); r.Job.Title != "waiting" || r.Job.Attempts != 1 {
 			t.Fatalf("the breach queue gave %+v", r.Job)
 		}
-		if s := e.stats(); s.Breached != 2 {
-			t.Fatalf("breach queue %+v, want both moved jobs breached", s)
+		if s := e.stats(); s.Breached != 3 {
+			t.Fatalf("breach queue %+v, want the three moved jobs breached", s)
 		}
 	})
 }
@@ -575,6 +577,74 @@ func TestMoveResumes(t *testing.T) {
 		}
 		if r := e.claim("ann"); r.Job.ID != stays.ID {
 			t.Fatalf("claimed %+v, want the job back in line", r.Job)
+		}
+	})
+}
+
+// A job of a batch that moves stays its batch's: the job names it, the
+// batch counts it as moved, and learns from the cron job how it ends in
+// the breach queue (or is requeued there after it died), and ends when
+// its last job does. A slot of a capped batch comes free when its job
+// leaves. Told twice, the batch counts once.
+func TestMovedJobKeepsItsBatch(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		leads := e.newQueue(Queue{})
+		e.queue = e.newQueue(Queue{BreachQueue: leads, MaxAttempts: 1})
+		from := e.queue
+		b, jobs := e.createBatch(NewBatch{Title: "b", MaxConcurrent: new(1), Jobs: []NewJob{
+			{Title: "stays"}, {Title: "late", DueInSeconds: 60}, {Title: "later", DueInSeconds: 60}}})
+		e.clock.Advance(time.Minute)
+		e.watchDue()
+		e.moveBreached()
+		got := e.checkBatch(b.ID)
+		if got.Moved != 2 || got.Ready != 1 || got.Total != 3 || got.Ended() {
+			t.Fatalf("batch after the moves: %+v", got)
+		}
+		if r := e.claim("ann"); r.Job.ID != jobs[0].ID {
+			t.Fatalf("claimed %s, want the job that stayed", r.Job.Title)
+		} else {
+			e.complete(r)
+		}
+		late := localID(jobs[1].ID) + "." + leads
+		if j := e.get(late); j.BatchID != b.ID {
+			t.Fatalf("moved job's batch %q, want %q", j.BatchID, b.ID)
+		}
+		// One completes there, one dies there: told, the batch ends.
+		e.queue = leads
+		for range 2 {
+			r := e.claim("bob")
+			if r.Job.BatchID != b.ID {
+				t.Fatalf("claimed %+v", r.Job)
+			}
+			if r.Job.ID == late {
+				e.complete(r)
+			} else if _, err := e.store.Fail(e.ctx, r.Job.ID, r.Hold(), "no"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		told := func(want int) {
+			t.Helper()
+			n, more, err := e.store.ReturnToBatches(e.ctx, leads, 10)
+			if err != nil || more || n != want {
+				t.Fatalf("ReturnToBatches = %d, %v, %v; want %d", n, more, err, want)
+			}
+		}
+		if e.checkBatch(b.ID).Ended() {
+			t.Fatal("the batch ended before it was told")
+		}
+		told(2)
+		e.queue = from
+		if got := e.checkBatch(b.ID); !got.Ended() || got.State != BatchCompletedWithFailures || got.Completed != 2 || got.Dead != 1 || got.Moved != 0 {
+			t.Fatalf("batch told: %+v", got)
+		}
+		// Requeued there, it reopens the batch; told again, nothing.
+		if _, _, err := e.store.Requeue(e.ctx, localID(jobs[2].ID)+"."+leads, "sam"); err != nil {
+			t.Fatal(err)
+		}
+		told(1)
+		told(0)
+		if got := e.checkBatch(b.ID); got.Ended() || got.Moved != 1 || got.Dead != 0 {
+			t.Fatalf("batch after the requeue there: %+v", got)
 		}
 	})
 }

@@ -8,8 +8,8 @@
 --   claims, HSET meta, HGET payload, five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox, drafts,
---            sla, late, readydue
+--            parked, claims, holding, people, waiting, outbox, drafts, sla,
+--            late, readydue, returns
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> operator
 -- ARGV[3] -> fresh reservation token

@@ -7,8 +7,8 @@
 --   ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox, drafts,
---            sla, late, readydue
+--            parked, claims, holding, people, waiting, outbox, drafts, sla,
+--            late, readydue, returns
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -337,6 +337,12 @@ local BUCKET = {
   completed = 'completed', dead = 'dead', canceled = 'canceled',
 }
 
+-- A job of a batch that moves to another queue (move_out.lua) counts in
+-- its batch's "moved" until it ends there; K.away says in which counter
+-- its batch counts it, which the cron job changes as it ends, or is
+-- requeued, there (batch_return.lua). A batch made before jobs moved has
+-- no "moved": none of its jobs has.
+
 -- batch returns the record of batch bid (nil for no batch, or one purged).
 local function batch(bid)
   if not bid then return nil end
@@ -345,6 +351,7 @@ local function batch(bid)
     local raw = redis.call('HGET', K.batches, bid)
     if not raw then return nil end
     b = cjson.decode(raw)
+    b.moved = b.moved or 0
     BATCHES[bid] = b
   end
   return b
@@ -595,9 +602,17 @@ local function not_for(id, m, op, limit)
   return true
 end
 
+-- returned notes that a job that moved here from a batch of another
+-- queue ended, or was requeued after it ended: the cron job tells its
+-- batch (K.returns, batch_return.lua).
+local function returned(id, m)
+  if m.batch_from then redis.call('ZADD', K.returns, int(NOW), id) end
+end
+
 -- finish files a job under a terminal state: completed, dead or canceled.
 local function finish(id, m, state, action, actor, reason)
   forget_skips(id, m)
+  returned(id, m)
   if m.due_at then
     redis.call('ZREM', K.sla, id)
     redis.call('ZREM', K.late, id)

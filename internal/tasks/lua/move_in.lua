@@ -1,7 +1,8 @@
 -- move_in.lua: makes in this queue a job that missed its due time while
 -- waiting in a queue whose breach queue this is (sla.lua), as it was
 -- there: its ULID, history, attempts, priority, due time and kept drafts,
--- in line by its age and priority as this queue ranks them, breached.
+-- in line by its age and priority as this queue ranks them, breached; a
+-- job of a batch there is in no batch here, but its batch's still.
 -- The history says where from, and the job the queue it was enqueued
 -- in (moved_from). A job made here already (a move tried
 -- again) stays as it is.
@@ -25,8 +26,10 @@ local m = parse(ARGV[3])
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[7]) end
 m.rank = m.run_at - m.priority * step
--- Where its producers put it, which still lets them read it.
+-- Where its producers put it, which still lets them read it, and its
+-- batch there, which counts it until it ends here (returned, lib.lua).
 m.moved_from = m.moved_from or ARGV[6]
+if m.batch then m.batch_from, m.batch = m.batch, nil end
 record(id, m, 'moved', '', m.state, 'system', nil, ARGV[6])
 file(id, m, m.state == 'ready' and m.rank or m.run_at, nil)
 rewatch(id, m)

@@ -1,12 +1,13 @@
 -- move_out.lua: ends the move of a job on its way to another queue
 -- (K.moving, sla.lua). Made there (ARGV[3] "made": move_in.lua), it is
 -- deleted here, and its old id leads to the new one (K.moved, K.movedat)
--- as long as a finished job is kept; not made (that queue is gone), it
--- goes back in line here.
+-- as long as a finished job is kept, and its batch counts it as moved
+-- (K.away) until it ends there; not made (that queue is gone), it goes
+-- back in line here.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, payload, result, skips, skipcount, batches, parked,
---            waiting, outbox, drafts, sla, late, readydue, moving, moved,
---            movedat
+--            meta, payload, result, skips, skipcount, batches, batchdone,
+--            parked, waiting, outbox, drafts, sla, late, readydue, moving,
+--            moved, movedat, away
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "made" or "gone"
@@ -18,9 +19,16 @@ if not to then return answer('ok', 0) end
 redis.call('HDEL', K.moving, id)
 local m = load(id)
 if not m then return answer('ok', 0) end
+local b = batch(m.batch)
 if ARGV[3] ~= 'made' then
-  file(id, m, m.state == 'ready' and m.rank or m.run_at, nil)
+  file(id, m, m.state == 'ready' and m.rank or m.run_at, b)
+  if b then settle(m.batch, b) end
   return answer('ok', 0)
+end
+if b then
+  b.ready, b.moved = b.ready - 1, b.moved + 1
+  redis.call('HSET', K.away, id, 'moved')
+  settle(m.batch, b)
 end
 forget_skips(id, m)
 record(id, m, 'moved', m.state, '', 'system', nil, to)
@@ -31,9 +39,7 @@ redis.call('HDEL', K.payload, id)
 redis.call('HDEL', K.result, id)
 redis.call('HDEL', K.drafts, id, id .. '\nkept')
 -- Its idempotency key still names it here, and leads to it there, until
--- the old id is forgotten (purge.lua).
-local moved = to
-if m.idempotency_key then moved = to .. '\n' .. m.idempotency_key end
-redis.call('HSET', K.moved, id, moved)
+-- the old id is forgotten with its batch's record of it (purge.lua).
+redis.call('HSET', K.moved, id, to .. '\n' .. (m.idempotency_key or '') .. '\n' .. (m.batch or ''))
 redis.call('ZADD', K.movedat, int(NOW), id)
 return answer('ok', 1)

@@ -5,7 +5,8 @@
 -- (move_out.lua) as long ago. A job's history is part of its metadata and goes with it, its drafts
 -- with it.
 -- KEYS    -> conf, completed, dead, canceled, meta, payload, result, idem,
---            batches, batchindex, batchdone, members, drafts, moved, movedat
+--            batches, batchindex, batchdone, members, drafts, moved, movedat,
+--            away
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), number deleted}
@@ -54,11 +55,12 @@ budget = budget - math.min(#old, budget)
 old = redis.call('ZRANGEBYSCORE', K.movedat, '-inf', cutoff, 'LIMIT', 0, budget + 1)
 if #old > budget then more = true end
 for i = 1, math.min(#old, budget) do
-  local moved = redis.call('HGET', K.moved, old[i])
-  local nl = moved and string.find(moved, '\n', 1, true)
-  if nl then
-    local key = string.sub(moved, nl + 1)
-    if redis.call('HGET', K.idem, key) == old[i] then redis.call('HDEL', K.idem, key) end
+  -- Where it went, its idempotency key and its batch (move_out.lua).
+  local _, key, bid = string.match(redis.call('HGET', K.moved, old[i]) or '', '^([^\n]*)\n([^\n]*)\n(.*)$')
+  if key and key ~= '' and redis.call('HGET', K.idem, key) == old[i] then redis.call('HDEL', K.idem, key) end
+  if bid and bid ~= '' then
+    redis.call('HDEL', K.away, old[i])
+    redis.call('ZREM', K.members, bid .. '|' .. old[i])
   end
   redis.call('HDEL', K.moved, old[i])
   redis.call('ZREM', K.movedat, old[i])

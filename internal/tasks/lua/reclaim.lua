@@ -9,8 +9,8 @@
 --   ready, HSET meta)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox, drafts,
---            sla, late, readydue
+--            parked, claims, holding, people, waiting, outbox, drafts, sla,
+--            late, readydue, returns
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- Output: {"queue_not_found"}, or {"ok", more (0|1), jobs moved}

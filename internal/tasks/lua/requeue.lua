@@ -5,8 +5,8 @@
 -- release cancels it.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, claims, holding, people, waiting, outbox, drafts,
---            sla, late, readydue
+--            parked, claims, holding, people, waiting, outbox, drafts, sla,
+--            late, readydue, returns
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor
@@ -37,4 +37,5 @@ local revived = m.state == 'dead'
 if revived then m.attempts, m.finished_at, m.run_at = 0, nil, NOW end
 back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
 if revived and m.due_at then rewatch(id, m) end
+if revived then returned(id, m) end
 return reply(id, store(id, m), holder)

@@ -5,11 +5,12 @@
 -- to it, keeping its age (its history entry says so, as its reason). Each
 -- is a history entry and a transition of the job in the state it is in.
 -- If the queue has a breach queue, a breached job that waits (ready or
--- scheduled, in no batch) leaves the line and is filed in K.moving, to be
--- made in that queue and then deleted here (move_in.lua, move_out.lua).
+-- scheduled) leaves the line (a slot of its batch comes free) and is
+-- filed in K.moving, to be made in that queue and then deleted here
+-- (move_in.lua, move_out.lua).
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
---            meta, payload, result, batches, parked, waiting, outbox, sla,
---            late, readydue, moving
+--            meta, payload, result, batches, batchdone, parked, waiting,
+--            outbox, sla, late, readydue, moving
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- ARGV[3] -> strict priority step in ms, used when the queue sets no ageing
@@ -59,8 +60,10 @@ for i = 1, handled do
     end
     record(id, m, 'breached', m.state, m.state, 'system', holder, reason)
     store(id, m)
-    if elsewhere and (m.state == 'ready' or m.state == 'scheduled') and not m.batch then
-      unfile(id, m, nil)
+    if elsewhere and (m.state == 'ready' or m.state == 'scheduled') then
+      local b = batch(m.batch)
+      unfile(id, m, b)
+      if b then settle(m.batch, b) end
       redis.call('HSET', K.moving, id, elsewhere)
     end
   end
