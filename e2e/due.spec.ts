@@ -114,4 +114,51 @@ test.describe('due times', () => {
     await sam.goto('/supervisor/team');
     await expect(sam.getByTestId(`work-${operator}`).getByTestId('on-time')).toHaveText('0% of 1');
   });
+
+  test('an overdue job moves to the breach queue, and its old link leads there', async ({ openAs, playwright }, testInfo) => {
+    test.slow(); // two queues, a person and a token made in the browser first
+    const salt = uniqueTitle('', testInfo).replace(/[^a-z0-9]/g, '').slice(-10);
+    const queue = `e2e-esc${salt}`;
+    const leads = `e2e-leads${salt}`;
+    const bot = `e2e-esc-bot${salt}`;
+    const sam = await openAs('sam');
+    for (const name of [leads, queue]) {
+      await sam.goto('/supervisor/queues/new');
+      await sam.getByLabel('Name').fill(name);
+      if (name === queue) await sam.getByLabel(/^Move overdue jobs to/).selectOption(leads);
+      await sam.getByRole('button', { name: 'Create queue' }).click();
+      await expect(sam.getByTestId('flash')).toContainText(`Created queue ${name}`);
+    }
+    await expect(sam.getByLabel(/^Move overdue jobs to/)).toHaveValue(leads);
+    await sam.getByTestId('due-settings').scrollIntoViewIfNeeded();
+    await checkScreen(sam, 'the due time settings of a queue whose overdue jobs move on', false);
+
+    const form = sam.getByTestId('add-person');
+    await sam.goto('/supervisor/people');
+    await form.getByLabel('Name').fill(bot);
+    await form.getByLabel('Role').selectOption('producer');
+    await form.getByLabel(queue, { exact: true }).check();
+    await form.getByRole('button', { name: 'Add person' }).click();
+    await expect(sam.getByTestId('flash')).toContainText(`Added ${bot}`);
+    await sam.getByRole('button', { name: 'New API token' }).click();
+    const token = (await sam.getByTestId('new-token').locator('code').textContent())?.trim() ?? '';
+
+    // Overdue as it comes: within a cron tick it moves, and its producer,
+    // granted only the first queue, follows its old id to it.
+    const api = await playwright.request.newContext({ baseURL: BASE_URL, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
+    const res = await api.post(`/api/v1/queues/${queue}/jobs`, { data: { title: 'Answer the escalation', due_at: new Date(Date.now() - 60_000).toISOString() } });
+    expect(res.status(), await res.text()).toBe(201);
+    const old = ((await res.json()).job as { id: string }).id;
+    const moved = old.replace(`.${queue}`, `.${leads}`);
+    await expect.poll(async () => ((await (await api.get(`/api/v1/jobs/${old}`)).json()) as { id: string }).id).toBe(moved);
+    const job = (await (await api.get(`/api/v1/jobs/${old}`)).json()) as { moved_from: string; sla: string; state: string };
+    expect(job).toMatchObject({ moved_from: queue, sla: 'breached', state: 'ready' });
+    await api.dispose();
+
+    // The old link opens the job where it is, its history saying how.
+    await sam.goto(`/jobs/${old}`);
+    await expect(sam).toHaveURL(new RegExp(`/jobs/${moved.replace('.', '\\.')}$`));
+    await expect(sam.getByText(`moved here from ${queue}, overdue`)).toBeVisible();
+    await checkScreen(sam, 'a job that moved to the breach queue when overdue', false);
+  });
 });

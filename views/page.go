@@ -124,7 +124,7 @@ func progressSegments(b *tasks.Batch) []segment {
 	parts := []struct {
 		kind string
 		n    int
-	}{{"completed", b.Completed}, {"dead", b.Dead}, {"canceled", b.Canceled}, {"reserved", b.Reserved}, {"waiting", b.Ready}}
+	}{{"completed", b.Completed}, {"dead", b.Dead}, {"canceled", b.Canceled}, {"reserved", b.Reserved}, {"moved", b.Moved}, {"waiting", b.Ready}}
 	var out []segment
 	sum := 0
 	for _, p := range parts {
@@ -141,8 +141,8 @@ func progressSegments(b *tasks.Batch) []segment {
 
 // progressLabel says in words what the bar shows.
 func progressLabel(b *tasks.Batch) string {
-	return fmt.Sprintf("%d of %d done, %d dead, %d canceled, %d in progress, %d waiting",
-		b.Completed, b.Total, b.Dead, b.Canceled, b.Reserved, b.Ready)
+	return fmt.Sprintf("%d of %d done, %d dead, %d canceled, %d in progress, %d moved to another queue when overdue, %d waiting",
+		b.Completed, b.Total, b.Dead, b.Canceled, b.Reserved, b.Moved, b.Ready)
 }
 
 // Plural says "1 job" or "3 jobs".
