@@ -70,6 +70,9 @@ func runScale(ctx context.Context, c config) (result, error) {
 	if err := measureDue(ctx, &r, rdb, store, &offset, c.dueJobs, rank); err != nil {
 		return r, fmt.Errorf("due times: %w", err)
 	}
+	if err := measureMoves(ctx, &r, rdb, store, &offset, min(c.dueJobs, maxMoves)); err != nil {
+		return r, fmt.Errorf("moves: %w", err)
+	}
 	if err := measureMemory(ctx, &r, rdb, store, c.memJobs); err != nil {
 		return r, fmt.Errorf("memory: %w", err)
 	}
@@ -253,6 +256,51 @@ func measureDue(ctx context.Context, r *result, rdb *redis.Client, store *tasks.
 		"%d marked of %d; %d at risk", total, n+1, st.AtRisk)
 	r.fig(fmt.Sprintf("time to mark %d jobs at risk", n), elapsed.Seconds(), "s")
 	r.atMost("longest script call marking jobs at risk (SLOWLOG)", float64(toMS(longest)), 10, "ms")
+	return rdb.FlushAll(ctx).Err()
+}
+
+// maxMoves bounds the jobs measureMoves moves: each move is a few calls
+// of its own, so their number says what one costs.
+const maxMoves = 2000
+
+// measureMoves fills a queue whose overdue jobs move to another with n
+// jobs, lets their due time pass, has the cron job breach them, then
+// times its runs that move them all, with the longest script call among
+// them (SLOWLOG).
+func measureMoves(ctx context.Context, r *result, rdb *redis.Client, store *tasks.Store, offset *atomic.Int64, n int) error {
+	const from, to = "escalate", "leads"
+	for _, q := range []tasks.Queue{{Name: to}, {Name: from, SLASeconds: 60, BreachQueue: to}} {
+		if _, err := store.PutQueue(ctx, q); err != nil {
+			return err
+		}
+	}
+	if err := enqueueMany(ctx, store, from, n, 4); err != nil {
+		return err
+	}
+	offset.Add(int64(2 * time.Minute))
+	defer offset.Add(-int64(2 * time.Minute))
+	for more := true; more; {
+		var err error
+		if _, more, err = store.WatchDue(ctx, from, cron.Batch); err != nil {
+			return err
+		}
+	}
+	calls := newRecorder(fmt.Sprintf("cron's call moving overdue jobs to the breach queue (%d per call)", cron.Batch))
+	moved, elapsed, longest, err := inCronCalls(ctx, rdb, 4*n+100, calls, func() (int, bool, error) {
+		return store.MoveBreached(ctx, from, cron.Batch)
+	})
+	if err != nil {
+		return err
+	}
+	st, err := store.Stats(ctx, to)
+	if err != nil {
+		return err
+	}
+	r.Ops = append(r.Ops, calls.summary())
+	r.check("every overdue job moved in one cron run", moved == n && st.Ready == int64(n) && st.Breached == int64(n),
+		"%d moved of %d; %d ready and %d breached in the breach queue", moved, n, st.Ready, st.Breached)
+	r.fig(fmt.Sprintf("time to move one overdue job, of %d", n), float64(elapsed.Microseconds())/float64(n)/1000, "ms")
+	r.atMost("longest script call moving jobs (SLOWLOG)", float64(toMS(longest)), 10, "ms")
 	return rdb.FlushAll(ctx).Err()
 }
 
