@@ -321,3 +321,51 @@ func TestRetryAfter(t *testing.T) {
 		}
 	})
 }
+
+// A job that misses its due time and moves to its queue's breach queue
+// is followed there by its old id: EnqueueAndWait answers it as its new
+// queue's operator completed it.
+func TestWaitFollowsAMove(t *testing.T) {
+	t.Parallel()
+	d := newDesk(t, "CLAIMDESK_CRON_INTERVAL=1s")
+	leads := d.queue + "-leads"
+	d.srv.Command(t, "", "queue", "add", leads)
+	d.srv.Command(t, "", "queue", "add", d.queue, "--breach-queue", leads)
+	lead := d.as(t, d.srv.Token(t, d.operatorName+"-lead", "operator", leads))
+	type answer struct {
+		job *client.Job
+		err error
+	}
+	done := make(chan answer, 1)
+	past := time.Now().Add(-time.Minute)
+	go func() {
+		job, err := d.producer.EnqueueAndWait(t.Context(), d.queue, client.NewJob{Title: "Answer the escalation", DueAt: &past})
+		done <- answer{job, err}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var c *client.Claim
+	for c == nil {
+		var err error
+		if c, err = lead.Claim(ctx, leads); err != nil {
+			t.Fatalf("claim from the breach queue: %v", err)
+		}
+		if c == nil {
+			select {
+			case <-ctx.Done():
+				t.Fatal("the overdue job did not come to the breach queue within 10s")
+			case <-time.After(pollInterval):
+			}
+		}
+	}
+	if c.Job.MovedFrom == nil || *c.Job.MovedFrom != d.queue {
+		t.Fatalf("claimed %+v, want the job moved from %s", c.Job, d.queue)
+	}
+	if _, err := lead.Complete(t.Context(), c, client.Result{"answered": true}); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.err != nil || a.job.ID != c.Job.ID || a.job.State != client.JobStateCompleted {
+		t.Fatalf("EnqueueAndWait answered %+v, %v; want the job completed in %s", a.job, a.err, leads)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"claimdesk/internal/notify"
+	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 
 	"github.com/redis/go-redis/v9"
@@ -366,4 +367,43 @@ func TestWaitAnswersOnlyWhatItsSenderMayRead(t *testing.T) {
 		t.Fatal("the wait never answered")
 	}
 	a.expect("GET", "/api/v1/jobs/"+id, a.operator, "", 403, "forbidden")
+}
+
+// A wait on a job that misses its due time and moves to its queue's
+// breach queue wakes as it moves, and follows it there (308): it answers
+// as the job ends in its new queue, not when the wait is over.
+func TestWaitFollowsAMove(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	a.tasks.Observe(a.announce.Observe) // the cron job's changes are told, as in claimdesk
+	leads := a.queue + "-leads"
+	if _, err := a.tasks.CreateQueue(ctx, tasks.Queue{Name: leads}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.tasks.PatchQueue(ctx, a.queue, tasks.QueuePatch{BreachQueue: &leads}); err != nil {
+		t.Fatal(err)
+	}
+	past := a.now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	id := a.enqueueAs(a.producer, "overdue", `,"due_at":"`+past+`"`)
+	waiting := a.waitOn("/api/v1/jobs/"+id+"?wait=10", a.producer)
+	since := time.Now()
+	if _, _, err := a.tasks.WatchDue(ctx, a.queue, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := a.tasks.MoveBreached(ctx, a.queue, 10); err != nil || n != 1 {
+		t.Fatalf("MoveBreached = %d, %v", n, err)
+	}
+	// Ended there, before or after the wait followed it: either way the
+	// wait answers at once, unless the move did not wake it.
+	moved := strings.TrimSuffix(id, a.queue) + leads
+	if _, _, err := a.tasks.Cancel(ctx, moved, "sam", false); err != nil {
+		t.Fatal(err)
+	}
+	job, took := a.answered(waiting, since)
+	if job["id"] != moved || job["state"] != "canceled" {
+		t.Fatalf("wait answered %v, want %s canceled", job, moved)
+	}
+	if took > prompt {
+		t.Fatalf("wait answered %v after the move, want within %v", took, prompt)
+	}
 }

@@ -321,6 +321,13 @@ func noticesOf(t tasks.Transition) []Notice {
 		p := t.Priority
 		n.Title, n.Priority, n.Operator, n.State = t.Title, &p, t.Holder, string(t.To)
 		return []Notice{n}
+	case t.Action == tasks.ActionMoved && t.To == "":
+		// Overdue, it left for its queue's breach queue, in the state
+		// it had: where it went says job.available there.
+		n := with(JobSLA)
+		p := t.Priority
+		n.Title, n.Priority, n.State = t.Title, &p, string(t.From)
+		return []Notice{n}
 	case t.Action == tasks.ActionClaimed:
 		n := with(ReservationCreated)
 		n.Title, n.Operator, n.Deadline = t.Title, t.Actor, t.Deadline

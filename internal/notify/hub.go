@@ -522,6 +522,10 @@ func (h *Hub) Deliver(n Notice) {
 	switch n.Type {
 	case JobFinished:
 		h.wake(n.JobID)
+	case JobSLA:
+		if n.Action == string(tasks.ActionMoved) {
+			h.wake(n.JobID)
+		}
 	case BatchFinished:
 		h.wake(n.BatchID)
 	case Resync:

@@ -42,7 +42,10 @@ const (
 	ReservationExpiring = "reservation.expiring"
 	// JobSLA says an unfinished job came at risk of missing its due time,
 	// or missed it (Action: at_risk or breached; Operator: its holder, if
-	// reserved). Pages showing the queue's due times fetch afresh.
+	// reserved), or, overdue, left the queue for its breach queue (Action:
+	// moved; State: the state it had). Pages showing the queue's due times
+	// fetch afresh; requests waiting on a job that moved wake up, to
+	// follow it.
 	JobSLA = "job.sla"
 	// JobFinished says a job reached a terminal state (completed, dead,
 	// canceled); producers waiting on it wake up.

@@ -505,6 +505,8 @@ func TestWait(t *testing.T) {
 		{Type: JobFinished, JobID: "j9", State: "completed"},
 		{Type: BatchChanged, BatchID: "b1"},
 		{Type: BatchFinished, BatchID: "b9"},
+		{Type: JobSLA, JobID: "j1", Action: "breached"},
+		{Type: JobSLA, JobID: "j9", Action: "moved"},
 	} {
 		hub.Deliver(n)
 		if closed(first) || closed(second) || closed(other) || closed(batch) {
@@ -534,6 +536,14 @@ func TestWait(t *testing.T) {
 	// Stopping after the wake-up, or twice, is harmless.
 	stopFirst()
 	stopFirst()
+	// A job that moved to its queue's breach queue: its waiters wake to
+	// follow it.
+	moving, stopMoving := hub.Wait("j4")
+	defer stopMoving()
+	hub.Deliver(Notice{Type: JobSLA, JobID: "j4", Action: "moved", State: "ready"})
+	if !closed(moving) {
+		t.Fatal("job.sla of a move did not wake the job's waiter")
+	}
 }
 
 func TestWaitThroughTheBus(t *testing.T) {
