@@ -145,10 +145,25 @@ func TestQueueForms(t *testing.T) {
 	b.do("GET", "/supervisor/queues/new", nil)
 	// The new queue form starts from the defaults, every one a value the
 	// form takes as it is (a warn point of 0% would not be sent).
-	for _, want := range []string{`name="warn_fraction" type="number" min="1" max="100" value="80"`, `value="rank" selected`, `name="sla_seconds" value="0s"`} {
+	for _, want := range []string{`name="warn_fraction" type="number" min="1" max="100" value="80"`, `value="rank" selected`, `name="sla_seconds" value="0s"`,
+		`<option value="" selected>Nowhere: it stays</option>`, `<option value="` + a.queue + `">` + a.queue + `</option>`} {
 		if !strings.Contains(b.body, want) {
 			t.Fatalf("the new queue form lacks %s", want)
 		}
+	}
+	// A breach queue deleted since is shown as gone, not as none.
+	gone, sends := a.queue+"-gone", a.queue+"-sends"
+	for _, q := range []tasks.Queue{{Name: gone}, {Name: sends, BreachQueue: gone}} {
+		if _, err := a.tasks.CreateQueue(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.tasks.DeleteQueue(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	b.do("GET", "/supervisor/queues/"+sends, nil)
+	if want := `<option value="` + gone + `" selected>` + gone + ` (no such queue)</option>`; !strings.Contains(b.body, want) {
+		t.Fatalf("the settings of a queue whose breach queue is gone lack %s", want)
 	}
 	form := func(name string, lease, hold string) url.Values {
 		return url.Values{"_csrf": {b.csrf}, "name": {name}, "lease_seconds": {lease}, "max_attempts": {"3"},
