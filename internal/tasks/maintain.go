@@ -31,11 +31,8 @@ func (s *Store) PromoteDue(ctx context.Context, queue string, limit int) (n int,
 // webhook event job.sla_breached. It returns how many it handled; more
 // reports that others came.
 func (s *Store) WatchDue(ctx context.Context, queue string, limit int) (n int, more bool, err error) {
-	if !validQueueName(queue) {
-		return 0, false, ErrQueueNotFound
-	}
-	if limit < 1 || limit > MaxMaintainBatch {
-		return 0, false, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	if err := maintainable(queue, limit); err != nil {
+		return 0, false, err
 	}
 	return s.moved(s.run(ctx, slaScript, queue, s.nowArg(), limit, strictStepMs))
 }
@@ -50,11 +47,8 @@ func (s *Store) WatchDue(ctx context.Context, queue string, limit int) (n int, m
 // gone goes back in line here. It returns how many moved, and whether
 // more are moving.
 func (s *Store) MoveBreached(ctx context.Context, queue string, limit int) (n int, more bool, err error) {
-	if !validQueueName(queue) {
-		return 0, false, ErrQueueNotFound
-	}
-	if limit < 1 || limit > MaxMaintainBatch {
-		return 0, false, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	if err := maintainable(queue, limit); err != nil {
+		return 0, false, err
 	}
 	k := keysFor(queue)
 	pairs, cursor, err := s.rdb.HScan(ctx, k.Moving(), 0, "", int64(limit)).Result()
@@ -111,11 +105,8 @@ func (s *Store) MoveBreached(ctx context.Context, queue string, limit int) (n in
 // them tells the batch again, which changes nothing. It returns how many
 // it told, and whether more are left.
 func (s *Store) ReturnToBatches(ctx context.Context, queue string, limit int) (n int, more bool, err error) {
-	if !validQueueName(queue) {
-		return 0, false, ErrQueueNotFound
-	}
-	if limit < 1 || limit > MaxMaintainBatch {
-		return 0, false, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	if err := maintainable(queue, limit); err != nil {
+		return 0, false, err
 	}
 	k := keysFor(queue)
 	changed, err := s.rdb.ZRangeWithScores(ctx, k.Returns(), 0, int64(limit)).Result()
@@ -209,11 +200,20 @@ func (s *Store) IndexWaiting(ctx context.Context, queue string, limit int) (inde
 
 // maintain runs one of the bounded maintenance scripts.
 func (s *Store) maintain(ctx context.Context, sc script, queue string, limit int) (*reply, error) {
-	if !validQueueName(queue) {
-		return nil, ErrQueueNotFound
-	}
-	if limit < 1 || limit > MaxMaintainBatch {
-		return nil, invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	if err := maintainable(queue, limit); err != nil {
+		return nil, err
 	}
 	return s.run(ctx, sc, queue, s.nowArg(), limit)
+}
+
+// maintainable checks the queue's name and the limit of one step of
+// maintenance.
+func maintainable(queue string, limit int) error {
+	if !validQueueName(queue) {
+		return ErrQueueNotFound
+	}
+	if limit < 1 || limit > MaxMaintainBatch {
+		return invalid("limit", "must be between 1 and %d", MaxMaintainBatch)
+	}
+	return nil
 }
