@@ -66,7 +66,7 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartMembers,
 		keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts,
-		keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartReturns},
+		keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartReturns},
 	"batch_seal": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartBatchDone, keys.PartParked,
 		keys.PartOutbox, keys.PartReadyDue},

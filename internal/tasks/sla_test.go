@@ -473,7 +473,8 @@ func TestBreachMovesJob(t *testing.T) {
 		held := e.addJob(from, NewJob{Title: "held", DueInSeconds: 60})
 		e.claim("ann")
 		later := e.addJob(from, NewJob{Title: "scheduled", DueInSeconds: 60, RunAt: new(e.clock.Now().Add(time.Hour))})
-		_, batched := e.createBatch(NewBatch{Title: "b", Jobs: []NewJob{{Title: "batched", DueInSeconds: 60}}})
+		b, batched := e.createBatch(NewBatch{Title: "b", Jobs: []NewJob{{Title: "batched", DueInSeconds: 60}}})
+		batchID := b.ID
 		e.clock.Advance(time.Minute)
 		e.watchDue()
 		// Taken out of the line, not yet moved: no claim, no cancel.
@@ -482,6 +483,10 @@ func TestBreachMovesJob(t *testing.T) {
 		}
 		if _, _, err := e.store.Cancel(e.ctx, first.ID, "sam", false); !errors.Is(err, ErrInvalidState) {
 			t.Fatalf("cancel while moving: %v", err)
+		}
+		// Nor does its batch's cancel reach it: it runs on there.
+		if _, canceled, err := e.cancelBatch(batchID); err != nil || len(canceled) != 0 {
+			t.Fatalf("batch cancel while its job moves: canceled %v, %v", canceled, err)
 		}
 		ts := e.moveBreached()
 		if len(ts) != 6 {
@@ -519,6 +524,9 @@ func TestBreachMovesJob(t *testing.T) {
 		}
 		if _, err := e.store.Get(e.ctx, batched[0].ID); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("the batch's job stayed: %v", err)
+		}
+		if got := e.checkBatch(batchID); got.State != BatchCanceled || got.Moved != 1 || got.Ended() {
+			t.Fatalf("the canceled batch, its job moved: %+v", got)
 		}
 		if n, err := e.rdb.HLen(e.ctx, keysFor(from).Moving()).Result(); err != nil || n != 0 {
 			t.Fatalf("%d left moving, %v", n, err)

@@ -1,13 +1,14 @@
 -- batch_cancel.lua: cancels a batch, in bounded steps. The first call marks
 -- it canceled: from then on none of its jobs is admitted, claimed, or put
 -- back in line. Each call cancels at most limit of its ready and scheduled
--- jobs, in member order after a cursor; reserved ones finish normally.
+-- jobs, in member order after a cursor; reserved ones finish normally, and
+-- ones that moved, or are moving, to the queue's breach queue run on there.
 -- Calling again resumes; canceling a batch that ended in completion answers
 -- invalid_state.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, members, claims, holding, people, waiting, outbox,
---            drafts, sla, late, readydue, returns
+--            drafts, sla, late, readydue, moving, returns
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- ARGV[3] -> cursor: the last member a previous call looked at ("" to start)
@@ -28,7 +29,9 @@ local members = redis.call('ZRANGEBYLEX', K.members, from, '(' .. bid .. '}', 'L
 for i = 1, math.min(#members, limit) do
   local id = string.sub(members[i], #bid + 2)
   local m = load(id)
-  if m and (m.state == 'ready' or m.state == 'scheduled') then
+  -- One on its way to the breach queue (sla.lua) is that queue's to end.
+  if m and (m.state == 'ready' or m.state == 'scheduled') and
+    not (m.due_at and redis.call('HEXISTS', K.moving, id) == 1) then
     finish(id, m, 'canceled', 'canceled', ARGV[5])
     store(id, m)
   end

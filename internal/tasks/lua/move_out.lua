@@ -34,6 +34,7 @@ forget_skips(id, m)
 record(id, m, 'moved', m.state, '', 'system', nil, to)
 redis.call('ZREM', K.sla, id)
 redis.call('ZREM', K.late, id)
+redis.call('ZREM', K.waiting, id) -- in case an index of an earlier version's queue filed it meanwhile
 redis.call('HDEL', K.meta, id)
 redis.call('HDEL', K.payload, id)
 redis.call('HDEL', K.result, id)
