@@ -201,16 +201,14 @@ func (r *Runner) indexWaitingOnce(ctx context.Context) (int, error) {
 // away ended (tasks.Store.ReturnToBatches).
 func (r *Runner) watchDueOnce(ctx context.Context) (int, error) {
 	return r.eachQueue(ctx, func(q string) (int, error) {
-		watched, err := r.batches(ctx, q, r.cfg.Tasks.WatchDue)
-		if err != nil {
-			return watched, err
+		// Each step on its own: one that fails holds up neither other.
+		total, errs := 0, []error{}
+		for _, st := range []step{r.cfg.Tasks.WatchDue, r.cfg.Tasks.MoveBreached, r.cfg.Tasks.ReturnToBatches} {
+			n, err := r.batches(ctx, q, st)
+			total += n
+			errs = append(errs, err)
 		}
-		moved, err := r.batches(ctx, q, r.cfg.Tasks.MoveBreached)
-		if err != nil {
-			return watched + moved, err
-		}
-		told, err := r.batches(ctx, q, r.cfg.Tasks.ReturnToBatches)
-		return watched + moved + told, err
+		return total, errors.Join(errs...)
 	})
 }
 

@@ -120,6 +120,10 @@ func TestBreachQueueAPI(t *testing.T) {
 		t.Fatalf("followed: %v", j)
 	}
 	a.expect("GET", "/api/v1/jobs/"+old+"/history", a.producer, "", 200, "")
+	// Not to whom may not read it there: no word of where it went.
+	if _, out := a.call("GET", "/api/v1/jobs/"+old, a.operator, ""); !strings.Contains(fmt.Sprint(out), "job_not_found") {
+		t.Fatalf("an operator not its holder asked its old id: %v", out)
+	}
 	// An enqueue again with its key answers it where it is.
 	again := a.expect("POST", "/api/v1/queues/"+a.queue+"/jobs", a.producer, enqueue, 200, "")["job"].(map[string]any)
 	if again["id"] != moved {

@@ -207,7 +207,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 // because it moved to its queue's breach queue when it missed its due
 // time (tasks.Store.MovedTo): 308 Permanent Redirect to the same path
 // with the job's new id, which a client follows with the same method and
-// body. It reports whether it answered.
+// body, if the user may read the job there (else it stays not found). It
+// reports whether it answered.
 func (s *Server) movedAway(c echo.Context) bool {
 	id := c.Param("id")
 	if id == "" {
@@ -215,6 +216,9 @@ func (s *Server) movedAway(c echo.Context) bool {
 	}
 	to, ok, err := s.tasks.MovedTo(c.Request().Context(), id)
 	if err != nil || !ok {
+		return false
+	}
+	if _, err := s.desk.Job(c.Request().Context(), actor(c), to); err != nil {
 		return false
 	}
 	u := *c.Request().URL

@@ -503,11 +503,12 @@ func (q Queue) ReadyDue() string { return q.Key(PartReadyDue) }
 // (internal/tasks, MoveBreached). A job in it is not canceled.
 func (q Queue) Moving() string { return q.Key(PartMoving) }
 
-// Moved returns the queue's HASH of job id → the name of the queue the job
-// moved to (then, after a newline, the idempotency key it was enqueued
-// with, if any, which Idem keeps naming it by), so that its old id still leads to it (the new id is the same
-// ULID with the new queue's name), kept as long as a finished job
-// (MovedAt).
+// Moved returns the queue's HASH of job id → where the job moved: the
+// name of the queue, then, each after a newline, the idempotency key it
+// was enqueued with (which Idem keeps naming it by) and its batch, each
+// "" for none; so that its old id still leads to it (the new id is the
+// same ULID with the new queue's name), kept as long as a finished job
+// (MovedAt), or, while its batch counts it as moved (Away), longer.
 func (q Queue) Moved() string { return q.Key(PartMoved) }
 
 // MovedAt returns the queue's ZSET of the ids of Moved → when the job

@@ -123,6 +123,8 @@ type model struct {
 	// until they end there: endMoved).
 	moved map[string]string
 	away  map[string]State
+	// movedBatch is the batch of each job of a batch that moved.
+	movedBatch map[string]string
 }
 
 // stateMoved is how the model counts a job of a batch that moved to the
@@ -146,7 +148,7 @@ var modelOperators = []string{"ann", "bob", "cat"}
 
 func runModel(e *env, rnd *rand.Rand, steps int) {
 	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}, batches: map[string]*modelBatch{},
-		moved: map[string]string{}, away: map[string]State{}}
+		moved: map[string]string{}, away: map[string]State{}, movedBatch: map[string]string{}}
 	if err := e.store.SetOutbox(e.ctx, e.queue, true); err != nil {
 		e.t.Fatal(err)
 	}
@@ -355,13 +357,12 @@ func (m *model) enqueueInto(jobs []NewJob) ([]Enqueued, string, error) {
 	return out, "", err
 }
 
-// batchOf is the batch of the job ("" for one that moved: its key's
-// request is answered as one outside any batch of this queue).
+// batchOf is the batch of the job, here or moved.
 func (m *model) batchOf(id string) string {
 	if mj := m.jobs[id]; mj != nil {
 		return mj.batch
 	}
-	return ""
+	return m.movedBatch[id]
 }
 
 // endMoved cancels in the breach queue a job of a batch that moved there,
@@ -401,7 +402,7 @@ func (m *model) forgetMoved() {
 		if mj.away != "" {
 			m.moved[id] = mj.away
 			if mj.batch != "" {
-				m.away[id] = stateMoved
+				m.away[id], m.movedBatch[id] = stateMoved, mj.batch
 			}
 			delete(m.jobs, id)
 		}
@@ -869,7 +870,7 @@ func (m *model) watchDue() {
 			e.t.Fatalf("job %s moved to %s: %v", id, mj.away, err)
 		}
 		hist, _, err := j.History()
-		if err != nil || j.State != mj.state || j.Attempts != mj.attempts || j.MovedFrom != e.queue ||
+		if err != nil || j.State != mj.state || j.Attempts != mj.attempts || j.MovedFrom != e.queue || len(j.SkippedBy) != 0 ||
 			!j.RunAt.Equal(mj.runAt) || hist[len(hist)-1].Action != ActionMoved {
 			e.t.Fatalf("job %s moved as %+v, history %+v (%v); model %+v", id, j, hist, err, mj)
 		}

@@ -78,8 +78,8 @@ type Queue struct {
 	// own). Default 0: a breach changes no priority; at most 100.
 	BreachPriority int `json:"breach_priority"`
 	// BreachQueue, when set, names another queue that each waiting job
-	// (ready or scheduled, in no batch) moves to when it misses its due
-	// time, keeping its id's ULID, history, attempts and due time
+	// (ready or scheduled) moves to when it misses its due time, keeping
+	// its id's ULID, history, attempts, due time and batch
 	// (MoveBreached). Default "": jobs stay.
 	BreachQueue string `json:"breach_queue"`
 }

@@ -516,8 +516,10 @@ func TestBreachMovesJob(t *testing.T) {
 				t.Fatalf("moved %+v, history %+v", j, hist)
 			}
 		}
-		if j := e.get(localID(first.ID) + "." + leads); j.State != StateReady || j.Attempts != 1 || j.LastError != "no access" {
-			t.Fatalf("moved job %+v: want ready with its attempt spent", j)
+		// Its attempt spent there, but not ann's mark on it: that was the
+		// first queue's.
+		if j := e.get(localID(first.ID) + "." + leads); j.State != StateReady || j.Attempts != 1 || j.LastError != "no access" || len(j.SkippedBy) != 0 {
+			t.Fatalf("moved job %+v: want ready with its attempt spent, skipped by nobody", j)
 		}
 		if e.get(held.ID).State != StateReserved {
 			t.Fatal("the held job moved")
@@ -599,14 +601,22 @@ func TestMovedJobKeepsItsBatch(t *testing.T) {
 		leads := e.newQueue(Queue{})
 		e.queue = e.newQueue(Queue{BreachQueue: leads, MaxAttempts: 1})
 		from := e.queue
-		b, jobs := e.createBatch(NewBatch{Title: "b", MaxConcurrent: new(1), Jobs: []NewJob{
-			{Title: "stays"}, {Title: "late", DueInSeconds: 60}, {Title: "later", DueInSeconds: 60}}})
+		nb := NewBatch{Title: "b", MaxConcurrent: new(1), Jobs: []NewJob{
+			{Title: "stays", IdempotencyKey: "k0"}, {Title: "late", DueInSeconds: 60, IdempotencyKey: "k1"},
+			{Title: "later", DueInSeconds: 60, IdempotencyKey: "k2"}}}
+		b, jobs := e.createBatch(nb)
 		e.clock.Advance(time.Minute)
 		e.watchDue()
 		e.moveBreached()
 		got := e.checkBatch(b.ID)
 		if got.Moved != 2 || got.Ready != 1 || got.Total != 3 || got.Ended() {
 			t.Fatalf("batch after the moves: %+v", got)
+		}
+		// The producer's request again: the same batch, its jobs where
+		// they are.
+		again, out, err := e.store.CreateBatch(e.ctx, from, "pat", nb)
+		if err != nil || again.ID != b.ID || out[0].Job.ID != jobs[0].ID || out[1].Job.ID != localID(jobs[1].ID)+"."+leads || out[1].Created {
+			t.Fatalf("the batch again = %+v, %+v, %v", again, out, err)
 		}
 		if r := e.claim("ann"); r.Job.ID != jobs[0].ID {
 			t.Fatalf("claimed %s, want the job that stayed", r.Job.Title)
@@ -653,6 +663,42 @@ func TestMovedJobKeepsItsBatch(t *testing.T) {
 		told(0)
 		if got := e.checkBatch(b.ID); got.Ended() || got.Moved != 1 || got.Dead != 0 {
 			t.Fatalf("batch after the requeue there: %+v", got)
+		}
+		if n, err := e.rdb.ZCard(e.ctx, keysFor(leads).Returns()).Result(); err != nil || n != 0 {
+			t.Fatalf("%d changes left to tell, %v", n, err)
+		}
+		// A canceled batch stays canceled though its job that moved is
+		// requeued there, and ends as that job ends.
+		c, cjobs := e.createBatch(NewBatch{Title: "c", Jobs: []NewJob{{Title: "overdue", DueInSeconds: 60}}})
+		e.clock.Advance(time.Minute)
+		e.watchDue()
+		e.moveBreached()
+		if _, canceled, err := e.cancelBatch(c.ID); err != nil || len(canceled) != 0 {
+			t.Fatalf("cancel = %v, %v", canceled, err)
+		}
+		there := localID(cjobs[0].ID) + "." + leads
+		if r, err := e.store.Claim(e.ctx, leads, "bob", OnlyJob(there)); err != nil || r == nil {
+			t.Fatalf("claim there: %+v, %v", r, err)
+		} else if _, err := e.store.Fail(e.ctx, there, r.Hold(), "no"); err != nil {
+			t.Fatal(err)
+		}
+		told(1)
+		if got := e.checkBatch(c.ID); !got.Ended() || got.State != BatchCanceled || got.Dead != 1 {
+			t.Fatalf("the canceled batch told its last job died: %+v", got)
+		}
+		if _, _, err := e.store.Requeue(e.ctx, there, "sam"); err != nil {
+			t.Fatal(err)
+		}
+		told(1)
+		if got := e.checkBatch(c.ID); got.Ended() || got.State != BatchCanceled || got.Moved != 1 {
+			t.Fatalf("the canceled batch told its job is requeued there: %+v", got)
+		}
+		if _, _, err := e.store.Cancel(e.ctx, there, "sam", false); err != nil {
+			t.Fatal(err)
+		}
+		told(1)
+		if got := e.checkBatch(c.ID); !got.Ended() || got.State != BatchCanceled || got.Canceled != 1 {
+			t.Fatalf("the canceled batch told its job is canceled there: %+v", got)
 		}
 	})
 }

@@ -30,8 +30,9 @@
 -- sealed, or a repeat that matches no one batch), {"key_elsewhere"}, or
 -- {"ok", batch id or "",
 -- batch JSON or "", then per job: "created"|"existing", id, metadata,
--- payload ("" when created); or "moved", id, the queue it moved to (the
--- key's job missed its due time and moved: move_out.lua), ""}
+-- payload ("" when created); or "moved", id, where it moved (the key's
+-- job missed its due time and moved: K.moved's record, the queue first),
+-- ""}
 local now = clock(ARGV[1])
 local c = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction')
 if not c then return answer('queue_not_found') end
@@ -50,6 +51,15 @@ elseif bid ~= '' then
   if b.state ~= 'open' then return answer('invalid_state') end
 end
 
+-- batch_of returns the batch of the job id (nil for none), here or, for
+-- one that moved to another queue, as K.moved records it.
+local function batch_of(id)
+  local m = load(id)
+  if m then return m.batch end
+  local _, _, bid = string.match(redis.call('HGET', K.moved, id) or '', '^([^\n]*)\n([^\n]*)\n(.*)$')
+  if bid ~= '' then return bid end
+end
+
 local out = {'', ''}
 local existing = {}
 local actor = ARGV[5]
@@ -62,7 +72,7 @@ for i = 0, n - 1 do
   made[i] = key ~= '' and redis.call('HGET', K.idem, key)
   if made[i] then
     found = found + 1
-    if b and ARGV[4] == '' and (load(made[i]) or {}).batch ~= bid then return answer('key_elsewhere') end
+    if b and ARGV[4] == '' and batch_of(made[i]) ~= bid then return answer('key_elsewhere') end
   end
 end
 if b and ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsewhere') end
@@ -154,11 +164,10 @@ for i = 0, n - 1 do
 end
 flush()
 if b and ARGV[4] ~= '' and n > 0 and #existing == n then
-  -- (A job that moved away belonged to no batch.)
-  local m = load(existing[1]) or {}
-  bid, b = m.batch, batch(m.batch)
+  bid = batch_of(existing[1])
+  b = batch(bid)
   for _, id in ipairs(existing) do
-    if not b or (load(id) or {}).batch ~= bid then return answer('invalid_state') end
+    if not b or batch_of(id) ~= bid then return answer('invalid_state') end
   end
 elseif b then
   if ARGV[4] ~= '' then redis.call('ZADD', K.batchindex, now, bid) end

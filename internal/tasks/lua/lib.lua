@@ -396,9 +396,11 @@ local function settle(bid, b)
       redis.call('ZADD', K.batchdone, int(NOW), bid)
       FINISHED[bid] = true
     elseif not ended and b.finished_at then
+      -- (A canceled batch stays canceled: only its job that moved to
+      -- another queue can be requeued, there: batch_return.lua.)
       b.finished_at = nil
       FINISHED[bid] = nil
-      b.state = 'sealed'
+      if b.state ~= 'canceled' then b.state = 'sealed' end
       redis.call('ZREM', K.batchdone, bid)
     end
   end

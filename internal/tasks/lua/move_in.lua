@@ -30,6 +30,8 @@ m.rank = m.run_at - m.priority * step
 -- batch there, which counts it until it ends here (returned, lib.lua).
 m.moved_from = m.moved_from or ARGV[6]
 if m.batch then m.batch_from, m.batch = m.batch, nil end
+-- Its skips were the other queue's operators' (move_out.lua forgets them).
+m.skipped_by = nil
 record(id, m, 'moved', '', m.state, 'system', nil, ARGV[6])
 file(id, m, m.state == 'ready' and m.rank or m.run_at, nil)
 rewatch(id, m)

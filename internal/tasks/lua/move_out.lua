@@ -21,6 +21,12 @@ local m = load(id)
 if not m then return answer('ok', 0) end
 local b = batch(m.batch)
 if ARGV[3] ~= 'made' then
+  if b and b.state == 'canceled' then
+    -- Its batch was canceled meanwhile, which passed it by.
+    finish(id, m, 'canceled', 'canceled', 'system')
+    store(id, m)
+    return answer('ok', 0)
+  end
   file(id, m, m.state == 'ready' and m.rank or m.run_at, b)
   if b then settle(m.batch, b) end
   return answer('ok', 0)

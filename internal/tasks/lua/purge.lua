@@ -2,7 +2,8 @@
 -- canceled, dead) that finished before their cut-off, then, within what is
 -- left of limit, finished batches older than both cut-offs (their jobs are
 -- gone by then), and the old ids of jobs that moved to another queue
--- (move_out.lua) as long ago. A job's history is part of its metadata and goes with it, its drafts
+-- (move_out.lua) as long ago, but for those of batches that have yet to
+-- end there. A job's history is part of its metadata and goes with it, its drafts
 -- with it.
 -- KEYS    -> conf, completed, dead, canceled, meta, payload, result, idem,
 --            batches, batchindex, batchdone, members, drafts, moved, movedat,
@@ -57,13 +58,18 @@ if #old > budget then more = true end
 for i = 1, math.min(#old, budget) do
   -- Where it went, its idempotency key and its batch (move_out.lua).
   local _, key, bid = string.match(redis.call('HGET', K.moved, old[i]) or '', '^([^\n]*)\n([^\n]*)\n(.*)$')
-  if key and key ~= '' and redis.call('HGET', K.idem, key) == old[i] then redis.call('HDEL', K.idem, key) end
-  if bid and bid ~= '' then
-    redis.call('HDEL', K.away, old[i])
-    redis.call('ZREM', K.members, bid .. '|' .. old[i])
+  if bid and bid ~= '' and redis.call('HGET', K.away, old[i]) == 'moved' then
+    -- Its batch waits for its end there: looked at again a cut-off later.
+    redis.call('ZADD', K.movedat, int(now), old[i])
+  else
+    if bid and bid ~= '' then
+      redis.call('HDEL', K.away, old[i])
+      redis.call('ZREM', K.members, bid .. '|' .. old[i])
+    end
+    if key and key ~= '' and redis.call('HGET', K.idem, key) == old[i] then redis.call('HDEL', K.idem, key) end
+    redis.call('HDEL', K.moved, old[i])
+    redis.call('ZREM', K.movedat, old[i])
   end
-  redis.call('HDEL', K.moved, old[i])
-  redis.call('ZREM', K.movedat, old[i])
 end
 deleted = deleted + math.min(#old, budget)
 return plain('ok', more and 1 or 0, deleted)
