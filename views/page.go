@@ -141,8 +141,12 @@ func progressSegments(b *tasks.Batch) []segment {
 
 // progressLabel says in words what the bar shows.
 func progressLabel(b *tasks.Batch) string {
-	return fmt.Sprintf("%d of %d done, %d dead, %d canceled, %d in progress, %d moved to another queue when overdue, %d waiting",
-		b.Completed, b.Total, b.Dead, b.Canceled, b.Reserved, b.Moved, b.Ready)
+	moved := ""
+	if b.Moved > 0 {
+		moved = fmt.Sprintf("%d moved on when overdue, ", b.Moved)
+	}
+	return fmt.Sprintf("%d of %d done, %d dead, %d canceled, %d in progress, %s%d waiting",
+		b.Completed, b.Total, b.Dead, b.Canceled, b.Reserved, moved, b.Ready)
 }
 
 // Plural says "1 job" or "3 jobs".
