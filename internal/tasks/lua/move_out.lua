@@ -6,8 +6,8 @@
 -- back in line here.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
---            parked, waiting, outbox, drafts, sla, late, readydue, moving,
---            moved, movedat, away
+--            parked, claims, holding, people, waiting, outbox, drafts, sla,
+--            late, readydue, moving, moved, movedat, away, returns
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "made" or "gone"
