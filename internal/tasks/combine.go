@@ -3,7 +3,6 @@ package tasks
 import (
 	"context"
 	"encoding/json"
-	"strings"
 )
 
 // enqueueRequest is one Enqueue's jobs, as script arguments (enqueueFields
@@ -89,9 +88,8 @@ func (s *Store) runEnqueue(ctx context.Context, queue string, args []any) (batch
 		case "moved":
 			// The key's job missed its due time and moved: it is
 			// answered as it is in its new queue.
-			id, to := r.str("job id"), r.str("where it moved")
+			id, to := r.str("job id"), r.str("queue it moved to")
 			r.str("nothing")
-			to, _, _ = strings.Cut(to, "\n")
 			moved[i] = globalID(id, to)
 			continue
 		case "created":

@@ -56,19 +56,26 @@ func (s *Store) MoveBreached(ctx context.Context, queue string, limit int) (n in
 		return 0, false, redisErr(err)
 	}
 	more = cursor != 0 || len(pairs) > 2*limit
-	for i := 0; i+1 < len(pairs) && i < 2*limit; i += 2 {
-		id, to := pairs[i], pairs[i+1]
-		outcome := "gone"
-		var meta, payload, kept *redis.StringCmd
-		// One slot, so one pipeline reaches one node even on a cluster.
-		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			meta = p.HGet(ctx, k.Meta(), id)
-			payload = p.HGet(ctx, k.Payload(), id)
-			kept = p.HGet(ctx, k.Drafts(), id+"\nkept")
-			return nil
-		}); err != nil && err != redis.Nil {
-			return n, more, redisErr(err)
+	pairs = pairs[:min(len(pairs), 2*limit)]
+	if len(pairs) == 0 {
+		return 0, more, nil
+	}
+	// Each job's record, payload and kept drafts, in one round trip: one
+	// slot, so one pipeline reaches one node even on a cluster.
+	reads := make([][3]*redis.StringCmd, len(pairs)/2)
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range reads {
+			id := pairs[2*i]
+			reads[i] = [3]*redis.StringCmd{p.HGet(ctx, k.Meta(), id), p.HGet(ctx, k.Payload(), id), p.HGet(ctx, k.Drafts(), id+"\nkept")}
 		}
+		return nil
+	}); err != nil && err != redis.Nil {
+		return 0, more, redisErr(err)
+	}
+	for i, read := range reads {
+		id, to := pairs[2*i], pairs[2*i+1]
+		meta, payload, kept := read[0], read[1], read[2]
+		outcome := "gone"
 		if meta.Err() == nil && validQueueName(to) {
 			r, err := s.run(ctx, moveInScript, to, s.nowArg(), id, meta.Val(), payload.Val(), kept.Val(), queue, strictStepMs)
 			if err == nil {
@@ -114,13 +121,23 @@ func (s *Store) ReturnToBatches(ctx context.Context, queue string, limit int) (n
 		return 0, false, redisErr(err)
 	}
 	more = len(changed) > limit
-	for _, z := range changed[:min(len(changed), limit)] {
-		id := z.Member.(string)
-		raw, err := s.rdb.HGet(ctx, k.Meta(), id).Result()
-		if err != nil && err != redis.Nil {
-			return n, more, redisErr(err)
+	changed = changed[:min(len(changed), limit)]
+	if len(changed) == 0 {
+		return 0, false, nil
+	}
+	metas := make([]*redis.StringCmd, len(changed))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, z := range changed {
+			metas[i] = p.HGet(ctx, k.Meta(), z.Member.(string))
 		}
-		if err == nil {
+		return nil
+	}); err != nil && err != redis.Nil {
+		return 0, more, redisErr(err)
+	}
+	for i, z := range changed {
+		id := z.Member.(string)
+		// Gone (purged), it has nothing more to tell.
+		if raw, err := metas[i].Result(); err == nil {
 			m, err := decodeMeta(raw)
 			if err != nil {
 				return n, more, err

@@ -138,8 +138,9 @@ func (m *model) stateOf(id string) State {
 		return m.away[id]
 	case mj.away != "":
 		return stateMoved // moved in the step under way
+	default:
+		return mj.state
 	}
-	return m.jobs[id].state
 }
 
 type claimed struct{ id, token, holder string }

@@ -30,9 +30,8 @@
 -- sealed, or a repeat that matches no one batch), {"key_elsewhere"}, or
 -- {"ok", batch id or "",
 -- batch JSON or "", then per job: "created"|"existing", id, metadata,
--- payload ("" when created); or "moved", id, where it moved (the key's
--- job missed its due time and moved: K.moved's record, the queue first),
--- ""}
+-- payload ("" when created); or "moved", id, the queue it moved to (the
+-- key's job missed its due time and moved: move_out.lua), ""}
 local now = clock(ARGV[1])
 local c = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction')
 if not c then return answer('queue_not_found') end
@@ -56,7 +55,7 @@ end
 local function batch_of(id)
   local m = load(id)
   if m then return m.batch end
-  local _, _, bid = string.match(redis.call('HGET', K.moved, id) or '', '^([^\n]*)\n([^\n]*)\n(.*)$')
+  local _, _, bid = moved_to(id)
   if bid ~= '' then return bid end
 end
 
@@ -112,7 +111,7 @@ for i = 0, n - 1 do
     table.insert(out, meta == false and 'moved' or 'existing')
     table.insert(out, first)
     if meta == false then
-      table.insert(out, redis.call('HGET', K.moved, first) or '')
+      table.insert(out, moved_to(first) or '')
       table.insert(out, '')
     elseif made[i] then
       table.insert(out, meta)

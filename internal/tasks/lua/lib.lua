@@ -604,6 +604,15 @@ local function not_for(id, m, op, limit)
   return true
 end
 
+-- moved_to returns where the job id moved when it missed its due time, as
+-- move_out.lua recorded it in K.moved: the queue, its idempotency key and
+-- its batch ('' for none); nil if it did not move here.
+local function moved_to(id)
+  local record = redis.call('HGET', K.moved, id)
+  if not record then return nil end
+  return string.match(record, '^([^\n]*)\n([^\n]*)\n(.*)$')
+end
+
 -- returned notes that a job that moved here from a batch of another
 -- queue ended, or was requeued after it ended: the cron job tells its
 -- batch (K.returns, batch_return.lua).

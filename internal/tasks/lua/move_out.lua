@@ -46,7 +46,8 @@ redis.call('HDEL', K.payload, id)
 redis.call('HDEL', K.result, id)
 redis.call('HDEL', K.drafts, id, id .. '\nkept')
 -- Its idempotency key still names it here, and leads to it there, until
--- the old id is forgotten with its batch's record of it (purge.lua).
+-- the old id is forgotten with its batch's record of it (purge.lua); its
+-- record is what moved_to (lib.lua) reads.
 redis.call('HSET', K.moved, id, to .. '\n' .. (m.idempotency_key or '') .. '\n' .. (m.batch or ''))
 redis.call('ZADD', K.movedat, int(NOW), id)
 return answer('ok', 1)

@@ -57,7 +57,7 @@ old = redis.call('ZRANGEBYSCORE', K.movedat, '-inf', cutoff, 'LIMIT', 0, budget 
 if #old > budget then more = true end
 for i = 1, math.min(#old, budget) do
   -- Where it went, its idempotency key and its batch (move_out.lua).
-  local _, key, bid = string.match(redis.call('HGET', K.moved, old[i]) or '', '^([^\n]*)\n([^\n]*)\n(.*)$')
+  local _, key, bid = moved_to(old[i])
   if bid and bid ~= '' and redis.call('HGET', K.away, old[i]) == 'moved' then
     -- Its batch waits for its end there: looked at again a cut-off later.
     redis.call('ZADD', K.movedat, int(now), old[i])

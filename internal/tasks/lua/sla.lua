@@ -19,8 +19,8 @@ local now = clock(ARGV[1])
 local limit = tonumber(ARGV[2])
 local c = settings('aging_ms', 'breach_priority')
 if not c then return answer('queue_not_found') end
-local elsewhere = redis.call('HGET', K.conf, 'breach_queue')
-if elsewhere == '' then elsewhere = nil end
+-- The breach queue, read at the first breach: most looks find none.
+local elsewhere = nil
 local came = redis.call('ZRANGEBYSCORE', K.sla, '-inf', int(now), 'WITHSCORES', 'LIMIT', '0', int(limit + 1))
 local handled = math.min(#came / 2, limit)
 for i = 1, handled do
@@ -60,7 +60,8 @@ for i = 1, handled do
     end
     record(id, m, 'breached', m.state, m.state, 'system', holder, reason)
     store(id, m)
-    if elsewhere and (m.state == 'ready' or m.state == 'scheduled') then
+    if elsewhere == nil then elsewhere = redis.call('HGET', K.conf, 'breach_queue') or '' end
+    if elsewhere ~= '' and (m.state == 'ready' or m.state == 'scheduled') then
       local b = batch(m.batch)
       unfile(id, m, b)
       if b then settle(m.batch, b) end
