@@ -286,7 +286,7 @@ func measureMoves(ctx context.Context, r *result, rdb *redis.Client, store *task
 		}
 	}
 	calls := newRecorder(fmt.Sprintf("cron's call moving overdue jobs to the breach queue (%d per call)", cron.Batch))
-	moved, elapsed, longest, err := inCronCalls(ctx, rdb, 4*n+100, calls, func() (int, bool, error) {
+	moved, elapsed, longest, err := inCronCalls(ctx, rdb, 6*n+100, calls, func() (int, bool, error) {
 		return store.MoveBreached(ctx, from, cron.Batch)
 	})
 	if err != nil {
