@@ -244,6 +244,7 @@ var auditWords = map[string]string{
 	audit.QueueDeleted:    "Deleted a queue",
 	audit.JobRequeued:     "Requeued a dead job",
 	audit.JobReleased:     "Took a job back",
+	audit.JobAssigned:     "Assigned a job",
 	audit.JobCanceled:     "Canceled a job",
 	audit.JobsCanceled:    "Canceled jobs at once",
 	audit.DeadRequeued:    "Requeued a queue's dead jobs",

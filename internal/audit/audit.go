@@ -43,6 +43,7 @@ const (
 	JobRequeued   = "job.requeued"
 	JobReleased   = "job.force_released"
 	JobCanceled   = "job.canceled"
+	JobAssigned   = "job.assigned"
 	BatchCanceled = "batch.canceled"
 	DeadRequeued  = "queue.dead_requeued"
 	JobsCanceled  = "jobs.canceled"
@@ -114,7 +115,7 @@ var idRE = regexp.MustCompile(`^\d{1,20}-\d{1,20}$`)
 var Actions = []string{
 	UserAdded, UserChanged, UserDisabled, UserEnabled, UserUnlocked, TokenAdded, TokenRevoked,
 	QueueCreated, QueueChanged, QueuePaused, QueueResumed, QueueDeleted,
-	JobRequeued, JobReleased, JobCanceled, JobsCanceled, DeadRequeued, BatchCanceled,
+	JobRequeued, JobReleased, JobAssigned, JobCanceled, JobsCanceled, DeadRequeued, BatchCanceled,
 	WebhookCreated, WebhookChanged, WebhookDeleted, WebhookRotated, WebhookReplayed,
 }
 
@@ -362,6 +363,16 @@ func JobDetail(j *tasks.Job, holder string) string {
 	d := quote(j.Title) + " in " + j.Queue
 	if holder != "" {
 		d += ", held by " + holder
+	}
+	return d
+}
+
+// AssignedDetail says which job went to whom, as an entry's detail:
+// “Title” in queue, to ann (, taken from bo, when it was held).
+func AssignedDetail(j *tasks.Job, person, holder string) string {
+	d := quote(j.Title) + " in " + j.Queue + ", to " + person
+	if holder != "" {
+		d += ", taken from " + holder
 	}
 	return d
 }

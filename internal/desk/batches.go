@@ -17,6 +17,9 @@ func (d *Desk) CreateBatch(ctx context.Context, a Actor, queue string, nb tasks.
 	if err := d.MayProduce(ctx, a, queue); err != nil {
 		return nil, nil, err
 	}
+	if err := d.routable(ctx, queue, nb.Jobs, true); err != nil {
+		return nil, nil, err
+	}
 	return d.tasks.CreateBatch(ctx, queue, a.Name(), nb)
 }
 
@@ -37,7 +40,11 @@ func (d *Desk) Batch(ctx context.Context, a Actor, id string) (*tasks.Batch, err
 
 // AddToBatch adds jobs to an open batch.
 func (d *Desk) AddToBatch(ctx context.Context, a Actor, id string, jobs []tasks.NewJob) ([]tasks.Enqueued, error) {
-	if _, err := d.Batch(ctx, a, id); err != nil {
+	b, err := d.Batch(ctx, a, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.routable(ctx, b.Queue, jobs, true); err != nil {
 		return nil, err
 	}
 	_, out, err := d.tasks.AddToBatch(ctx, id, a.Name(), jobs)

@@ -177,6 +177,36 @@ func (d *Desk) Requeue(ctx context.Context, a Actor, id string, opts ...tasks.Su
 	return j, holder, nil
 }
 
+// Assign routes a job to one operator of its queue, for a supervisor:
+// only they may claim it from then on; a held job is transferred to them,
+// its reservation ended (tasks.Store.Assign). opts may say why
+// (tasks.WithReason) and how the supervisor saw the job (tasks.AsSeen).
+// It returns the job and whose reservation it ended ("": none).
+func (d *Desk) Assign(ctx context.Context, a Actor, id, person string, opts ...tasks.SuperviseOption) (*tasks.Job, string, error) {
+	if err := need(a, users.Supervisor); err != nil {
+		return nil, "", err
+	}
+	queue, ok := tasks.QueueOf(id)
+	if !ok {
+		return nil, "", tasks.ErrNotFound
+	}
+	u, err := d.users.Get(ctx, person)
+	switch {
+	case errors.Is(err, users.ErrNotFound):
+		return nil, "", invalid("%s is nobody here", person)
+	case err != nil:
+		return nil, "", err
+	case u.Disabled || !u.CanWork(queue):
+		return nil, "", invalid("%s does not work %s", person, queue)
+	}
+	j, holder, err := d.tasks.Assign(ctx, id, person, a.Name(), opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	d.record(ctx, a, audit.JobAssigned, j.ID, audit.WithReason(audit.AssignedDetail(j, person, holder), tasks.ReasonOf(opts...)))
+	return j, holder, nil
+}
+
 // ForceRelease takes the reserved job from its holder and puts it back in
 // line, only while the holder is the one named: Requeue of a reservation
 // (opts may say why).

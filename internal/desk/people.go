@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"claimdesk/internal/audit"
+	"claimdesk/internal/skills"
 	"claimdesk/internal/users"
 )
 
@@ -41,6 +42,7 @@ func (d *Desk) AddPerson(ctx context.Context, a Actor, u users.User, password st
 type Change struct {
 	Role     *users.Role
 	Queues   *[]string
+	Skills   *skills.Set
 	Password string
 }
 
@@ -64,6 +66,9 @@ func (d *Desk) ChangePerson(ctx context.Context, a Actor, name string, ch Change
 	}
 	if ch.Queues != nil {
 		u.Queues = *ch.Queues
+	}
+	if ch.Skills != nil {
+		u.Skills = *ch.Skills
 	}
 	if err := d.users.Put(ctx, u, ch.Password); err != nil {
 		return u, err

@@ -3,6 +3,8 @@ package desk
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"claimdesk/internal/tasks"
@@ -20,7 +22,50 @@ func (d *Desk) Enqueue(ctx context.Context, a Actor, queue string, jobs []tasks.
 	if err := d.MayProduce(ctx, a, queue); err != nil {
 		return nil, err
 	}
+	if err := d.routable(ctx, queue, jobs, false); err != nil {
+		return nil, err
+	}
 	return d.tasks.Enqueue(ctx, queue, a.Name(), jobs)
+}
+
+// routable refuses jobs routed to someone who does not work the queue (no
+// such user, disabled, or not an operator granted it): such a job would
+// wait for nobody. The field named is the person's, after the job's place
+// when the jobs are a batch's or more than one.
+func (d *Desk) routable(ctx context.Context, queue string, jobs []tasks.NewJob, batched bool) error {
+	works := map[string]bool{}
+	check := func(field, person string) error {
+		ok, known := works[person]
+		if !known {
+			u, err := d.users.Get(ctx, person)
+			if err != nil && !errors.Is(err, users.ErrNotFound) {
+				return err
+			}
+			ok = err == nil && !u.Disabled && u.CanWork(queue)
+			works[person] = ok
+		}
+		if !ok {
+			return &tasks.ValidationError{Field: field, Message: fmt.Sprintf("%s does not work %s", person, queue)}
+		}
+		return nil
+	}
+	for i, j := range jobs {
+		at := ""
+		if len(jobs) > 1 || batched {
+			at = fmt.Sprintf("jobs[%d].", i)
+		}
+		if j.Assignee != "" {
+			if err := check(at+"assignee", j.Assignee); err != nil {
+				return err
+			}
+		}
+		for k, p := range j.Preferred {
+			if err := check(fmt.Sprintf("%spreferred[%d]", at, k), p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // MayProduce refuses an actor who may not put work into the queue (jobs,
@@ -32,12 +77,14 @@ func (d *Desk) MayProduce(ctx context.Context, a Actor, queue string) error {
 	return d.mayUse(ctx, a, queue, produce)
 }
 
-// claimKey makes a claim idempotent by key, if there is one.
-func claimKey(key string) []tasks.ClaimOption {
-	if key == "" {
-		return nil
+// claimAs claims as the actor, with their skills, idempotent by key if
+// there is one.
+func claimAs(a Actor, key string) []tasks.ClaimOption {
+	opts := []tasks.ClaimOption{tasks.WithSkills(a.user.Skills)}
+	if key != "" {
+		opts = append(opts, tasks.WithClaimKey(key))
 	}
-	return []tasks.ClaimOption{tasks.WithClaimKey(key)}
+	return opts
 }
 
 // Claim reserves the next job of the queue for an operator granted it; nil
@@ -47,7 +94,7 @@ func (d *Desk) Claim(ctx context.Context, a Actor, queue, key string) (*tasks.Re
 	if err := d.mayUse(ctx, a, queue, work); err != nil {
 		return nil, err
 	}
-	return d.tasks.Claim(ctx, queue, a.Name(), claimKey(key)...)
+	return d.tasks.Claim(ctx, queue, a.Name(), claimAs(a, key)...)
 }
 
 // ClaimAny reserves the next job across the queues named (nil: every queue
@@ -68,7 +115,7 @@ func (d *Desk) ClaimAny(ctx context.Context, a Actor, queues []string, key strin
 			return nil, err
 		}
 	}
-	return d.tasks.ClaimAny(ctx, queues, a.Name(), claimKey(key)...)
+	return d.tasks.ClaimAny(ctx, queues, a.Name(), claimAs(a, key)...)
 }
 
 // ClaimJob reserves the job named, if it is still waiting for the
@@ -79,7 +126,7 @@ func (d *Desk) ClaimJob(ctx context.Context, a Actor, id string) (*tasks.Reserva
 	if !ok || grantMissing(a, queue, work) != nil {
 		return nil, tasks.ErrNotFound
 	}
-	return d.tasks.Claim(ctx, queue, a.Name(), tasks.OnlyJob(id))
+	return d.tasks.Claim(ctx, queue, a.Name(), tasks.OnlyJob(id), tasks.WithSkills(a.user.Skills))
 }
 
 // hold is the actor's hold of a job by its reservation's token.
@@ -104,7 +151,7 @@ func (d *Desk) CompleteNext(ctx context.Context, a Actor, id, token string, resu
 		done, err = d.tasks.Complete(ctx, id, h, result)
 		return done, nil, nil, err
 	}
-	return d.tasks.CompleteNext(ctx, id, h, result)
+	return d.tasks.CompleteNext(ctx, id, h, result, tasks.WithSkills(a.user.Skills))
 }
 
 // GiveBack ends the holder's reservation: the job goes back in line, in

@@ -316,6 +316,9 @@ const (
 	PartMovedAt    Part = "movedat"
 	PartAway       Part = "away"
 	PartReturns    Part = "returns"
+	PartRouted     Part = "routed"
+	PartRoutes     Part = "routes"
+	PartFallback   Part = "fallback"
 )
 
 // Parts lists every part of a queue's keys, in the order of All.
@@ -326,6 +329,7 @@ var Parts = []Part{
 	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
 	PartPeople, PartWaiting, PartOutbox, PartDrafts, PartSLA, PartLate,
 	PartReadyDue, PartMoving, PartMoved, PartMovedAt, PartAway, PartReturns,
+	PartRouted, PartRoutes, PartFallback,
 }
 
 // Key returns the queue's key of the given part, under the hash tag.
@@ -345,7 +349,8 @@ func (q Queue) Key(p Part) string { return Prefix + "{" + q.name + "}:" + string
 func (q Queue) Conf() string { return q.Key(PartConf) }
 
 // Ready returns the queue's ZSET of ready job id → rank; the lowest rank is
-// claimed first.
+// claimed first. A job routed to people or skills has its rank plus 10^15
+// here (Routed): the open line is what lies below.
 func (q Queue) Ready() string { return q.Key(PartReady) }
 
 // Scheduled returns the queue's ZSET of scheduled job id → due time in ms.
@@ -492,8 +497,9 @@ func (q Queue) SLA() string { return q.Key(PartSLA) }
 func (q Queue) Late() string { return q.Key(PartLate) }
 
 // ReadyDue returns the queue's ZSET of the claimable ready jobs (those in
-// Ready) that have a due time → that due time (ms): a queue that claims
-// earliest due first (its order "due") looks here before Ready.
+// Ready) that have a due time → that due time (ms), plus 10^15 for a
+// routed job (Routed): a queue that claims earliest due first (its order
+// "due") looks here before Ready.
 func (q Queue) ReadyDue() string { return q.Key(PartReadyDue) }
 
 // Moving returns the queue's HASH of job id → the name of the queue the
@@ -526,6 +532,25 @@ func (q Queue) Away() string { return q.Key(PartAway) }
 // another queue (their metadata's batch_from and moved_from), whose batch
 // has yet to learn it (internal/tasks, ReturnToBatches).
 func (q Queue) Returns() string { return q.Key(PartReturns) }
+
+// Routed returns the queue's ZSET (all scores 0) of the lines of the
+// routed jobs in line (internal/tasks, lua/lib.lua: Routing): per line
+// the jobs routed to a person ("@<name>") or to skills ("+<skills>"),
+// each as "r<line>|<rank>|<id>" and, with a due time, also
+// "d<line>|<due time>|<id>" (rank and due time zero-padded after adding
+// 10^14), so that a line's jobs sort together, best first. A routed job
+// in line is in Ready (and ReadyDue) too, its score raised by 10^15.
+func (q Queue) Routed() string { return q.Key(PartRouted) }
+
+// Routes returns the queue's HASH of skills line ("+<skills>", the
+// skills canonical: "contracts:4,de:1") → how many jobs wait in it
+// (Routed): the lines a claim by someone with skills looks at.
+func (q Queue) Routes() string { return q.Key(PartRoutes) }
+
+// Fallback returns the queue's ZSET of job id → when, in ms, the time of
+// the people it prefers runs out and it goes to anyone with its skills:
+// the preferred jobs that have yet to fall back.
+func (q Queue) Fallback() string { return q.Key(PartFallback) }
 
 // All returns every key of the queue, in the order of Parts.
 func (q Queue) All() []string {

@@ -47,7 +47,7 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 	}
 	var heads []head
 	for _, q := range queues {
-		r, err := s.run(ctx, headScript, q, s.nowArg())
+		r, err := s.run(ctx, headScript, q, s.nowArg(), operator, a.skills)
 		switch {
 		case errors.Is(err, ErrQueueNotFound):
 			continue

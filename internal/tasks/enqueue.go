@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"claimdesk/internal/skills"
 	"claimdesk/internal/strictjson"
 )
 
@@ -43,7 +45,21 @@ type NewJob struct {
 	// the Redis clock), at most 365 days. It may not be given with DueAt.
 	// With neither, the queue's SLASeconds say when the job is due, if set.
 	DueInSeconds int `json:"due_in_seconds"`
+	// Skills are what the job asks of whoever claims it: each a skill's
+	// name, or name and level ("de", "contracts:3"); only people who have
+	// each at that level or above may claim it. At most skills.Most.
+	Skills []string `json:"skills"`
+	// Assignee, if set, is the one person who may claim the job.
+	Assignee string `json:"assignee"`
+	// Preferred, if set, are the people (at most MaxPreferred) who alone
+	// may claim the job until FallbackAfterSeconds have passed; then
+	// anyone in the queue with its skills may. Not with Assignee.
+	Preferred            []string `json:"preferred"`
+	FallbackAfterSeconds int      `json:"fallback_after_seconds"`
 }
+
+// MaxPreferred is how many people a job may prefer.
+const MaxPreferred = 10
 
 // Enqueued is one job that Enqueue returns.
 type Enqueued struct {
@@ -54,7 +70,7 @@ type Enqueued struct {
 
 // enqueueHead and enqueueFields are how many script arguments come before
 // the jobs' and how many each job takes (enqueue.lua).
-const enqueueHead, enqueueFields = 6, 11
+const enqueueHead, enqueueFields = 6, 14
 
 // Enqueue adds jobs to the queue for actor (the producer), all or none: up
 // to MaxBatch in one atomic script, which may also carry other callers'
@@ -177,10 +193,69 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	if j.DueInSeconds < 0 || j.DueInSeconds > 365*day {
 		return nil, invalid("due_in_seconds", "must be between 1 and %d, or 0 for none", 365*day)
 	}
+	asked, routeTo, fallback, err := j.routing()
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		localID(newID(queue, now)), title, priority, runAt, int64(j.DelaySeconds) * 1000,
-		j.LeaseSeconds, j.MaxAttempts, dueAt, int64(j.DueInSeconds) * 1000, j.IdempotencyKey, payload,
+		j.LeaseSeconds, j.MaxAttempts, dueAt, int64(j.DueInSeconds) * 1000,
+		asked, routeTo, fallback, j.IdempotencyKey, payload,
 	}, nil
+}
+
+// routing validates whom the job is for and returns it as enqueue.lua
+// takes it: the skills asked (canonical), the people it is routed to (one
+// per line) and in how many ms it falls back (0: never).
+func (j NewJob) routing() (asked, routeTo string, fallbackMs int64, _ error) {
+	set, err := skills.FromList(j.Skills)
+	if err != nil {
+		return "", "", 0, invalid("skills", "%v", err)
+	}
+	switch {
+	case j.Assignee != "" && j.Preferred != nil:
+		return "", "", 0, invalid("assignee", "give assignee or preferred, not both")
+	case j.Assignee != "":
+		if j.FallbackAfterSeconds != 0 {
+			return "", "", 0, invalid("fallback_after_seconds", "is for preferred people; an assignee's job waits for them")
+		}
+		if err := validPerson("assignee", j.Assignee); err != nil {
+			return "", "", 0, err
+		}
+		return set.String(), j.Assignee, 0, nil
+	case j.Preferred != nil:
+		if len(j.Preferred) == 0 || len(j.Preferred) > MaxPreferred {
+			return "", "", 0, invalid("preferred", "must name 1 to %d people", MaxPreferred)
+		}
+		for i, p := range j.Preferred {
+			if err := validPerson(fmt.Sprintf("preferred[%d]", i), p); err != nil {
+				return "", "", 0, err
+			}
+			if slices.Contains(j.Preferred[:i], p) {
+				return "", "", 0, invalid("preferred", "names %s twice", p)
+			}
+		}
+		if j.FallbackAfterSeconds < 1 || j.FallbackAfterSeconds > 30*day {
+			return "", "", 0, invalid("fallback_after_seconds", "must be between 1 and %d with preferred people", 30*day)
+		}
+		return set.String(), strings.Join(j.Preferred, "\n"), int64(j.FallbackAfterSeconds) * 1000, nil
+	case j.FallbackAfterSeconds != 0:
+		return "", "", 0, invalid("fallback_after_seconds", "is for preferred people: give preferred too")
+	}
+	return set.String(), "", 0, nil
+}
+
+// validPerson checks the name of a person a job is routed to, for the
+// given field: a user name as the engine stores it, without "|", which
+// separates the parts of a line's members (lua/lib.lua, Routing).
+func validPerson(field, name string) error {
+	if err := validName(field, name); err != nil {
+		return err
+	}
+	if strings.Contains(name, "|") {
+		return invalid(field, "must not contain |")
+	}
+	return nil
 }
 
 // validTitle checks a job's or batch's title and returns it trimmed: 1 to

@@ -3,7 +3,10 @@ package tasks
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+
+	"claimdesk/internal/skills"
 )
 
 // State is where a job is in its life. Every job is in exactly one state and
@@ -87,6 +90,15 @@ type Job struct {
 	// to a breach queue (Queue.BreachQueue): its producers may still read
 	// and cancel it.
 	MovedFrom string `json:"moved_from,omitempty"`
+	// Skills are those it asks for: only people who have each at its
+	// level or above may claim it ("de", "contracts:3").
+	Skills []string `json:"skills,omitempty"`
+	// Assignee is the one person who may claim it.
+	Assignee string `json:"assignee,omitempty"`
+	// Preferred are the people who alone may claim it until FallbackAt;
+	// then anyone in the queue with its skills may.
+	Preferred  []string   `json:"preferred,omitempty"`
+	FallbackAt *time.Time `json:"fallback_at,omitempty"`
 
 	rank float64 // place in line: lower is claimed first
 	// lastHolder holds it, or held it last (Filter.Person).
@@ -132,6 +144,12 @@ type meta struct {
 	// MovedFrom is the queue the job was enqueued in, once it moved, and
 	// BatchFrom its batch there, if it had one.
 	MovedFrom, BatchFrom string
+	// Skills are the skills the job asks for, canonical (skills.Set.String);
+	// RouteTo the people it is routed to, one per line, until FallbackAt
+	// (ms; 0: for good), when it goes to anyone with its skills (lua/lib.lua,
+	// Routing).
+	Skills, RouteTo string
+	FallbackAt      int64
 }
 
 // SLA is where a job with a due time stands against it.
@@ -190,6 +208,21 @@ func decodeJob(id, rawMeta, payload string, now time.Time) (*Job, error) {
 	if m.BatchFrom != "" {
 		// Its batch stays in the queue it was enqueued in.
 		j.BatchID = globalID(m.BatchFrom, m.MovedFrom)
+	}
+	if m.Skills != "" {
+		asked, err := skills.Parse(m.Skills)
+		if err != nil {
+			return nil, fmt.Errorf("decode job %s: skills: %w", id, err)
+		}
+		j.Skills = asked.List()
+	}
+	if m.RouteTo != "" {
+		people := strings.Split(m.RouteTo, "\n")
+		if m.FallbackAt == 0 {
+			j.Assignee = people[0]
+		} else {
+			j.Preferred, j.FallbackAt = people, optTime(m.FallbackAt)
+		}
 	}
 	if payload != "" {
 		j.Payload = json.RawMessage(payload)

@@ -163,6 +163,9 @@ var metaFields = []struct {
 	{"warn_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.WarnAt) }},
 	{"moved_from", func(m *meta, r *msgpackReader) error { return r.text(&m.MovedFrom) }},
 	{"batch_from", func(m *meta, r *msgpackReader) error { return r.text(&m.BatchFrom) }},
+	{"skills", func(m *meta, r *msgpackReader) error { return r.text(&m.Skills) }},
+	{"route_to", func(m *meta, r *msgpackReader) error { return r.text(&m.RouteTo) }},
+	{"fallback_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.FallbackAt) }},
 }
 
 // format2Fields is how many fields of metaFields a record of storage

@@ -1,15 +1,19 @@
 package tasks
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"claimdesk/internal/skills"
 )
 
 // TestPropertyRandomOperations drives the engine with a seeded, reproducible
@@ -32,7 +36,12 @@ import (
 // due sooner stays in line. With seed 1 the queue has a breach queue:
 // each job that misses its due time waiting moves there as it was, told
 // once on each side, its old id and key leading to it; its batch counts
-// it as moved until told that it ended there.
+// it as moved until told that it ended there. Some jobs ask for skills,
+// or are assigned, or prefer people until a fallback time, and the
+// operators have skills of their own: a claim takes the best job its
+// operator may take, in the queue's one order, whichever line it waits
+// in; each routed job waits in exactly its lines; fallbacks come at claim
+// time or from the cron job, once; supervisors assign and transfer jobs.
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
@@ -80,6 +89,11 @@ type modelJob struct {
 	away string
 	// lastToken and lastHolder are the last reservation's, once it ended.
 	lastToken, lastHolder string
+	// asks are the skills the job asks for; routeTo the people it is
+	// routed to, until fallbackAt (zero: for good).
+	asks       skills.Set
+	routeTo    []string
+	fallbackAt time.Time
 	// history is every transition, admissions into a batch slot aside
 	// (checkHistory checks those); told is how many the observer has told.
 	history []modelEntry
@@ -125,6 +139,8 @@ type model struct {
 	away  map[string]State
 	// movedBatch is the batch of each job of a batch that moved.
 	movedBatch map[string]string
+	// routedClaims counts the claims of routed jobs.
+	routedClaims int
 }
 
 // stateMoved is how the model counts a job of a batch that moved to the
@@ -146,6 +162,10 @@ func (m *model) stateOf(id string) State {
 type claimed struct{ id, token, holder string }
 
 var modelOperators = []string{"ann", "bob", "cat"}
+
+// modelSkills are the operators' skills; "dan", to whom jobs are
+// assigned too, never claims.
+var modelSkills = map[string]skills.Set{"ann": {"de": 2}, "bob": {"fr": 1, "de": 1}, "cat": {}}
 
 func runModel(e *env, rnd *rand.Rand, steps int) {
 	m := &model{e: e, rnd: rnd, jobs: map[string]*modelJob{}, idKeys: map[string]string{}, batches: map[string]*modelBatch{},
@@ -181,6 +201,7 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 		{"cancel batch", 1, m.cancelBatch},
 		{"watch due times", 3, m.watchDue},
 		{"end a job that moved", 1, m.endMoved},
+		{"assign", 2, m.assign},
 	}
 	total := 0
 	for _, op := range ops {
@@ -208,6 +229,17 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 		if st == StateCanceled {
 			told++
 		}
+	}
+	// Enough routing happened to say it holds.
+	routed := map[Action]int{}
+	for _, mj := range m.jobs {
+		for _, en := range mj.history {
+			routed[en.action]++
+		}
+	}
+	if routed[ActionFellBack] < 5 || routed[ActionAssigned] < 5 || routed[ActionTransferred] < 3 || m.routedClaims < 20 {
+		e.t.Fatalf("too little routing to say it holds: %d fallbacks, %d assigned, %d transferred, %d routed jobs claimed",
+			routed[ActionFellBack], routed[ActionAssigned], routed[ActionTransferred], m.routedClaims)
 	}
 	if m.breachQueue != "" && (len(m.moved) < 10 || told < 5) {
 		e.t.Fatalf("%d jobs moved to the breach queue, %d batches told one ended there: too few to say moves hold", len(m.moved), told)
@@ -246,6 +278,17 @@ func (m *model) enqueue() {
 		if m.rnd.IntN(3) == 0 {
 			batch[i].DueInSeconds = 1 + m.rnd.IntN(200)
 		}
+		people := []string{"ann", "bob", "cat", "dan"}
+		switch m.rnd.IntN(8) {
+		case 0:
+			batch[i].Assignee = people[m.rnd.IntN(len(people))]
+		case 1:
+			batch[i].Preferred = []string{people[m.rnd.IntN(len(people))]}
+			batch[i].FallbackAfterSeconds = 1 + m.rnd.IntN(120)
+		}
+		if m.rnd.IntN(4) == 0 {
+			batch[i].Skills = [][]string{{"de"}, {"de:2"}, {"fr"}, {"fr", "de:2"}}[m.rnd.IntN(4)]
+		}
 	}
 	out, bid, err := m.enqueueInto(batch)
 	if err != nil {
@@ -281,6 +324,13 @@ func (m *model) enqueue() {
 		if d := batch[i].DueInSeconds; d > 0 {
 			// The queue's warn fraction, 0.8, of the way, to the ms.
 			mj.dueAt, mj.warnAt = m.now().Add(time.Duration(d)*time.Second), m.now().Add(time.Duration(d)*800*time.Millisecond)
+		}
+		mj.asks, _ = skills.FromList(batch[i].Skills)
+		switch j := batch[i]; {
+		case j.Assignee != "":
+			mj.routeTo = []string{j.Assignee}
+		case j.Preferred != nil:
+			mj.routeTo, mj.fallbackAt = j.Preferred, m.now().Add(time.Duration(j.FallbackAfterSeconds)*time.Second)
 		}
 		m.note(mj, ActionEnqueued, "pat", "", mj.state)
 		m.jobs[got.Job.ID] = mj
@@ -512,7 +562,66 @@ func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
 // claimable reports whether op may be given the job now.
 func (m *model) claimable(mj *modelJob, op string) bool {
 	due := mj.state == StateScheduled && !mj.runAt.After(m.now())
-	return (mj.state == StateReady || due) && !slices.Contains(mj.skippedBy, op)
+	return (mj.state == StateReady || due) && !slices.Contains(mj.skippedBy, op) && m.mayTake(mj, op)
+}
+
+// mayTake reports whether op may take the job as routed, its fallback
+// made if its time came (a claim makes those first).
+func (m *model) mayTake(mj *modelJob, op string) bool {
+	if mj.routeTo != nil && (mj.fallbackAt.IsZero() || m.now().Before(mj.fallbackAt)) {
+		return slices.Contains(mj.routeTo, op)
+	}
+	return modelSkills[op].Covers(mj.asks)
+}
+
+// routed reports whether the job waits in lines of its own.
+func (mj *modelJob) routed() bool { return mj.routeTo != nil || len(mj.asks) > 0 }
+
+// fallBack makes the fallbacks whose time came, of unfinished jobs: a
+// claim's, or the cron job's, after their promotions.
+func (m *model) fallBack() {
+	for _, id := range m.ids {
+		mj := m.jobs[id]
+		if mj.away != "" || mj.state == "" || mj.state.Terminal() || mj.fallbackAt.IsZero() || m.now().Before(mj.fallbackAt) {
+			continue
+		}
+		m.note(mj, ActionFellBack, System, mj.state, mj.state)
+		mj.routeTo, mj.fallbackAt = nil, time.Time{}
+	}
+}
+
+// assign assigns a job to a person, or transfers a held one, as a
+// supervisor; a finished job stays.
+func (m *model) assign() {
+	e := m.e
+	id := m.pick(States...)
+	if held := m.pick(StateReserved); held != "" && m.rnd.IntN(2) == 0 {
+		id = held
+	}
+	if id == "" {
+		return
+	}
+	mj := m.jobs[id]
+	person := []string{"ann", "bob", "cat", "dan"}[m.rnd.IntN(4)]
+	_, holder, err := e.store.Assign(e.ctx, id, person, "sam")
+	switch {
+	case mj.state.Terminal():
+		if !errors.Is(err, ErrInvalidState) {
+			e.t.Fatalf("assign of a %s job: %v", mj.state, err)
+		}
+		return
+	case err != nil:
+		e.t.Fatalf("assign of a %s job: %v", mj.state, err)
+	case mj.state == StateReserved:
+		if holder != mj.holder {
+			e.t.Fatalf("transfer of %s's job told holder %q", mj.holder, holder)
+		}
+		mj.routeTo, mj.fallbackAt = []string{person}, time.Time{}
+		m.backInLine(id, mj, ActionTransferred, "sam")
+	default:
+		m.note(mj, ActionAssigned, "sam", mj.state, mj.state)
+		mj.routeTo, mj.fallbackAt = []string{person}, time.Time{}
+	}
 }
 
 func (m *model) claim() {
@@ -554,17 +663,18 @@ func (m *model) claim() {
 			want = append(want, id)
 		}
 	}
-	r, err := e.store.Claim(e.ctx, e.queue, op, opts...)
+	r, err := e.store.Claim(e.ctx, e.queue, op, append(opts, WithSkills(modelSkills[op]))...)
 	if err != nil {
 		e.t.Fatalf("claim: %v", err)
 	}
-	// Promotion happened for every due job.
+	// Promotion happened for every due job, then every fallback that came.
 	for _, mj := range m.jobs {
 		if mj.state == StateScheduled && !mj.runAt.After(m.now()) {
 			m.note(mj, ActionPromoted, System, StateScheduled, StateReady)
 			mj.state = StateReady
 		}
 	}
+	m.fallBack()
 	if r == nil {
 		// Jobs of a capped batch wait outside the claim line for a slot
 		// (check proves the line holds every other ready job).
@@ -582,27 +692,16 @@ func (m *model) claim() {
 	if !slices.Contains(want, r.Job.ID) {
 		e.t.Fatalf("claim by %s gave %s, which was not claimable", op, r.Job.ID)
 	}
-	// Earliest due first: no job op may take that is due sooner stays in
-	// the line of jobs with due times (checkDue holds it to the model),
-	// nor any at all when the job claimed has no due time.
-	if m.order == OrderDue {
-		line, err := e.rdb.ZRangeWithScores(e.ctx, keysFor(e.queue).ReadyDue(), 0, -1).Result()
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		due := m.jobs[r.Job.ID].dueAt
-		for _, z := range line {
-			id := globalID(z.Member.(string), e.queue)
-			if slices.Contains(m.jobs[id].skippedBy, op) {
-				continue
-			}
-			if due.IsZero() || float64(ms(due)) > z.Score {
-				e.t.Fatalf("claim by %s gave %s (due %v) while %s, due %v, waited", op, r.Job.ID, due, id, z.Score)
-			}
-			break
-		}
+	// The job claimed is the best op may take, by the queue's one order:
+	// earliest due first among those with a due time (order "due"), then
+	// by rank, then by id.
+	if best := m.best(want, r.Job.ID); best != r.Job.ID {
+		e.t.Fatalf("claim by %s gave %s, but %s came first", op, r.Job.ID, best)
 	}
 	mj := m.jobs[r.Job.ID]
+	if mj.routed() {
+		m.routedClaims++
+	}
 	m.note(mj, ActionClaimed, op, StateReady, StateReserved)
 	mj.state, mj.token, mj.holder, mj.claimKey = StateReserved, r.Token, op, key
 	mj.reservedAt, mj.deadline, mj.extensions = m.now(), m.now().Add(60*time.Second), 0
@@ -817,6 +916,59 @@ func (m *model) promote() {
 		m.note(mj, ActionPromoted, System, StateScheduled, StateReady)
 		mj.state = StateReady
 	}
+	m.fallBack()
+}
+
+// best returns which of the jobs, all claimable, a claim takes first, as
+// stored after the claim that took claimed: in a queue that claims
+// earliest due first, the earliest due of those in line with a due time;
+// else, or if none has one, the lowest rank; on a tie, the lowest id. A
+// job parked for a batch slot is in no line.
+func (m *model) best(ids []string, claimed string) string {
+	e := m.e
+	type cand struct {
+		id        string
+		due, rank float64
+	}
+	var c []cand
+	for _, id := range ids {
+		raw, err := e.rdb.HGet(e.ctx, keysFor(e.queue).Meta(), localID(id)).Result()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		j, err := decodeJob(id, raw, "", time.Time{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if id != claimed {
+			if _, err := e.rdb.ZScore(e.ctx, keysFor(e.queue).Ready(), localID(id)).Result(); err != nil {
+				continue // parked
+			}
+		}
+		x := cand{id: id, rank: j.rank}
+		if m.order == OrderDue && j.DueAt != nil {
+			x.due = float64(ms(*j.DueAt))
+		}
+		c = append(c, x)
+	}
+	if len(c) == 0 {
+		return ""
+	}
+	return slices.MinFunc(c, func(a, b cand) int {
+		if (a.due > 0) != (b.due > 0) {
+			if a.due > 0 {
+				return -1
+			}
+			return 1
+		}
+		if a.due != b.due {
+			return cmp.Compare(a.due, b.due)
+		}
+		if a.rank != b.rank {
+			return cmp.Compare(a.rank, b.rank)
+		}
+		return strings.Compare(localID(a.id), localID(b.id))
+	}).id
 }
 
 // watchDue handles the moments of due times that came, a few at a time:
@@ -1016,6 +1168,19 @@ func (m *model) check(step int, op string) {
 			fail("job %s: attempts %d skipped %v run_at %v, model %d %v %v", id, j.Attempts, j.SkippedBy, j.RunAt, mj.attempts, mj.skippedBy, mj.runAt)
 		}
 		m.checkHistory(fail, id, j, parked[id] == "" && seen[id] == StateReady)
+		if !slices.Equal(j.Skills, mj.asks.List()) && len(j.Skills)+len(mj.asks) > 0 {
+			fail("job %s asks for %q, model %q", id, j.Skills, mj.asks.List())
+		}
+		people, until := j.Preferred, time.Time{}
+		if j.Assignee != "" {
+			people = []string{j.Assignee}
+		}
+		if j.FallbackAt != nil {
+			until = *j.FallbackAt
+		}
+		if !slices.Equal(people, mj.routeTo) || !until.Equal(mj.fallbackAt) {
+			fail("job %s is for %q until %v, model %q until %v", id, people, until, mj.routeTo, mj.fallbackAt)
+		}
 		switch j.State {
 		case StateReserved:
 			if j.token == "" || j.token != mj.token || tokens[j.token] || j.ReservedBy != mj.holder {
@@ -1030,7 +1195,7 @@ func (m *model) check(step int, op string) {
 				if want := fmt.Sprintf("%s|%017.0f|%s", localID(mj.batch), j.rank+1e14, localID(id)); member != want {
 					fail("job %s parked as %q, want %q", id, member, want)
 				}
-			} else if scores[id] != j.rank {
+			} else if scores[id] != j.rank+routedScore(mj) {
 				fail("job %s: ready at score %v, rank %v", id, scores[id], j.rank)
 			}
 			fallthrough
@@ -1094,6 +1259,79 @@ func (m *model) check(step int, op string) {
 	}
 	m.checkDue(fail, scores, seen, parked)
 	m.checkBatches(fail, parked)
+	m.checkRouting(fail, seen, parked)
+}
+
+// routedScore is what a routed job's scores in the ready indexes are
+// raised by (lua/lib.lua, Routing).
+func routedScore(mj *modelJob) float64 {
+	if mj.routed() {
+		return 1e15
+	}
+	return 0
+}
+
+// checkRouting checks the lines of routed jobs against the model: each
+// routed job in line is in exactly its lines, by rank and by due time; the
+// skills lines' counts are right; the fallbacks to come are exactly those
+// of the unfinished preferred jobs.
+func (m *model) checkRouting(fail func(string, ...any), seen map[string]State, parked map[string]string) {
+	e := m.e
+	k := keysFor(e.queue)
+	lines, counts, fallbacks := map[string]bool{}, map[string]string{}, map[string]float64{}
+	for id, mj := range m.jobs {
+		if mj.away != "" || mj.state == "" {
+			continue
+		}
+		if !mj.fallbackAt.IsZero() && !mj.state.Terminal() {
+			fallbacks[localID(id)] = float64(ms(mj.fallbackAt))
+		}
+		if !mj.routed() || seen[id] != StateReady || parked[id] != "" {
+			continue
+		}
+		j, err := e.store.Get(e.ctx, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var names []string
+		for _, p := range mj.routeTo {
+			names = append(names, "@"+p)
+		}
+		if names == nil {
+			names = []string{"+" + mj.asks.String()}
+			n, _ := strconv.Atoi(counts[names[0]])
+			counts[names[0]] = strconv.Itoa(n + 1)
+		}
+		for _, line := range names {
+			lines[fmt.Sprintf("r%s|%017.0f|%s", line, j.rank+1e14, localID(id))] = true
+			if j.DueAt != nil {
+				lines[fmt.Sprintf("d%s|%017d|%s", line, ms(*j.DueAt)+1e14, localID(id))] = true
+			}
+		}
+	}
+	got, err := e.rdb.ZRange(e.ctx, k.Routed(), 0, -1).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(got) != len(lines) {
+		fail("the routed lines hold %q, model %v", got, lines)
+	}
+	for _, member := range got {
+		if !lines[member] {
+			fail("the routed lines hold %q, model %v", member, lines)
+		}
+	}
+	if got, _ := e.rdb.HGetAll(e.ctx, k.Routes()).Result(); !maps.Equal(got, counts) {
+		fail("the skills lines count %v, model %v", got, counts)
+	}
+	zs, _ := e.rdb.ZRangeWithScores(e.ctx, k.Fallback(), 0, -1).Result()
+	gotFallbacks := map[string]float64{}
+	for _, z := range zs {
+		gotFallbacks[z.Member.(string)] = z.Score
+	}
+	if !maps.Equal(gotFallbacks, fallbacks) {
+		fail("fallbacks to come %v, model %v", gotFallbacks, fallbacks)
+	}
 }
 
 // checkDue checks the indexes by due time against the model: sla holds
@@ -1119,7 +1357,7 @@ func (m *model) checkDue(fail func(string, ...any), scores map[string]float64, s
 			want[k.Late()][localID(id)] = due
 		}
 		if seen[id] == StateReady && parked[id] == "" {
-			want[k.ReadyDue()][localID(id)] = due
+			want[k.ReadyDue()][localID(id)] = due + routedScore(mj)
 		}
 	}
 	for key, w := range want {
@@ -1244,8 +1482,9 @@ func (m *model) checkHistory(fail func(string, ...any), id string, j *Job, inLin
 		case ActionCompleted:
 			completed++
 		}
-		// A due time's moments leave the job as it was, admitted or not.
-		if en.Action != ActionAtRisk && en.Action != ActionBreached {
+		// A due time's moments, a fallback and an assignment leave the job
+		// as it was, admitted or not.
+		if en.Action != ActionAtRisk && en.Action != ActionBreached && en.Action != ActionFellBack && en.Action != ActionAssigned {
 			admitted = 0
 		}
 		got = append(got, modelEntry{en.Action, en.Actor, en.From, en.To, en.Attempt})

@@ -7,6 +7,7 @@
 package tasks
 
 import (
+	"claimdesk/internal/skills"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -124,6 +125,8 @@ type ClaimOption func(*claimArgs)
 
 type claimArgs struct {
 	key, job string
+	// skills are the operator's, canonical (skills.Set.String).
+	skills string
 	// again answers only a live reservation made with key, and claims
 	// nothing new.
 	again bool
@@ -134,6 +137,13 @@ type claimArgs struct {
 // reservation again instead of taking another job. key is 1 to 200
 // printable ASCII characters.
 func WithClaimKey(key string) ClaimOption { return func(a *claimArgs) { a.key = key } }
+
+// WithSkills claims as someone with these skills: jobs routed to skills
+// are claimable by those whose skills cover them. Without it the operator
+// has none.
+func WithSkills(have skills.Set) ClaimOption {
+	return func(a *claimArgs) { a.skills = have.String() }
+}
 
 // OnlyJob claims the job with this id, if it is in line for the operator,
 // and nothing else: ErrNotReady when it is not.
@@ -167,7 +177,7 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	if a.again {
 		again = "1"
 	}
-	r, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again)
+	r, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again, a.skills)
 	if err != nil || !r.more() { // nothing ready
 		return nil, err
 	}
@@ -215,7 +225,11 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 // is why, nil if nothing is ready. A retry after it took effect answers
 // the same completed job and, while it lasts, the same next reservation;
 // it never claims another.
-func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json.RawMessage) (done *Job, next *Reservation, why, err error) {
+func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json.RawMessage, opts ...ClaimOption) (done *Job, next *Reservation, why, err error) {
+	var a claimArgs
+	for _, o := range opts {
+		o(&a)
+	}
 	body, err := jsonObject("result", result)
 	if err != nil {
 		return nil, nil, nil, err
@@ -224,7 +238,7 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 	if !ok {
 		return nil, nil, nil, ErrNotFound
 	}
-	r, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips)
+	r, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips, a.skills)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -424,6 +438,20 @@ func (s *Store) Cancel(ctx context.Context, id, actor string, force bool, opts .
 // job and its former holder, if any.
 func (s *Store) Requeue(ctx context.Context, id, actor string, opts ...SuperviseOption) (*Job, string, error) {
 	return s.supervise(ctx, requeueScript, id, actor, opts)
+}
+
+// Assign routes a job to one person, for actor (a supervisor): only they
+// may claim it from then on. A waiting job (ready or scheduled) keeps its
+// place; a reserved one is transferred: the reservation ends (its
+// holder's token dies) and it waits in its place for the person.
+// Finished jobs give ErrInvalidState. Whether the person may work the
+// queue is the caller's to check. It returns the job and its former
+// holder, if any.
+func (s *Store) Assign(ctx context.Context, id, person, actor string, opts ...SuperviseOption) (*Job, string, error) {
+	if err := validPerson("person", person); err != nil {
+		return nil, "", err
+	}
+	return s.supervise(ctx, assignScript, id, actor, opts, person)
 }
 
 // SuperviseOption refines a supervisor's action on a job.

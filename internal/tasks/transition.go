@@ -41,6 +41,14 @@ const (
 	// ""); the job's history, which it keeps, has the second, with the
 	// old queue's name as its reason.
 	ActionMoved Action = "moved"
+	// ActionAssigned routes a waiting job to one person (Assign), and
+	// ActionTransferred a held one, whose reservation it ends; the history
+	// entry's reason names the person. ActionFellBack leaves the job in
+	// its state: the time of the people it preferred ran out, and anyone
+	// with its skills may claim it now.
+	ActionAssigned    Action = "assigned"
+	ActionTransferred Action = "transferred"
+	ActionFellBack    Action = "fell_back"
 )
 
 // actionByCode and stateByCode are the numbers under which lua/lib.lua
@@ -49,7 +57,8 @@ const (
 var (
 	actionByCode = []Action{"", ActionEnqueued, ActionPromoted, ActionAdmitted, ActionClaimed,
 		ActionExtended, ActionReleased, ActionSkipped, ActionFailed, ActionExpired, ActionRequeued,
-		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted, ActionAtRisk, ActionBreached, ActionMoved}
+		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted, ActionAtRisk, ActionBreached, ActionMoved,
+		ActionAssigned, ActionTransferred, ActionFellBack}
 	stateByCode = []State{"", StateScheduled, StateReady, StateReserved, StateCompleted, StateDead, StateCanceled}
 )
 
@@ -85,6 +94,8 @@ type Transition struct {
 	// Reason is why, as the job's history keeps it: the holder's, for a
 	// failure; the supervisor's, for a change they gave one.
 	Reason string
+	// Assignee is the person an assignment or transfer routed the job to.
+	Assignee string
 }
 
 // Counts are a queue's numbers of jobs per state, after a change.
@@ -189,7 +200,7 @@ func decodeEffects(queue string, raw any) (Effects, bool, error) {
 			e, err = r.entry(0)
 		}
 		t.JobID, t.Action, t.From, t.To = globalID(id, queue), e.Action, e.From, e.To
-		t.Actor, t.Attempt, t.Reason = e.Actor, e.Attempt, e.Reason
+		t.Actor, t.Attempt, t.Reason, t.Assignee = e.Actor, e.Attempt, e.Reason, e.Assignee
 		t.Deadline, t.BatchID = optTime(deadline), globalID(batch, queue)
 		fx.Transitions = append(fx.Transitions, t)
 	}
@@ -220,6 +231,8 @@ type Entry struct {
 	// Holder is whose reservation someone else ended (a supervisor, or the
 	// system when it expired).
 	Holder string `json:"holder,omitempty"`
+	// Assignee is the person the job was assigned or transferred to.
+	Assignee string `json:"assignee,omitempty"`
 }
 
 // How a job's history is stored; lua/lib.lua gets these as HISTORY_ENTRY,
@@ -351,6 +364,10 @@ func (r *msgpackReader) entry(created int64) (Entry, error) {
 	}
 	if e.Actor == "" {
 		e.Actor = System
+	}
+	if e.Action == ActionAssigned || e.Action == ActionTransferred {
+		// The reason names the person, then why (lua/assign.lua).
+		e.Assignee, e.Reason, _ = strings.Cut(e.Reason, "\n")
 	}
 	if e.Action == ActionExtended {
 		// An extension's entry keeps the idempotency key it was asked

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"claimdesk/internal/durable"
+	"claimdesk/internal/skills"
 	"claimdesk/internal/keys"
 	"claimdesk/internal/storeerr"
 
@@ -73,6 +74,9 @@ type User struct {
 	// Away is set while an operator says they are away: they get no
 	// new-job notices, and the Team page shows them away.
 	Away bool
+	// Skills are what the person can do: they may claim the jobs that ask
+	// for these (or fewer, or lower).
+	Skills skills.Set
 }
 
 // SessionValid reports whether a browser session begun in epoch may go on:
@@ -352,8 +356,11 @@ func (s *Store) put(ctx context.Context, u User, password string, create bool) e
 			return fmt.Errorf("%w: queues must be queue names, each once (%q is not)", ErrInvalid, q)
 		}
 	}
+	if len(u.Skills) > skills.Most {
+		return fmt.Errorf("%w: at most %d skills", ErrInvalid, skills.Most)
+	}
 	key := keys.User(u.Name)
-	fields := map[string]any{"role": string(u.Role), "queues": strings.Join(u.Queues, ",")}
+	fields := map[string]any{"role": string(u.Role), "queues": strings.Join(u.Queues, ","), "skills": u.Skills.String()}
 	if password != "" {
 		if len(password) < 8 || len(password) > 72 {
 			return fmt.Errorf("%w: password must be 8 to 72 characters (72 bytes at most: fewer characters when they are not plain letters, digits or signs)", ErrInvalid)
@@ -547,6 +554,8 @@ func parseUser(name string, h map[string]string) (User, error) {
 		u.Queues = strings.Split(h["queues"], ",")
 	}
 	u.Epoch, _ = strconv.ParseInt(cmp.Or(h["epoch"], "0"), 10, 64)
+	// Stored as Put checks them; a user stored before skills has none.
+	u.Skills, _ = skills.Parse(h["skills"])
 	return u, nil
 }
 

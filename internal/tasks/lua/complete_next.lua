@@ -16,7 +16,7 @@
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,
---            late, readydue, returns
+--            late, readydue, returns, routed, routes, fallback
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
@@ -28,6 +28,7 @@
 -- ARGV[8] -> fresh reservation token for the next job
 -- ARGV[9] -> most expired reservations to reclaim and scheduled jobs to promote
 -- ARGV[10] -> most skipped jobs to look past
+-- ARGV[11] -> the holder's skills, canonical (empty: none), as claim.lua's
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, {"form", the
 --         form as stored}, {"unfit"} (as complete.lua), or {"ok", id,
 --         metadata, payload, the result kept, next id, next metadata, next
@@ -41,7 +42,7 @@ if status ~= 'ok' and status ~= 'again' then return raw end
 -- what the first one claimed.
 local mode = 'new'
 if status == 'again' then mode = 'again' end
-local claimed, next_id, next_raw = claim_for(holder, ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]),
+local claimed, next_id, next_raw = claim_for(holder, ARGV[11], ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]),
   'next ' .. id, '', mode)
 if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '', claimed) end
 return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id), '')

@@ -8,18 +8,22 @@
 --   number, and the counts' five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, idem, batches, batchindex, batchdone,
---            parked, members, waiting, outbox, sla, readydue, moved
+--            parked, members, waiting, outbox, sla, readydue, moved, routed,
+--            routes, fallback
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[3] -> batch id (empty: the jobs belong to no batch)
 -- ARGV[4] -> the new batch's record as JSON (title, priority,
 --            max_concurrent, state); empty: add to the existing open batch
 -- ARGV[5] -> actor: the user enqueuing
--- ARGV[6] -> number of jobs n; then 11 values per job:
+-- ARGV[6] -> number of jobs n; then 14 values per job:
 --            id, title, priority, run_at ms (0: none), delay ms (0: none),
 --            lease_seconds (0: queue's), max_attempts (0: queue's),
 --            due_at ms (0: none), due in ms (0: none; with neither, the
 --            queue's sla_seconds, if any, say when the job is due),
+--            skills asked, canonical (empty: none), the people it is
+--            routed to, one per line (empty: none), in how many ms they
+--            no longer alone may claim it (0: never: one person, assigned),
 --            idempotency key (empty: none), payload JSON
 -- A new batch whose jobs all exist already (idempotency keys) is a repeat
 -- of the request that made them: if they are all of one batch, nothing is
@@ -59,6 +63,8 @@ local function batch_of(id)
   if bid ~= '' then return bid end
 end
 
+-- FIELDS: how many values each job has (ARGV[6], above).
+local FIELDS = 14
 local out = {'', ''}
 local existing = {}
 local actor = ARGV[5]
@@ -67,7 +73,7 @@ local n = tonumber(ARGV[6])
 -- written: a batch request answers none made outside the batch as its own.
 local made, found = {}, 0
 for i = 0, n - 1 do
-  local key = ARGV[7 + i * 11 + 9]
+  local key = ARGV[7 + i * FIELDS + 12]
   made[i] = key ~= '' and redis.call('HGET', K.idem, key)
   if made[i] then
     found = found + 1
@@ -96,13 +102,15 @@ if n > 1 then
     return v
   end
 end
+local routed = false
 for i = 0, n - 1 do
-  local a = 7 + i * 11
+  local a = 7 + i * FIELDS
   local id, title, priority = ARGV[a], ARGV[a + 1], number(ARGV[a + 2])
   local run_at, delay = number(ARGV[a + 3]), number(ARGV[a + 4])
   local lease, attempts = number(ARGV[a + 5]), number(ARGV[a + 6])
   local due_at, due_in = number(ARGV[a + 7]), number(ARGV[a + 8])
-  local key, body = ARGV[a + 9], ARGV[a + 10]
+  local skills, route_to, fallback_in = ARGV[a + 9], ARGV[a + 10], number(ARGV[a + 11])
+  local key, body = ARGV[a + 12], ARGV[a + 13]
   local first = made[i] or (key ~= '' and made_now[key])
   if first then
     table.insert(existing, first)
@@ -140,6 +148,15 @@ for i = 0, n - 1 do
       m.warn_at = now + math.floor((c.warn_fraction or DEFAULT_WARN_FRACTION) * math.max(due_at - now, 0))
       write('ZADD', K.sla, int(m.warn_at), id)
     end
+    if skills ~= '' then m.skills = skills end
+    if route_to ~= '' then
+      m.route_to = route_to
+      if fallback_in > 0 then
+        m.fallback_at = now + fallback_in
+        redis.call('ZADD', K.fallback, int(m.fallback_at), id)
+      end
+    end
+    if m.skills or m.route_to then routed = true end
     if key ~= '' then
       m.idempotency_key = key
       write('HSET', K.idem, key, id)
@@ -162,6 +179,7 @@ for i = 0, n - 1 do
   end
 end
 flush()
+if routed then redis.call('HSET', K.conf, 'routed', '1') end
 if b and ARGV[4] ~= '' and n > 0 and #existing == n then
   bid = batch_of(existing[1])
   b = batch(bid)

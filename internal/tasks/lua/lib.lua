@@ -264,11 +264,12 @@ end
 
 -- NOT_ACTIONS are the history entries no one's action makes, which follow
 -- one by themselves: admissions into a batch slot (after a give-back),
--- drafts saved, the moments of a due time (sla.lua, whenever they come)
--- and a move to the breach queue (move_in.lua).
+-- drafts saved, the moments of a due time (sla.lua, whenever they come),
+-- a move to the breach queue (move_in.lua) and a fallback (fall_back).
 local NOT_ACTIONS = {
   [ACTION_CODE.admitted] = true, [ACTION_CODE.drafted] = true,
   [ACTION_CODE.at_risk] = true, [ACTION_CODE.breached] = true, [ACTION_CODE.moved] = true,
+  [ACTION_CODE.fell_back] = true,
 }
 
 -- last_action returns the action code, actor and reason of the job's
@@ -294,7 +295,7 @@ end
 -- take-back (DRAFT_KEPT_BY) keeps it in the job's field "<id>\nkept", for
 -- the next holder and the supervisors: per draft its three values, then
 -- the action that ended it, its actor and when, the latest DRAFTS_KEPT.
-local DRAFT_KEPT_BY = {force_released = true, canceled = true, expired = true}
+local DRAFT_KEPT_BY = {force_released = true, canceled = true, expired = true, transferred = true}
 local DRAFT_VALUES = 6
 
 -- end_draft ends the live draft of a reservation that action of actor
@@ -357,10 +358,81 @@ local function batch(bid)
   return b
 end
 
+-- padded writes a rank or due time (an integer above -10^14) for a member
+-- that sorts by it.
+local function padded(n)
+  return string.format('%017.0f', n + 1e14)
+end
+
 -- parked_member names a parked job so that a batch's jobs sort together,
 -- best rank first (ranks are integers above -10^14: offset, zero-padded).
 local function parked_member(id, m)
-  return m.batch .. '|' .. string.format('%017.0f', m.rank + 1e14) .. '|' .. id
+  return m.batch .. '|' .. padded(m.rank) .. '|' .. id
+end
+
+-- Routing. A job may be routed to named people (m.route_to: their names,
+-- one per line; until m.fallback_at, if it has one, and after it to those
+-- with its skills) or to people with skills (m.skills: canonical, as
+-- Go's Skills.String writes them, "contracts:3,de:1"); any other job is
+-- open to everyone in the queue. A routed job waits, while in line, in
+-- lines of its own: one per person it is routed to ("@<name>"), else one
+-- for its skills ("+<skills>"). K.routed holds each line's jobs as
+-- members "r<line>|<rank, padded>|<id>" (and, with a due time,
+-- "d<line>|<due time, padded>|<id>"), so that a line's jobs sort
+-- together, best first, as parked ones do, and a claim finds the best job
+-- of each line it may take at once, never passing one it may not (claim_for).
+-- K.routes counts the jobs in each skills line, for a claim to know which
+-- lines there are. A routed job is in INDEX.ready (and K.readydue) too,
+-- its score raised by ROUTED, so counts, lists and every state's index
+-- stay as they were, and the open line is INDEX.ready below ROUTED. The
+-- queue's conf "routed" is "1" once a routed job was made there: a claim
+-- in a queue that never had one looks nowhere else.
+local ROUTED = 1e15
+
+-- lines_of returns the lines a routed job waits in, nil for an open one.
+local function lines_of(m)
+  if m.route_to then
+    local lines = {}
+    for name in string.gmatch(m.route_to, '[^\n]+') do lines[#lines + 1] = '@' .. name end
+    return lines
+  end
+  if m.skills then return {'+' .. m.skills} end
+  return nil
+end
+
+-- line_up puts a claimable job in line at its rank: an open one in
+-- INDEX.ready, a routed one in its lines too (ROUTED above), each with a
+-- due time in the due lines.
+local function line_up(id, m)
+  local lines = lines_of(m)
+  local above = lines and ROUTED or 0
+  write('ZADD', INDEX.ready, int(m.rank + above), id)
+  if m.due_at then write('ZADD', K.readydue, int(m.due_at + above), id) end
+  if not lines then return end
+  local rank, due = padded(m.rank), m.due_at and padded(m.due_at)
+  for _, line in ipairs(lines) do
+    write('ZADD', K.routed, '0', 'r' .. line .. '|' .. rank .. '|' .. id)
+    if due then write('ZADD', K.routed, '0', 'd' .. line .. '|' .. due .. '|' .. id) end
+  end
+  if not m.route_to then redis.call('HINCRBY', K.routes, lines[1], 1) end
+end
+
+-- out_of_line takes a job out of line: it returns false if it was not
+-- in line (parked, or in no line at all).
+local function out_of_line(id, m)
+  if redis.call('ZREM', INDEX.ready, id) == 0 then return false end
+  if m.due_at then redis.call('ZREM', K.readydue, id) end
+  local lines = lines_of(m)
+  if not lines then return true end
+  local rank, due = padded(m.rank), m.due_at and padded(m.due_at)
+  for _, line in ipairs(lines) do
+    redis.call('ZREM', K.routed, 'r' .. line .. '|' .. rank .. '|' .. id)
+    if due then redis.call('ZREM', K.routed, 'd' .. line .. '|' .. due .. '|' .. id) end
+  end
+  if not m.route_to and redis.call('HINCRBY', K.routes, lines[1], -1) <= 0 then
+    redis.call('HDEL', K.routes, lines[1])
+  end
+  return true
 end
 
 -- fill admits a capped batch's best parked jobs into the claim line while
@@ -370,12 +442,11 @@ local function fill(bid, b)
   while b.reserved + b.admitted < b.max_concurrent do
     local head = redis.call('ZRANGEBYLEX', K.parked, '[' .. bid .. '|', '(' .. bid .. '}', 'LIMIT', '0', '1')[1]
     if not head then return end
-    local rank, id = string.match(head, '^[^|]+|(%d+)|(.+)$')
+    local id = string.match(head, '^[^|]+|%d+|(.+)$')
     redis.call('ZREM', K.parked, head)
-    redis.call('ZADD', INDEX.ready, int(tonumber(rank) - 1e14), id)
-    b.admitted = b.admitted + 1
     local m = load(id)
-    if m.due_at then redis.call('ZADD', K.readydue, int(m.due_at), id) end
+    line_up(id, m)
+    b.admitted = b.admitted + 1
     record(id, m, 'admitted', 'ready', 'ready', 'system')
     store(id, m)
   end
@@ -410,19 +481,16 @@ end
 -- unfile takes the job out of the index of its state (and a ready job out
 -- of K.waiting, and of K.readydue if it has a due time).
 local function unfile(id, m, b)
-  if m.state == 'ready' then redis.call('ZREM', K.waiting, id) end
-  local claimable = m.state == 'ready'
-  if m.state == 'ready' and b then
-    if redis.call('ZREM', INDEX.ready, id) == 1 then
-      b.admitted = b.admitted - 1
-    else
-      claimable = false
-      redis.call('ZREM', K.parked, parked_member(id, m))
-    end
-  else
+  if m.state ~= 'ready' then
     redis.call('ZREM', INDEX[m.state], id)
+    return
   end
-  if claimable and m.due_at then redis.call('ZREM', K.readydue, id) end
+  redis.call('ZREM', K.waiting, id)
+  if out_of_line(id, m) then
+    if b then b.admitted = b.admitted - 1 end
+  elseif b then
+    redis.call('ZREM', K.parked, parked_member(id, m))
+  end
 end
 
 -- file puts the job in the index of its state, at score (and a ready job
@@ -431,12 +499,13 @@ end
 -- it when a slot is free.
 local function file(id, m, score, b)
   if m.state == 'ready' then write('ZADD', K.waiting, int(m.run_at), id) end
-  if m.state == 'ready' and b and b.max_concurrent > 0 then
+  if m.state ~= 'ready' then
+    write('ZADD', INDEX[m.state], int(score), id)
+  elseif b and b.max_concurrent > 0 then
     write('ZADD', K.parked, '0', parked_member(id, m))
   else
-    write('ZADD', INDEX[m.state], int(score), id)
-    if m.state == 'ready' and b then b.admitted = b.admitted + 1 end
-    if m.state == 'ready' and m.due_at then write('ZADD', K.readydue, int(m.due_at), id) end
+    line_up(id, m)
+    if b then b.admitted = b.admitted + 1 end
   end
 end
 
@@ -628,6 +697,7 @@ local function finish(id, m, state, action, actor, reason)
     redis.call('ZREM', K.sla, id)
     redis.call('ZREM', K.late, id)
   end
+  if m.fallback_at then redis.call('ZREM', K.fallback, id) end
   m.finished_at = NOW
   go(id, m, state, NOW, action, actor, reason)
 end
@@ -855,6 +925,27 @@ local function promote(limit)
   return #due > limit, math.min(#due, limit)
 end
 
+-- fall_back routes at most limit preferred jobs whose people's time ran
+-- out (K.fallback) by their skills alone, from now on. It returns whether
+-- more are due, and how many it routed.
+local function fall_back(limit)
+  local due = redis.call('ZRANGEBYSCORE', K.fallback, '-inf', int(NOW), 'LIMIT', '0', int(limit + 1))
+  local n = math.min(#due, limit)
+  for i = 1, n do
+    local id = due[i]
+    redis.call('ZREM', K.fallback, id)
+    local m = load(id)
+    if m and m.fallback_at and not m.finished_at then
+      local lined = m.state == 'ready' and out_of_line(id, m)
+      m.route_to, m.fallback_at = nil, nil
+      if lined then line_up(id, m) end
+      record(id, m, 'fell_back', m.state, m.state, 'system')
+      store(id, m)
+    end
+  end
+  return #due > limit, n
+end
+
 -- complete_held finishes the reserved job for its holder with a result
 -- (empty: none), if the result fits the queue's outcome form. The form is
 -- checked in Go (Outcome.Check), against the form as Go last read it:
@@ -912,6 +1003,88 @@ local function claimed_with(op, key)
   return nil
 end
 
+-- covers reports whether someone with skills (canonical, as Go's
+-- skills.Set.String writes them: "contracts:4,de:1") may take a job
+-- asking for wanted (canonical, or a skills line "+<skills>"): they have
+-- each of its skills at its level or above.
+local function covers(skills, wanted)
+  for name, level in string.gmatch(wanted, '([^+,:]+):(%d+)') do
+    local at = string.find(',' .. skills, ',' .. name .. ':', 1, true)
+    if not at or tonumber(string.match(skills, '^%d+', at + #name + 1)) < tonumber(level) then return false end
+  end
+  return true
+end
+
+-- lines_for returns the lines op may take routed jobs from (Routing,
+-- above): their own, and each skills line that op's skills cover.
+local function lines_for(op, skills)
+  local lines = {'@' .. op}
+  if skills == '' then return lines end
+  for _, line in ipairs(redis.call('HKEYS', K.routes)) do
+    if covers(skills, line) then lines[#lines + 1] = line end
+  end
+  return lines
+end
+
+-- before reports whether id sorts before other, bytewise, as a sorted set
+-- orders its members (Lua's own comparison follows the server's locale).
+local function before(id, other)
+  for i = 1, math.min(#id, #other) do
+    local x, y = id:byte(i), other:byte(i)
+    if x ~= y then return x < y end
+  end
+  return #id < #other
+end
+
+-- next_for returns the job a claim by op (skills: op's, canonical) would
+-- take, nil if none: in each line op may take from, the first job among
+-- the first ahead + 1 that fine accepts (one op did not skip); of those,
+-- the one a queue's line would put first: by due time first when
+-- due_first (order "due"), among the jobs that have one; else, or when
+-- none has, by rank; on a tie, the lower id. The open line is INDEX.ready
+-- (K.readydue) below ROUTED; in a queue that never had a routed job
+-- (routed false) it is all there is.
+local function next_for(op, skills, routed, due_first, ahead, fine)
+  local lines = routed and lines_for(op, skills)
+  for _, kind in ipairs(due_first and {'d', 'r'} or {'r'}) do
+    local index = kind == 'd' and K.readydue or INDEX.ready
+    local best, score = nil, nil
+    if not routed then
+      for _, candidate in ipairs(redis.call('ZRANGE', index, '0', int(ahead))) do
+        if fine(candidate) then return candidate end
+      end
+    else
+      local open = redis.call('ZRANGE', index, '-inf', '(' .. int(ROUTED - 1e14), 'BYSCORE', 'LIMIT', '0', int(ahead + 1), 'WITHSCORES')
+      for i = 1, #open, 2 do
+        if fine(open[i]) then
+          best, score = open[i], tonumber(open[i + 1])
+          break
+        end
+      end
+      for _, line in ipairs(lines) do
+        local from = kind .. line
+        for _, member in ipairs(redis.call('ZRANGEBYLEX', K.routed, '[' .. from .. '|', '(' .. from .. '}', 'LIMIT', '0', int(ahead + 1))) do
+          local at, id = string.match(member, '|(%d+)|([^|]+)$')
+          if fine(id) then
+            at = tonumber(at) - 1e14
+            if not best or at < score or (at == score and before(id, best)) then best, score = id, at end
+            break
+          end
+        end
+      end
+    end
+    if best then return best end
+  end
+  return nil
+end
+
+-- may_take reports whether op (skills: op's, canonical) may take the
+-- job: an open one, or one routed to them, or to skills they have.
+local function may_take(m, op, skills)
+  if m.route_to then return string.find('\n' .. m.route_to .. '\n', '\n' .. op .. '\n', 1, true) ~= nil end
+  return not m.skills or covers(skills, m.skills)
+end
+
 -- claim_for reserves for op the best-ranked ready job it has not skipped
 -- (or the job wanted, if it is in line and not skipped by op), with a
 -- fresh token. First, bounded by budget, it reclaims expired reservations
@@ -925,13 +1098,14 @@ end
 -- and the stored metadata; or "queue_not_found", "queue_paused",
 -- "hold_limit", "empty", or "not_ready" (the job wanted is not in line for
 -- op).
-local function claim_for(op, token, budget, maxskips, key, wanted, mode)
+local function claim_for(op, skills, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local conf = SEEN.claim
   if not conf then
-    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order')
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed')
     SEEN.claim = conf
   end
+  local routed = conf[5] == '1'
   local max_hold, max_held = conf[1], tonumber(conf[3] or '0')
   if not max_hold then return 'queue_not_found' end
   if key ~= '' and mode ~= 'new' then
@@ -952,6 +1126,8 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   end
   if not clear then
     if redis.call('ZCOUNT', INDEX.scheduled, '-inf', int(now)) > 0 then due = promote(budget) end
+    -- And preferred jobs whose people's time ran out fall back now.
+    if routed and redis.call('ZCOUNT', K.fallback, '-inf', int(now)) > 0 and fall_back(budget) then due = true end
     SEEN.clear = not (expired or due)
   end
 
@@ -968,18 +1144,15 @@ local function claim_for(op, token, budget, maxskips, key, wanted, mode)
   -- A queue that claims earliest due first (order "due") looks first
   -- among the claimable jobs with a due time, by it.
   local ahead = math.min(skipped, maxskips)
-  local lines = {INDEX.ready}
-  if conf[4] == 'due' then lines = {K.readydue, INDEX.ready} end
   local function best()
     if wanted ~= '' then
-      if redis.call('ZSCORE', INDEX.ready, wanted) and not skipped_by_op(wanted) then return wanted end
+      if redis.call('ZSCORE', INDEX.ready, wanted) and not skipped_by_op(wanted)
+        and (not routed or may_take(load(wanted), op, skills)) then
+        return wanted
+      end
       return nil
     end
-    for _, line in ipairs(lines) do
-      for _, candidate in ipairs(redis.call('ZRANGE', line, '0', int(ahead))) do
-        if not skipped_by_op(candidate) then return candidate end
-      end
-    end
+    return next_for(op, skills, routed, conf[4] == 'due', ahead, function(candidate) return not skipped_by_op(candidate) end)
   end
 
   -- A job of a batch being canceled may still be in line (the cancel goes

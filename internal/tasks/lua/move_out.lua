@@ -7,7 +7,8 @@
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,
---            late, readydue, moving, moved, movedat, away, returns
+--            late, readydue, moving, moved, movedat, away, returns, routed,
+--            routes, fallback
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "made" or "gone"
@@ -40,6 +41,7 @@ forget_skips(id, m)
 record(id, m, 'moved', m.state, '', 'system', nil, to)
 redis.call('ZREM', K.sla, id)
 redis.call('ZREM', K.late, id)
+if m.fallback_at then redis.call('ZREM', K.fallback, id) end
 redis.call('ZREM', K.waiting, id) -- in case an index of an earlier version's queue filed it meanwhile
 redis.call('HDEL', K.meta, id)
 redis.call('HDEL', K.payload, id)

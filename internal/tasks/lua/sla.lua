@@ -10,7 +10,7 @@
 -- (move_in.lua, move_out.lua).
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, batches, batchdone, parked, waiting,
---            outbox, sla, late, readydue, moving
+--            outbox, sla, late, readydue, moving, routed, routes
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- ARGV[3] -> strict priority step in ms, used when the queue sets no ageing
@@ -47,16 +47,14 @@ for i = 1, handled do
       reason = 'priority raised to ' .. int(c.breach_priority)
       local step = c.aging_ms
       if step == nil or step <= 0 then step = tonumber(ARGV[3]) end
-      -- A ready job moves up its line: the claimable ones by score, a
-      -- parked one by its member, which holds its rank.
-      local parked = m.state == 'ready' and not redis.call('ZSCORE', INDEX.ready, id)
+      -- A ready job moves up its line, or its place among its batch's
+      -- parked jobs: each holds its rank.
+      local lined = m.state == 'ready' and out_of_line(id, m)
+      local parked = m.state == 'ready' and not lined
       if parked then redis.call('ZREM', K.parked, parked_member(id, m)) end
       m.priority, m.rank = m.priority + raise, m.rank - raise * step
-      if parked then
-        redis.call('ZADD', K.parked, '0', parked_member(id, m))
-      elseif m.state == 'ready' then
-        redis.call('ZADD', INDEX.ready, int(m.rank), id)
-      end
+      if parked then redis.call('ZADD', K.parked, '0', parked_member(id, m)) end
+      if lined then line_up(id, m) end
     end
     record(id, m, 'breached', m.state, m.state, 'system', holder, reason)
     store(id, m)
