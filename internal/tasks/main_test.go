@@ -193,7 +193,9 @@ func (e *env) reclaim(limit int) (moved []Transition, more bool, err error) {
 // promote promotes at most limit due jobs and returns their ids (jobs of a
 // canceled batch are canceled instead).
 func (e *env) promote(limit int) (ids []string, more bool, err error) {
-	ts := e.did(func(t Transition) bool { return t.From == StateScheduled && t.Actor == System && t.Action != ActionFellBack },
+	ts := e.did(func(t Transition) bool {
+		return t.From == StateScheduled && t.Actor == System && t.Action != ActionFellBack
+	},
 		func() { _, more, err = e.store.PromoteDue(e.ctx, e.queue, limit) })
 	return jobIDs(ts), more, err
 }

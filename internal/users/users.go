@@ -34,8 +34,8 @@ import (
 	"time"
 
 	"claimdesk/internal/durable"
-	"claimdesk/internal/skills"
 	"claimdesk/internal/keys"
+	"claimdesk/internal/skills"
 	"claimdesk/internal/storeerr"
 
 	"github.com/redis/go-redis/v9"
