@@ -7,7 +7,6 @@
 package tasks
 
 import (
-	"claimdesk/internal/skills"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -19,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"claimdesk/internal/skills"
 
 	"github.com/redis/go-redis/v9"
 )
