@@ -20,6 +20,7 @@ import (
 // Defines values for Action.
 const (
 	ActionAdmitted      Action = "admitted"
+	ActionAssigned      Action = "assigned"
 	ActionAtRisk        Action = "at_risk"
 	ActionBreached      Action = "breached"
 	ActionCanceled      Action = "canceled"
@@ -30,18 +31,22 @@ const (
 	ActionExpired       Action = "expired"
 	ActionExtended      Action = "extended"
 	ActionFailed        Action = "failed"
+	ActionFellBack      Action = "fell_back"
 	ActionForceReleased Action = "force_released"
 	ActionMoved         Action = "moved"
 	ActionPromoted      Action = "promoted"
 	ActionReleased      Action = "released"
 	ActionRequeued      Action = "requeued"
 	ActionSkipped       Action = "skipped"
+	ActionTransferred   Action = "transferred"
 )
 
 // Valid indicates whether the value is a known member of the Action enum.
 func (e Action) Valid() bool {
 	switch e {
 	case ActionAdmitted:
+		return true
+	case ActionAssigned:
 		return true
 	case ActionAtRisk:
 		return true
@@ -63,6 +68,8 @@ func (e Action) Valid() bool {
 		return true
 	case ActionFailed:
 		return true
+	case ActionFellBack:
+		return true
 	case ActionForceReleased:
 		return true
 	case ActionMoved:
@@ -74,6 +81,8 @@ func (e Action) Valid() bool {
 	case ActionRequeued:
 		return true
 	case ActionSkipped:
+		return true
+	case ActionTransferred:
 		return true
 	default:
 		return false
@@ -706,10 +715,29 @@ func (e ListJobsParamsOrder) Valid() bool {
 // a breach that raised the job's priority says so as its `reason`);
 // `moved` (the job missed its due time while it waited, and moved to
 // its queue's `breach_queue`, in the state it was in, keeping its
-// batch: its `reason` is the queue it came from);
+// batch: its `reason` is the queue it came from); `assigned` (a
+// supervisor routed a waiting job to one person: no change of state)
+// and `transferred` (a supervisor took a held job from its holder and
+// routed it to one person), each naming them as `assignee`;
+// `fell_back` (the time of the people a job preferred ran out: anyone
+// with its skills may claim it now; no change of state);
 // and, in a history only, `drafted` (the holder saved the
 // reservation's first draft: no change of state).
 type Action string
+
+// AssignRequest defines model for AssignRequest.
+type AssignRequest struct {
+	// Person A person's name.
+	//
+	// Examples: alice
+	Person UserName `json:"person"`
+
+	// Reason Why (at most 2000 bytes of UTF-8): kept in the history entry of each
+	// change and in the audit log, and shown to the holder whose
+	// reservation the change ends. Required by a queue with
+	// `require_reason`.
+	Reason *Reason `json:"reason,omitempty"`
+}
 
 // AuditEntry One administrative action.
 type AuditEntry struct {
@@ -1034,13 +1062,23 @@ type HistoryEntry struct {
 	// a breach that raised the job's priority says so as its `reason`);
 	// `moved` (the job missed its due time while it waited, and moved to
 	// its queue's `breach_queue`, in the state it was in, keeping its
-	// batch: its `reason` is the queue it came from);
+	// batch: its `reason` is the queue it came from); `assigned` (a
+	// supervisor routed a waiting job to one person: no change of state)
+	// and `transferred` (a supervisor took a held job from its holder and
+	// routed it to one person), each naming them as `assignee`;
+	// `fell_back` (the time of the people a job preferred ran out: anyone
+	// with its skills may claim it now; no change of state);
 	// and, in a history only, `drafted` (the holder saved the
 	// reservation's first draft: no change of state).
 	Action Action `json:"action"`
 
 	// Actor The user who acted, or `system` (expiry, promotion, batch admission, a claim passing a job of a canceled batch).
 	Actor string `json:"actor"`
+
+	// Assignee For `assigned` and `transferred`, the person the job went to.
+	//
+	// Examples: alice
+	Assignee *UserName `json:"assignee,omitempty"`
 
 	// At When, by the store's clock.
 	At time.Time `json:"at"`
@@ -1077,6 +1115,11 @@ type IdempotencyKey = string
 
 // Job A unit of work for a person. The reservation token is never part of it.
 type Job struct {
+	// Assignee The one person who may claim it (given at enqueue, or by a supervisor's assignment).
+	//
+	// Examples: alice
+	Assignee *UserName `json:"assignee,omitempty"`
+
 	// Attempts Failed or expired reservations so far.
 	Attempts int `json:"attempts"`
 
@@ -1096,6 +1139,9 @@ type Job struct {
 
 	// Extensions While reserved, how often the reservation was extended; left out when never.
 	Extensions *int `json:"extensions,omitempty"`
+
+	// FallbackAt When the `preferred` people's time runs out.
+	FallbackAt *time.Time `json:"fallback_at,omitempty"`
 
 	// FinishedAt When it was completed, canceled or became dead.
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
@@ -1121,6 +1167,9 @@ type Job struct {
 	// Payload As given when the job was created (`{}` when none was). Only the live snapshot's reservations leave it out, as `null`.
 	Payload *map[string]interface{} `json:"payload"`
 
+	// Preferred The people who alone may claim it until `fallback_at`; then anyone in the queue with its `skills` may.
+	Preferred *[]UserName `json:"preferred,omitempty"`
+
 	// Priority 0 to 100; higher is claimed first.
 	Priority Priority `json:"priority"`
 
@@ -1143,6 +1192,9 @@ type Job struct {
 
 	// RunAt When it becomes (or became) claimable.
 	RunAt time.Time `json:"run_at"`
+
+	// Skills The skills it asks for; only people who have each, at its level or above, may claim it.
+	Skills *[]Skill `json:"skills,omitempty"`
 
 	// SkippedBy The operators who skipped the job and are not offered it again.
 	SkippedBy *[]string `json:"skipped_by,omitempty"`
@@ -1272,6 +1324,11 @@ type NewBatch struct {
 
 // NewJob A job to create.
 type NewJob struct {
+	// Assignee The one person who may claim the job; an operator of the queue. Not with `preferred`.
+	//
+	// Examples: alice
+	Assignee *UserName `json:"assignee,omitempty"`
+
 	// DelaySeconds Schedule the job this long from now; not with `run_at`.
 	DelaySeconds *int `json:"delay_seconds,omitempty"`
 
@@ -1280,6 +1337,9 @@ type NewJob struct {
 
 	// DueInSeconds Make the job due this long from now; 0 is none, as if left out; not with `due_at`.
 	DueInSeconds *int `json:"due_in_seconds,omitempty"`
+
+	// FallbackAfterSeconds With `preferred` (and only then), how long they alone may claim the job.
+	FallbackAfterSeconds *int `json:"fallback_after_seconds,omitempty"`
 
 	// IdempotencyKey An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
 	IdempotencyKey *KeyOrNone `json:"idempotency_key,omitempty"`
@@ -1294,11 +1354,17 @@ type NewJob struct {
 	// twice); its text may be anything valid, and is shown as text.
 	Payload *Payload `json:"payload,omitempty"`
 
+	// Preferred The people (operators of the queue, each once) who alone may claim the job until `fallback_after_seconds` have passed; then anyone in the queue with its `skills` may. Not with `assignee`.
+	Preferred *[]UserName `json:"preferred,omitempty"`
+
 	// Priority 0 to 100; higher is claimed first.
 	Priority *Priority `json:"priority,omitempty"`
 
 	// RunAt Schedule the job for then (within a year); not with `delay_seconds`.
 	RunAt *time.Time `json:"run_at,omitempty"`
+
+	// Skills What the job asks of whoever claims it; only people who have each skill, at its level or above, may (each skill once).
+	Skills *[]Skill `json:"skills,omitempty"`
 
 	// Title 1 to 200 characters of UTF-8 on one line, surrounding spaces
 	// trimmed: no control characters, no line or paragraph separators, and
@@ -1397,6 +1463,9 @@ type NewUser struct {
 
 	// Role A person's role.
 	Role Role `json:"role"`
+
+	// Skills What they can do (each skill once).
+	Skills *[]Skill `json:"skills,omitempty"`
 }
 
 // NewWebhook defines model for NewWebhook.
@@ -1724,6 +1793,11 @@ type Result = map[string]interface{}
 // Role A person's role.
 type Role string
 
+// Skill A skill's name (1 to 32 lowercase letters, digits, `-` or `_`), with its level after a colon (1 to 5; left out, 1).
+//
+// Examples: de, contracts:4
+type Skill = string
+
 // Tally What a person's reservations that ended came to.
 type Tally struct {
 	Completed int `json:"completed"`
@@ -1793,6 +1867,9 @@ type User struct {
 
 	// Role A person's role.
 	Role Role `json:"role"`
+
+	// Skills What they can do, by name, each with its level when above 1; they may claim the jobs that ask for these, or fewer, or lower.
+	Skills []Skill `json:"skills"`
 }
 
 // UserList defines model for UserList.
@@ -1813,6 +1890,9 @@ type UserPatch struct {
 
 	// Role A person's role.
 	Role *Role `json:"role,omitempty"`
+
+	// Skills What they can do from now on, all of it (each skill once); `[]` for nothing.
+	Skills *[]Skill `json:"skills,omitempty"`
 }
 
 // Webhook A registered webhook, with its health. Never its secret.
@@ -2197,6 +2277,9 @@ type CancelManyJSONRequestBody = CancelManyRequest
 
 // RequeueManyJSONRequestBody defines body for RequeueMany for application/json ContentType.
 type RequeueManyJSONRequestBody = RequeueManyRequest
+
+// AssignJSONRequestBody defines body for Assign for application/json ContentType.
+type AssignJSONRequestBody = AssignRequest
 
 // CompleteJSONRequestBody defines body for Complete for application/json ContentType.
 type CompleteJSONRequestBody = CompleteRequest
@@ -2875,6 +2958,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/jobs/{id} (the `GetJob` operationId).
 	GetJob(ctx context.Context, id JobIDParam, params *GetJobParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AssignWithBody Assign or transfer a job
+	//
+	// Supervisors. Routes the job to one person, an operator of its
+	// queue, who alone may claim it from then on. A waiting job (`ready`
+	// or `scheduled`) keeps its place in line; its history gains
+	// `assigned`. A `reserved` job is transferred: its holder's
+	// reservation ends (their token dies; their draft is kept for the
+	// next holder) and it waits, in its place, for the person; its
+	// history gains `transferred`, and the holder reads who took it and
+	// why. A job that prefers people prefers them no longer. Finished
+	// jobs are `409 invalid_state`; a person who does not work the queue
+	// is `400 invalid_field`. A queue with `require_reason` answers a
+	// transfer without `reason` `422 reason_required`. The audit log
+	// keeps it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+	AssignWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Assign Assign or transfer a job
+	//
+	// Supervisors. Routes the job to one person, an operator of its
+	// queue, who alone may claim it from then on. A waiting job (`ready`
+	// or `scheduled`) keeps its place in line; its history gains
+	// `assigned`. A `reserved` job is transferred: its holder's
+	// reservation ends (their token dies; their draft is kept for the
+	// next holder) and it waits, in its place, for the person; its
+	// history gains `transferred`, and the holder reads who took it and
+	// why. A job that prefers people prefers them no longer. Finished
+	// jobs are `409 invalid_state`; a person who does not work the queue
+	// is `400 invalid_field`. A queue with `require_reason` answers a
+	// transfer without `reason` `422 reason_required`. The audit log
+	// keeps it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+	Assign(ctx context.Context, id JobIDParam, body AssignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompleteWithBody Complete a job you hold
 	//
@@ -3916,6 +4039,66 @@ func (c *Client) Cancel(ctx context.Context, id JobIDParam, params *CancelParams
 // Corresponds with GET /api/v1/jobs/{id} (the `GetJob` operationId).
 func (c *Client) GetJob(ctx context.Context, id JobIDParam, params *GetJobParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetJobRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AssignWithBody Assign or transfer a job
+//
+// Supervisors. Routes the job to one person, an operator of its
+// queue, who alone may claim it from then on. A waiting job (`ready`
+// or `scheduled`) keeps its place in line; its history gains
+// `assigned`. A `reserved` job is transferred: its holder's
+// reservation ends (their token dies; their draft is kept for the
+// next holder) and it waits, in its place, for the person; its
+// history gains `transferred`, and the holder reads who took it and
+// why. A job that prefers people prefers them no longer. Finished
+// jobs are `409 invalid_state`; a person who does not work the queue
+// is `400 invalid_field`. A queue with `require_reason` answers a
+// transfer without `reason` `422 reason_required`. The audit log
+// keeps it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+func (c *Client) AssignWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAssignRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Assign Assign or transfer a job
+//
+// Supervisors. Routes the job to one person, an operator of its
+// queue, who alone may claim it from then on. A waiting job (`ready`
+// or `scheduled`) keeps its place in line; its history gains
+// `assigned`. A `reserved` job is transferred: its holder's
+// reservation ends (their token dies; their draft is kept for the
+// next holder) and it waits, in its place, for the person; its
+// history gains `transferred`, and the holder reads who took it and
+// why. A job that prefers people prefers them no longer. Finished
+// jobs are `409 invalid_state`; a person who does not work the queue
+// is `400 invalid_field`. A queue with `require_reason` answers a
+// transfer without `reason` `422 reason_required`. The audit log
+// keeps it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+func (c *Client) Assign(ctx context.Context, id JobIDParam, body AssignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAssignRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5918,6 +6101,53 @@ func NewGetJobRequest(server string, id JobIDParam, params *GetJobParams) (*http
 	return req, nil
 }
 
+// NewAssignRequest calls the generic Assign builder with application/json body
+func NewAssignRequest(server string, id JobIDParam, body AssignJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAssignRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAssignRequestWithBody constructs an http.Request for the Assign method, with any body, and a specified content type
+func NewAssignRequestWithBody(server string, id JobIDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/jobs/%s/assign", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCompleteRequest calls the generic Complete builder with application/json body
 func NewCompleteRequest(server string, id JobIDParam, params *CompleteParams, body CompleteJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7884,6 +8114,46 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/jobs/{id} (the `GetJob` operationId).
 	GetJobWithResponse(ctx context.Context, id JobIDParam, params *GetJobParams, reqEditors ...RequestEditorFn) (*GetJobResponse, error)
 
+	// AssignWithBodyWithResponse Assign or transfer a job
+	//
+	// Supervisors. Routes the job to one person, an operator of its
+	// queue, who alone may claim it from then on. A waiting job (`ready`
+	// or `scheduled`) keeps its place in line; its history gains
+	// `assigned`. A `reserved` job is transferred: its holder's
+	// reservation ends (their token dies; their draft is kept for the
+	// next holder) and it waits, in its place, for the person; its
+	// history gains `transferred`, and the holder reads who took it and
+	// why. A job that prefers people prefers them no longer. Finished
+	// jobs are `409 invalid_state`; a person who does not work the queue
+	// is `400 invalid_field`. A queue with `require_reason` answers a
+	// transfer without `reason` `422 reason_required`. The audit log
+	// keeps it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+	AssignWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssignResponse, error)
+
+	// AssignWithResponse Assign or transfer a job
+	//
+	// Supervisors. Routes the job to one person, an operator of its
+	// queue, who alone may claim it from then on. A waiting job (`ready`
+	// or `scheduled`) keeps its place in line; its history gains
+	// `assigned`. A `reserved` job is transferred: its holder's
+	// reservation ends (their token dies; their draft is kept for the
+	// next holder) and it waits, in its place, for the person; its
+	// history gains `transferred`, and the holder reads who took it and
+	// why. A job that prefers people prefers them no longer. Finished
+	// jobs are `409 invalid_state`; a person who does not work the queue
+	// is `400 invalid_field`. A queue with `require_reason` answers a
+	// transfer without `reason` `422 reason_required`. The audit log
+	// keeps it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+	AssignWithResponse(ctx context.Context, id JobIDParam, body AssignJSONRequestBody, reqEditors ...RequestEditorFn) (*AssignResponse, error)
+
 	// CompleteWithBodyWithResponse Complete a job you hold
 	//
 	// The holder, with the reservation's token. `result` is an optional
@@ -9849,6 +10119,138 @@ func (r GetJobResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AssignResponse308Headers the declared response headers of an HTTP 308 response for Assign
+type AssignResponse308Headers struct {
+	Location *string
+}
+
+// AssignResponse429Headers the declared response headers of an HTTP 429 response for Assign
+type AssignResponse429Headers struct {
+	RetryAfter int
+}
+
+// AssignResponse503Headers the declared response headers of an HTTP 503 response for Assign
+type AssignResponse503Headers struct {
+	RetryAfter int
+}
+
+type AssignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *JobNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *InvalidState
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ReasonRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *AssignResponse308Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AssignResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AssignResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AssignResponse) GetJSON200() *Job {
+	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r AssignResponse) GetJSON308() *JobMoved {
+	return r.JSON308
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AssignResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AssignResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AssignResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AssignResponse) GetJSON404() *JobNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AssignResponse) GetJSON409() *InvalidState {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AssignResponse) GetJSON422() *ReasonRequired {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AssignResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AssignResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AssignResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AssignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AssignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AssignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AssignResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14548,6 +14950,58 @@ func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, id JobIDPa
 	return ParseGetJobResponse(rsp)
 }
 
+// AssignWithBodyWithResponse Assign or transfer a job
+//
+// Supervisors. Routes the job to one person, an operator of its
+// queue, who alone may claim it from then on. A waiting job (`ready`
+// or `scheduled`) keeps its place in line; its history gains
+// `assigned`. A `reserved` job is transferred: its holder's
+// reservation ends (their token dies; their draft is kept for the
+// next holder) and it waits, in its place, for the person; its
+// history gains `transferred`, and the holder reads who took it and
+// why. A job that prefers people prefers them no longer. Finished
+// jobs are `409 invalid_state`; a person who does not work the queue
+// is `400 invalid_field`. A queue with `require_reason` answers a
+// transfer without `reason` `422 reason_required`. The audit log
+// keeps it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+func (c *ClientWithResponses) AssignWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssignResponse, error) {
+	rsp, err := c.AssignWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAssignResponse(rsp)
+}
+
+// AssignWithResponse Assign or transfer a job
+//
+// Supervisors. Routes the job to one person, an operator of its
+// queue, who alone may claim it from then on. A waiting job (`ready`
+// or `scheduled`) keeps its place in line; its history gains
+// `assigned`. A `reserved` job is transferred: its holder's
+// reservation ends (their token dies; their draft is kept for the
+// next holder) and it waits, in its place, for the person; its
+// history gains `transferred`, and the holder reads who took it and
+// why. A job that prefers people prefers them no longer. Finished
+// jobs are `409 invalid_state`; a person who does not work the queue
+// is `400 invalid_field`. A queue with `require_reason` answers a
+// transfer without `reason` `422 reason_required`. The audit log
+// keeps it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/{id}/assign (the `Assign` operationId).
+func (c *ClientWithResponses) AssignWithResponse(ctx context.Context, id JobIDParam, body AssignJSONRequestBody, reqEditors ...RequestEditorFn) (*AssignResponse, error) {
+	rsp, err := c.Assign(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAssignResponse(rsp)
+}
+
 // CompleteWithBodyWithResponse Complete a job you hold
 //
 // The holder, with the reservation's token. `result` is an optional
@@ -16784,6 +17238,135 @@ func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetJobResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAssignResponse parses an HTTP response from a AssignWithResponse call
+func ParseAssignResponse(rsp *http.Response) (*AssignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AssignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest JobNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest InvalidState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ReasonRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 308:
+		var headers AssignResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
+	case rsp.StatusCode == 429:
+		var headers AssignResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AssignResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

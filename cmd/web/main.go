@@ -4,6 +4,7 @@
 //	claimdesk seed [--reset]          load the demo data
 //	claimdesk queue add NAME [flags]  create or update a queue
 //	claimdesk user add NAME --role R  create or update a user
+//	claimdesk user change NAME        change what the flags say of a user
 //	claimdesk user disable NAME       end a user's sessions, refuse their tokens
 //	claimdesk user enable NAME        let a disabled user work again
 //	claimdesk user unlock NAME        end a user's login delay
@@ -45,6 +46,7 @@ import (
 	"claimdesk/internal/durable"
 	"claimdesk/internal/handlers"
 	"claimdesk/internal/notify"
+	"claimdesk/internal/skills"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/internal/webhooks"
@@ -120,6 +122,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		switch sub := cmd + " " + args[0]; sub {
 		case "queue add", "user add", "token add":
 			return addCmd(ctx, cmd, args[1:], getenv, stdin, stdout)
+		case "user change":
+			return addCmd(ctx, sub, args[1:], getenv, stdin, stdout)
 		case "user disable", "user enable", "user unlock", "token list", "token revoke", "queue pause", "queue resume":
 			return adminCmd(ctx, sub, args[1:], getenv, stdout)
 		case "webhook add", "webhook list", "webhook remove", "webhook rotate":
@@ -134,7 +138,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 // commands are the commands claimdesk knows.
-const commands = "serve, seed, queue add, queue pause, queue resume, user add, user disable, user enable, user unlock, token add, token list, token revoke, webhook add, webhook list, webhook remove, webhook rotate"
+const commands = "serve, seed, queue add, queue pause, queue resume, user add, user change, user disable, user enable, user unlock, token add, token list, token revoke, webhook add, webhook list, webhook remove, webhook rotate"
 
 // stores connects to Redis and returns the stores over it.
 type stores struct {
@@ -415,11 +419,16 @@ func printLogins(w io.Writer) error {
 	return nil
 }
 
-// addCmd runs `queue add`, `user add` and `token add`.
+// addCmd runs `queue add`, `user add`, `user change` and `token add`.
 func addCmd(ctx context.Context, what string, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
-	fs := newFlagSet(what+" add", getenv)
+	name := what + " add"
+	if what == "user change" {
+		name = what
+	}
+	fs := newFlagSet(name, getenv)
 	var q tasks.Queue
 	var role, queues string
+	var have skills.Set
 	var passwordStdin bool
 	switch what {
 	case "queue":
@@ -445,9 +454,15 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 			q.Outcome, err = tasks.ParseOutcome(v)
 			return err
 		})
-	case "user":
+	case "user", "user change":
 		fs.StringVar(&role, "role", "", "operator, supervisor or producer")
 		fs.StringVar(&queues, "queues", "", "comma-separated granted queues")
+		fs.Func("skills", "comma-separated skills, each with its level 1-5 when above 1: de,contracts:4", func(v string) (err error) {
+			if have, err = skills.Parse(v); err != nil {
+				return err
+			}
+			return nil
+		})
 		fs.BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
 	}
 	name, c, err := fs.parse(args)
@@ -455,9 +470,14 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		return err
 	}
 	if name == "" {
+		if what == "user change" {
+			return usagef("usage: claimdesk user change NAME [--role R] [--queues Q] [--skills S] [--password-stdin]")
+		}
 		return usagef("usage: claimdesk %s add NAME", what)
 	}
-	if what == "user" && !users.Role(role).Valid() {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if (what == "user" || set["role"]) && !users.Role(role).Valid() {
 		return usagef("bad role %q: want operator, supervisor or producer", role)
 	}
 	// An existing queue changes only the settings given (a patch of the
@@ -503,14 +523,70 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		return err
 	}
 	defer stop()
-	err = add(ctx, st, what, name, q, patch, role, queues, passwordStdin, stdin, stdout)
+	if what == "user change" {
+		err = changeUser(ctx, st, name, role, queues, have, set, passwordStdin, stdin, stdout)
+	} else {
+		err = add(ctx, st, what, name, q, patch, role, queues, have, set["skills"], passwordStdin, stdin, stdout)
+	}
 	if errors.Is(err, users.ErrInvalid) || errors.Is(err, tasks.ErrInvalid) {
 		return usagef("%v", err) // a bad value on the command line
 	}
 	return err
 }
 
-func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch tasks.QueuePatch, role, queues string, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
+// readPassword reads the password from the first line of stdin when asked
+// to (--password-stdin), else "".
+func readPassword(asked bool, stdin io.Reader) (string, error) {
+	if !asked {
+		return "", nil
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// changeUser runs `user change`: what the flags set (set) changes, the
+// rest stays.
+func changeUser(ctx context.Context, st stores, name, role, queues string, have skills.Set, set map[string]bool, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
+	password, err := readPassword(passwordStdin, stdin)
+	if err != nil {
+		return err
+	}
+	ch := desk.Change{Password: password}
+	if set["role"] {
+		r := users.Role(role)
+		ch.Role = &r
+	}
+	if set["queues"] {
+		list := []string{}
+		if queues != "" {
+			list = strings.Split(queues, ",")
+		}
+		ch.Queues = &list
+	}
+	if set["skills"] {
+		ch.Skills = &have
+	}
+	u, err := st.desk.ChangePerson(ctx, desk.CommandLine, name, ch)
+	if err != nil {
+		return err
+	}
+	printUser(stdout, u)
+	return nil
+}
+
+// printUser says what a user is now, as `user add` and `user change` do.
+func printUser(stdout io.Writer, u users.User) {
+	fmt.Fprintf(stdout, "user %s: %s %s", u.Name, u.Role, strings.Join(u.Queues, ","))
+	if len(u.Skills) > 0 {
+		fmt.Fprintf(stdout, " skills %s", strings.Join(u.Skills.List(), ","))
+	}
+	fmt.Fprintln(stdout)
+}
+
+func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch tasks.QueuePatch, role, queues string, have skills.Set, skillsSet, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
 	switch what {
 	case "queue":
 		made := "created"
@@ -529,26 +605,27 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch
 		}
 		fmt.Fprintf(stdout, "queue %s %s: %s\n", q.Name, made, audit.SettingsDetail(q))
 	case "user":
-		password := ""
-		if passwordStdin {
-			line, err := bufio.NewReader(stdin).ReadString('\n')
-			if err != nil && !errors.Is(err, io.EOF) {
-				return err
-			}
-			password = strings.TrimRight(line, "\r\n")
+		password, err := readPassword(passwordStdin, stdin)
+		if err != nil {
+			return err
 		}
-		u := users.User{Name: name, Role: users.Role(role)}
+		u := users.User{Name: name, Role: users.Role(role), Skills: have}
 		if queues != "" {
 			u.Queues = strings.Split(queues, ",")
 		}
-		err := st.desk.AddPerson(ctx, desk.CommandLine, u, password)
+		err = st.desk.AddPerson(ctx, desk.CommandLine, u, password)
 		if errors.Is(err, users.ErrExists) {
-			u, err = st.desk.ChangePerson(ctx, desk.CommandLine, name, desk.Change{Role: &u.Role, Queues: &u.Queues, Password: password})
+			// An existing user's skills change only when given.
+			ch := desk.Change{Role: &u.Role, Queues: &u.Queues, Password: password}
+			if skillsSet {
+				ch.Skills = &have
+			}
+			u, err = st.desk.ChangePerson(ctx, desk.CommandLine, name, ch)
 		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "user %s: %s %s\n", u.Name, u.Role, strings.Join(u.Queues, ","))
+		printUser(stdout, u)
 	case "token":
 		token, err := st.desk.NewToken(ctx, desk.CommandLine, name)
 		if err != nil {

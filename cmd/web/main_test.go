@@ -639,3 +639,38 @@ func TestCommandsReachARunningServer(t *testing.T) {
 		t.Errorf("the disabled user's home page: %s to %q, want a redirect to /login", res.Status, res.Header.Get("Location"))
 	}
 }
+
+// People's skills are set by user add and changed by user change, which
+// changes only what its flags say; bad skills are refused, changing
+// nothing.
+func TestUserSkillsCommands(t *testing.T) {
+	srv := taskstest.Redis(t)
+	env := envWith(srv.Addr())
+	ctx := context.Background()
+	us := users.New(srv.Client())
+	out, err := command(env, "s3cret-password\n", "user", "add", "dora", "--role", "operator", "--queues", "triage", "--skills", "de, contracts:4", "--password-stdin")
+	if err != nil || !strings.Contains(out, "skills contracts:4,de") {
+		t.Fatalf("user add --skills: %v\n%s", err, out)
+	}
+	if out, err := command(env, "", "user", "add", "dora", "--role", "operator", "--queues", "triage,billing"); err != nil || !strings.Contains(out, "skills contracts:4,de") {
+		t.Fatalf("user add without --skills kept none: %v\n%s", err, out)
+	}
+	if out, err := command(env, "", "user", "change", "dora", "--skills", "fr:2"); err != nil || !strings.Contains(out, "operator triage,billing skills fr:2") {
+		t.Fatalf("user change --skills: %v\n%s", err, out)
+	}
+	for _, bad := range [][]string{{"--skills", "FR"}, {"--skills", "fr:6"}, {"--role", "boss"}} {
+		if _, err := command(env, "", append([]string{"user", "change", "dora"}, bad...)...); err == nil {
+			t.Fatalf("user change %q was taken", bad)
+		}
+	}
+	if _, err := command(env, "", "user", "change", "nobody", "--skills", "fr"); err == nil {
+		t.Fatal("user change of nobody was taken")
+	}
+	u, err := us.Get(ctx, "dora")
+	if err != nil || u.Skills.String() != "fr:2" || len(u.Queues) != 2 {
+		t.Fatalf("dora = %+v, %v", u, err)
+	}
+	if out, err := command(env, "", "user", "change", "dora", "--skills", ""); err != nil || strings.Contains(out, "skills") {
+		t.Fatalf("user change --skills \"\": %v\n%s", err, out)
+	}
+}

@@ -83,6 +83,7 @@ type createUserRequest struct {
 	Name     string     `json:"name"`
 	Role     users.Role `json:"role"`
 	Queues   []string   `json:"queues"`
+	Skills   []string   `json:"skills"`
 	Password string     `json:"password"`
 }
 
@@ -91,7 +92,15 @@ type createUserRequest struct {
 type patchUserRequest struct {
 	Role     *users.Role `json:"role"`
 	Queues   *[]string   `json:"queues"`
+	Skills   *[]string   `json:"skills"`
 	Password string      `json:"password"`
+}
+
+// assignRequest names the person to route a job to, and why (POST
+// /jobs/{id}/assign).
+type assignRequest struct {
+	Person string `json:"person"`
+	Reason string `json:"reason"`
 }
 
 // createWebhookRequest registers a webhook (POST /webhooks).
@@ -292,6 +301,7 @@ type userJSON struct {
 	Name     string     `json:"name"`
 	Role     users.Role `json:"role"`
 	Queues   []string   `json:"queues"`
+	Skills   []string   `json:"skills"`
 	Disabled bool       `json:"disabled"`
 }
 

@@ -176,6 +176,18 @@ func (s *Server) apiRequeue(c echo.Context) error {
 	return c.JSON(http.StatusOK, j)
 }
 
+func (s *Server) apiAssign(c echo.Context) error {
+	var b assignRequest
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	j, _, err := s.desk.Assign(c.Request().Context(), actor(c), c.Param("id"), b.Person, tasks.WithReason(b.Reason))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
 func (s *Server) apiCancelMany(c echo.Context) error {
 	var b cancelManyRequest
 	if err := decode(c, &b); err != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"claimdesk/internal/desk"
+	"claimdesk/internal/skills"
+	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 	"claimdesk/views"
 
@@ -20,7 +22,16 @@ import (
 // last supervisor cannot lock everyone out by a slip.
 
 func userOut(u users.User) userJSON {
-	return userJSON{Name: u.Name, Role: u.Role, Queues: append([]string{}, u.Queues...), Disabled: u.Disabled}
+	return userJSON{Name: u.Name, Role: u.Role, Queues: append([]string{}, u.Queues...), Skills: u.Skills.List(), Disabled: u.Disabled}
+}
+
+// skillsIn reads a person's skills as the API takes them, one by one.
+func skillsIn(list []string) (skills.Set, error) {
+	set, err := skills.FromList(list)
+	if err != nil {
+		return nil, &tasks.ValidationError{Field: "skills", Message: err.Error()}
+	}
+	return set, nil
 }
 
 func (s *Server) apiUsers(c echo.Context) error {
@@ -48,7 +59,11 @@ func (s *Server) apiCreateUser(c echo.Context) error {
 	if err := decode(c, &b); err != nil {
 		return err
 	}
-	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues}
+	have, err := skillsIn(b.Skills)
+	if err != nil {
+		return err
+	}
+	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues, Skills: have}
 	if err := s.desk.AddPerson(c.Request().Context(), actor(c), u, b.Password); err != nil {
 		return err
 	}
@@ -60,7 +75,15 @@ func (s *Server) apiPatchUser(c echo.Context) error {
 	if err := decode(c, &b); err != nil {
 		return err
 	}
-	u, err := s.desk.ChangePerson(c.Request().Context(), actor(c), c.Param("name"), desk.Change{Role: b.Role, Queues: b.Queues, Password: b.Password})
+	ch := desk.Change{Role: b.Role, Queues: b.Queues, Password: b.Password}
+	if b.Skills != nil {
+		have, err := skillsIn(*b.Skills)
+		if err != nil {
+			return err
+		}
+		ch.Skills = &have
+	}
+	u, err := s.desk.ChangePerson(c.Request().Context(), actor(c), c.Param("name"), ch)
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/jobs/:id/drafts", s.apiDrafts)
 	api.DELETE("/jobs/:id", s.apiCancel, producers)
 	api.POST("/jobs/:id/requeue", s.apiRequeue, sup)
+	api.POST("/jobs/:id/assign", s.apiAssign, sup)
 	api.POST("/jobs/cancel", s.apiCancelMany, sup)
 	api.POST("/jobs/requeue", s.apiRequeueMany, sup)
 	api.GET("/reservations", s.apiReservations, sup)

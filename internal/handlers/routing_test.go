@@ -1,0 +1,85 @@
+package handlers_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// People have skills, set over the API; jobs ask for skills, or name an
+// assignee, or prefer people for a while; a claim gives each operator only
+// what they may take; a supervisor assigns and transfers jobs. Bad input
+// is refused, 400, naming the field, and changes nothing.
+func TestRoutingAPI(t *testing.T) {
+	a := newApp(t)
+	users, jobs := "/api/v1/users/", "/api/v1/queues/"+a.queue+"/jobs"
+	u := a.expect("PATCH", users+a.opName, a.super, `{"skills":["de:2","contracts"]}`, 200, "")
+	if got := fmt.Sprint(u["skills"]); got != "[contracts de:2]" {
+		t.Fatalf("skills after the patch: %s", got)
+	}
+	a.expect("PATCH", users+a.opName, a.super, `{"skills":["DE"]}`, 400, "invalid_field")
+	a.expect("PATCH", users+a.opName, a.super, `{"skills":["de:9"]}`, 400, "invalid_field")
+	if u := a.expect("GET", users+a.opName, a.super, "", 200, ""); fmt.Sprint(u["skills"]) != "[contracts de:2]" {
+		t.Fatalf("a refused patch changed the skills: %v", u["skills"])
+	}
+	sam := a.expect("POST", "/api/v1/users", a.super, `{"name":"sam-`+a.queue+`","role":"operator","queues":["`+a.queue+`"],"skills":["fr"],"password":"password-sam"}`, 201, "")
+	if fmt.Sprint(sam["skills"]) != "[fr]" {
+		t.Fatalf("new user: %v", sam)
+	}
+
+	french := a.expect("POST", jobs, a.producer, `{"title":"French","skills":["fr"],"priority":90}`, 201, "")["job"].(map[string]any)
+	if fmt.Sprint(french["skills"]) != "[fr]" {
+		t.Fatalf("job: %v", french)
+	}
+	mine := a.expect("POST", jobs, a.producer, `{"title":"Mine","assignee":"`+a.opName+`","priority":10}`, 201, "")["job"].(map[string]any)
+	if mine["assignee"] != a.opName {
+		t.Fatalf("job: %v", mine)
+	}
+	pref := a.expect("POST", jobs, a.producer, `{"title":"Preferred","preferred":["sam-`+a.queue+`"],"fallback_after_seconds":600,"priority":80}`, 201, "")["job"].(map[string]any)
+	if fmt.Sprint(pref["preferred"]) != "[sam-"+a.queue+"]" || pref["fallback_at"] == nil {
+		t.Fatalf("job: %v", pref)
+	}
+	for _, bad := range []string{
+		`{"title":"x","assignee":"nobody-here"}`,
+		`{"title":"x","assignee":"` + a.opName + `","preferred":["` + a.opName + `"],"fallback_after_seconds":5}`,
+		`{"title":"x","preferred":["` + a.opName + `"]}`,
+		`{"title":"x","skills":["de","de"]}`,
+	} {
+		a.expect("POST", jobs, a.producer, bad, 400, "invalid_field")
+	}
+	// The operator reads German and handles contracts; the French job and
+	// the one preferring sam are not theirs, their own is.
+	id, token := a.claim()
+	if id != mine["id"] {
+		t.Fatalf("the operator claimed %s, want their own job", id)
+	}
+	a.expect("POST", "/api/v1/queues/"+a.queue+"/claim", a.operator, "", 204, "")
+
+	// A supervisor transfers the held job to sam, then assigns the French
+	// one to the operator, who claims it.
+	a.expect("POST", "/api/v1/jobs/"+id+"/assign", a.super, `{"person":"nobody-here"}`, 400, "invalid_field")
+	a.expect("POST", "/api/v1/jobs/"+id+"/assign", a.super, `{"person":"`+a.opName+`","why":"x"}`, 400, "invalid_json")
+	a.expect("POST", "/api/v1/jobs/"+id+"/assign", a.operator, `{"person":"`+a.opName+`"}`, 403, "")
+	moved := a.expect("POST", "/api/v1/jobs/"+id+"/assign", a.super, `{"person":"sam-`+a.queue+`","reason":"sam knows them"}`, 200, "")
+	if moved["state"] != "ready" || moved["assignee"] != "sam-"+a.queue {
+		t.Fatalf("transferred job: %v", moved)
+	}
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+token+`"}`, 409, "reservation_lost")
+	h := a.expect("GET", "/api/v1/jobs/"+id+"/history", a.super, "", 200, "")["history"].([]any)
+	last := h[len(h)-1].(map[string]any)
+	if last["action"] != "transferred" || last["assignee"] != "sam-"+a.queue || last["holder"] != a.opName || last["reason"] != "sam knows them" {
+		t.Fatalf("the transfer's history entry: %v", last)
+	}
+	a.expect("POST", "/api/v1/jobs/"+french["id"].(string)+"/assign", a.super, `{"person":"`+a.opName+`"}`, 200, "")
+	if id, _ := a.claim(); id != french["id"] {
+		t.Fatalf("the operator claimed %s, want the French job assigned to them", id)
+	}
+	a.expect("POST", "/api/v1/jobs/"+pref["id"].(string)+"/assign", a.super, `{"person":"`+a.opName+`"}`, 200, "")
+	done, tok := a.claim()
+	a.expect("POST", "/api/v1/jobs/"+done+"/complete", a.operator, `{"token":"`+tok+`"}`, 200, "")
+	a.expect("POST", "/api/v1/jobs/"+done+"/assign", a.super, `{"person":"`+a.opName+`"}`, 409, "invalid_state")
+	list := a.expect("GET", "/api/v1/users", a.super, "", 200, "")["users"].([]any)
+	if !slices.ContainsFunc(list, func(x any) bool { return fmt.Sprint(x.(map[string]any)["skills"]) == "[fr]" }) {
+		t.Fatalf("the list of people lacks their skills: %v", list)
+	}
+}
