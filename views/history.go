@@ -63,6 +63,8 @@ func outcome(a tasks.Action, actor, me string) string {
 		return "your time ran out"
 	case tasks.ActionForceReleased:
 		return "taken back by " + actor
+	case tasks.ActionTransferred:
+		return "transferred by " + actor
 	case tasks.ActionCanceled:
 		if actor == tasks.System {
 			return "canceled with its batch"
@@ -91,7 +93,7 @@ const (
 
 // endingActions are the actions that can end a reservation.
 var endingActions = []tasks.Action{tasks.ActionCompleted, tasks.ActionReleased, tasks.ActionSkipped,
-	tasks.ActionFailed, tasks.ActionExpired, tasks.ActionForceReleased, tasks.ActionCanceled}
+	tasks.ActionFailed, tasks.ActionExpired, tasks.ActionForceReleased, tasks.ActionTransferred, tasks.ActionCanceled}
 
 // outcomePhrases is endedSentence of outcome's words for the viewer me, as
 // JSON, for the work page's script to say why a reservation ended when a
@@ -134,6 +136,8 @@ func RecentOutcome(w notify.Work, me string) string {
 		return "Time ran out"
 	case tasks.ActionForceReleased:
 		return "Taken back by " + w.Actor
+	case tasks.ActionTransferred:
+		return "Transferred by " + w.Actor
 	case tasks.ActionCanceled:
 		if w.Actor == tasks.System {
 			return "Canceled with its batch"
@@ -275,6 +279,15 @@ func entryWords(e tasks.Entry) string {
 	case tasks.ActionMoved:
 		// Its reason is the queue it came from.
 		return "moved here from " + e.Reason + ", overdue"
+	case tasks.ActionAssigned:
+		s = "assigned to " + e.Assignee + by
+	case tasks.ActionTransferred:
+		s = "transferred to " + e.Assignee + by
+		if e.Holder != "" {
+			s += " from " + e.Holder
+		}
+	case tasks.ActionFellBack:
+		s = "open to anyone with its skills: its preferred people's time ran out"
 	default:
 		s = string(e.Action) + by
 	}
@@ -412,6 +425,8 @@ func attemptWhy(e tasks.Entry) string {
 		return "skipped"
 	case tasks.ActionForceReleased:
 		s = "taken back by " + e.Actor
+	case tasks.ActionTransferred:
+		s = "transferred to " + e.Assignee + " by " + e.Actor
 	default:
 		s = string(e.Action) + " by " + e.Actor
 	}

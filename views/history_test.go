@@ -62,6 +62,11 @@ func TestEntryWords(t *testing.T) {
 		{"completed", tasks.Entry{Action: tasks.ActionCompleted, Actor: "ann"}, "completed by ann"},
 		{"given back in a canceled batch", tasks.Entry{Action: tasks.ActionReleased, Actor: "ann", To: tasks.StateCanceled},
 			"given back by ann · its batch is canceled: canceled"},
+		{"assigned", tasks.Entry{Action: tasks.ActionAssigned, Actor: "sam", Assignee: "bo", To: tasks.StateReady}, "assigned to bo by sam"},
+		{"transferred, saying why", tasks.Entry{Action: tasks.ActionTransferred, Actor: "sam", Assignee: "bo", Holder: "ann", Reason: "knows them", To: tasks.StateReady},
+			"transferred to bo by sam from ann: knows them"},
+		{"fell back", tasks.Entry{Action: tasks.ActionFellBack, Actor: tasks.System, To: tasks.StateReady},
+			"open to anyone with its skills: its preferred people's time ran out"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +93,8 @@ func TestEndedBecause(t *testing.T) {
 			"sam took this job back."},
 		{"taken back, saying why", tasks.Entry{Action: tasks.ActionForceReleased, Actor: "sam", Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady, Reason: "customer called"},
 			"sam took this job back: customer called"},
+		{"transferred", tasks.Entry{Action: tasks.ActionTransferred, Actor: "sam", Holder: "ann", Assignee: "bo", From: tasks.StateReserved, To: tasks.StateReady},
+			"sam transferred this job."},
 		{"canceled with its batch", tasks.Entry{Action: tasks.ActionCanceled, Actor: tasks.System, Holder: "ann", From: tasks.StateReserved, To: tasks.StateCanceled},
 			"This reservation ended: canceled with its batch."},
 		{"expired", tasks.Entry{Action: tasks.ActionExpired, Actor: tasks.System, Holder: "ann", From: tasks.StateReserved, To: tasks.StateReady},
@@ -135,8 +142,8 @@ func TestOutcomePhrases(t *testing.T) {
 			}
 		}
 	}
-	if len(p["other_why"]) != 2 {
-		t.Errorf("sentences with a reason for %v, want force_released and canceled", p["other_why"])
+	if len(p["other_why"]) != 3 {
+		t.Errorf("sentences with a reason for %v, want force_released, transferred and canceled", p["other_why"])
 	}
 }
 

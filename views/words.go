@@ -39,6 +39,8 @@ func takenBack(a tasks.Action, actor, reason string) string {
 		return ""
 	case a == tasks.ActionForceReleased:
 		s = actor + " took this job back"
+	case a == tasks.ActionTransferred:
+		s = actor + " transferred this job"
 	case a == tasks.ActionCanceled:
 		s = actor + " canceled this job"
 	default:

@@ -70,6 +70,9 @@ func runScale(ctx context.Context, c config) (result, error) {
 	if err := measureDue(ctx, &r, rdb, store, &offset, c.dueJobs, rank); err != nil {
 		return r, fmt.Errorf("due times: %w", err)
 	}
+	if err := measureRouting(ctx, &r, rdb, store, c.dueJobs, rank); err != nil {
+		return r, fmt.Errorf("routing: %w", err)
+	}
 	if err := measureMoves(ctx, &r, rdb, store, &offset, min(c.dueJobs, maxMoves)); err != nil {
 		return r, fmt.Errorf("moves: %w", err)
 	}

@@ -180,6 +180,11 @@ type MyWork struct {
 	// Results are the results of the jobs of Recent they completed, by
 	// job id (those still kept).
 	Results map[string]json.RawMessage
+	// For is what they may claim in each of their queues, and Assigned
+	// the jobs waiting for them by name (assigned to them, or preferring
+	// them), in every queue, best first per queue.
+	For      map[string]tasks.ForPerson
+	Assigned []*tasks.Job
 }
 
 // MyWork returns the acting person's own work; the command line holds
@@ -205,6 +210,16 @@ func (d *Desk) MyWork(ctx context.Context, a Actor) (MyWork, error) {
 		recent <- err
 	}()
 	w.Holding, err = d.tasks.Holding(ctx, a.Name(), names)
+	if err == nil {
+		mine := make([]string, len(w.Queues))
+		for i, q := range w.Queues {
+			mine[i] = q.Queue.Name
+		}
+		w.For, err = d.tasks.WaitingFor(ctx, a.Name(), a.user.Skills, mine)
+		for _, q := range mine {
+			w.Assigned = append(w.Assigned, w.For[q].Mine...)
+		}
+	}
 	if err = cmp.Or(<-recent, err); err != nil {
 		return w, err
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -256,7 +257,7 @@ func bulkFailures(failures []desk.Failure) []bulkFailure {
 // job as it is now.
 func (s *Server) superviseJob(c echo.Context) error {
 	action := c.Param("action")
-	if action != "requeue" && action != "cancel" {
+	if action != "requeue" && action != "cancel" && action != "assign" {
 		return echo.ErrNotFound
 	}
 	back := s.localPath(c.Request().Referer(), "/supervisor")
@@ -271,12 +272,20 @@ func (s *Server) superviseJob(c echo.Context) error {
 		holder string
 		err    error
 	)
-	if action == "requeue" {
+	person := c.FormValue("person")
+	switch action {
+	case "requeue":
 		j, holder, err = s.desk.Requeue(ctx, a, id, asSeen, why)
-	} else {
+	case "assign":
+		j, holder, err = s.desk.Assign(ctx, a, id, person, asSeen, why)
+	default:
 		j, holder, err = s.desk.Cancel(ctx, a, id, true, asSeen, why)
 	}
 	switch {
+	case action == "assign" && errors.Is(err, desk.ErrInvalid):
+		queue, _ := tasks.QueueOf(id)
+		s.note(c, "Nothing was done: "+cmp.Or(person, "nobody")+" does not work "+queue+". Choose one of its operators.")
+		return redirect(c, back)
 	case errors.Is(err, tasks.ErrInvalidState):
 		s.note(c, "Nothing was done: the job changed since the page showed it. Here it is as it is now.")
 		return redirect(c, back)
@@ -288,6 +297,9 @@ func (s *Server) superviseJob(c echo.Context) error {
 		return err
 	}
 	msg := quote(j.Title) + " is " + string(j.State) + "."
+	if action == "assign" {
+		msg = quote(j.Title) + " waits for " + person + " alone."
+	}
 	if holder != "" {
 		msg += " " + holder + " no longer holds it."
 	}

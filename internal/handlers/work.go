@@ -227,7 +227,8 @@ func (s *Server) homeFragment(c echo.Context) error {
 // they did lately (desk.MyWork).
 func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
 	w, err := s.desk.MyWork(ctx, desk.Person(u))
-	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Results: w.Results, Now: time.Now(), Away: u.Away}, err
+	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Results: w.Results, Now: time.Now(), Away: u.Away,
+		For: w.For, Assigned: w.Assigned}, err
 }
 
 // claimFrom claims the next job of one queue and opens its work page.
@@ -325,6 +326,18 @@ func (s *Server) workView(c echo.Context) (views.Work, error) {
 		// holder; whether it requires a reason, for supervisors.
 		if w.Queue, err = s.queueSettings(ctx, w.Job.Queue); err != nil && !errors.Is(err, tasks.ErrQueueNotFound) {
 			return w, err
+		}
+	}
+	if u, _ := currentUser(c); u.Role == users.Supervisor && !w.Job.State.Terminal() {
+		// Whom a supervisor may give the job to: its queue's operators.
+		people, err := s.desk.People(ctx, actor(c))
+		if err != nil {
+			return w, err
+		}
+		for _, p := range people {
+			if !p.Disabled && p.CanWork(w.Job.Queue) {
+				w.Workers = append(w.Workers, p.Name)
+			}
 		}
 	}
 	if w.Job.BatchID != "" {

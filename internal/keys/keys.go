@@ -319,6 +319,7 @@ const (
 	PartRouted     Part = "routed"
 	PartRoutes     Part = "routes"
 	PartFallback   Part = "fallback"
+	PartHeads      Part = "heads"
 )
 
 // Parts lists every part of a queue's keys, in the order of All.
@@ -329,7 +330,7 @@ var Parts = []Part{
 	PartParked, PartMembers, PartClaims, PartHolding, PartNumbers,
 	PartPeople, PartWaiting, PartOutbox, PartDrafts, PartSLA, PartLate,
 	PartReadyDue, PartMoving, PartMoved, PartMovedAt, PartAway, PartReturns,
-	PartRouted, PartRoutes, PartFallback,
+	PartRouted, PartRoutes, PartFallback, PartHeads,
 }
 
 // Key returns the queue's key of the given part, under the hash tag.
@@ -546,6 +547,13 @@ func (q Queue) Routed() string { return q.Key(PartRouted) }
 // skills canonical: "contracts:4,de:1") → how many jobs wait in it
 // (Routed): the lines a claim by someone with skills looks at.
 func (q Queue) Routes() string { return q.Key(PartRoutes) }
+
+// Heads returns the queue's HASH of the lines of Routed that hold a job
+// ("r<line>", "d<line>") → their first job, as its member there ends:
+// "<rank, or due time, zero-padded after adding 10^14>|<id>"; so that a
+// claim learns in one read which job of the lines it may take from comes
+// first.
+func (q Queue) Heads() string { return q.Key(PartHeads) }
 
 // Fallback returns the queue's ZSET of job id → when, in ms, the time of
 // the people it prefers runs out and it goes to anyone with its skills:

@@ -47,7 +47,9 @@ func (s *Store) ClaimAny(ctx context.Context, queues []string, operator string, 
 	}
 	var heads []head
 	for _, q := range queues {
-		r, err := s.run(ctx, headScript, q, s.nowArg(), operator, a.skills)
+		r, err := s.routed(ctx, q, a.skills, func(version, lines string) (*reply, error) {
+			return s.run(ctx, headScript, q, s.nowArg(), operator, version, lines)
+		})
 		switch {
 		case errors.Is(err, ErrQueueNotFound):
 			continue

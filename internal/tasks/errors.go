@@ -123,4 +123,5 @@ var statusErrors = map[string]error{
 	"not_ready":        ErrNotReady,
 	"unfit":            errUnfit,
 	"reason_required":  ErrReasonRequired,
+	"routes":           errRoutesChanged,
 }

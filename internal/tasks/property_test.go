@@ -1321,8 +1321,24 @@ func (m *model) checkRouting(fail func(string, ...any), seen map[string]State, p
 			fail("the routed lines hold %q, model %v", member, lines)
 		}
 	}
-	if got, _ := e.rdb.HGetAll(e.ctx, k.Routes()).Result(); !maps.Equal(got, counts) {
-		fail("the skills lines count %v, model %v", got, counts)
+	// Each line with a job has its first's score in the heads.
+	heads := map[string]string{}
+	for member := range lines {
+		line, place, _ := strings.Cut(member, "|")
+		if old, ok := heads[line]; !ok || place < old {
+			heads[line] = place
+		}
+	}
+	gotHeads, _ := e.rdb.HGetAll(e.ctx, k.Heads()).Result()
+	if !maps.Equal(gotHeads, heads) {
+		fail("the lines' heads are %v, model %v", gotHeads, heads)
+	}
+	// Each skills line with a job is known, and stays so.
+	known, _ := e.rdb.HGetAll(e.ctx, k.Routes()).Result()
+	for line := range counts {
+		if known[line] != "1" {
+			fail("the skills line %s is not known: %v", line, known)
+		}
 	}
 	zs, _ := e.rdb.ZRangeWithScores(e.ctx, k.Fallback(), 0, -1).Result()
 	gotFallbacks := map[string]float64{}

@@ -49,6 +49,30 @@ func TestRoutingBySkillsAndAssignee(t *testing.T) {
 		if st := e.stats(); st.Ready != 6 {
 			t.Fatalf("ready %d, want 6", st.Ready)
 		}
+		// What each may claim: the counts, and their own jobs, best first.
+		for _, c := range []struct {
+			who, have string
+			n         int64
+			mine      []string
+		}{
+			{"bo", "", 1, nil},
+			{"cy", "de, contracts:2", 3, nil},
+			{"ann", "contracts:5", 4, []string{"for ann too", "for ann"}},
+		} {
+			have, _ := skills.Parse(c.have)
+			got, err := e.store.WaitingFor(e.ctx, c.who, have, []string{e.queue, "no-such-queue"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := got[e.queue]
+			var mine []string
+			for _, j := range f.Mine {
+				mine = append(mine, j.Title)
+			}
+			if !f.Routed || f.Claimable != c.n || !slices.Equal(mine, c.mine) || len(got) != 1 {
+				t.Fatalf("WaitingFor(%s) = %+v (own %q), want %d claimable, own %q", c.who, f, mine, c.n, c.mine)
+			}
+		}
 		// bo has no skills: the open job, then nothing.
 		if got := e.claimAs("bo", ""); got != "open" {
 			t.Fatalf("bo claimed %q, want open", got)
@@ -251,6 +275,39 @@ func TestRoutingInput(t *testing.T) {
 		}
 		if st := e.stats(); st.Ready != 0 {
 			t.Fatalf("%d jobs made", st.Ready)
+		}
+	})
+}
+
+// A claim is handed the skills lines its Store last read; when a new line
+// came meanwhile (another instance enqueued a job asking for new skills)
+// the claim is refused, the lines are read again and the claim made
+// again: a claim, the next claim of a completion, and the look of a claim
+// across queues each find the new job.
+func TestNewSkillsLinesAreSeen(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.routed("first", 50, NewJob{Skills: []string{"fr"}})
+		if got := e.claimAs("dee", "de"); got != "" {
+			t.Fatalf("dee claimed %q", got)
+		}
+		e.routed("german", 50, NewJob{Skills: []string{"de"}})
+		if got := e.claimAs("dee", "de"); got != "german" {
+			t.Fatalf("dee claimed %q after a new line came, want german", got)
+		}
+		open := e.routed("open", 50, NewJob{})
+		r := e.claim("dee")
+		if r.Job.ID != open.ID {
+			t.Fatalf("dee claimed %s", r.Job.Title)
+		}
+		e.routed("german contract", 50, NewJob{Skills: []string{"de", "contracts"}})
+		_, next, why, err := e.store.CompleteNext(e.ctx, r.Job.ID, r.Hold(), nil, WithSkills(skills.Set{"de": 1, "contracts": 2}))
+		if err != nil || why != nil || next == nil || next.Job.Title != "german contract" {
+			t.Fatalf("CompleteNext after a new line came: %+v, %v, %v", next, why, err)
+		}
+		e.routed("german fast", 50, NewJob{Skills: []string{"de:2"}})
+		got, err := e.store.ClaimAny(e.ctx, []string{e.queue}, "dee", WithSkills(skills.Set{"de": 2}))
+		if err != nil || got == nil || got.Job.Title != "german fast" {
+			t.Fatalf("ClaimAny after a new line came: %+v, %v", got, err)
 		}
 	})
 }

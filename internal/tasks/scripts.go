@@ -67,40 +67,40 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartMembers,
 		keys.PartClaims, keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox,
 		keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartReturns,
-		keys.PartRouted, keys.PartRoutes, keys.PartFallback},
+		keys.PartRouted, keys.PartRoutes, keys.PartFallback, keys.PartHeads},
 	"batch_seal": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartBatchDone, keys.PartParked,
-		keys.PartOutbox, keys.PartReadyDue, keys.PartRouted, keys.PartRoutes},
+		keys.PartOutbox, keys.PartReadyDue, keys.PartRouted, keys.PartRoutes, keys.PartHeads},
 	"cancel": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartReturns, keys.PartRouted,
-		keys.PartRoutes, keys.PartFallback},
+		keys.PartRoutes, keys.PartFallback, keys.PartHeads},
 	"claim": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
+		keys.PartFallback, keys.PartHeads},
 	"complete": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
+		keys.PartFallback, keys.PartHeads},
 	"complete_next": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
+		keys.PartFallback, keys.PartHeads},
 	"draft": {keys.PartMeta, keys.PartDrafts},
 	"enqueue": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartIdem,
 		keys.PartBatches, keys.PartBatchIndex, keys.PartBatchDone, keys.PartParked, keys.PartMembers,
 		keys.PartWaiting, keys.PartOutbox, keys.PartSLA, keys.PartReadyDue, keys.PartMoved, keys.PartRouted,
-		keys.PartRoutes, keys.PartFallback},
+		keys.PartRoutes, keys.PartFallback, keys.PartHeads},
 	"extend": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartParked, keys.PartOutbox},
 	"fail": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
@@ -108,9 +108,10 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
-	"head":    {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartReadyDue, keys.PartRouted, keys.PartRoutes},
-	"holding": {keys.PartMeta, keys.PartHolding},
+		keys.PartFallback, keys.PartHeads},
+	"head":        {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartReadyDue, keys.PartRouted, keys.PartHeads},
+	"holding":     {keys.PartMeta, keys.PartHolding},
+	"waiting_for": {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartRouted},
 	"list": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartLate},
 	"outbox": {keys.PartConf, keys.PartOutbox},
@@ -121,7 +122,7 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
+		keys.PartFallback, keys.PartHeads},
 	"purge": {keys.PartConf, keys.PartCompleted, keys.PartDead, keys.PartCanceled, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartIdem, keys.PartBatches, keys.PartBatchIndex,
 		keys.PartBatchDone, keys.PartMembers, keys.PartDrafts, keys.PartMoved, keys.PartMovedAt, keys.PartAway},
@@ -132,43 +133,45 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
+		keys.PartFallback, keys.PartHeads},
 	"release": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
+		keys.PartFallback, keys.PartHeads},
 	"assign": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartReturns, keys.PartRouted,
-		keys.PartRoutes, keys.PartFallback},
+		keys.PartRoutes, keys.PartFallback, keys.PartHeads},
 	"requeue": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
-		keys.PartFallback},
+		keys.PartFallback, keys.PartHeads},
 	"sla": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult,
 		keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartWaiting, keys.PartOutbox,
-		keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartRouted, keys.PartRoutes},
+		keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartRouted, keys.PartRoutes,
+		keys.PartHeads},
 	"move_in": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult,
 		keys.PartBatches, keys.PartParked, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
-		keys.PartLate, keys.PartReadyDue, keys.PartRouted, keys.PartRoutes, keys.PartFallback},
+		keys.PartLate, keys.PartReadyDue, keys.PartRouted, keys.PartRoutes, keys.PartFallback,
+		keys.PartHeads},
 	"batch_return": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartBatchDone, keys.PartParked,
-		keys.PartOutbox, keys.PartReadyDue, keys.PartAway, keys.PartRouted, keys.PartRoutes},
+		keys.PartOutbox, keys.PartReadyDue, keys.PartAway, keys.PartRouted, keys.PartRoutes, keys.PartHeads},
 	"returned": {keys.PartReturns},
 	"move_out": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartMoved, keys.PartMovedAt, keys.PartAway,
-		keys.PartReturns, keys.PartRouted, keys.PartRoutes, keys.PartFallback},
+		keys.PartReturns, keys.PartRouted, keys.PartRoutes, keys.PartFallback, keys.PartHeads},
 	"stats": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartParked, keys.PartWaiting, keys.PartLate,
 		keys.PartReadyDue},
@@ -197,6 +200,7 @@ var (
 	batchCancelScript  = library.script("batch_cancel")
 	headScript         = library.reader("head")
 	holdingScript      = library.reader("holding")
+	waitingForScript   = library.reader("waiting_for")
 	queuePutScript     = library.script("queue_put")
 	queueDeleteScript  = library.script("queue_delete")
 	numbersScript      = library.script("numbers")
@@ -403,11 +407,16 @@ func (s *Store) run(ctx context.Context, sc script, queue string, args ...any) (
 // round trip, and returns each call's values after the status and the
 // effects; a queue whose call failed has no values and its error.
 func (s *Store) readEach(ctx context.Context, sc script, queues []string, args ...any) ([]*reply, []error, error) {
+	return s.readEachWith(ctx, sc, queues, func(string) []any { return args })
+}
+
+// readEachWith is readEach with each queue's own arguments.
+func (s *Store) readEachWith(ctx context.Context, sc script, queues []string, args func(queue string) []any) ([]*reply, []error, error) {
 	cmds := make([]*redis.Cmd, len(queues))
 	call := func() error {
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, q := range queues {
-				cmds[i] = p.FCall(ctx, sc.fn, sc.handed(q), args...)
+				cmds[i] = p.FCall(ctx, sc.fn, sc.handed(q), args(q)...)
 			}
 			return nil
 		})

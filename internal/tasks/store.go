@@ -43,6 +43,9 @@ type Store struct {
 	// enqueues and changes are the calls waiting to go together (lines).
 	enqueues lines[*enqueueRequest]
 	changes  lines[*scriptCall]
+	// routes are the queues' skills lines as last read, by queue name
+	// (*routesSeen, routing.go).
+	routes sync.Map
 }
 
 // Option configures a Store.
@@ -126,8 +129,11 @@ type ClaimOption func(*claimArgs)
 
 type claimArgs struct {
 	key, job string
-	// skills are the operator's, canonical (skills.Set.String).
-	skills string
+	// skills are the operator's.
+	skills skills.Set
+	// own says that key is the engine's own ("next <id>": CompleteNext),
+	// not a client's.
+	own bool
 	// again answers only a live reservation made with key, and claims
 	// nothing new.
 	again bool
@@ -143,7 +149,7 @@ func WithClaimKey(key string) ClaimOption { return func(a *claimArgs) { a.key = 
 // are claimable by those whose skills cover them. Without it the operator
 // has none.
 func WithSkills(have skills.Set) ClaimOption {
-	return func(a *claimArgs) { a.skills = have.String() }
+	return func(a *claimArgs) { a.skills = have }
 }
 
 // OnlyJob claims the job with this id, if it is in line for the operator,
@@ -164,7 +170,7 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	for _, o := range opts {
 		o(&a)
 	}
-	if err := ValidIdempotencyKey(a.key); err != nil {
+	if err := ValidIdempotencyKey(a.key); err != nil && !a.own {
 		return nil, err
 	}
 	if a.job != "" {
@@ -178,7 +184,9 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	if a.again {
 		again = "1"
 	}
-	r, err := s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again, a.skills)
+	r, err := s.routed(ctx, queue, a.skills, func(version, lines string) (*reply, error) {
+		return s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again, version, lines)
+	})
 	if err != nil || !r.more() { // nothing ready
 		return nil, err
 	}
@@ -239,13 +247,22 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 	if !ok {
 		return nil, nil, nil, ErrNotFound
 	}
-	r, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips, a.skills)
+	version, lines := s.givenLines(queue, a.skills)
+	r, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips, version, lines)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	c := r.completion(true)
 	if err := r.done(); err != nil {
 		return nil, nil, nil, err
+	}
+	if errors.Is(c.why, errRoutesChanged) {
+		// The queue's skills lines changed meanwhile: the job is
+		// complete; the next claim, with the same key, is made again.
+		c.next, c.why = s.Claim(ctx, queue, h.Holder, WithSkills(a.skills), func(x *claimArgs) { x.key, x.own = "next "+localID(id), true })
+		if c.why != nil && !errors.Is(c.why, ErrQueuePaused) && !errors.Is(c.why, ErrHoldLimit) {
+			return c.job, nil, nil, c.why
+		}
 	}
 	return c.job, c.next, c.why, nil
 }

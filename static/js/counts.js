@@ -31,6 +31,12 @@ function setQueueCounts(n) {
   const ready = n.claimable;
   all('[data-queue="' + CSS.escape(n.queue) + '"]').forEach((card) => {
     if (ready === undefined) return;
+    // A queue with routed jobs: the card counts what this operator may
+    // claim, which the queue's counts do not say; the page's refresh does.
+    if (card.hasAttribute("data-routed")) {
+      showCount(one("[data-in-progress]", card), n.reserved);
+      return;
+    }
     const count = one("[data-claimable]", card);
     if (count) count.textContent = String(ready);
     const b = /** @type {HTMLButtonElement | null} */ (one("button[data-claim]", card));

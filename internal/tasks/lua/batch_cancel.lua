@@ -9,7 +9,7 @@
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, members, claims, holding, people, waiting, outbox,
 --            drafts, sla, late, readydue, moving, returns, routed, routes,
---            fallback
+--            fallback, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- ARGV[3] -> cursor: the last member a previous call looked at ("" to start)

@@ -5,7 +5,7 @@
 -- nothing changes.
 -- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
 --            batches, batchdone, parked, outbox, readydue, away, routed,
---            routes
+--            routes, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- ARGV[3] -> job id

@@ -9,7 +9,7 @@
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,
---            late, readydue, returns, routed, routes, fallback
+--            late, readydue, returns, routed, routes, fallback, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> operator
 -- ARGV[3] -> fresh reservation token
@@ -19,14 +19,16 @@
 -- ARGV[7] -> job id to claim (empty: the best-ranked)
 -- ARGV[8] -> "1": only answer the live reservation named by the key again,
 --            claim nothing new (empty: claim)
--- ARGV[9] -> the operator's skills, canonical ("contracts:4,de:1"; empty:
---            none), for the jobs routed to skills (lib.lua, Routing)
+-- ARGV[9] -> the count of the queue's skills lines Go knows (lib.lua,
+--            Routing), and ARGV[10] those the operator may take from, one
+--            per line of text
 -- Output: {"queue_not_found"}, {"queue_paused"}, {"hold_limit"}, {"empty"},
+--         {"routes"} (Go's skills lines are not the queue's: read them again),
 --         {"not_ready"} (the job asked for
 --         is not in line for this operator), or {"ok", id, metadata, payload}
 clock(ARGV[1])
 local mode = ''
 if ARGV[8] == '1' then mode = 'again' end
-local status, id, raw = claim_for(ARGV[2], ARGV[9], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], mode)
+local status, id, raw = claim_for(ARGV[2], given_lines(ARGV[9], ARGV[10]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], mode)
 if status ~= 'ok' then return answer(status) end
 return reply(id, raw)

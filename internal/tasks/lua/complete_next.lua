@@ -16,7 +16,7 @@
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,
---            late, readydue, returns, routed, routes, fallback
+--            late, readydue, returns, routed, routes, fallback, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
@@ -28,12 +28,14 @@
 -- ARGV[8] -> fresh reservation token for the next job
 -- ARGV[9] -> most expired reservations to reclaim and scheduled jobs to promote
 -- ARGV[10] -> most skipped jobs to look past
--- ARGV[11] -> the holder's skills, canonical (empty: none), as claim.lua's
+-- ARGV[11], ARGV[12] -> the skills lines the holder may take from, as
+--            claim.lua's ARGV[9] and ARGV[10]
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, {"form", the
 --         form as stored}, {"unfit"} (as complete.lua), or {"ok", id,
 --         metadata, payload, the result kept, next id, next metadata, next
 --         payload, why there is no next} (the next three empty when no
---         job was claimed, and why: "empty", "queue_paused" or "hold_limit")
+--         job was claimed, and why: "empty", "queue_paused", "hold_limit",
+--         or "routes": the skills lines given were not the queue's)
 clock(ARGV[1])
 local id, holder = ARGV[2], ARGV[4]
 local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5], ARGV[6], ARGV[7])
@@ -42,7 +44,7 @@ if status ~= 'ok' and status ~= 'again' then return raw end
 -- what the first one claimed.
 local mode = 'new'
 if status == 'again' then mode = 'again' end
-local claimed, next_id, next_raw = claim_for(holder, ARGV[11], ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]),
+local claimed, next_id, next_raw = claim_for(holder, given_lines(ARGV[11], ARGV[12]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]),
   'next ' .. id, '', mode)
 if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '', claimed) end
 return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id), '')

@@ -9,7 +9,7 @@
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, idem, batches, batchindex, batchdone,
 --            parked, members, waiting, outbox, sla, readydue, moved, routed,
---            routes, fallback
+--            routes, fallback, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[3] -> batch id (empty: the jobs belong to no batch)
@@ -153,7 +153,7 @@ for i = 0, n - 1 do
       m.route_to = route_to
       if fallback_in > 0 then
         m.fallback_at = now + fallback_in
-        redis.call('ZADD', K.fallback, int(m.fallback_at), id)
+        note_fallback(id, m.fallback_at)
       end
     end
     if m.skills or m.route_to then routed = true end

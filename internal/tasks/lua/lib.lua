@@ -30,6 +30,11 @@ local K, INDEX, BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {},
 -- when the call has read it already (complete_held), else nil.
 local DEFER, OUTBOX = nil, nil
 
+-- TOPS, while writes are gathered, holds the first job each routed line
+-- gets among the jobs lined up meanwhile (line_up), for flush to file in
+-- K.heads at once.
+local TOPS = nil
+
 -- JOINED is set while one call makes several changes of a queue in turn
 -- (many, at the end of this file): each change is one script's body, and
 -- the call's effects are answered once, for them all. MARK is how many
@@ -91,15 +96,59 @@ local function write(cmd, key, a, b)
   w[#w + 1], w[#w + 2] = a, b
 end
 
+-- before reports whether the place in a line a ("<score padded to 17
+-- digits>|<id>", lib.lua's Routing) sorts before b, as a sorted set orders
+-- its members, bytewise: by score, then id (Lua's own comparison of
+-- strings follows the server's locale). An id (a ULID: 26 digits and
+-- capital letters) is compared 10 characters at a time, each read as a
+-- number in base 36, which orders them as their bytes do.
+local function before(a, b)
+  local x, y = tonumber(string.sub(a, 1, 17)), tonumber(string.sub(b, 1, 17))
+  if x ~= y then return x < y end
+  for i = 19, #a, 10 do
+    local p, q = string.sub(a, i, i + 9), string.sub(b, i, i + 9)
+    if p ~= q then
+      x, y = tonumber(p, 36), tonumber(q, 36)
+      if x and y and #p == #q then return x < y end
+      for k = 1, math.min(#p, #q) do
+        local u, v = p:byte(k), q:byte(k)
+        if u ~= v then return u < v end
+      end
+      return #p < #q
+    end
+  end
+  return #a < #b
+end
+
 -- gather starts gathering writes; flush makes those gathered, if any,
 -- one command per key, and stops.
-local function gather() DEFER = {} end
+local function gather() DEFER, TOPS = {}, {} end
 
 local function flush()
-  local gathered = DEFER
+  local gathered, tops = DEFER, TOPS
   if not gathered then return end
-  DEFER = nil
+  DEFER, TOPS = nil, nil
   for key, w in pairs(gathered) do redis.call(w[1], key, unpack(w, 2)) end
+  local lines = {}
+  for line in pairs(tops) do lines[#lines + 1] = line end
+  if #lines == 0 then return end
+  local firsts, better = redis.call('HMGET', K.heads, unpack(lines)), {}
+  for i, line in ipairs(lines) do
+    if not firsts[i] or before(tops[line], firsts[i]) then
+      better[#better + 1] = line
+      better[#better + 1] = tops[line]
+    end
+    -- A skills line that had no job may be new: then it is counted.
+    if not firsts[i] and string.sub(line, 1, 2) == 'r+' and redis.call('HSETNX', K.routes, string.sub(line, 2), '1') == 1 then
+      redis.call('HINCRBY', K.conf, 'routes_v', 1)
+    end
+  end
+  if #better > 0 then
+    redis.call('HSET', K.heads, unpack(better))
+    for i = 1, #better, 2 do
+      if SEEN.heads then SEEN.heads[better[i]] = better[i + 1] end
+    end
+  end
 end
 
 -- EVENT_TYPE names the outbox's event of a transition into each final
@@ -359,9 +408,14 @@ local function batch(bid)
 end
 
 -- padded writes a rank or due time (an integer above -10^14) for a member
--- that sorts by it.
+-- that sorts by it: 17 digits.
 local function padded(n)
   return string.format('%017.0f', n + 1e14)
+end
+
+-- id_of returns the job of a place in a line: "<padded score>|<id>".
+local function id_of(place)
+  return string.sub(place, 19)
 end
 
 -- parked_member names a parked job so that a batch's jobs sort together,
@@ -381,12 +435,26 @@ end
 -- "d<line>|<due time, padded>|<id>"), so that a line's jobs sort
 -- together, best first, as parked ones do, and a claim finds the best job
 -- of each line it may take at once, never passing one it may not (claim_for).
--- K.routes counts the jobs in each skills line, for a claim to know which
--- lines there are. A routed job is in INDEX.ready (and K.readydue) too,
--- its score raised by ROUTED, so counts, lists and every state's index
--- stay as they were, and the open line is INDEX.ready below ROUTED. The
--- queue's conf "routed" is "1" once a routed job was made there: a claim
--- in a queue that never had one looks nowhere else.
+-- K.routes names every skills line the queue ever had (a line stays when
+-- its last job goes: a claim's idea of the lines changes only when a new
+-- one comes), and conf's "routes_v" counts the lines that came. Go keeps the lines a claim by
+-- someone with given skills may take from (their skills cover the
+-- line's), by that count, and hands them to the claim (given_lines); a
+-- claim handed them by another count answers "routes" (claim_for), and Go
+-- reads the lines again. So the rule of who may take what is Go's alone
+-- (skills.Set.Covers), and a claim looks only in lines it may take from.
+-- K.heads holds each line's first job ("r<line>", "d<line>"), while it
+-- has one, as its member ends: "<rank, or due time, padded>|<id>"; so a
+-- claim learns with one command which job of all its lines comes first
+-- (what it read stays in SEEN.heads for the rest of the call: first_of).
+-- The preferred jobs wait for their fallback in K.fallback, by its time;
+-- conf's "fallback_at" is no later than the first of them (note_fallback),
+-- so that a claim looks there only once one may have come.
+-- A routed job is in INDEX.ready (and K.readydue) too, its score raised by
+-- ROUTED, so counts, lists and every state's index stay as they were, and
+-- the open line is INDEX.ready below ROUTED. The queue's conf "routed" is
+-- "1" once a routed job was made there: a claim in a queue that never had
+-- one looks nowhere else.
 local ROUTED = 1e15
 
 -- lines_of returns the lines a routed job waits in, nil for an open one.
@@ -403,6 +471,35 @@ end
 -- line_up puts a claimable job in line at its rank: an open one in
 -- INDEX.ready, a routed one in its lines too (ROUTED above), each with a
 -- due time in the due lines.
+-- first_of returns the line's first job as K.heads holds it (false for
+-- none), as read in this call if it was; set_first files it there.
+local function first_of(line)
+  local seen = SEEN.heads
+  local first = seen and seen[line]
+  if first == nil then
+    first = redis.call('HGET', K.heads, line)
+    if seen then seen[line] = first end
+  end
+  return first
+end
+
+local function set_first(line, place)
+  if place then
+    redis.call('HSET', K.heads, line, place)
+  else
+    redis.call('HDEL', K.heads, line)
+  end
+  if SEEN.heads then SEEN.heads[line] = place or false end
+end
+
+-- note_fallback files a preferred job's fallback (K.fallback), and its
+-- time in conf's "fallback_at" if it is the first.
+local function note_fallback(id, at)
+  redis.call('ZADD', K.fallback, int(at), id)
+  local first = tonumber(redis.call('HGET', K.conf, 'fallback_at'))
+  if not first or at < first then redis.call('HSET', K.conf, 'fallback_at', int(at)) end
+end
+
 local function line_up(id, m)
   local lines = lines_of(m)
   local above = lines and ROUTED or 0
@@ -410,11 +507,26 @@ local function line_up(id, m)
   if m.due_at then write('ZADD', K.readydue, int(m.due_at + above), id) end
   if not lines then return end
   local rank, due = padded(m.rank), m.due_at and padded(m.due_at)
-  for _, line in ipairs(lines) do
-    write('ZADD', K.routed, '0', 'r' .. line .. '|' .. rank .. '|' .. id)
-    if due then write('ZADD', K.routed, '0', 'd' .. line .. '|' .. due .. '|' .. id) end
+  local function join(line, at)
+    local place = at .. '|' .. id
+    write('ZADD', K.routed, '0', line .. '|' .. place)
+    if TOPS then
+      if not TOPS[line] or before(place, TOPS[line]) then TOPS[line] = place end
+      return
+    end
+    local first = first_of(line)
+    if not first or before(place, first) then set_first(line, place) end
+    return first
   end
-  if not m.route_to then redis.call('HINCRBY', K.routes, lines[1], 1) end
+  local known = TOPS ~= nil -- flush counts the new lines of gathered writes
+  for _, line in ipairs(lines) do
+    known = join('r' .. line, rank)
+    if due then join('d' .. line, due) end
+  end
+  -- A skills line that had no job may be new: then it is counted.
+  if not m.route_to and not known and redis.call('HSETNX', K.routes, lines[1], '1') == 1 then
+    redis.call('HINCRBY', K.conf, 'routes_v', 1)
+  end
 end
 
 -- out_of_line takes a job out of line: it returns false if it was not
@@ -425,12 +537,17 @@ local function out_of_line(id, m)
   local lines = lines_of(m)
   if not lines then return true end
   local rank, due = padded(m.rank), m.due_at and padded(m.due_at)
-  for _, line in ipairs(lines) do
-    redis.call('ZREM', K.routed, 'r' .. line .. '|' .. rank .. '|' .. id)
-    if due then redis.call('ZREM', K.routed, 'd' .. line .. '|' .. due .. '|' .. id) end
+  -- A line whose first job leaves has its next first, if any, in K.heads.
+  local function leave(line, at)
+    local place = at .. '|' .. id
+    redis.call('ZREM', K.routed, line .. '|' .. place)
+    if first_of(line) ~= place then return end
+    local first = redis.call('ZRANGEBYLEX', K.routed, '[' .. line .. '|', '(' .. line .. '}', 'LIMIT', '0', '1')[1]
+    set_first(line, first and string.sub(first, #line + 2))
   end
-  if not m.route_to and redis.call('HINCRBY', K.routes, lines[1], -1) <= 0 then
-    redis.call('HDEL', K.routes, lines[1])
+  for _, line in ipairs(lines) do
+    leave('r' .. line, rank)
+    if due then leave('d' .. line, due) end
   end
   return true
 end
@@ -943,6 +1060,13 @@ local function fall_back(limit)
       store(id, m)
     end
   end
+  -- The next fallback to come, if any.
+  local next_at = redis.call('ZRANGE', K.fallback, '0', '0', 'WITHSCORES')[2]
+  if next_at then
+    redis.call('HSET', K.conf, 'fallback_at', next_at)
+  else
+    redis.call('HDEL', K.conf, 'fallback_at')
+  end
   return #due > limit, n
 end
 
@@ -1003,86 +1127,86 @@ local function claimed_with(op, key)
   return nil
 end
 
--- covers reports whether someone with skills (canonical, as Go's
--- skills.Set.String writes them: "contracts:4,de:1") may take a job
--- asking for wanted (canonical, or a skills line "+<skills>"): they have
--- each of its skills at its level or above.
-local function covers(skills, wanted)
-  for name, level in string.gmatch(wanted, '([^+,:]+):(%d+)') do
-    local at = string.find(',' .. skills, ',' .. name .. ':', 1, true)
-    if not at or tonumber(string.match(skills, '^%d+', at + #name + 1)) < tonumber(level) then return false end
-  end
-  return true
+-- given_lines reads the skills lines Go hands a claim (Routing, above):
+-- the count of lines it knows them by, and those that the claimer's skills
+-- cover, one per line of text.
+local function given_lines(version, text)
+  local lines = {}
+  for line in string.gmatch(text, '[^\n]+') do lines[#lines + 1] = line end
+  return {version = version, lines = lines}
 end
 
--- lines_for returns the lines op may take routed jobs from (Routing,
--- above): their own, and each skills line that op's skills cover.
-local function lines_for(op, skills)
-  local lines = {'@' .. op}
-  if skills == '' then return lines end
-  for _, line in ipairs(redis.call('HKEYS', K.routes)) do
-    if covers(skills, line) then lines[#lines + 1] = line end
-  end
-  return lines
-end
-
--- before reports whether id sorts before other, bytewise, as a sorted set
--- orders its members (Lua's own comparison follows the server's locale).
-local function before(id, other)
-  for i = 1, math.min(#id, #other) do
-    local x, y = id:byte(i), other:byte(i)
-    if x ~= y then return x < y end
-  end
-  return #id < #other
-end
-
--- next_for returns the job a claim by op (skills: op's, canonical) would
--- take, nil if none: in each line op may take from, the first job among
+-- next_for returns the job a claim by op (given: the skills lines op may
+-- take from, given_lines) would take, nil if none: in each line op may take from, the first job among
 -- the first ahead + 1 that fine accepts (one op did not skip); of those,
 -- the one a queue's line would put first: by due time first when
 -- due_first (order "due"), among the jobs that have one; else, or when
 -- none has, by rank; on a tie, the lower id. The open line is INDEX.ready
 -- (K.readydue) below ROUTED; in a queue that never had a routed job
 -- (routed false) it is all there is.
-local function next_for(op, skills, routed, due_first, ahead, fine)
-  local lines = routed and lines_for(op, skills)
+local function next_for(op, given, routed, due_first, ahead, fine)
   for _, kind in ipairs(due_first and {'d', 'r'} or {'r'}) do
     local index = kind == 'd' and K.readydue or INDEX.ready
-    local best, score = nil, nil
+    local best = nil
     if not routed then
       for _, candidate in ipairs(redis.call('ZRANGE', index, '0', int(ahead))) do
         if fine(candidate) then return candidate end
       end
     else
+      -- Each candidate as its place in a line, "<score, padded>|<id>",
+      -- which sort as the line does.
       local open = redis.call('ZRANGE', index, '-inf', '(' .. int(ROUTED - 1e14), 'BYSCORE', 'LIMIT', '0', int(ahead + 1), 'WITHSCORES')
       for i = 1, #open, 2 do
         if fine(open[i]) then
-          best, score = open[i], tonumber(open[i + 1])
+          best = padded(tonumber(open[i + 1])) .. '|' .. open[i]
           break
         end
       end
-      for _, line in ipairs(lines) do
-        local from = kind .. line
-        for _, member in ipairs(redis.call('ZRANGEBYLEX', K.routed, '[' .. from .. '|', '(' .. from .. '}', 'LIMIT', '0', int(ahead + 1))) do
-          local at, id = string.match(member, '|(%d+)|([^|]+)$')
-          if fine(id) then
-            at = tonumber(at) - 1e14
-            if not best or at < score or (at == score and before(id, best)) then best, score = id, at end
-            break
+      -- Every line's first job, at once (K.heads); someone who skipped
+      -- jobs reads each line, whose first may be one they skipped.
+      local names = {kind .. '@' .. op}
+      for i, line in ipairs(given.lines) do names[i + 1] = kind .. line end
+      local firsts = redis.call('HMGET', K.heads, unpack(names))
+      SEEN.heads = SEEN.heads or {}
+      for i, name in ipairs(names) do SEEN.heads[name] = firsts[i] end
+      for i, from in ipairs(names) do
+        local first = firsts[i]
+        if first and ahead == 0 then
+          if not best or before(first, best) then best = first end
+        elseif first then
+          for _, member in ipairs(redis.call('ZRANGEBYLEX', K.routed, '[' .. from .. '|', '(' .. from .. '}', 'LIMIT', '0', int(ahead + 1))) do
+            local place = string.sub(member, #from + 2)
+            if fine(id_of(place)) then
+              if not best or before(place, best) then best = place end
+              break
+            end
           end
         end
       end
+      if best then best = id_of(best) end
     end
     if best then return best end
   end
   return nil
 end
 
--- may_take reports whether op (skills: op's, canonical) may take the
--- job: an open one, or one routed to them, or to skills they have.
-local function may_take(m, op, skills)
+-- may_take reports whether op (given: the skills lines op may take
+-- from) may take the job: an open one, or one routed to them, or to skills
+-- they have.
+local function may_take(m, op, given)
   if m.route_to then return string.find('\n' .. m.route_to .. '\n', '\n' .. op .. '\n', 1, true) ~= nil end
-  return not m.skills or covers(skills, m.skills)
+  if not m.skills then return true end
+  for _, line in ipairs(given.lines) do
+    if line == '+' .. m.skills then return true end
+  end
+  return false
+end
+
+-- routes_stale reports whether the skills lines given were known by
+-- another count than the queue's conf "routes_v" (seen: as read): Go must
+-- read them again.
+local function routes_stale(given, seen)
+  return given.version ~= (seen or '0')
 end
 
 -- claim_for reserves for op the best-ranked ready job it has not skipped
@@ -1098,16 +1222,17 @@ end
 -- and the stored metadata; or "queue_not_found", "queue_paused",
 -- "hold_limit", "empty", or "not_ready" (the job wanted is not in line for
 -- op).
-local function claim_for(op, skills, token, budget, maxskips, key, wanted, mode)
+local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local conf = SEEN.claim
   if not conf then
-    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed')
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at')
     SEEN.claim = conf
   end
   local routed = conf[5] == '1'
   local max_hold, max_held = conf[1], tonumber(conf[3] or '0')
   if not max_hold then return 'queue_not_found' end
+  if routed and routes_stale(given, conf[6]) then return 'routes' end
   if key ~= '' and mode ~= 'new' then
     local prior = claimed_with(op, key)
     if prior then return 'ok', prior, LOADED[prior].raw end
@@ -1127,7 +1252,7 @@ local function claim_for(op, skills, token, budget, maxskips, key, wanted, mode)
   if not clear then
     if redis.call('ZCOUNT', INDEX.scheduled, '-inf', int(now)) > 0 then due = promote(budget) end
     -- And preferred jobs whose people's time ran out fall back now.
-    if routed and redis.call('ZCOUNT', K.fallback, '-inf', int(now)) > 0 and fall_back(budget) then due = true end
+    if routed and conf[7] and tonumber(conf[7]) <= now and fall_back(budget) then due = true end
     SEEN.clear = not (expired or due)
   end
 
@@ -1147,12 +1272,12 @@ local function claim_for(op, skills, token, budget, maxskips, key, wanted, mode)
   local function best()
     if wanted ~= '' then
       if redis.call('ZSCORE', INDEX.ready, wanted) and not skipped_by_op(wanted)
-        and (not routed or may_take(load(wanted), op, skills)) then
+        and (not routed or may_take(load(wanted), op, given)) then
         return wanted
       end
       return nil
     end
-    return next_for(op, skills, routed, conf[4] == 'due', ahead, function(candidate) return not skipped_by_op(candidate) end)
+    return next_for(op, given, routed, conf[4] == 'due', ahead, function(candidate) return not skipped_by_op(candidate) end)
   end
 
   -- A job of a batch being canceled may still be in line (the cancel goes

@@ -8,7 +8,7 @@
 -- again) stays as it is.
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, batches, parked, waiting, outbox, drafts,
---            sla, late, readydue, routed, routes, fallback
+--            sla, late, readydue, routed, routes, fallback, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id (its ULID)
 -- ARGV[3] -> the job's metadata and history, as the other queue stored them
@@ -34,7 +34,7 @@ if m.batch then m.batch_from, m.batch = m.batch, nil end
 m.skipped_by = nil
 -- Whom it is routed to stays, and the time its preferred people have.
 if m.skills or m.route_to then redis.call('HSET', K.conf, 'routed', '1') end
-if m.fallback_at then redis.call('ZADD', K.fallback, int(m.fallback_at), id) end
+if m.fallback_at then note_fallback(id, m.fallback_at) end
 record(id, m, 'moved', '', m.state, 'system', nil, ARGV[6])
 file(id, m, m.state == 'ready' and m.rank or m.run_at, nil)
 rewatch(id, m)

@@ -8,7 +8,7 @@
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,
 --            late, readydue, moving, moved, movedat, away, returns, routed,
---            routes, fallback
+--            routes, fallback, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> "made" or "gone"

@@ -7,7 +7,8 @@
 --            meta, payload, result, idem, skips, skipcount, batches,
 --            batchindex, batchdone, parked, members, claims, holding,
 --            numbers, people, waiting, outbox, drafts, sla, late, readydue,
---            moving, moved, movedat, away, returns, routed, routes, fallback
+--            moving, moved, movedat, away, returns, routed, routes, fallback,
+--            heads
 -- Output: {"queue_not_found"}, {"queue_not_empty"}, or {"ok"}
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 for _, k in ipairs({INDEX.ready, K.parked, INDEX.scheduled, INDEX.reserved, INDEX.dead}) do

@@ -6,7 +6,7 @@
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,
---            late, readydue, returns, routed, routes, fallback
+--            late, readydue, returns, routed, routes, fallback, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor
@@ -39,6 +39,6 @@ back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
 if revived and m.due_at then rewatch(id, m) end
 -- A preferred job whose people's time ran out meanwhile falls back at
 -- the next claim.
-if revived and m.fallback_at then redis.call('ZADD', K.fallback, int(m.fallback_at), id) end
+if revived and m.fallback_at then note_fallback(id, m.fallback_at) end
 if revived then returned(id, m) end
 return reply(id, store(id, m), holder)

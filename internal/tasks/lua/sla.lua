@@ -10,7 +10,7 @@
 -- (move_in.lua, move_out.lua).
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, batches, batchdone, parked, waiting,
---            outbox, sla, late, readydue, moving, routed, routes
+--            outbox, sla, late, readydue, moving, routed, routes, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> limit
 -- ARGV[3] -> strict priority step in ms, used when the queue sets no ageing
