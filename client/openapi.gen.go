@@ -92,6 +92,7 @@ func (e Action) Valid() bool {
 // Defines values for AuditEntryAction.
 const (
 	AuditEntryActionBatchCanceled     AuditEntryAction = "batch.canceled"
+	AuditEntryActionJobAssigned       AuditEntryAction = "job.assigned"
 	AuditEntryActionJobCanceled       AuditEntryAction = "job.canceled"
 	AuditEntryActionJobForceReleased  AuditEntryAction = "job.force_released"
 	AuditEntryActionJobRequeued       AuditEntryAction = "job.requeued"
@@ -120,6 +121,8 @@ const (
 func (e AuditEntryAction) Valid() bool {
 	switch e {
 	case AuditEntryActionBatchCanceled:
+		return true
+	case AuditEntryActionJobAssigned:
 		return true
 	case AuditEntryActionJobCanceled:
 		return true
@@ -593,6 +596,7 @@ func (e WebhookDisabledReason) Valid() bool {
 // Defines values for ListAuditParamsAction.
 const (
 	ListAuditParamsActionBatchCanceled     ListAuditParamsAction = "batch.canceled"
+	ListAuditParamsActionJobAssigned       ListAuditParamsAction = "job.assigned"
 	ListAuditParamsActionJobCanceled       ListAuditParamsAction = "job.canceled"
 	ListAuditParamsActionJobForceReleased  ListAuditParamsAction = "job.force_released"
 	ListAuditParamsActionJobRequeued       ListAuditParamsAction = "job.requeued"
@@ -621,6 +625,8 @@ const (
 func (e ListAuditParamsAction) Valid() bool {
 	switch e {
 	case ListAuditParamsActionBatchCanceled:
+		return true
+	case ListAuditParamsActionJobAssigned:
 		return true
 	case ListAuditParamsActionJobCanceled:
 		return true
@@ -1264,7 +1270,8 @@ type Member struct {
 	Name UserName `json:"name"`
 
 	// Role A person's role.
-	Role Role `json:"role"`
+	Role   Role    `json:"role"`
+	Skills []Skill `json:"skills"`
 
 	// Status `online` (a page open, and holding a job or changed one within 5
 	// minutes), `idle` (a page open, nothing done for 5 minutes),
@@ -1273,6 +1280,9 @@ type Member struct {
 
 	// Today What a person's reservations that ended came to.
 	Today Tally `json:"today"`
+
+	// WaitingForThem The jobs waiting for them by name (assigned to them, or preferring them), in every queue.
+	WaitingForThem int `json:"waiting_for_them"`
 }
 
 // MemberStatus `online` (a page open, and holding a job or changed one within 5
@@ -1338,7 +1348,7 @@ type NewJob struct {
 	// DueInSeconds Make the job due this long from now; 0 is none, as if left out; not with `due_at`.
 	DueInSeconds *int `json:"due_in_seconds,omitempty"`
 
-	// FallbackAfterSeconds With `preferred` (and only then), how long they alone may claim the job.
+	// FallbackAfterSeconds With `preferred` (and only then), how long they alone may claim the job, at least 1 second; 0 is none, as if left out.
 	FallbackAfterSeconds *int `json:"fallback_after_seconds,omitempty"`
 
 	// IdempotencyKey An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.
@@ -1798,6 +1808,24 @@ type Role string
 // Examples: de, contracts:4
 type Skill = string
 
+// StuckLine Jobs waiting for someone without a page open (online or idle; by name, `person`), or asking for `skills` that nobody with a page open who works the queue has.
+type StuckLine struct {
+	// FirstJob The id of the first of them.
+	FirstJob string `json:"first_job"`
+
+	// Person A person's name.
+	//
+	// Examples: alice
+	Person *UserName `json:"person,omitempty"`
+
+	// Queue A queue's name.
+	//
+	// Examples: invoice-review
+	Queue   QueueName `json:"queue"`
+	Skills  *[]Skill  `json:"skills,omitempty"`
+	Waiting int       `json:"waiting"`
+}
+
 // Tally What a person's reservations that ended came to.
 type Tally struct {
 	Completed int `json:"completed"`
@@ -1823,6 +1851,9 @@ type Team struct {
 	// MoreHeld More reservations are live than one page of them lists.
 	MoreHeld bool     `json:"more_held"`
 	People   []Member `json:"people"`
+
+	// Stuck The jobs nobody here may take, by whom they wait for, most first.
+	Stuck []StuckLine `json:"stuck"`
 }
 
 // Title 1 to 200 characters of UTF-8 on one line, surrounding spaces

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"claimdesk/internal/keys"
+	"claimdesk/internal/skills"
 	"claimdesk/internal/tasks"
 	"claimdesk/internal/users"
 
@@ -28,6 +29,7 @@ type User struct {
 	Name     string   `json:"name"`
 	Role     string   `json:"role"`
 	Queues   []string `json:"queues"`
+	Skills   []string `json:"skills"`
 	Password string   `json:"password"`
 	Token    string   `json:"token"`
 }
@@ -88,7 +90,11 @@ func Load(ctx context.Context, rdb redis.UniversalClient, ts *tasks.Store, us *u
 		return sum, err
 	}
 	for _, u := range people {
-		if err := us.Put(ctx, users.User{Name: u.Name, Role: users.Role(u.Role), Queues: u.Queues}, u.Password); err != nil {
+		have, err := skills.FromList(u.Skills)
+		if err != nil {
+			return sum, fmt.Errorf("user %s: %w", u.Name, err)
+		}
+		if err := us.Put(ctx, users.User{Name: u.Name, Role: users.Role(u.Role), Queues: u.Queues, Skills: have}, u.Password); err != nil {
 			return sum, fmt.Errorf("user %s: %w", u.Name, err)
 		}
 		if u.Token != "" {

@@ -209,16 +209,9 @@ func (d *Desk) MyWork(ctx context.Context, a Actor) (MyWork, error) {
 		w.Recent, err = notify.RecentWork(ctx, d.rdb, a.Name())
 		recent <- err
 	}()
-	w.Holding, err = d.tasks.Holding(ctx, a.Name(), names)
-	if err == nil {
-		mine := make([]string, len(w.Queues))
-		for i, q := range w.Queues {
-			mine[i] = q.Queue.Name
-		}
-		w.For, err = d.tasks.WaitingFor(ctx, a.Name(), a.user.Skills, mine)
-		for _, q := range mine {
-			w.Assigned = append(w.Assigned, w.For[q].Mine...)
-		}
+	w.Holding, w.For, err = d.tasks.Mine(ctx, a.Name(), a.user.Skills, names)
+	for _, q := range w.Queues {
+		w.Assigned = append(w.Assigned, w.For[q.Queue.Name].Mine...)
 	}
 	if err = cmp.Or(<-recent, err); err != nil {
 		return w, err
@@ -276,7 +269,13 @@ type Member struct {
 	// Held is what they hold, longest held first.
 	Held       []*tasks.Job
 	LastAction time.Time
+	// Waiting counts the jobs waiting for them by name (assigned to them,
+	// or preferring them), in every queue.
+	Waiting int64
 }
+
+// here reports whether the member has a page open: online or idle.
+func (m Member) here() bool { return m.Status == Online || m.Status == Idle }
 
 // Team is everyone who works jobs, and where they are.
 type Team struct {
@@ -285,6 +284,10 @@ type Team struct {
 	// More is set when more reservations are live than Members list.
 	More bool
 	Now  time.Time
+	// Stuck are the lines of routed jobs that nobody here may take: jobs
+	// waiting for someone without a page open, or for skills that nobody
+	// with a page open who works the queue has.
+	Stuck []tasks.Line
 }
 
 // Worker is one person's numbers on the Team page.
@@ -358,7 +361,41 @@ func (d *Desk) team(ctx context.Context, people []users.User) (Team, error) {
 	slices.SortStableFunc(t.Members, func(a, b Member) int {
 		return cmp.Or(cmp.Compare(a.Status.Order(), b.Status.Order()), strings.Compare(a.User.Name, b.User.Name))
 	})
-	return t, nil
+	return t, d.routedWork(ctx, &t)
+}
+
+// routedWork counts the jobs waiting for each member by name, and finds
+// the lines of routed jobs that nobody here may take (Team.Stuck).
+func (d *Desk) routedWork(ctx context.Context, t *Team) error {
+	queues, err := d.tasks.QueueNames(ctx)
+	if err != nil {
+		return err
+	}
+	lines, err := d.tasks.Lines(ctx, queues)
+	if err != nil {
+		return err
+	}
+	member := map[string]*Member{}
+	for i := range t.Members {
+		member[t.Members[i].User.Name] = &t.Members[i]
+	}
+	for _, l := range lines {
+		taken := false
+		if m := member[l.Person]; l.Person != "" && m != nil {
+			m.Waiting += l.Waiting
+			taken = m.here()
+		}
+		if l.Person == "" {
+			taken = slices.ContainsFunc(t.Members, func(m Member) bool {
+				return m.here() && m.User.CanWork(l.Queue) && m.User.Skills.Covers(l.Skills)
+			})
+		}
+		if !taken {
+			t.Stuck = append(t.Stuck, l)
+		}
+	}
+	slices.SortFunc(t.Stuck, func(a, b tasks.Line) int { return cmp.Compare(b.Waiting, a.Waiting) })
+	return nil
 }
 
 // teamWork gathers what the reservations of each of the people came to

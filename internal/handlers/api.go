@@ -328,6 +328,16 @@ type newTokenAnswer struct {
 type teamAnswer struct {
 	MoreHeld bool         `json:"more_held"`
 	People   []memberJSON `json:"people"`
+	Stuck    []stuckJSON  `json:"stuck"`
+}
+
+// stuckJSON is a line of routed jobs nobody with a page open may take.
+type stuckJSON struct {
+	Queue    string   `json:"queue"`
+	Person   string   `json:"person,omitempty"`
+	Skills   []string `json:"skills,omitempty"`
+	Waiting  int64    `json:"waiting"`
+	FirstJob string   `json:"first_job"`
 }
 
 // memberJSON is one person as GET /team shows them.
@@ -335,6 +345,8 @@ type memberJSON struct {
 	Name         string     `json:"name"`
 	Role         users.Role `json:"role"`
 	Status       string     `json:"status"`
+	Skills       []string   `json:"skills"`
+	Waiting      int64      `json:"waiting_for_them"`
 	Holding      []heldJSON `json:"holding"`
 	LastActionAt *time.Time `json:"last_action_at"`
 	Today        tallyJSON  `json:"today"`

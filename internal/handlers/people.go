@@ -198,8 +198,12 @@ func (s *Server) addPersonForm(c echo.Context) error {
 	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role"))}
 	queues, all, problem := grantForm(c, u.Role)
 	u.Queues = queues
+	typed := c.FormValue("skills")
+	if problem == "" {
+		u.Skills, problem = skillsForm(typed)
+	}
 	if problem != "" {
-		return s.renderPeople(c, http.StatusBadRequest, views.PeopleView{New: u, Problem: problem, AllQueues: all})
+		return s.renderPeople(c, http.StatusBadRequest, views.PeopleView{New: u, Problem: problem, AllQueues: all, Skills: typed})
 	}
 	err := s.desk.AddPerson(c.Request().Context(), actor(c), u, c.FormValue("password"))
 	if err == nil {
@@ -210,7 +214,17 @@ func (s *Server) addPersonForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderPeople(c, status, views.PeopleView{New: u, Problem: problem, AllQueues: all})
+	return s.renderPeople(c, status, views.PeopleView{New: u, Problem: problem, AllQueues: all, Skills: typed})
+}
+
+// skillsForm reads the skills typed in a People page's form; problem says
+// what is wrong with them.
+func skillsForm(typed string) (skills.Set, string) {
+	have, err := skills.Parse(typed)
+	if err != nil {
+		return nil, "Skills: " + err.Error() + "."
+	}
+	return have, ""
 }
 
 func (s *Server) renderPerson(c echo.Context, status int, v views.PersonView) error {
@@ -239,15 +253,20 @@ func (s *Server) editPersonForm(c echo.Context) error {
 	ctx, a := c.Request().Context(), actor(c)
 	role := users.Role(c.FormValue("role"))
 	queues, all, problem := grantForm(c, role)
+	typed := c.FormValue("skills")
+	var have skills.Set
+	if problem == "" {
+		have, problem = skillsForm(typed)
+	}
 	if problem != "" {
 		u, err := s.desk.PersonNamed(ctx, a, c.Param("name"))
 		if err != nil {
 			return err
 		}
 		u.Role, u.Queues = role, queues
-		return s.renderPerson(c, http.StatusBadRequest, views.PersonView{Person: u, Problem: problem, AllQueues: all})
+		return s.renderPerson(c, http.StatusBadRequest, views.PersonView{Person: u, Problem: problem, AllQueues: all, Skills: &typed})
 	}
-	changed, err := s.desk.ChangePerson(ctx, a, c.Param("name"), desk.Change{Role: &role, Queues: &queues, Password: c.FormValue("password")})
+	changed, err := s.desk.ChangePerson(ctx, a, c.Param("name"), desk.Change{Role: &role, Queues: &queues, Skills: &have, Password: c.FormValue("password")})
 	if err == nil {
 		s.flash(c, "Saved "+changed.Name+".")
 		return redirect(c, "/supervisor/people/"+changed.Name)
@@ -256,7 +275,7 @@ func (s *Server) editPersonForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderPerson(c, status, views.PersonView{Person: changed, Problem: problem, AllQueues: all})
+	return s.renderPerson(c, status, views.PersonView{Person: changed, Problem: problem, AllQueues: all, Skills: &typed})
 }
 
 func (s *Server) disableForm(disabled bool) echo.HandlerFunc {

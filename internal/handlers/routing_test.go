@@ -1,9 +1,16 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
+
+	"claimdesk/internal/users"
 )
 
 // People have skills, set over the API; jobs ask for skills, or name an
@@ -81,5 +88,68 @@ func TestRoutingAPI(t *testing.T) {
 	list := a.expect("GET", "/api/v1/users", a.super, "", 200, "")["users"].([]any)
 	if !slices.ContainsFunc(list, func(x any) bool { return fmt.Sprint(x.(map[string]any)["skills"]) == "[fr]" }) {
 		t.Fatalf("the list of people lacks their skills: %v", list)
+	}
+}
+
+// The pages: a supervisor sets a person's skills on their page, sees on a
+// job's page whom it is for and gives it to one of its queue's operators
+// (not to someone else), and on the Team page the jobs nobody here may
+// take; the operator finds the job under "Assigned to me", and counts on
+// the card only what they may claim.
+func TestRoutingPages(t *testing.T) {
+	a := newApp(t)
+	_, sup := a.person(users.Supervisor)
+	opName, op := a.person(users.Operator, a.queue)
+	sup.do("GET", "/supervisor/people/"+opName, nil)
+	edit := url.Values{"_csrf": {sup.csrf}, "role": {"operator"}, "grant": {"some"}, "queues": {a.queue}, "skills": {"de, vat:9"}}
+	sup.do("POST", "/supervisor/people/"+opName, edit)
+	if sup.status != http.StatusBadRequest || !strings.Contains(sup.body, "Skills: ") || !strings.Contains(sup.body, `value="de, vat:9"`) {
+		t.Fatalf("bad skills: %d, the page does not say so with what was typed", sup.status)
+	}
+	edit.Set("skills", "de, vat:3")
+	sup.do("POST", "/supervisor/people/"+opName, edit)
+	if u, err := a.users.Get(context.Background(), opName); err != nil || u.Skills.String() != "de:1,vat:3" {
+		t.Fatalf("skills after the form: %v, %v", u.Skills, err)
+	}
+	sup.do("GET", "/supervisor/people", nil)
+	if !strings.Contains(sup.body, "de, vat:3") {
+		t.Fatal("the People list does not show the skills")
+	}
+
+	jobs := "/api/v1/queues/" + a.queue + "/jobs"
+	fr := a.expect("POST", jobs, a.producer, `{"title":"French invoice","skills":["fr"]}`, 201, "")["job"].(map[string]any)["id"].(string)
+	a.expect("POST", jobs, a.producer, `{"title":"Open one"}`, 201, "")
+	op.do("GET", "/", nil)
+	if !strings.Contains(op.body, `data-routed`) || !regexp.MustCompile(`data-testid="ready-count">1<`).MatchString(op.body) {
+		t.Fatal("the card does not count only what the operator may claim")
+	}
+	sup.do("GET", "/jobs/"+fr, nil)
+	if !strings.Contains(sup.body, `data-testid="job-skills"`) || !strings.Contains(sup.body, `<option value="`+opName+`"`) {
+		t.Fatal("the job's page does not say what it asks for, or offers nobody to give it to")
+	}
+	sup.do("GET", "/supervisor/team", nil)
+	if !strings.Contains(sup.body, `data-testid="stuck-line"`) || !strings.Contains(sup.body, "ask for fr, which nobody here has") {
+		t.Fatal("the Team page does not show the job nobody here may take")
+	}
+	sup.do("GET", "/jobs/"+fr, nil)
+	assign := shownAs(t, sup.body, fr, "assign")
+	assign.Set("person", "nobody-"+a.queue)
+	sup.do("POST", "/supervisor/jobs/"+fr+"/assign", assign)
+	sup.do("GET", "/jobs/"+fr, nil)
+	if !strings.Contains(sup.body, "does not work "+a.queue) {
+		t.Fatal("giving the job to someone who does not work the queue: the page does not say why nothing was done")
+	}
+	assign.Set("person", opName)
+	sup.do("POST", "/supervisor/jobs/"+fr+"/assign", assign)
+	if j := a.expect("GET", "/api/v1/jobs/"+fr, a.super, "", 200, ""); j["assignee"] != opName {
+		t.Fatalf("after the form: %v", j)
+	}
+	op.do("GET", "/", nil)
+	if !strings.Contains(op.body, `data-testid="assigned-to-me"`) || !strings.Contains(op.body, "French invoice") {
+		t.Fatal("the operator's home has no Assigned to me with the job")
+	}
+	sup.do("GET", "/supervisor/team", nil)
+	if !strings.Contains(sup.body, "1 job waiting for them") {
+		t.Fatal("the Team page does not count the job waiting for the operator")
 	}
 }

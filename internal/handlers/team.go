@@ -73,11 +73,16 @@ func (s *Server) apiTeam(c echo.Context) error {
 	for _, m := range t.Members {
 		tally := tallies[m.User.Name]
 		mj := memberJSON{Name: m.User.Name, Role: m.User.Role, Status: string(m.Status), Holding: []heldJSON{},
+			Skills: m.User.Skills.List(), Waiting: m.Waiting,
 			LastActionAt: optional(m.LastAction), Today: tallyOut(tally.Today), Last7Days: tallyOut(tally.Window)}
 		for _, j := range m.Held {
 			mj.Holding = append(mj.Holding, heldJSON{ID: j.ID, Queue: j.Queue, Title: j.Title, ReservedAt: j.ReservedAt})
 		}
 		out = append(out, mj)
 	}
-	return c.JSON(http.StatusOK, teamAnswer{MoreHeld: t.More, People: out})
+	stuck := make([]stuckJSON, len(t.Stuck))
+	for i, l := range t.Stuck {
+		stuck[i] = stuckJSON{Queue: l.Queue, Person: l.Person, Skills: l.Skills.List(), Waiting: l.Waiting, FirstJob: l.First}
+	}
+	return c.JSON(http.StatusOK, teamAnswer{MoreHeld: t.More, People: out, Stuck: stuck})
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"claimdesk/internal/skills"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -384,45 +386,91 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 // per queue.
 const MaxHolding = MaxPageSize
 
-// Holding returns what the operator holds in the given queues, without
-// payloads, soonest deadline first: each queue's engine keeps its
-// reservations by holder (keys.Queue.Holding), so this reads only the
-// operator's, in one round trip for all the queues.
+// Holding returns what the operator holds in the given queues, as Mine
+// does.
 func (s *Store) Holding(ctx context.Context, operator string, queues []string) ([]*Job, error) {
-	queues = slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return !validQueueName(q) })
-	if len(queues) == 0 {
-		return nil, nil
-	}
-	values, errs, err := s.readEach(ctx, holdingScript, queues, operator, MaxHolding)
-	if err != nil {
-		return nil, err
-	}
+	held, _, err := s.Mine(ctx, operator, nil, queues)
+	return held, err
+}
+
+// Mine returns what the person (with skills have) holds in the given
+// queues, without payloads, soonest deadline first: each queue's engine
+// keeps its reservations by holder (keys.Queue.Holding), so this reads
+// only the person's. And, for each of the queues, what they may claim
+// there (ForPerson; nothing in a queue that does not exist). In one
+// round trip for all the queues, when the Store knows their skills lines
+// (routing.go).
+func (s *Store) Mine(ctx context.Context, person string, have skills.Set, queues []string) ([]*Job, map[string]ForPerson, error) {
+	left := slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return !validQueueName(q) })
 	var held []*Job
-	for i, r := range values {
-		if errs[i] != nil {
-			return nil, errs[i]
+	forPerson := map[string]ForPerson{}
+	for try := 0; len(left) > 0; try++ {
+		if try == routeTries {
+			return nil, nil, errRoutesChanged
 		}
-		for r.more() {
-			id, raw := r.str("job id"), r.str("job metadata")
-			if raw == "" {
+		values, errs, err := s.readEachWith(ctx, holdingScript, left, func(q string) []any {
+			version, lines := s.givenLines(q, have)
+			return []any{person, MaxHolding, version, lines, MaxMine}
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		var stale []string
+		for i, r := range values {
+			q := left[i]
+			if errors.Is(errs[i], errRoutesChanged) {
+				if err := s.readRoutes(ctx, q); err != nil {
+					return nil, nil, err
+				}
+				stale = append(stale, q)
 				continue
 			}
-			job, err := decodeJob(globalID(id, queues[i]), raw, "{}", s.now())
+			if errs[i] != nil {
+				return nil, nil, errs[i]
+			}
+			read := func(n int64) ([]*Job, error) {
+				var out []*Job
+				for range n {
+					id, raw := r.str("job id"), r.str("job metadata")
+					if raw == "" {
+						continue // finished in between
+					}
+					job, err := decodeJob(globalID(id, q), raw, "{}", s.now())
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, job)
+				}
+				return out, nil
+			}
+			jobs, err := read(r.int("reservations"))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if job.Deadline != nil {
-				held = append(held, job)
+			for _, j := range jobs {
+				if j.Deadline != nil {
+					held = append(held, j)
+				}
 			}
+			f := ForPerson{Routed: r.int("routed") == 1, Claimable: r.int("claimable")}
+			for r.more() {
+				mine, err := read(1)
+				if err != nil {
+					return nil, nil, err
+				}
+				f.Mine = append(f.Mine, mine...)
+			}
+			if err := r.done(); err != nil {
+				return nil, nil, err
+			}
+			forPerson[q] = f
 		}
-		if err := r.done(); err != nil {
-			return nil, err
-		}
+		left = stale
 	}
 	slices.SortFunc(held, func(a, b *Job) int {
 		return cmp.Or(a.Deadline.Compare(*b.Deadline), strings.Compare(a.ID, b.ID))
 	})
-	return held, nil
+	return held, forPerson, nil
 }
 
 // RequeueDead puts at most limit (1 to MaxPageSize) of the queue's dead

@@ -134,60 +134,49 @@ type ForPerson struct {
 	Mine []*Job
 }
 
-// MaxMine bounds the jobs of a person's own that WaitingFor lists per
-// queue.
+// MaxMine bounds the jobs of a person's own that Mine lists per queue.
 const MaxMine = 50
 
-// WaitingFor returns, for each of the queues, what the person (with
-// skills have) may claim there (a queue that does not exist is left out),
-// in one round trip when the Store knows the queues' skills lines.
-func (s *Store) WaitingFor(ctx context.Context, person string, have skills.Set, queues []string) (map[string]ForPerson, error) {
-	out := map[string]ForPerson{}
-	left := slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return !validQueueName(q) })
-	for try := 0; len(left) > 0; try++ {
-		if try == routeTries {
-			return nil, errRoutesChanged
+// Line is one line of a queue's routed jobs that holds a job: the jobs
+// waiting for one person, or for people with some skills.
+type Line struct {
+	Queue string
+	// Person is whom its jobs wait for by name (assigned to them, or
+	// preferring them), or Skills what they ask for.
+	Person string
+	Skills skills.Set
+	// Waiting is how many jobs wait in it, and First the first of them.
+	Waiting int64
+	First   string
+}
+
+// Lines returns the lines of the queues' routed jobs that hold a job, in
+// one round trip (a queue that does not exist has none).
+func (s *Store) Lines(ctx context.Context, queues []string) ([]Line, error) {
+	queues = slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return !validQueueName(q) })
+	values, errs, err := s.readEach(ctx, linesScript, queues)
+	if err != nil {
+		return nil, err
+	}
+	var out []Line
+	for i, r := range values {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		var stale []string
-		values, errs, err := s.readEachWith(ctx, waitingForScript, left, func(q string) []any {
-			version, lines := s.givenLines(q, have)
-			return []any{person, version, lines, MaxMine}
-		})
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range values {
-			q := left[i]
-			switch {
-			case errors.Is(errs[i], errRoutesChanged):
-				if err := s.readRoutes(ctx, q); err != nil {
-					return nil, err
-				}
-				stale = append(stale, q)
-				continue
-			case errors.Is(errs[i], ErrQueueNotFound):
-				continue
-			case errs[i] != nil:
-				return nil, errs[i]
-			}
-			f := ForPerson{Routed: r.int("routed") == 1, Claimable: r.int("claimable")}
-			for r.more() {
-				id, raw := r.str("job id"), r.str("job metadata")
-				if raw == "" {
-					continue
-				}
-				job, err := decodeJob(globalID(id, q), raw, "{}", s.now())
-				if err != nil {
-					return nil, err
-				}
-				f.Mine = append(f.Mine, job)
-			}
-			if err := r.done(); err != nil {
+		for r.more() {
+			l := Line{Queue: queues[i]}
+			name := r.str("line")
+			l.Waiting, l.First = r.int("waiting"), globalID(r.str("first job"), queues[i])
+			if person, ok := strings.CutPrefix(name, "@"); ok {
+				l.Person = person
+			} else if l.Skills, err = skills.Parse(strings.TrimPrefix(name, "+")); err != nil {
 				return nil, err
 			}
-			out[q] = f
+			out = append(out, l)
 		}
-		left = stale
+		if err := r.done(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestRoutingBySkillsAndAssignee(t *testing.T) {
 			{"ann", "contracts:5", 4, []string{"for ann too", "for ann"}},
 		} {
 			have, _ := skills.Parse(c.have)
-			got, err := e.store.WaitingFor(e.ctx, c.who, have, []string{e.queue, "no-such-queue"})
+			_, got, err := e.store.Mine(e.ctx, c.who, have, []string{e.queue, "no-such-queue"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,9 +70,22 @@ func TestRoutingBySkillsAndAssignee(t *testing.T) {
 			for _, j := range f.Mine {
 				mine = append(mine, j.Title)
 			}
-			if !f.Routed || f.Claimable != c.n || !slices.Equal(mine, c.mine) || len(got) != 1 {
-				t.Fatalf("WaitingFor(%s) = %+v (own %q), want %d claimable, own %q", c.who, f, mine, c.n, c.mine)
+			if none := got["no-such-queue"]; !f.Routed || f.Claimable != c.n || !slices.Equal(mine, c.mine) || none.Routed || none.Claimable != 0 {
+				t.Fatalf("Mine(%s) = %+v (own %q), want %d claimable, own %q", c.who, f, mine, c.n, c.mine)
 			}
+		}
+		// The lines that hold jobs, each with its count.
+		lines, err := e.store.Lines(e.ctx, []string{e.queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range lines {
+			got = append(got, fmt.Sprintf("%s%s %d", l.Person, l.Skills.String(), l.Waiting))
+		}
+		slices.Sort(got)
+		if want := []string{"ann 2", "contracts:2,de:1 1", "contracts:3 1", "de:1 1"}; !slices.Equal(got, want) {
+			t.Fatalf("Lines = %q, want %q", got, want)
 		}
 		// bo has no skills: the open job, then nothing.
 		if got := e.claimAs("bo", ""); got != "open" {

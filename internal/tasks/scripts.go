@@ -109,9 +109,9 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
 		keys.PartFallback, keys.PartHeads},
-	"head":        {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartReadyDue, keys.PartRouted, keys.PartHeads},
-	"holding":     {keys.PartMeta, keys.PartHolding},
-	"waiting_for": {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartRouted},
+	"head":    {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartReadyDue, keys.PartRouted, keys.PartHeads},
+	"holding": {keys.PartConf, keys.PartReady, keys.PartMeta, keys.PartHolding, keys.PartRouted},
+	"lines":   {keys.PartRouted, keys.PartHeads},
 	"list": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartLate},
 	"outbox": {keys.PartConf, keys.PartOutbox},
@@ -200,7 +200,7 @@ var (
 	batchCancelScript  = library.script("batch_cancel")
 	headScript         = library.reader("head")
 	holdingScript      = library.reader("holding")
-	waitingForScript   = library.reader("waiting_for")
+	linesScript        = library.reader("lines")
 	queuePutScript     = library.script("queue_put")
 	queueDeleteScript  = library.script("queue_delete")
 	numbersScript      = library.script("numbers")
