@@ -394,7 +394,10 @@ func (d *Desk) routedWork(ctx context.Context, t *Team) error {
 			t.Stuck = append(t.Stuck, l)
 		}
 	}
-	slices.SortFunc(t.Stuck, func(a, b tasks.Line) int { return cmp.Compare(b.Waiting, a.Waiting) })
+	slices.SortFunc(t.Stuck, func(a, b tasks.Line) int {
+		return cmp.Or(cmp.Compare(b.Waiting, a.Waiting), strings.Compare(a.Queue, b.Queue),
+			strings.Compare(a.Person, b.Person), strings.Compare(a.Skills.String(), b.Skills.String()))
+	})
 	return nil
 }
 

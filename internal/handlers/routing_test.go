@@ -128,7 +128,7 @@ func TestRoutingPages(t *testing.T) {
 		t.Fatal("the job's page does not say what it asks for, or offers nobody to give it to")
 	}
 	sup.do("GET", "/supervisor/team", nil)
-	if !strings.Contains(sup.body, `data-testid="stuck-line"`) || !strings.Contains(sup.body, "ask for fr, which nobody here has") {
+	if !strings.Contains(sup.body, `data-testid="stuck-line"`) || !strings.Contains(sup.body, "asks for fr, which nobody here has.") {
 		t.Fatal("the Team page does not show the job nobody here may take")
 	}
 	sup.do("GET", "/jobs/"+fr, nil)

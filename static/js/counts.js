@@ -32,7 +32,8 @@ function setQueueCounts(n) {
   all('[data-queue="' + CSS.escape(n.queue) + '"]').forEach((card) => {
     if (ready === undefined) return;
     // A queue with routed jobs: the card counts what this operator may
-    // claim, which the queue's counts do not say; the page's refresh does.
+    // claim, which the queue's counts do not say; the home's fetch, which
+    // the notice asks for (live.js), does.
     if (card.hasAttribute("data-routed")) {
       showCount(one("[data-in-progress]", card), n.reserved);
       return;

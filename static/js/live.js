@@ -97,6 +97,9 @@ function onNotice(n) {
   switch (n.type) {
     case "queue.changed":
       heardCounts(n);
+      // An operator's card of a queue with routed jobs counts what they
+      // may claim, which the notice does not say: the home says it afresh.
+      if (one('[data-queue="' + CSS.escape(n.queue) + '"][data-routed]')) mine.soon();
       // What notices do not carry: the supervisor's "dead today",
       // "completed last hour" and "oldest waiting", a queue's tabs and charts.
       others.soon();
