@@ -1168,11 +1168,15 @@ local function next_for(op, given, routed, due_first, ahead, fine)
       for i, line in ipairs(given.lines) do names[i + 1] = kind .. line end
       local firsts = redis.call('HMGET', K.heads, unpack(names))
       SEEN.heads = SEEN.heads or {}
-      for i, name in ipairs(names) do SEEN.heads[name] = firsts[i] end
+      -- The best score so far, read once per place: places of other
+      -- scores need no more than it (before, for equal ones).
+      local top = best and tonumber(string.sub(best, 1, 17))
       for i, from in ipairs(names) do
         local first = firsts[i]
+        SEEN.heads[from] = first
         if first and ahead == 0 then
-          if not best or before(first, best) then best = first end
+          local score = tonumber(string.sub(first, 1, 17))
+          if not best or score < top or (score == top and before(first, best)) then best, top = first, score end
         elseif first then
           for _, member in ipairs(redis.call('ZRANGEBYLEX', K.routed, '[' .. from .. '|', '(' .. from .. '}', 'LIMIT', '0', int(ahead + 1))) do
             local place = string.sub(member, #from + 2)
