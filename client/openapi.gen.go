@@ -1348,7 +1348,7 @@ type NewJob struct {
 	// DueInSeconds Make the job due this long from now; 0 is none, as if left out; not with `due_at`.
 	DueInSeconds *int `json:"due_in_seconds,omitempty"`
 
-	// FallbackAfterSeconds With `preferred` (and only then), how long they alone may claim the job, at least 1 second; 0 is none, as if left out.
+	// FallbackAfterSeconds With `preferred`, how long they alone may claim the job, 1 to 2592000 seconds; without `preferred`, 0 or left out.
 	FallbackAfterSeconds *int `json:"fallback_after_seconds,omitempty"`
 
 	// IdempotencyKey An idempotency key (up to 200 printable ASCII characters, no spaces), or empty for none, as if it were left out.

@@ -383,7 +383,7 @@ func (d *Desk) routedWork(ctx context.Context, t *Team) error {
 		taken := false
 		if m := member[l.Person]; l.Person != "" && m != nil {
 			m.Waiting += l.Waiting
-			taken = m.here()
+			taken = m.here() && m.User.CanWork(l.Queue)
 		}
 		if l.Person == "" {
 			taken = slices.ContainsFunc(t.Members, func(m Member) bool {

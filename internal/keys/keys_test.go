@@ -53,7 +53,7 @@ func TestAll(t *testing.T) {
 		"meta", "payload", "result", "idem", "skips", "skipcount", "batches",
 		"batchindex", "batchdone", "parked", "members", "claims", "holding", "numbers",
 		"people", "waiting", "outbox", "drafts", "sla", "late", "readydue",
-		"moving", "moved", "movedat", "away", "returns",
+		"moving", "moved", "movedat", "away", "returns", "routed", "routes", "fallback", "heads",
 	}
 	var got []string
 	for _, k := range q.All() {

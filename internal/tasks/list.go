@@ -32,7 +32,8 @@ const (
 )
 
 // ListJobs returns one page of the queue's jobs in a state, in the order of
-// that state's index: ready by rank (next to be claimed first), scheduled by
+// that state's index: ready by rank (next to be claimed first; jobs routed
+// to people or skills after the open ones, lua/lib.lua), scheduled by
 // due time, reserved by deadline, finished states by finish time; Descending
 // reverses it. Queue "" lists every queue's, merged in that order. Pass the
 // previous page's NextCursor to continue.

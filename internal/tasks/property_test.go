@@ -574,6 +574,14 @@ func (m *model) mayTake(mj *modelJob, op string) bool {
 	return modelSkills[op].Covers(mj.asks)
 }
 
+// unassign ends the job's assignment to op, who skipped it or said it
+// can't be done: it goes to anyone with its skills.
+func (mj *modelJob) unassign(op string) {
+	if slices.Equal(mj.routeTo, []string{op}) && mj.fallbackAt.IsZero() {
+		mj.routeTo = nil
+	}
+}
+
 // routed reports whether the job waits in lines of its own.
 func (mj *modelJob) routed() bool { return mj.routeTo != nil || len(mj.asks) > 0 }
 
@@ -759,6 +767,9 @@ func (m *model) holderAction(action string) {
 			if live && !slices.Contains(mj.skippedBy, mj.holder) {
 				mj.skippedBy = append(mj.skippedBy, mj.holder)
 			}
+			if live {
+				mj.unassign(holder)
+			}
 		} else {
 			_, err = e.store.Release(e.ctx, id, Hold{mj.holder, mj.token})
 		}
@@ -776,6 +787,9 @@ func (m *model) holderAction(action string) {
 			// Back in line, it is not offered to whoever reported it.
 			if mj.state == StateReady && !slices.Contains(mj.skippedBy, holder) {
 				mj.skippedBy = append(mj.skippedBy, holder)
+			}
+			if mj.state == StateReady {
+				mj.unassign(holder)
 			}
 		}
 	case "extend":

@@ -401,6 +401,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	}
 	keyLists.Delete(name)
 	s.forms.Delete(name)
+	s.routes.Delete(name)
 	err = s.durably(ctx, keys.Queues, func(p redis.Pipeliner) { p.SRem(ctx, keys.Queues, name) })
 	if err != nil {
 		return redisErr(err)

@@ -150,11 +150,15 @@ type Line struct {
 	First   string
 }
 
-// Lines returns the lines of the queues' routed jobs that hold a job, in
-// one round trip (a queue that does not exist has none).
+// MaxLines bounds the lines Lines returns per queue.
+const MaxLines = 1000
+
+// Lines returns the lines of the queues' routed jobs that hold a job (at
+// most MaxLines per queue), in one round trip (a queue that does not exist
+// has none).
 func (s *Store) Lines(ctx context.Context, queues []string) ([]Line, error) {
 	queues = slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return !validQueueName(q) })
-	values, errs, err := s.readEach(ctx, linesScript, queues)
+	values, errs, err := s.readEach(ctx, linesScript, queues, MaxLines)
 	if err != nil {
 		return nil, err
 	}

@@ -325,3 +325,37 @@ func TestNewSkillsLinesAreSeen(t *testing.T) {
 		}
 	})
 }
+
+// A job assigned to someone who skips it, or says it can't be done, is
+// theirs no longer: it goes to anyone with its skills, never back to them.
+func TestAssigneeGivesItUp(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		skipped := e.routed("skipped", 60, NewJob{Assignee: "ann"})
+		failed := e.routed("failed", 50, NewJob{Assignee: "ann", Skills: []string{"de"}})
+		r := e.claim("ann")
+		if r.Job.ID != skipped.ID {
+			t.Fatalf("ann claimed %s", r.Job.Title)
+		}
+		if _, err := e.store.Skip(e.ctx, skipped.ID, r.Hold()); err != nil {
+			t.Fatal(err)
+		}
+		r = e.claim("ann")
+		if r.Job.ID != failed.ID {
+			t.Fatalf("ann claimed %s", r.Job.Title)
+		}
+		if _, err := e.store.Fail(e.ctx, failed.ID, r.Hold(), "I don't read German"); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.claimAs("ann", "de"); got != "" {
+			t.Fatalf("ann was given %q again", got)
+		}
+		for _, want := range []string{"skipped", "failed"} {
+			if got := e.claimAs("bo", "de"); got != want {
+				t.Fatalf("bo claimed %q, want %q", got, want)
+			}
+		}
+		if j := e.get(failed.ID); j.Assignee != "" || !slices.Equal(j.Skills, []string{"de"}) {
+			t.Fatalf("the failed job: assignee %q, skills %q", j.Assignee, j.Skills)
+		}
+	})
+}

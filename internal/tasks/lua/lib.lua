@@ -74,7 +74,7 @@ end
 -- hands every change of a script the same table, so no script writes
 -- into K or INDEX (TestScriptsLeaveTheirKeys).
 local function begin(keys)
-  K, INDEX, DEFER = keys, keys, nil
+  K, INDEX, DEFER, TOPS = keys, keys, nil, nil
   if JOINED then
     MARK = #TRANS
     return
@@ -518,9 +518,10 @@ local function line_up(id, m)
     if not first or before(place, first) then set_first(line, place) end
     return first
   end
-  local known = TOPS ~= nil -- flush counts the new lines of gathered writes
+  -- flush counts the new lines of gathered writes.
+  local known = TOPS ~= nil
   for _, line in ipairs(lines) do
-    known = join('r' .. line, rank)
+    if join('r' .. line, rank) then known = true end
     if due then join('d' .. line, due) end
   end
   -- A skills line that had no job may be new: then it is counted.
@@ -775,12 +776,20 @@ local function forget_skips(id, m)
 end
 
 -- not_for marks the job as one op is not offered again while it waits (a
--- skip, or a failure op reported): K.skips and K.skipcount hold the marks,
+-- skip, or a failure op reported), and ends its assignment to op if it
+-- had one: K.skips and K.skipcount hold the marks,
 -- m.skipped_by who has one on the job. Claim looks past at most limit jobs
 -- op marked, so op may have at most limit marks in the queue: at the
 -- limit, it marks nothing and answers false.
 local function not_for(id, m, op, limit)
   if tonumber(redis.call('HGET', K.skipcount, op) or '0') >= limit then return false end
+  -- A job assigned to op alone is theirs no longer: it goes to anyone
+  -- with its skills (Routing, above), or it would wait for nobody.
+  if m.route_to == op and not m.fallback_at then
+    local lined = m.state == 'ready' and out_of_line(id, m)
+    m.route_to = nil
+    if lined then line_up(id, m) end
+  end
   if redis.call('SADD', K.skips, op .. '\n' .. id) == 1 then
     SEEN.unskipped = nil
     redis.call('HINCRBY', K.skipcount, op, 1)
@@ -1236,12 +1245,12 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local routed = conf[5] == '1'
   local max_hold, max_held = conf[1], tonumber(conf[3] or '0')
   if not max_hold then return 'queue_not_found' end
-  if routed and routes_stale(given, conf[6]) then return 'routes' end
   if key ~= '' and mode ~= 'new' then
     local prior = claimed_with(op, key)
     if prior then return 'ok', prior, LOADED[prior].raw end
   end
   if mode == 'again' then return 'empty' end
+  if routed and routes_stale(given, conf[6]) then return 'routes' end
   if conf[2] == '1' then return 'queue_paused' end
   -- Most claims find nothing expired or due: a count, answered as a bare
   -- integer, is the cheapest way to know. Reclaimed before op's holdings

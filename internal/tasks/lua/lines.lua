@@ -1,13 +1,14 @@
 -- lines.lua: the lines of routed jobs in line (lib.lua, Routing) that hold
--- a job: each one's name ("@<person>" or "+<skills>"), how many jobs wait
--- in it, and its first. Reads only.
+-- a job, at most ARGV[1] of them: each one's name ("@<person>" or
+-- "+<skills>"), how many jobs wait in it, and its first. Reads only.
 -- KEYS    -> routed, heads
+-- ARGV[1] -> at most this many lines
 -- Output: {"ok", then per line: name, jobs waiting, first job's id}
 local out = {}
 local heads = redis.call('HGETALL', K.heads)
 for i = 1, #heads, 2 do
   local field = heads[i]
-  if string.sub(field, 1, 1) == 'r' then
+  if string.sub(field, 1, 1) == 'r' and #out < 3 * tonumber(ARGV[1]) then
     out[#out + 1] = string.sub(field, 2)
     out[#out + 1] = redis.call('ZLEXCOUNT', K.routed, '[' .. field .. '|', '(' .. field .. '}')
     out[#out + 1] = id_of(heads[i + 1])
