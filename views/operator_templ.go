@@ -522,7 +522,7 @@ func HomeLive(p Page, h Home) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if h.claimable(q) > 0 && q.Stats.OldestWaitingSince != nil && !h.routed(q) {
+			if h.claimable(q) > 0 && q.Stats.OldestWaitingSince != nil {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<span data-waiting=\"some\" data-testid=\"oldest-waiting\">Oldest waiting ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
