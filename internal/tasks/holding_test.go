@@ -26,7 +26,7 @@ func TestHolding(t *testing.T) {
 		}
 		ids := func(op string) []string {
 			e.t.Helper()
-			held, err := e.store.Holding(e.ctx, op, []string{e.queue, other, "no-such-queue", "Not A Name"})
+			held, err := e.holding(op, []string{e.queue, other, "no-such-queue", "Not A Name"})
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestHoldingIndexedByReclaim(t *testing.T) {
 		if err := e.rdb.Del(e.ctx, keysFor(e.queue).Holding()).Err(); err != nil {
 			e.t.Fatal(err)
 		}
-		if held, err := e.store.Holding(e.ctx, "alice", []string{e.queue}); err != nil || len(held) != 0 {
+		if held, err := e.holding("alice", []string{e.queue}); err != nil || len(held) != 0 {
 			e.t.Fatalf("without the index: %v, %v", held, err)
 		}
 		if _, _, err := e.store.ReclaimExpired(e.ctx, e.queue, 1); err != nil {
@@ -102,7 +102,7 @@ func TestHoldingIndexedByReclaim(t *testing.T) {
 			e.t.Fatal(err)
 		}
 		for op, want := range map[string]string{"alice": r1.Job.ID, "bob": r2.Job.ID} {
-			held, err := e.store.Holding(e.ctx, op, []string{e.queue})
+			held, err := e.holding(op, []string{e.queue})
 			if err != nil || len(held) != 1 || held[0].ID != want {
 				e.t.Fatalf("%s holds %v (%v), want %s", op, held, err, want)
 			}
@@ -141,7 +141,7 @@ func TestHoldingIndexedInSteps(t *testing.T) {
 				e.t.Fatalf("one reclaim of limit 10 filed %d reservations", filed)
 			}
 		}
-		held, err := e.store.Holding(e.ctx, "olga", []string{e.queue})
+		held, err := e.holding("olga", []string{e.queue})
 		if err != nil || len(held) != min(n, MaxHolding) {
 			e.t.Fatalf("olga holds %d (%v), want %d", len(held), err, min(n, MaxHolding))
 		}
@@ -206,4 +206,10 @@ func TestQueuesNamed(t *testing.T) {
 			e.t.Fatalf("QueuesNamed of none: %v, %v", none, err)
 		}
 	})
+}
+
+// holding is what op holds in the queues, as Mine answers it.
+func (e *env) holding(op string, queues []string) ([]*Job, error) {
+	held, _, err := e.store.Mine(e.ctx, op, nil, queues)
+	return held, err
 }

@@ -383,16 +383,9 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 	return jobs, nil
 }
 
-// MaxHolding bounds how many of one person's reservations Holding returns
+// MaxHolding bounds how many of one person's reservations Mine returns
 // per queue.
 const MaxHolding = MaxPageSize
-
-// Holding returns what the operator holds in the given queues, as Mine
-// does.
-func (s *Store) Holding(ctx context.Context, operator string, queues []string) ([]*Job, error) {
-	held, _, err := s.Mine(ctx, operator, nil, queues)
-	return held, err
-}
 
 // Mine returns what the person (with skills have) holds in the given
 // queues, without payloads, soonest deadline first: each queue's engine

@@ -1146,8 +1146,8 @@ local function given_lines(version, text)
 end
 
 -- next_for returns the job a claim by op (given: the skills lines op may
--- take from, given_lines) would take, nil if none: in each line op may take from, the first job among
--- the first ahead + 1 that fine accepts (one op did not skip); of those,
+-- take from, given_lines) would take, nil if none: in each line op may
+-- take from, the first job among the first ahead + 1 that fine accepts (one op did not skip); of those,
 -- the one a queue's line would put first: by due time first when
 -- due_first (order "due"), among the jobs that have one; else, or when
 -- none has, by rank; on a tie, the lower id. The open line is INDEX.ready
