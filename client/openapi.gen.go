@@ -20,6 +20,8 @@ import (
 // Defines values for Action.
 const (
 	ActionAdmitted      Action = "admitted"
+	ActionAnswered      Action = "answered"
+	ActionApproved      Action = "approved"
 	ActionAssigned      Action = "assigned"
 	ActionAtRisk        Action = "at_risk"
 	ActionBreached      Action = "breached"
@@ -37,7 +39,9 @@ const (
 	ActionPromoted      Action = "promoted"
 	ActionReleased      Action = "released"
 	ActionRequeued      Action = "requeued"
+	ActionSentBack      Action = "sent_back"
 	ActionSkipped       Action = "skipped"
+	ActionSubmitted     Action = "submitted"
 	ActionTransferred   Action = "transferred"
 )
 
@@ -45,6 +49,10 @@ const (
 func (e Action) Valid() bool {
 	switch e {
 	case ActionAdmitted:
+		return true
+	case ActionAnswered:
+		return true
+	case ActionApproved:
 		return true
 	case ActionAssigned:
 		return true
@@ -80,7 +88,11 @@ func (e Action) Valid() bool {
 		return true
 	case ActionRequeued:
 		return true
+	case ActionSentBack:
+		return true
 	case ActionSkipped:
+		return true
+	case ActionSubmitted:
 		return true
 	case ActionTransferred:
 		return true
@@ -551,6 +563,27 @@ func (e QueuePatchOrder) Valid() bool {
 	}
 }
 
+// Defines values for ReviewReason.
+const (
+	Disagreement ReviewReason = "disagreement"
+	Sample       ReviewReason = "sample"
+	Training     ReviewReason = "training"
+)
+
+// Valid indicates whether the value is a known member of the ReviewReason enum.
+func (e ReviewReason) Valid() bool {
+	switch e {
+	case Disagreement:
+		return true
+	case Sample:
+		return true
+	case Training:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Role.
 const (
 	Operator   Role = "operator"
@@ -726,10 +759,42 @@ func (e ListJobsParamsOrder) Valid() bool {
 // and `transferred` (a supervisor took a held job from its holder and
 // routed it to one person), each naming them as `assignee`;
 // `fell_back` (the time of the people a job preferred ran out: anyone
-// with its skills may claim it now; no change of state);
-// and, in a history only, `drafted` (the holder saved the
+// with its skills may claim it now; no change of state); `answered`
+// (the holder of a job of a queue with `overlap` gave one of its
+// answers but the last: it waits in its place for the next person);
+// `submitted` (the holder's result waits for review: its `reason`
+// says why, `training`, `sample` or `disagreement`), `approved` (a
+// reviewer approved it: the job is completed) and `sent_back` (a
+// reviewer sent it back, the note as its `reason`: it waits to be
+// done again); and, in a history only, `drafted` (the holder saved the
 // reservation's first draft: no change of state).
 type Action string
+
+// Agreed How far the answers agree on one field: for a decision, a yes/no or
+// a one-of field, the value most answers gave (on a tie, the one given
+// first); for a number, the median (of an even count, the lower middle
+// value); for text, the text when every answer gave the same, else
+// `null`. `share` is how many of all the answers gave `value`, from 0
+// to 1 (for text not agreed, the largest share that gave one text).
+type Agreed struct {
+	Share float64 `json:"share"`
+
+	// Value The agreed value; `null` when none is.
+	Value interface{} `json:"value"`
+}
+
+// Answer One person's answer to a job with `overlap`.
+type Answer struct {
+	At time.Time `json:"at"`
+
+	// By A person's name.
+	//
+	// Examples: alice
+	By UserName `json:"by"`
+
+	// Result The result they gave (`null` for none).
+	Result *Result `json:"result"`
+}
 
 // AssignRequest defines model for AssignRequest.
 type AssignRequest struct {
@@ -1073,8 +1138,14 @@ type HistoryEntry struct {
 	// and `transferred` (a supervisor took a held job from its holder and
 	// routed it to one person), each naming them as `assignee`;
 	// `fell_back` (the time of the people a job preferred ran out: anyone
-	// with its skills may claim it now; no change of state);
-	// and, in a history only, `drafted` (the holder saved the
+	// with its skills may claim it now; no change of state); `answered`
+	// (the holder of a job of a queue with `overlap` gave one of its
+	// answers but the last: it waits in its place for the next person);
+	// `submitted` (the holder's result waits for review: its `reason`
+	// says why, `training`, `sample` or `disagreement`), `approved` (a
+	// reviewer approved it: the job is completed) and `sent_back` (a
+	// reviewer sent it back, the note as its `reason`: it waits to be
+	// done again); and, in a history only, `drafted` (the holder saved the
 	// reservation's first draft: no change of state).
 	Action Action `json:"action"`
 
@@ -1121,6 +1192,12 @@ type IdempotencyKey = string
 
 // Job A unit of work for a person. The reservation token is never part of it.
 type Job struct {
+	// Agreement Once the last answer to a job with `overlap` is in, how far the answers agree, by field of the queue's outcome form (`decision` for its choices; without a form, by top-level key of the results). `notes` are never agreed.
+	Agreement *map[string]Agreed `json:"agreement,omitempty"`
+
+	// Answers The answers given so far to a job with `overlap`, oldest first. Once the last is in, the job is `completed` and its `result` is what they agree on.
+	Answers *[]Answer `json:"answers,omitempty"`
+
 	// Assignee The one person who may claim it (given at enqueue, or by a supervisor's assignment).
 	//
 	// Examples: alice
@@ -1170,6 +1247,9 @@ type Job struct {
 	// MovedFrom The queue the job was enqueued in, if it missed its due time there and moved to that queue's `breach_queue` (its id names the queue it is in now). Its producers there may still read and cancel it, and their webhooks receive its events.
 	MovedFrom *QueueName `json:"moved_from,omitempty"`
 
+	// Overlap How many different people answer the job, when its queue's `overlap` asks more than one (as it was at the job's latest claim); left out for one.
+	Overlap *int `json:"overlap,omitempty"`
+
 	// Payload As given when the job was created (`{}` when none was). Only the live snapshot's reservations leave it out, as `null`.
 	Payload *map[string]interface{} `json:"payload"`
 
@@ -1195,6 +1275,9 @@ type Job struct {
 	// choices), each field by its name, and optional `notes`; nothing
 	// else.
 	Result *Result `json:"result,omitempty"`
+
+	// Review A completion that waits for review, while it does (the job is `ready`, for reviewers only, or `reserved` by one).
+	Review *Review `json:"review,omitempty"`
 
 	// RunAt When it becomes (or became) claimable.
 	RunAt time.Time `json:"run_at"`
@@ -1418,6 +1501,9 @@ type NewQueue struct {
 	// MaxHoldSeconds The longest one reservation may last, extensions included; at least the lease.
 	MaxHoldSeconds *int `json:"max_hold_seconds,omitempty"`
 
+	// MinAgreement With `overlap`: a job whose answers agree less than this (0 to 1) on some field (its `agreement` share) waits for review instead of completing; 0: never.
+	MinAgreement *float64 `json:"min_agreement,omitempty"`
+
 	// Name A queue's name.
 	//
 	// Examples: invoice-review
@@ -1433,6 +1519,9 @@ type NewQueue struct {
 	// `{}` in a change removes the form.
 	Outcome *Outcome `json:"outcome,omitempty"`
 
+	// Overlap How many different people answer each job (1 to 9). Above 1, nobody answers or holds one job twice (a give-back, skip, failure or deadline keeps them off it too), each answer but the last puts the job back in its place for the next person, and the last completes it: its `result` is what the `answers` agree on, and `agreement` says how far they do, per field.
+	Overlap *int `json:"overlap,omitempty"`
+
 	// Paused Create the queue paused.
 	Paused *bool `json:"paused,omitempty"`
 
@@ -1441,6 +1530,9 @@ type NewQueue struct {
 
 	// RetentionSeconds How long completed and canceled jobs are kept.
 	RetentionSeconds *int `json:"retention_seconds,omitempty"`
+
+	// ReviewFraction The share of the completions (0 to 1) that wait for a reviewer's approval before they complete their job; every completion by a person in `training` does. A reviewer (an operator of the queue with the skill `review`) claims them with a review claim and approves or sends back each; nobody reviews their own work.
+	ReviewFraction *float64 `json:"review_fraction,omitempty"`
 
 	// SLASeconds Each job is due this long after it is enqueued, unless it has a due time of its own; 0: no due time.
 	SLASeconds *int `json:"sla_seconds,omitempty"`
@@ -1474,8 +1566,11 @@ type NewUser struct {
 	// Role A person's role.
 	Role Role `json:"role"`
 
-	// Skills What they can do (each skill once).
+	// Skills What they can do (each skill once). `review` makes an operator a reviewer of their queues' completions that wait for review.
 	Skills *[]Skill `json:"skills,omitempty"`
+
+	// Training In training: every completion of theirs waits for a reviewer's approval (their queues' `review_fraction` aside).
+	Training *bool `json:"training,omitempty"`
 }
 
 // NewWebhook defines model for NewWebhook.
@@ -1613,6 +1708,9 @@ type Queue struct {
 	// MaxHoldSeconds The longest one reservation may last, extensions included.
 	MaxHoldSeconds int `json:"max_hold_seconds"`
 
+	// MinAgreement With `overlap`: a job whose answers agree less than this (0 to 1) on some field (its `agreement` share) waits for review instead of completing; 0: never.
+	MinAgreement float64 `json:"min_agreement"`
+
 	// Name A queue's name.
 	//
 	// Examples: invoice-review
@@ -1627,13 +1725,19 @@ type Queue struct {
 	// left out when not required), and optional `notes`; nothing else.
 	// `{}` in a change removes the form.
 	Outcome *Outcome `json:"outcome,omitempty"`
-	Paused  bool     `json:"paused"`
+
+	// Overlap How many different people answer each job (1 to 9). Above 1, nobody answers or holds one job twice (a give-back, skip, failure or deadline keeps them off it too), each answer but the last puts the job back in its place for the next person, and the last completes it: its `result` is what the `answers` agree on, and `agreement` says how far they do, per field.
+	Overlap int  `json:"overlap"`
+	Paused  bool `json:"paused"`
 
 	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason`.
 	RequireReason bool `json:"require_reason"`
 
 	// RetentionSeconds How long completed and canceled jobs are kept.
 	RetentionSeconds int `json:"retention_seconds"`
+
+	// ReviewFraction The share of the completions (0 to 1) that wait for a reviewer's approval before they complete their job; every completion by a person in `training` does. A reviewer (an operator of the queue with the skill `review`) claims them with a review claim and approves or sends back each; nobody reviews their own work.
+	ReviewFraction float64 `json:"review_fraction"`
 
 	// SLASeconds Each job is due this long after it is enqueued, unless it has a due time of its own; 0: no due time.
 	SLASeconds int `json:"sla_seconds"`
@@ -1661,14 +1765,17 @@ type QueuePatch struct {
 	BreachPriority *int `json:"breach_priority,omitempty"`
 
 	// BreachQueue An existing queue, not this one; "" for none.
-	BreachQueue          *string          `json:"breach_queue,omitempty"`
-	DeadRetentionSeconds *int             `json:"dead_retention_seconds,omitempty"`
-	LeaseSeconds         *int             `json:"lease_seconds,omitempty"`
-	MaxAttempts          *int             `json:"max_attempts,omitempty"`
-	MaxExtensions        *int             `json:"max_extensions,omitempty"`
-	MaxHeld              *int             `json:"max_held,omitempty"`
-	MaxHoldSeconds       *int             `json:"max_hold_seconds,omitempty"`
-	Order                *QueuePatchOrder `json:"order,omitempty"`
+	BreachQueue          *string `json:"breach_queue,omitempty"`
+	DeadRetentionSeconds *int    `json:"dead_retention_seconds,omitempty"`
+	LeaseSeconds         *int    `json:"lease_seconds,omitempty"`
+	MaxAttempts          *int    `json:"max_attempts,omitempty"`
+	MaxExtensions        *int    `json:"max_extensions,omitempty"`
+	MaxHeld              *int    `json:"max_held,omitempty"`
+	MaxHoldSeconds       *int    `json:"max_hold_seconds,omitempty"`
+
+	// MinAgreement With `overlap`: a job whose answers agree less than this (0 to 1) on some field (its `agreement` share) waits for review instead of completing; 0: never.
+	MinAgreement *float64         `json:"min_agreement,omitempty"`
+	Order        *QueuePatchOrder `json:"order,omitempty"`
 
 	// Outcome A queue's outcome form: what completing one of its jobs must say.
 	// Every completion must then send a result that fits: `decision` (one
@@ -1677,9 +1784,15 @@ type QueuePatch struct {
 	// `{}` in a change removes the form.
 	Outcome *Outcome `json:"outcome,omitempty"`
 
+	// Overlap For each job from its next claim on: a job answered by as many as the new overlap, or more, is completed by its next answer.
+	Overlap *int `json:"overlap,omitempty"`
+
 	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason`.
 	RequireReason    *bool `json:"require_reason,omitempty"`
 	RetentionSeconds *int  `json:"retention_seconds,omitempty"`
+
+	// ReviewFraction The share of the completions (0 to 1) that wait for a reviewer's approval before they complete their job; every completion by a person in `training` does. A reviewer (an operator of the queue with the skill `review`) claims them with a review claim and approves or sends back each; nobody reviews their own work.
+	ReviewFraction *float64 `json:"review_fraction,omitempty"`
 
 	// SLASeconds For jobs enqueued from now on.
 	SLASeconds *int `json:"sla_seconds,omitempty"`
@@ -1800,8 +1913,37 @@ type ReservationToken = string
 // else.
 type Result = map[string]interface{}
 
+// Review A completion that waits for review, while it does (the job is `ready`, for reviewers only, or `reserved` by one).
+type Review struct {
+	// Author A person's name.
+	//
+	// Examples: alice
+	Author UserName `json:"author"`
+
+	// Reason `training`: its author is in training; `sample`: it is in the share of the completions the queue reviews (`review_fraction`); `disagreement`: the answers to a job with `overlap` agree less than `min_agreement`.
+	Reason ReviewReason `json:"reason"`
+
+	// Result The holder's result: a JSON object of at most 64 KiB encoded,
+	// strict. On a queue with an outcome form: `decision` (one of its
+	// choices), each field by its name, and optional `notes`; nothing
+	// else.
+	Result *Result `json:"result,omitempty"`
+}
+
+// ReviewReason `training`: its author is in training; `sample`: it is in the share of the completions the queue reviews (`review_fraction`); `disagreement`: the answers to a job with `overlap` agree less than `min_agreement`.
+type ReviewReason string
+
 // Role A person's role.
 type Role string
+
+// SendBackRequest defines model for SendBackRequest.
+type SendBackRequest struct {
+	// Note What the author should change.
+	Note string `json:"note"`
+
+	// Token The reservation's token, from the claim.
+	Token ReservationToken `json:"token"`
+}
 
 // Skill A skill's name (1 to 32 lowercase letters, digits, `-` or `_`), with its level after a colon (1 to 5; left out, 1).
 //
@@ -1828,6 +1970,11 @@ type StuckLine struct {
 
 // Tally What a person's reservations that ended came to.
 type Tally struct {
+	// Agreed Of those, the answers that agreed with the majority on every field agreed.
+	Agreed int `json:"agreed"`
+
+	// Approved Their completions a reviewer approved (their approval rate is approved of approved + sent_back).
+	Approved  int `json:"approved"`
 	Completed int `json:"completed"`
 
 	// Expired Ran out of time.
@@ -1839,8 +1986,14 @@ type Tally struct {
 	// GivenBack Released or skipped.
 	GivenBack int `json:"given_back"`
 
+	// Judged Their answers to jobs of queues with `overlap` that were agreed with the others'.
+	Judged int `json:"judged"`
+
 	// MedianHandlingSeconds The median time from claim to completion, to within 4.5%; `null` without completions.
 	MedianHandlingSeconds *float64 `json:"median_handling_seconds"`
+
+	// SentBack Their completions a reviewer sent back.
+	SentBack int `json:"sent_back"`
 
 	// TakenBack Ended by a supervisor (force released, requeued or canceled).
 	TakenBack int `json:"taken_back"`
@@ -1901,6 +2054,9 @@ type User struct {
 
 	// Skills What they can do, by name, each with its level when above 1; they may claim the jobs that ask for these, or fewer, or lower.
 	Skills []Skill `json:"skills"`
+
+	// Training In training: every completion of theirs waits for a reviewer's approval (their queues' `review_fraction` aside).
+	Training bool `json:"training"`
 }
 
 // UserList defines model for UserList.
@@ -1924,6 +2080,9 @@ type UserPatch struct {
 
 	// Skills What they can do from now on, all of it (each skill once); `[]` for nothing.
 	Skills *[]Skill `json:"skills,omitempty"`
+
+	// Training In training: every completion of theirs waits for a reviewer's approval (their queues' `review_fraction` aside).
+	Training *bool `json:"training,omitempty"`
 }
 
 // Webhook A registered webhook, with its health. Never its secret.
@@ -2279,6 +2438,14 @@ type RequeueDeadParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ClaimReviewParams defines parameters for ClaimReview.
+type ClaimReviewParams struct {
+	// IdempotencyKey Makes the claim safe to retry: a claim with the same key while its
+	// reservation lasts answers the same job and token; once it has
+	// ended, the key claims anew.
+	IdempotencyKey *ClaimKeyHeader `json:"Idempotency-Key,omitempty"`
+}
+
 // ListReservationsParams defines parameters for ListReservations.
 type ListReservationsParams struct {
 	// Queue Only this queue's reservations; every queue's when left out.
@@ -2309,6 +2476,9 @@ type CancelManyJSONRequestBody = CancelManyRequest
 // RequeueManyJSONRequestBody defines body for RequeueMany for application/json ContentType.
 type RequeueManyJSONRequestBody = RequeueManyRequest
 
+// ApproveJSONRequestBody defines body for Approve for application/json ContentType.
+type ApproveJSONRequestBody = CompleteRequest
+
 // AssignJSONRequestBody defines body for Assign for application/json ContentType.
 type AssignJSONRequestBody = AssignRequest
 
@@ -2329,6 +2499,9 @@ type ReleaseJSONRequestBody = TokenRequest
 
 // RequeueJSONRequestBody defines body for Requeue for application/json ContentType.
 type RequeueJSONRequestBody = ReasonRequest
+
+// SendBackJSONRequestBody defines body for SendBack for application/json ContentType.
+type SendBackJSONRequestBody = SendBackRequest
 
 // SkipJSONRequestBody defines body for Skip for application/json ContentType.
 type SkipJSONRequestBody = TokenRequest
@@ -2990,6 +3163,32 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/jobs/{id} (the `GetJob` operationId).
 	GetJob(ctx context.Context, id JobIDParam, params *GetJobParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ApproveWithBody Approve a completion you hold for review
+	//
+	// The reviewer, with the review's token. The job completes (history
+	// `approved`) with the result that waited, or with `result` when
+	// given (a correction, or the decision on answers that disagree: it
+	// must fit the queue's outcome form). A job you hold otherwise is
+	// refused, `409 invalid_state`, as is completing a review.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+	ApproveWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Approve Approve a completion you hold for review
+	//
+	// The reviewer, with the review's token. The job completes (history
+	// `approved`) with the result that waited, or with `result` when
+	// given (a correction, or the decision on answers that disagree: it
+	// must fit the queue's outcome form). A job you hold otherwise is
+	// refused, `409 invalid_state`, as is completing a review.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+	Approve(ctx context.Context, id JobIDParam, body ApproveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AssignWithBody Assign or transfer a job
 	//
 	// Supervisors. Routes the job to one person, an operator of its
@@ -3234,6 +3433,36 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
 	Requeue(ctx context.Context, id JobIDParam, body RequeueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendBackWithBody Send back a completion you hold for review
+	//
+	// The reviewer, with the review's token and a `note` for the author
+	// (history `sent_back`, the note its `reason`; the work page shows it
+	// to whoever does the job again). The result that waited is dropped.
+	// The job goes back in line: to its author alone for an hour, then to
+	// anyone who may take it (at once to anyone when the author is away);
+	// a job with `overlap` goes to one more person instead, whose answer
+	// is agreed with the others'.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+	SendBackWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendBack Send back a completion you hold for review
+	//
+	// The reviewer, with the review's token and a `note` for the author
+	// (history `sent_back`, the note its `reason`; the work page shows it
+	// to whoever does the job again). The result that waited is dropped.
+	// The job goes back in line: to its author alone for an hour, then to
+	// anyone who may take it (at once to anyone when the author is away);
+	// a job with `overlap` goes to one more person instead, whose answer
+	// is agreed with the others'.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+	SendBack(ctx context.Context, id JobIDParam, body SendBackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SkipWithBody Skip a job
 	//
 	// The holder, with the reservation's token. Like a release, but the
@@ -3471,6 +3700,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/queues/{queue}/resume (the `ResumeQueue` operationId).
 	ResumeQueue(ctx context.Context, queue QueueParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimReview Claim the next completion that waits for review
+	//
+	// Reviewers: operators granted the queue who have the skill `review`;
+	// no body. Reserves the next job whose completion waits for review
+	// (its `review` says why and whose), best-ranked first, never one you
+	// did (or answered, with `overlap`) yourself; a review is a
+	// reservation like any other, with its token and deadline. Then
+	// [approve](#/work/approve) it or [send it back](#/work/sendBack).
+	// A claim retried with the same `Idempotency-Key` while its
+	// reservation lasts answers the same job and token.
+	//
+	// Corresponds with POST /api/v1/queues/{queue}/reviews/claim (the `ClaimReview` operationId).
+	ClaimReview(ctx context.Context, queue QueueParam, params *ClaimReviewParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListReservations List live reservations
 	//
@@ -4080,6 +4323,52 @@ func (c *Client) GetJob(ctx context.Context, id JobIDParam, params *GetJobParams
 	return c.Client.Do(req)
 }
 
+// ApproveWithBody Approve a completion you hold for review
+//
+// The reviewer, with the review's token. The job completes (history
+// `approved`) with the result that waited, or with `result` when
+// given (a correction, or the decision on answers that disagree: it
+// must fit the queue's outcome form). A job you hold otherwise is
+// refused, `409 invalid_state`, as is completing a review.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+func (c *Client) ApproveWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Approve Approve a completion you hold for review
+//
+// The reviewer, with the review's token. The job completes (history
+// `approved`) with the result that waited, or with `result` when
+// given (a correction, or the decision on answers that disagree: it
+// must fit the queue's outcome form). A job you hold otherwise is
+// refused, `409 invalid_state`, as is completing a review.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+func (c *Client) Approve(ctx context.Context, id JobIDParam, body ApproveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AssignWithBody Assign or transfer a job
 //
 // Supervisors. Routes the job to one person, an operator of its
@@ -4474,6 +4763,56 @@ func (c *Client) RequeueWithBody(ctx context.Context, id JobIDParam, contentType
 // Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
 func (c *Client) Requeue(ctx context.Context, id JobIDParam, body RequeueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRequeueRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendBackWithBody Send back a completion you hold for review
+//
+// The reviewer, with the review's token and a `note` for the author
+// (history `sent_back`, the note its `reason`; the work page shows it
+// to whoever does the job again). The result that waited is dropped.
+// The job goes back in line: to its author alone for an hour, then to
+// anyone who may take it (at once to anyone when the author is away);
+// a job with `overlap` goes to one more person instead, whose answer
+// is agreed with the others'.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+func (c *Client) SendBackWithBody(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendBackRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendBack Send back a completion you hold for review
+//
+// The reviewer, with the review's token and a `note` for the author
+// (history `sent_back`, the note its `reason`; the work page shows it
+// to whoever does the job again). The result that waited is dropped.
+// The job goes back in line: to its author alone for an hour, then to
+// anyone who may take it (at once to anyone when the author is away);
+// a job with `overlap` goes to one more person instead, whose answer
+// is agreed with the others'.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+func (c *Client) SendBack(ctx context.Context, id JobIDParam, body SendBackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendBackRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4902,6 +5241,30 @@ func (c *Client) RequeueDead(ctx context.Context, queue QueueParam, params *Requ
 // Corresponds with POST /api/v1/queues/{queue}/resume (the `ResumeQueue` operationId).
 func (c *Client) ResumeQueue(ctx context.Context, queue QueueParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResumeQueueRequest(c.Server, queue)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimReview Claim the next completion that waits for review
+//
+// Reviewers: operators granted the queue who have the skill `review`;
+// no body. Reserves the next job whose completion waits for review
+// (its `review` says why and whose), best-ranked first, never one you
+// did (or answered, with `overlap`) yourself; a review is a
+// reservation like any other, with its token and deadline. Then
+// [approve](#/work/approve) it or [send it back](#/work/sendBack).
+// A claim retried with the same `Idempotency-Key` while its
+// reservation lasts answers the same job and token.
+//
+// Corresponds with POST /api/v1/queues/{queue}/reviews/claim (the `ClaimReview` operationId).
+func (c *Client) ClaimReview(ctx context.Context, queue QueueParam, params *ClaimReviewParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimReviewRequest(c.Server, queue, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6132,6 +6495,53 @@ func NewGetJobRequest(server string, id JobIDParam, params *GetJobParams) (*http
 	return req, nil
 }
 
+// NewApproveRequest calls the generic Approve builder with application/json body
+func NewApproveRequest(server string, id JobIDParam, body ApproveJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApproveRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewApproveRequestWithBody constructs an http.Request for the Approve method, with any body, and a specified content type
+func NewApproveRequestWithBody(server string, id JobIDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/jobs/%s/approve", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewAssignRequest calls the generic Assign builder with application/json body
 func NewAssignRequest(server string, id JobIDParam, body AssignJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6552,6 +6962,53 @@ func NewRequeueRequestWithBody(server string, id JobIDParam, contentType string,
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/jobs/%s/requeue", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSendBackRequest calls the generic SendBack builder with application/json body
+func NewSendBackRequest(server string, id JobIDParam, body SendBackJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendBackRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSendBackRequestWithBody constructs an http.Request for the SendBack method, with any body, and a specified content type
+func NewSendBackRequestWithBody(server string, id JobIDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/jobs/%s/send-back", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7122,6 +7579,55 @@ func NewResumeQueueRequest(server string, queue QueueParam) (*http.Request, erro
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewClaimReviewRequest constructs an http.Request for the ClaimReview method
+func NewClaimReviewRequest(server string, queue QueueParam, params *ClaimReviewParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "queue", queue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/queues/%s/reviews/claim", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8145,6 +8651,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/jobs/{id} (the `GetJob` operationId).
 	GetJobWithResponse(ctx context.Context, id JobIDParam, params *GetJobParams, reqEditors ...RequestEditorFn) (*GetJobResponse, error)
 
+	// ApproveWithBodyWithResponse Approve a completion you hold for review
+	//
+	// The reviewer, with the review's token. The job completes (history
+	// `approved`) with the result that waited, or with `result` when
+	// given (a correction, or the decision on answers that disagree: it
+	// must fit the queue's outcome form). A job you hold otherwise is
+	// refused, `409 invalid_state`, as is completing a review.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+	ApproveWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveResponse, error)
+
+	// ApproveWithResponse Approve a completion you hold for review
+	//
+	// The reviewer, with the review's token. The job completes (history
+	// `approved`) with the result that waited, or with `result` when
+	// given (a correction, or the decision on answers that disagree: it
+	// must fit the queue's outcome form). A job you hold otherwise is
+	// refused, `409 invalid_state`, as is completing a review.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+	ApproveWithResponse(ctx context.Context, id JobIDParam, body ApproveJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveResponse, error)
+
 	// AssignWithBodyWithResponse Assign or transfer a job
 	//
 	// Supervisors. Routes the job to one person, an operator of its
@@ -8392,6 +8924,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/jobs/{id}/requeue (the `Requeue` operationId).
 	RequeueWithResponse(ctx context.Context, id JobIDParam, body RequeueJSONRequestBody, reqEditors ...RequestEditorFn) (*RequeueResponse, error)
+
+	// SendBackWithBodyWithResponse Send back a completion you hold for review
+	//
+	// The reviewer, with the review's token and a `note` for the author
+	// (history `sent_back`, the note its `reason`; the work page shows it
+	// to whoever does the job again). The result that waited is dropped.
+	// The job goes back in line: to its author alone for an hour, then to
+	// anyone who may take it (at once to anyone when the author is away);
+	// a job with `overlap` goes to one more person instead, whose answer
+	// is agreed with the others'.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+	SendBackWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendBackResponse, error)
+
+	// SendBackWithResponse Send back a completion you hold for review
+	//
+	// The reviewer, with the review's token and a `note` for the author
+	// (history `sent_back`, the note its `reason`; the work page shows it
+	// to whoever does the job again). The result that waited is dropped.
+	// The job goes back in line: to its author alone for an hour, then to
+	// anyone who may take it (at once to anyone when the author is away);
+	// a job with `overlap` goes to one more person instead, whose answer
+	// is agreed with the others'.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+	SendBackWithResponse(ctx context.Context, id JobIDParam, body SendBackJSONRequestBody, reqEditors ...RequestEditorFn) (*SendBackResponse, error)
 
 	// SkipWithBodyWithResponse Skip a job
 	//
@@ -8644,6 +9206,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/queues/{queue}/resume (the `ResumeQueue` operationId).
 	ResumeQueueWithResponse(ctx context.Context, queue QueueParam, reqEditors ...RequestEditorFn) (*ResumeQueueResponse, error)
+
+	// ClaimReviewWithResponse Claim the next completion that waits for review
+	//
+	// Reviewers: operators granted the queue who have the skill `review`;
+	// no body. Reserves the next job whose completion waits for review
+	// (its `review` says why and whose), best-ranked first, never one you
+	// did (or answered, with `overlap`) yourself; a review is a
+	// reservation like any other, with its token and deadline. Then
+	// [approve](#/work/approve) it or [send it back](#/work/sendBack).
+	// A claim retried with the same `Idempotency-Key` while its
+	// reservation lasts answers the same job and token.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/queues/{queue}/reviews/claim (the `ClaimReview` operationId).
+	ClaimReviewWithResponse(ctx context.Context, queue QueueParam, params *ClaimReviewParams, reqEditors ...RequestEditorFn) (*ClaimReviewResponse, error)
 
 	// ListReservationsWithResponse List live reservations
 	//
@@ -10156,6 +10734,145 @@ func (r GetJobResponse) ContentType() string {
 	return ""
 }
 
+// ApproveResponse308Headers the declared response headers of an HTTP 308 response for Approve
+type ApproveResponse308Headers struct {
+	Location *string
+}
+
+// ApproveResponse429Headers the declared response headers of an HTTP 429 response for Approve
+type ApproveResponse429Headers struct {
+	RetryAfter int
+}
+
+// ApproveResponse503Headers the declared response headers of an HTTP 503 response for Approve
+type ApproveResponse503Headers struct {
+	RetryAfter int
+}
+
+type ApproveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *NotYourToken
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *JobNotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *ApproveResponse308Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ApproveResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ApproveResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveResponse) GetJSON200() *Job {
+	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r ApproveResponse) GetJSON308() *JobMoved {
+	return r.JSON308
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApproveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApproveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApproveResponse) GetJSON403() *NotYourToken {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApproveResponse) GetJSON404() *JobNotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ApproveResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApproveResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ApproveResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ApproveResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApproveResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ApproveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // AssignResponse308Headers the declared response headers of an HTTP 308 response for Assign
 type AssignResponse308Headers struct {
 	Location *string
@@ -10321,7 +11038,7 @@ type CompleteResponse struct {
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *RequestTimeout
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *ReservationLost
+	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -10374,7 +11091,7 @@ func (r CompleteResponse) GetJSON408() *RequestTimeout {
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r CompleteResponse) GetJSON409() *ReservationLost {
+func (r CompleteResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
@@ -11331,6 +12048,145 @@ func (r RequeueResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RequeueResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SendBackResponse308Headers the declared response headers of an HTTP 308 response for SendBack
+type SendBackResponse308Headers struct {
+	Location *string
+}
+
+// SendBackResponse429Headers the declared response headers of an HTTP 429 response for SendBack
+type SendBackResponse429Headers struct {
+	RetryAfter int
+}
+
+// SendBackResponse503Headers the declared response headers of an HTTP 503 response for SendBack
+type SendBackResponse503Headers struct {
+	RetryAfter int
+}
+
+type SendBackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Job
+	// JSON308 the response for an HTTP 308 `application/json` response
+	JSON308 *JobMoved
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *NotYourToken
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *JobNotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers308 the parsed response headers for an HTTP 308 response
+	Headers308 *SendBackResponse308Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SendBackResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SendBackResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SendBackResponse) GetJSON200() *Job {
+	return r.JSON200
+}
+
+// GetJSON308 returns the response for an HTTP 308 `application/json` response
+func (r SendBackResponse) GetJSON308() *JobMoved {
+	return r.JSON308
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SendBackResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SendBackResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SendBackResponse) GetJSON403() *NotYourToken {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SendBackResponse) GetJSON404() *JobNotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r SendBackResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SendBackResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SendBackResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SendBackResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SendBackResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SendBackResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SendBackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendBackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendBackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendBackResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12739,6 +13595,117 @@ func (r ResumeQueueResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResumeQueueResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ClaimReviewResponse429Headers the declared response headers of an HTTP 429 response for ClaimReview
+type ClaimReviewResponse429Headers struct {
+	RetryAfter int
+}
+
+// ClaimReviewResponse503Headers the declared response headers of an HTTP 503 response for ClaimReview
+type ClaimReviewResponse503Headers struct {
+	RetryAfter int
+}
+
+type ClaimReviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Claim
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *QueueNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ClaimReviewResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ClaimReviewResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClaimReviewResponse) GetJSON200() *Claim {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClaimReviewResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ClaimReviewResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClaimReviewResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ClaimReviewResponse) GetJSON404() *QueueNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ClaimReviewResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ClaimReviewResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ClaimReviewResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ClaimReviewResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ClaimReviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClaimReviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClaimReviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClaimReviewResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14981,6 +15948,44 @@ func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, id JobIDPa
 	return ParseGetJobResponse(rsp)
 }
 
+// ApproveWithBodyWithResponse Approve a completion you hold for review
+//
+// The reviewer, with the review's token. The job completes (history
+// `approved`) with the result that waited, or with `result` when
+// given (a correction, or the decision on answers that disagree: it
+// must fit the queue's outcome form). A job you hold otherwise is
+// refused, `409 invalid_state`, as is completing a review.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+func (c *ClientWithResponses) ApproveWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveResponse, error) {
+	rsp, err := c.ApproveWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveResponse(rsp)
+}
+
+// ApproveWithResponse Approve a completion you hold for review
+//
+// The reviewer, with the review's token. The job completes (history
+// `approved`) with the result that waited, or with `result` when
+// given (a correction, or the decision on answers that disagree: it
+// must fit the queue's outcome form). A job you hold otherwise is
+// refused, `409 invalid_state`, as is completing a review.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/{id}/approve (the `Approve` operationId).
+func (c *ClientWithResponses) ApproveWithResponse(ctx context.Context, id JobIDParam, body ApproveJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveResponse, error) {
+	rsp, err := c.Approve(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveResponse(rsp)
+}
+
 // AssignWithBodyWithResponse Assign or transfer a job
 //
 // Supervisors. Routes the job to one person, an operator of its
@@ -15323,6 +16328,48 @@ func (c *ClientWithResponses) RequeueWithResponse(ctx context.Context, id JobIDP
 		return nil, err
 	}
 	return ParseRequeueResponse(rsp)
+}
+
+// SendBackWithBodyWithResponse Send back a completion you hold for review
+//
+// The reviewer, with the review's token and a `note` for the author
+// (history `sent_back`, the note its `reason`; the work page shows it
+// to whoever does the job again). The result that waited is dropped.
+// The job goes back in line: to its author alone for an hour, then to
+// anyone who may take it (at once to anyone when the author is away);
+// a job with `overlap` goes to one more person instead, whose answer
+// is agreed with the others'.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+func (c *ClientWithResponses) SendBackWithBodyWithResponse(ctx context.Context, id JobIDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendBackResponse, error) {
+	rsp, err := c.SendBackWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendBackResponse(rsp)
+}
+
+// SendBackWithResponse Send back a completion you hold for review
+//
+// The reviewer, with the review's token and a `note` for the author
+// (history `sent_back`, the note its `reason`; the work page shows it
+// to whoever does the job again). The result that waited is dropped.
+// The job goes back in line: to its author alone for an hour, then to
+// anyone who may take it (at once to anyone when the author is away);
+// a job with `overlap` goes to one more person instead, whose answer
+// is agreed with the others'.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/jobs/{id}/send-back (the `SendBack` operationId).
+func (c *ClientWithResponses) SendBackWithResponse(ctx context.Context, id JobIDParam, body SendBackJSONRequestBody, reqEditors ...RequestEditorFn) (*SendBackResponse, error) {
+	rsp, err := c.SendBack(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendBackResponse(rsp)
 }
 
 // SkipWithBodyWithResponse Skip a job
@@ -15689,6 +16736,28 @@ func (c *ClientWithResponses) ResumeQueueWithResponse(ctx context.Context, queue
 		return nil, err
 	}
 	return ParseResumeQueueResponse(rsp)
+}
+
+// ClaimReviewWithResponse Claim the next completion that waits for review
+//
+// Reviewers: operators granted the queue who have the skill `review`;
+// no body. Reserves the next job whose completion waits for review
+// (its `review` says why and whose), best-ranked first, never one you
+// did (or answered, with `overlap`) yourself; a review is a
+// reservation like any other, with its token and deadline. Then
+// [approve](#/work/approve) it or [send it back](#/work/sendBack).
+// A claim retried with the same `Idempotency-Key` while its
+// reservation lasts answers the same job and token.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/queues/{queue}/reviews/claim (the `ClaimReview` operationId).
+func (c *ClientWithResponses) ClaimReviewWithResponse(ctx context.Context, queue QueueParam, params *ClaimReviewParams, reqEditors ...RequestEditorFn) (*ClaimReviewResponse, error) {
+	rsp, err := c.ClaimReview(ctx, queue, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimReviewResponse(rsp)
 }
 
 // ListReservationsWithResponse List live reservations
@@ -17282,6 +18351,142 @@ func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 	return response, nil
 }
 
+// ParseApproveResponse parses an HTTP response from a ApproveWithResponse call
+func ParseApproveResponse(rsp *http.Response) (*ApproveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest NotYourToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest JobNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 308:
+		var headers ApproveResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
+	case rsp.StatusCode == 429:
+		var headers ApproveResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ApproveResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseAssignResponse parses an HTTP response from a AssignWithResponse call
 func ParseAssignResponse(rsp *http.Response) (*AssignResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17475,7 +18680,7 @@ func ParseCompleteResponse(rsp *http.Response) (*CompleteResponse, error) {
 		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest ReservationLost
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -18423,6 +19628,142 @@ func ParseRequeueResponse(rsp *http.Response) (*RequeueResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RequeueResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSendBackResponse parses an HTTP response from a SendBackWithResponse call
+func ParseSendBackResponse(rsp *http.Response) (*SendBackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendBackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 308:
+		var dest JobMoved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON308 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest NotYourToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest JobNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 308:
+		var headers SendBackResponse308Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers308 = &headers
+	case rsp.StatusCode == 429:
+		var headers SendBackResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SendBackResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -19762,6 +21103,114 @@ func ParseResumeQueueResponse(rsp *http.Response) (*ResumeQueueResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ResumeQueueResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseClaimReviewResponse parses an HTTP response from a ClaimReviewWithResponse call
+func ParseClaimReviewResponse(rsp *http.Response) (*ClaimReviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClaimReviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Claim
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest QueueNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ClaimReviewResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ClaimReviewResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -1,5 +1,6 @@
 import { expect, test } from './fixtures';
 import { checkScreen } from './screen';
+import { PEOPLE } from './constants';
 import { recordRequests } from './sends';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { WorkPage } from './pages/WorkPage';
@@ -127,7 +128,8 @@ test.describe('keyboard and attention', () => {
     const home = new OperatorHomePage(alice);
     await home.goto();
     await home.live.waitUntilLive();
-    const waiting = (await home.readyCountNow('invoice-review')) + (await home.readyCountNow('support-escalations'));
+    let waiting = 0;
+    for (const queue of PEOPLE.alice.queues) waiting += await home.readyCountNow(queue);
     await expect(alice).toHaveTitle(`(${waiting}) My work · claimdesk`);
 
     const job = await jobs.create('invoice-review', 'Check invoice INV-E2E-TOAST');

@@ -17,17 +17,25 @@ export const RUN_DIR = path.join(__dirname, '.run');
 
 /** Demo people from seed/users.json. */
 export const PEOPLE = {
-  alice: { password: 'alice-demo-pass', role: 'operator', queues: ['invoice-review', 'support-escalations'] },
-  bob: { password: 'bob-demo-pass', role: 'operator', queues: ['support-escalations', 'content-moderation'] },
+  alice: {
+    password: 'alice-demo-pass',
+    role: 'operator',
+    queues: ['invoice-review', 'support-escalations', 'image-labels'],
+  },
+  bob: {
+    password: 'bob-demo-pass',
+    role: 'operator',
+    queues: ['support-escalations', 'content-moderation', 'image-labels'],
+  },
   carol: {
     password: 'carol-demo-pass',
     role: 'operator',
-    queues: ['content-moderation', 'address-verification', 'invoice-review'],
+    queues: ['content-moderation', 'address-verification', 'invoice-review', 'image-labels'],
   },
   dana: {
     password: 'dana-demo-pass',
     role: 'operator',
-    queues: ['invoice-review', 'support-escalations', 'content-moderation', 'address-verification'],
+    queues: ['invoice-review', 'support-escalations', 'content-moderation', 'address-verification', 'image-labels'],
   },
   sam: { password: 'sam-demo-pass', role: 'supervisor', queues: [] as string[] },
 } as const;
@@ -38,9 +46,15 @@ export type Person = keyof typeof PEOPLE;
 export const PRODUCER_TOKENS = {
   billing: 'cdt_demo_billing7f3a9c21e84b6d05', // invoice-review, address-verification
   helpdesk: 'cdt_demo_helpdesk2c8e61b4f09a7d3', // support-escalations, content-moderation
+  catalog: 'cdt_demo_catalog5d1e9a7c3b2f0846', // image-labels
 } as const;
 
-export type QueueName = 'invoice-review' | 'support-escalations' | 'content-moderation' | 'address-verification';
+export type QueueName =
+  | 'invoice-review'
+  | 'support-escalations'
+  | 'content-moderation'
+  | 'address-verification'
+  | 'image-labels';
 
 /** Which producer may enqueue into (and read) which queue. */
 export const QUEUE_TOKEN: Record<QueueName, string> = {
@@ -48,6 +62,7 @@ export const QUEUE_TOKEN: Record<QueueName, string> = {
   'address-verification': PRODUCER_TOKENS.billing,
   'support-escalations': PRODUCER_TOKENS.helpdesk,
   'content-moderation': PRODUCER_TOKENS.helpdesk,
+  'image-labels': PRODUCER_TOKENS.catalog,
 };
 
 /** Where the setup project keeps each person's logged-in browser state. */

@@ -52,8 +52,12 @@ type event struct {
 
 // pastDay works the queue through the day before now with the people who
 // work it, and the supervisor who at times takes a job back. It returns
-// how many jobs arrived.
+// how many jobs arrived. A queue whose jobs several people answer
+// (overlap) starts today: it has no day before.
 func pastDay(ctx context.Context, rdb redis.UniversalClient, q tasks.Queue, workers []string, supervisor string, now time.Time) (int, error) {
+	if q.Overlap > 1 {
+		return 0, nil
+	}
 	var clock time.Time
 	ts := tasks.New(rdb, tasks.WithClock(func() time.Time { return clock }))
 	seed := uint64(0)

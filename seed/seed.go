@@ -190,8 +190,10 @@ const demoWorker = "dana"
 
 // activity has dana work the demo queues through the engine, as a person
 // would: completed invoices (history, recent work, results), a moderation
-// job failed until dead (by dana, then bob, then carol), a reservation held (extended for hours, so it
-// outlasts a demo) and a capped batch of address checks in progress.
+// job failed until dead (by dana, then bob, then carol), a photo labelled
+// by three (who disagree) and another by one, a reservation held
+// (extended for hours, so it outlasts a demo) and a capped batch of
+// address checks in progress.
 func activity(ctx context.Context, ts *tasks.Store) error {
 	claim := func(queue string) (*tasks.Reservation, error) {
 		r, err := ts.Claim(ctx, queue, demoWorker)
@@ -237,6 +239,30 @@ func activity(ctx context.Context, ts *tasks.Store) error {
 		if err == nil {
 			failing = []tasks.ClaimOption{tasks.OnlyJob(r.Job.ID)}
 			_, err = ts.Fail(ctx, r.Job.ID, r.Hold(), reason)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// A photo labelled by three people, who split on two of its fields,
+	// and the next with the first of its three answers.
+	var photo []tasks.ClaimOption // the same job each time
+	for i, label := range []struct{ who, result string }{
+		{demoWorker, `{"category":"Bags","logo_visible":true,"items":1}`},
+		{"bob", `{"category":"Bags","logo_visible":false,"items":1}`},
+		{"carol", `{"category":"Shoes","logo_visible":true,"items":2}`},
+		{demoWorker, `{"category":"Shoes","logo_visible":true,"items":2}`}, // the next photo
+	} {
+		if i == 3 {
+			photo = nil
+		}
+		r, err := ts.Claim(ctx, "image-labels", label.who, photo...)
+		if err == nil && r == nil {
+			err = errors.New("nothing to claim in image-labels")
+		}
+		if err == nil {
+			photo = []tasks.ClaimOption{tasks.OnlyJob(r.Job.ID)}
+			_, err = ts.Complete(ctx, r.Job.ID, r.Hold(), json.RawMessage(label.result))
 		}
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -288,6 +289,15 @@ func entryWords(e tasks.Entry) string {
 		}
 	case tasks.ActionFellBack:
 		s = "open to anyone with its skills: its preferred people's time ran out"
+	case tasks.ActionAnswered:
+		s = "answered" + by + "; waits for the next person's answer"
+	case tasks.ActionSubmitted:
+		s = "done" + by + ", sent to review (" + reviewReason(e.Reason) + ")"
+		return s
+	case tasks.ActionApproved:
+		s = "approved" + by + ": completed"
+	case tasks.ActionSentBack:
+		s = "sent back" + by
 	default:
 		s = string(e.Action) + by
 	}
@@ -303,6 +313,50 @@ func entryWords(e tasks.Entry) string {
 		s += " · its batch is canceled: canceled"
 	}
 	return s
+}
+
+// reviewCounts says how many completions wait for review, and how many of
+// them are answers that disagree.
+func reviewCounts(jobs []*tasks.Job) string {
+	split := 0
+	for _, j := range jobs {
+		if j.Review.Reason == tasks.ReviewDisagreement {
+			split++
+		}
+	}
+	out := Plural(len(jobs), "completion")
+	if split > 0 {
+		out += ", " + Plural(split, "disagreement")
+	}
+	return out
+}
+
+// disagreementsFirst orders completions waiting for review: the answers
+// that disagree first, each kind as it came.
+func disagreementsFirst(jobs []*tasks.Job) []*tasks.Job {
+	out := slices.Clone(jobs)
+	slices.SortStableFunc(out, func(a, b *tasks.Job) int {
+		x, y := a.Review.Reason == tasks.ReviewDisagreement, b.Review.Reason == tasks.ReviewDisagreement
+		switch {
+		case x && !y:
+			return -1
+		case y && !x:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// reviewReason names why a completion was sent to review, in words.
+func reviewReason(why string) string {
+	switch why {
+	case tasks.ReviewTraining:
+		return "in training"
+	case tasks.ReviewDisagreement:
+		return "the answers disagree"
+	}
+	return "a sample"
 }
 
 // resultNotes splits a job's result into its notes (the complete form's
@@ -427,6 +481,14 @@ func attemptWhy(e tasks.Entry) string {
 		s = "taken back by " + e.Actor
 	case tasks.ActionTransferred:
 		s = "transferred to " + e.Assignee + " by " + e.Actor
+	case tasks.ActionAnswered:
+		return "answered"
+	case tasks.ActionSubmitted:
+		return "done, sent to review"
+	case tasks.ActionApproved:
+		return "approved by " + e.Actor
+	case tasks.ActionSentBack:
+		s = "sent back by " + e.Actor
 	default:
 		s = string(e.Action) + " by " + e.Actor
 	}
@@ -434,4 +496,37 @@ func attemptWhy(e tasks.Entry) string {
 		s += ": " + e.Reason
 	}
 	return s
+}
+
+// sentBack is the note of the review that sent the job back, if the job
+// was sent back and not done again since: for whoever does it again.
+func sentBack(w Work) string {
+	for _, e := range w.History { // newest first
+		switch e.Action {
+		case tasks.ActionSubmitted, tasks.ActionApproved, tasks.ActionAnswered:
+			return ""
+		case tasks.ActionSentBack:
+			return "Sent back by " + e.Actor + ": " + e.Reason
+		}
+	}
+	return ""
+}
+
+// reviewWhy says why a completion waits for review, and whose it is.
+func reviewWhy(r *tasks.Review) string {
+	switch r.Reason {
+	case tasks.ReviewTraining:
+		return r.Author + " is in training: every completion of theirs is reviewed."
+	case tasks.ReviewDisagreement:
+		return "The answers disagree more than this queue allows: a reviewer decides."
+	}
+	return r.Author + "'s completion was picked for review, as a share of this queue's are."
+}
+
+// sendBackWhere says where a job the reviewer sends back goes.
+func sendBackWhere(j *tasks.Job) string {
+	if len(j.Answers) > 0 {
+		return "it goes to one more person, whose answer joins the others"
+	}
+	return "it goes back to " + j.Review.Author + " first, with your note"
 }

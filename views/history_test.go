@@ -67,6 +67,8 @@ func TestEntryWords(t *testing.T) {
 			"transferred to bo by sam from ann: knows them"},
 		{"fell back", tasks.Entry{Action: tasks.ActionFellBack, Actor: tasks.System, To: tasks.StateReady},
 			"open to anyone with its skills: its preferred people's time ran out"},
+		{"answered", tasks.Entry{Action: tasks.ActionAnswered, Actor: "ann", From: tasks.StateReserved, To: tasks.StateReady},
+			"answered by ann; waits for the next person's answer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

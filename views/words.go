@@ -26,6 +26,9 @@ var settingLabels = map[string]string{
 	"breach_queue":           "Move overdue jobs to",
 	"warn_fraction":          "At risk after",
 	"order":                  "Claim order",
+	"overlap":                "People per job",
+	"review_fraction":        "Reviewed share",
+	"min_agreement":          "Least agreement",
 }
 
 // takenBack says to the holder whose reservation a supervisor ended, in
@@ -127,6 +130,16 @@ func ReadWarnPercent(text string) (float64, SettingsProblem) {
 
 // warnPercent shows a warn fraction as the settings form takes it.
 func warnPercent(f float64) string { return strconv.Itoa(int(math.Round(f * 100))) }
+
+// ReadSharePercent reads a share setting (review_fraction, min_agreement)
+// as the settings form takes it: a whole percentage from 0 to 100.
+func ReadSharePercent(field, text string) (float64, SettingsProblem) {
+	n, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil || n < 0 || n > 100 {
+		return 0, SettingsProblem{Field: field, Message: SettingLabel(field) + " must be a whole percentage from 0 to 100."}
+	}
+	return float64(n) / 100, SettingsProblem{}
+}
 
 // ReadSetting reads a queue setting as its form's field holds it: a
 // duration as ParseDuration does, any other as a whole number; or says,

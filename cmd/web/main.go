@@ -396,8 +396,8 @@ func seedCmd(ctx context.Context, args []string, getenv func(string) string, std
 		sum.Queues, sum.Users, sum.JobsCreated, sum.JobsExisting)
 	if sum.Activity {
 		fmt.Fprintf(stdout, "The day before: %d jobs came and were worked. And dana has been at work this morning:\n", sum.DayJobs)
-		fmt.Fprintln(stdout, "invoices completed, a moderation job dead after three failures, two jobs held, and a batch")
-		fmt.Fprintln(stdout, "of address checks under way.")
+		fmt.Fprintln(stdout, "invoices completed, a moderation job dead after three failures, a photo whose three labels")
+		fmt.Fprintln(stdout, "disagree waiting for alice's review, two jobs held, and a batch of address checks under way.")
 	}
 	return printLogins(stdout)
 }
@@ -429,7 +429,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 	var q tasks.Queue
 	var role, queues string
 	var have skills.Set
-	var passwordStdin bool
+	var passwordStdin, training bool
 	switch what {
 	case "queue":
 		fs.IntVar(&q.LeaseSeconds, "lease-seconds", 0, "reservation lease (default 300)")
@@ -450,6 +450,9 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.StringVar(&q.Order, "order", "", "claim order: rank (priority, then age; the default) or due (earliest due first)")
 		fs.IntVar(&q.BreachPriority, "breach-priority", 0, "raise a job that misses its due time to this priority (0: no change)")
 		fs.StringVar(&q.BreachQueue, "breach-queue", "", "move a job still waiting at its due time to this queue (\"\": it stays)")
+		fs.IntVar(&q.Overlap, "overlap", 0, "how many different people answer each job, 1-9 (default 1)")
+		fs.Float64Var(&q.ReviewFraction, "review-fraction", 0, "share of completions a reviewer approves before they count, 0-1")
+		fs.Float64Var(&q.MinAgreement, "min-agreement", 0, "with overlap: answers that agree less on some field go to review, 0-1")
 		fs.Func("outcome", "the queue's outcome form, as JSON (docs/api.md, Outcome forms)", func(v string) (err error) {
 			q.Outcome, err = tasks.ParseOutcome(v)
 			return err
@@ -464,6 +467,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 			return nil
 		})
 		fs.BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
+		fs.BoolVar(&training, "training", false, "in training: every completion of theirs is reviewed")
 	}
 	name, c, err := fs.parse(args)
 	if err != nil {
@@ -471,7 +475,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 	}
 	if name == "" {
 		if what == "user change" {
-			return usagef("usage: claimdesk user change NAME [--role R] [--queues Q] [--skills S] [--password-stdin]")
+			return usagef("usage: claimdesk user change NAME [--role R] [--queues Q] [--skills S] [--training[=false]] [--password-stdin]")
 		}
 		return usagef("usage: claimdesk %s add NAME", what)
 	}
@@ -513,6 +517,12 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 				patch.BreachPriority = &q.BreachPriority
 			case "breach-queue":
 				patch.BreachQueue = &q.BreachQueue
+			case "overlap":
+				patch.Overlap = &q.Overlap
+			case "review-fraction":
+				patch.ReviewFraction = &q.ReviewFraction
+			case "min-agreement":
+				patch.MinAgreement = &q.MinAgreement
 			case "outcome":
 				patch.Outcome = cmp.Or(q.Outcome, &tasks.Outcome{})
 			}
@@ -523,10 +533,15 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		return err
 	}
 	defer stop()
+	// Whether they are in training changes only when the flag is given.
+	var trainingSet *bool
+	if set["training"] {
+		trainingSet = &training
+	}
 	if what == "user change" {
-		err = changeUser(ctx, st, name, role, queues, have, set, passwordStdin, stdin, stdout)
+		err = changeUser(ctx, st, name, role, queues, have, trainingSet, set, passwordStdin, stdin, stdout)
 	} else {
-		err = add(ctx, st, what, name, q, patch, role, queues, have, set["skills"], passwordStdin, stdin, stdout)
+		err = add(ctx, st, what, name, q, patch, role, queues, have, trainingSet, set["skills"], passwordStdin, stdin, stdout)
 	}
 	if errors.Is(err, users.ErrInvalid) || errors.Is(err, tasks.ErrInvalid) {
 		return usagef("%v", err) // a bad value on the command line
@@ -549,7 +564,7 @@ func readPassword(asked bool, stdin io.Reader) (string, error) {
 
 // changeUser runs `user change`: what the flags set (set) changes, the
 // rest stays.
-func changeUser(ctx context.Context, st stores, name, role, queues string, have skills.Set, set map[string]bool, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
+func changeUser(ctx context.Context, st stores, name, role, queues string, have skills.Set, training *bool, set map[string]bool, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
 	password, err := readPassword(passwordStdin, stdin)
 	if err != nil {
 		return err
@@ -569,6 +584,7 @@ func changeUser(ctx context.Context, st stores, name, role, queues string, have 
 	if set["skills"] {
 		ch.Skills = &have
 	}
+	ch.Training = training
 	u, err := st.desk.ChangePerson(ctx, desk.CommandLine, name, ch)
 	if err != nil {
 		return err
@@ -583,10 +599,13 @@ func printUser(stdout io.Writer, u users.User) {
 	if len(u.Skills) > 0 {
 		fmt.Fprintf(stdout, " skills %s", strings.Join(u.Skills.List(), ","))
 	}
+	if u.Training {
+		fmt.Fprint(stdout, " in training")
+	}
 	fmt.Fprintln(stdout)
 }
 
-func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch tasks.QueuePatch, role, queues string, have skills.Set, skillsSet, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
+func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch tasks.QueuePatch, role, queues string, have skills.Set, training *bool, skillsSet, passwordStdin bool, stdin io.Reader, stdout io.Writer) error {
 	switch what {
 	case "queue":
 		made := "created"
@@ -609,14 +628,14 @@ func add(ctx context.Context, st stores, what, name string, q tasks.Queue, patch
 		if err != nil {
 			return err
 		}
-		u := users.User{Name: name, Role: users.Role(role), Skills: have}
+		u := users.User{Name: name, Role: users.Role(role), Skills: have, Training: training != nil && *training}
 		if queues != "" {
 			u.Queues = strings.Split(queues, ",")
 		}
 		err = st.desk.AddPerson(ctx, desk.CommandLine, u, password)
 		if errors.Is(err, users.ErrExists) {
 			// An existing user's skills change only when given.
-			ch := desk.Change{Role: &u.Role, Queues: &u.Queues, Password: password}
+			ch := desk.Change{Role: &u.Role, Queues: &u.Queues, Training: training, Password: password}
 			if skillsSet {
 				ch.Skills = &have
 			}

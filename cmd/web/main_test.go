@@ -52,7 +52,7 @@ func TestCommands(t *testing.T) {
 	cmd := func(stdin string, args ...string) (string, error) { return command(env, stdin, args...) }
 
 	out, err := cmd("", "seed")
-	if err != nil || !strings.Contains(out, "4 queues") || !strings.Contains(out, "alice-demo-pass") {
+	if err != nil || !strings.Contains(out, "5 queues") || !strings.Contains(out, "alice-demo-pass") {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
 	// The demo's day before shows in every operator's numbers, with every
@@ -210,7 +210,7 @@ func TestCommands(t *testing.T) {
 	if _, err := cmd("", "seed"); err == nil || !strings.Contains(err.Error(), "seed --reset") {
 		t.Fatalf("seed on a store of an earlier format: %v, want a refusal that names seed --reset", err)
 	}
-	if out, err := cmd("", "seed", "--reset"); err != nil || !strings.Contains(out, "4 queues") {
+	if out, err := cmd("", "seed", "--reset"); err != nil || !strings.Contains(out, "5 queues") {
 		t.Fatalf("seed --reset on a store of an earlier format: %v\n%s", err, out)
 	}
 	if _, err := cmd("", "queue", "add", "after-reset"); err != nil {

@@ -43,6 +43,7 @@ type Change struct {
 	Role     *users.Role
 	Queues   *[]string
 	Skills   *skills.Set
+	Training *bool
 	Password string
 }
 
@@ -69,6 +70,9 @@ func (d *Desk) ChangePerson(ctx context.Context, a Actor, name string, ch Change
 	}
 	if ch.Skills != nil {
 		u.Skills = *ch.Skills
+	}
+	if ch.Training != nil {
+		u.Training = *ch.Training
 	}
 	if err := d.users.Put(ctx, u, ch.Password); err != nil {
 		return u, err

@@ -130,7 +130,9 @@ func (d *Desk) ClaimJob(ctx context.Context, a Actor, id string) (*tasks.Reserva
 }
 
 // hold is the actor's hold of a job by its reservation's token.
-func hold(a Actor, token string) tasks.Hold { return tasks.Hold{Holder: a.Name(), Token: token} }
+func hold(a Actor, token string) tasks.Hold {
+	return tasks.Hold{Holder: a.Name(), Token: token, Training: a.user.Training}
+}
 
 // Complete completes the job its holder holds by token, with its result
 // (nil: none), which must fit the queue's outcome form: the engine judges

@@ -41,6 +41,12 @@ type holderRequest struct {
 	Seconds int             `json:"seconds"`
 }
 
+// sendBackRequest is a reviewer's send-back (POST /jobs/{id}/send-back).
+type sendBackRequest struct {
+	Token string `json:"token"`
+	Note  string `json:"note"`
+}
+
 // draftRequest is the holder's draft (PUT /jobs/{id}/draft).
 type draftRequest struct {
 	Token  string          `json:"token"`
@@ -84,6 +90,7 @@ type createUserRequest struct {
 	Role     users.Role `json:"role"`
 	Queues   []string   `json:"queues"`
 	Skills   []string   `json:"skills"`
+	Training bool       `json:"training"`
 	Password string     `json:"password"`
 }
 
@@ -93,6 +100,7 @@ type patchUserRequest struct {
 	Role     *users.Role `json:"role"`
 	Queues   *[]string   `json:"queues"`
 	Skills   *[]string   `json:"skills"`
+	Training *bool       `json:"training"`
 	Password string      `json:"password"`
 }
 
@@ -302,6 +310,7 @@ type userJSON struct {
 	Role     users.Role `json:"role"`
 	Queues   []string   `json:"queues"`
 	Skills   []string   `json:"skills"`
+	Training bool       `json:"training"`
 	Disabled bool       `json:"disabled"`
 }
 
@@ -370,6 +379,13 @@ type tallyJSON struct {
 	TakenBack int64 `json:"taken_back"`
 	// MedianHandlingSeconds is null without completions.
 	MedianHandlingSeconds *float64 `json:"median_handling_seconds"`
+	// Approved and SentBack count their completions reviewers decided on;
+	// Judged their answers agreed with others', Agreed those that agreed
+	// with the majority.
+	Approved int64 `json:"approved"`
+	SentBack int64 `json:"sent_back"`
+	Judged   int64 `json:"judged"`
+	Agreed   int64 `json:"agreed"`
 }
 
 // webhooksAnswer lists the webhooks the caller may manage (GET /webhooks).

@@ -22,7 +22,7 @@ import (
 // last supervisor cannot lock everyone out by a slip.
 
 func userOut(u users.User) userJSON {
-	return userJSON{Name: u.Name, Role: u.Role, Queues: append([]string{}, u.Queues...), Skills: u.Skills.List(), Disabled: u.Disabled}
+	return userJSON{Name: u.Name, Role: u.Role, Queues: append([]string{}, u.Queues...), Skills: u.Skills.List(), Training: u.Training, Disabled: u.Disabled}
 }
 
 // skillsIn reads a person's skills as the API takes them, one by one.
@@ -63,7 +63,7 @@ func (s *Server) apiCreateUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues, Skills: have}
+	u := users.User{Name: b.Name, Role: b.Role, Queues: b.Queues, Skills: have, Training: b.Training}
 	if err := s.desk.AddPerson(c.Request().Context(), actor(c), u, b.Password); err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (s *Server) apiPatchUser(c echo.Context) error {
 	if err := decode(c, &b); err != nil {
 		return err
 	}
-	ch := desk.Change{Role: b.Role, Queues: b.Queues, Password: b.Password}
+	ch := desk.Change{Role: b.Role, Queues: b.Queues, Training: b.Training, Password: b.Password}
 	if b.Skills != nil {
 		have, err := skillsIn(*b.Skills)
 		if err != nil {
@@ -195,7 +195,7 @@ func grantForm(c echo.Context, role users.Role) (queues []string, all bool, prob
 func allQueues(u users.User) bool { return u.Role == users.Producer && len(u.Queues) == 0 }
 
 func (s *Server) addPersonForm(c echo.Context) error {
-	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role"))}
+	u := users.User{Name: strings.TrimSpace(c.FormValue("name")), Role: users.Role(c.FormValue("role")), Training: trainingForm(c)}
 	queues, all, problem := grantForm(c, u.Role)
 	u.Queues = queues
 	typed := c.FormValue("skills")
@@ -215,6 +215,14 @@ func (s *Server) addPersonForm(c echo.Context) error {
 		return err
 	}
 	return s.renderPeople(c, status, views.PeopleView{New: u, Problem: problem, AllQueues: all, Skills: typed})
+}
+
+// trainingForm reads a People page form's "in training" box (a hidden "0"
+// before the box, "1" from the box ticked).
+func trainingForm(c echo.Context) bool {
+	form, _ := c.FormParams()
+	v := form["training"]
+	return len(v) > 0 && v[len(v)-1] == "1"
 }
 
 // skillsForm reads the skills typed in a People page's form; problem says
@@ -263,10 +271,11 @@ func (s *Server) editPersonForm(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		u.Role, u.Queues = role, queues
+		u.Role, u.Queues, u.Training = role, queues, trainingForm(c)
 		return s.renderPerson(c, http.StatusBadRequest, views.PersonView{Person: u, Problem: problem, AllQueues: all, Skills: &typed})
 	}
-	changed, err := s.desk.ChangePerson(ctx, a, c.Param("name"), desk.Change{Role: &role, Queues: &queues, Skills: &have, Password: c.FormValue("password")})
+	training := trainingForm(c)
+	changed, err := s.desk.ChangePerson(ctx, a, c.Param("name"), desk.Change{Role: &role, Queues: &queues, Skills: &have, Training: &training, Password: c.FormValue("password")})
 	if err == nil {
 		s.flash(c, "Saved "+changed.Name+".")
 		return redirect(c, "/supervisor/people/"+changed.Name)

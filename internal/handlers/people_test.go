@@ -49,7 +49,7 @@ func TestPeopleAPI(t *testing.T) {
 	}
 	a.expect("GET", "/api/v1/users/nobody-"+name, a.super, "", 404, "user_not_found")
 	list := a.expect("GET", "/api/v1/users", a.super, "", 200, "")
-	if !strings.Contains(mustJSON(list["users"]), `{"disabled":false,"name":"`+name+`","queues":["`+a.queue+`"],"role":"operator","skills":[]}`) {
+	if !strings.Contains(mustJSON(list["users"]), `{"disabled":false,"name":"`+name+`","queues":["`+a.queue+`"],"role":"operator","skills":[],"training":false}`) {
 		t.Fatalf("users = %v", list)
 	}
 

@@ -112,6 +112,10 @@ func (s *Server) apiRequeueDead(c echo.Context) error {
 	return c.JSON(http.StatusOK, requeueDeadAnswer{DeadLeft: left, Requeued: n})
 }
 
+// reviewsShown is how many completions waiting for review the supervisor's
+// page lists of each queue.
+const reviewsShown = 20
+
 // overview gathers what the supervisor's page shows: the queues' counts
 // (withQueues) and a page of live reservations (withReservations).
 func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (views.Overview, error) {
@@ -134,6 +138,9 @@ func (s *Server) overview(c echo.Context, withQueues, withReservations bool) (vi
 func (s *Server) supervisorHome(c echo.Context) error {
 	o, err := s.overview(c, true, true)
 	if err != nil {
+		return err
+	}
+	if o.Reviews, err = s.desk.ReviewBacklog(c.Request().Context(), actor(c), reviewsShown); err != nil {
 		return err
 	}
 	return s.render(c, http.StatusOK, views.SupervisorHome(s.page(c, "Supervise"), o))
@@ -329,8 +336,8 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.Setti
 	return p, problem
 }
 
-// dueSettings reads the settings form's due times, those it sent (a page
-// made before there were any sends none).
+// dueSettings reads the settings form's due times, overlap and review,
+// those it sent (a page made before there were any sends none).
 func dueSettings(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) views.SettingsProblem {
 	form, err := c.FormParams()
 	if err != nil {
@@ -340,7 +347,7 @@ func dueSettings(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) views.Sett
 		name string
 		to   *int
 		set  **int
-	}{{"sla_seconds", &q.SLASeconds, &p.SLASeconds}, {"breach_priority", &q.BreachPriority, &p.BreachPriority}} {
+	}{{"sla_seconds", &q.SLASeconds, &p.SLASeconds}, {"breach_priority", &q.BreachPriority, &p.BreachPriority}, {"overlap", &q.Overlap, &p.Overlap}} {
 		if form[f.name] == nil {
 			continue
 		}
@@ -360,6 +367,20 @@ func dueSettings(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) views.Sett
 	if form["order"] != nil {
 		order := form.Get("order")
 		q.Order, p.Order = order, &order
+	}
+	for _, f := range []struct {
+		name string
+		to   *float64
+		set  **float64
+	}{{"review_fraction", &q.ReviewFraction, &p.ReviewFraction}, {"min_agreement", &q.MinAgreement, &p.MinAgreement}} {
+		if form[f.name] == nil {
+			continue
+		}
+		share, problem := views.ReadSharePercent(f.name, form.Get(f.name))
+		if problem.Message != "" {
+			return problem
+		}
+		*f.to, *f.set = share, &share
 	}
 	if form["breach_queue"] != nil {
 		to := form.Get("breach_queue")

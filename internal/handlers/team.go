@@ -50,7 +50,8 @@ func (s *Server) setAway(c echo.Context) error {
 }
 
 func tallyOut(t tasks.Tally) tallyJSON {
-	out := tallyJSON{Completed: t.Completed, GivenBack: t.GivenBack, Failed: t.Failed, Expired: t.Expired, TakenBack: t.TakenBack}
+	out := tallyJSON{Completed: t.Completed, GivenBack: t.GivenBack, Failed: t.Failed, Expired: t.Expired, TakenBack: t.TakenBack,
+		Approved: t.Approved, SentBack: t.SentBack, Judged: t.Judged, Agreed: t.Agreed}
 	if m := t.MedianHandling(); m > 0 {
 		secs := m.Seconds()
 		out.MedianHandlingSeconds = &secs

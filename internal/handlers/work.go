@@ -164,6 +164,36 @@ func (s *Server) apiExtend(c echo.Context) error {
 	})
 }
 
+// apiClaimReview claims the next completion of the queue that waits for
+// review, for a reviewer (desk.ClaimReview).
+func (s *Server) apiClaimReview(c echo.Context) error {
+	r, err := s.desk.ClaimReview(c.Request().Context(), actor(c), c.Param("queue"), c.Request().Header.Get("Idempotency-Key"))
+	return claimed(c, r, err)
+}
+
+// apiApprove completes the job its reviewer holds for review.
+func (s *Server) apiApprove(c echo.Context) error {
+	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
+		return s.desk.Approve(ctx, a, id, b.Token, b.Result)
+	})
+}
+
+// apiSendBack ends the review its reviewer holds, with a note.
+func (s *Server) apiSendBack(c echo.Context) error {
+	var b sendBackRequest
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	if b.Token == "" {
+		return newError(http.StatusBadRequest, "invalid_field", "token is required")
+	}
+	j, err := s.desk.SendBack(c.Request().Context(), actor(c), c.Param("id"), b.Token, b.Note)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, j)
+}
+
 func (s *Server) apiFail(c echo.Context) error {
 	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
 		return s.desk.CantBeDone(ctx, a, id, b.Token, b.Reason)
@@ -227,13 +257,28 @@ func (s *Server) homeFragment(c echo.Context) error {
 // they did lately (desk.MyWork).
 func (s *Server) operatorHome(ctx context.Context, u users.User) (views.Home, error) {
 	w, err := s.desk.MyWork(ctx, desk.Person(u))
+	if err != nil {
+		return views.Home{}, err
+	}
+	reviews, err := s.desk.ReviewsWaiting(ctx, desk.Person(u))
 	return views.Home{Queues: w.Queues, Reservations: w.Holding, Recent: w.Recent, Results: w.Results, Now: time.Now(), Away: u.Away,
-		For: w.For, Assigned: w.Assigned}, err
+		For: w.For, Assigned: w.Assigned, Reviews: reviews, Reviewer: u}, err
 }
 
 // claimFrom claims the next job of one queue and opens its work page.
 func (s *Server) claimFrom(c echo.Context) error {
 	r, err := s.desk.Claim(c.Request().Context(), actor(c), c.Param("queue"), "")
+	return s.openClaimed(c, r, err)
+}
+
+// claimReview claims the next completion of one queue that waits for
+// review, and opens its work page.
+func (s *Server) claimReview(c echo.Context) error {
+	r, err := s.desk.ClaimReview(c.Request().Context(), actor(c), c.Param("queue"), "")
+	if err == nil && r == nil {
+		s.flash(c, "Nothing waits for your review in "+c.Param("queue")+" right now.")
+		return redirect(c, "/")
+	}
 	return s.openClaimed(c, r, err)
 }
 
@@ -417,6 +462,15 @@ func (s *Server) workAction(c echo.Context) error {
 		}
 		j, err = s.desk.Complete(ctx, a, id, token, result)
 		msg = "Completed. Nice work."
+		if err == nil && !completed(j) {
+			msg = notYetWords(j)
+		}
+	case "approve":
+		j, err = s.desk.Approve(ctx, a, id, token, nil)
+		msg = "Approved: the job is completed."
+	case "send-back":
+		j, err = s.desk.SendBack(ctx, a, id, token, strings.TrimSpace(c.FormValue("note")))
+		msg = "Sent back with your note."
 	case "release":
 		j, err = s.desk.GiveBack(ctx, a, id, token)
 		msg = "Given back: it keeps its place in line."
@@ -502,17 +556,35 @@ func (s *Server) completeNext(c echo.Context, id, token string, result json.RawM
 	if err != nil {
 		return s.refused(c, "complete", err)
 	}
+	done := "Completed " + quote(j.Title) + "."
+	if !completed(j) {
+		done = notYetWords(j)
+	}
 	if next == nil {
 		if why != nil {
-			s.flash(c, "Completed "+quote(j.Title)+".")
+			s.flash(c, done)
 			s.note(c, noClaimWords(why, j.Queue))
 		} else {
-			s.flash(c, "Completed "+quote(j.Title)+". Nothing else is waiting in "+j.Queue+" for you.")
+			s.flash(c, done+" Nothing else is waiting in "+j.Queue+" for you.")
 		}
 		return redirect(c, "/")
 	}
-	s.flash(c, "Completed "+quote(j.Title)+". Here is the next one.")
+	s.flash(c, done+" Here is the next one.")
 	return redirect(c, "/jobs/"+next.Job.ID)
+}
+
+// completed reports whether a completion completed its job: not when it
+// was one answer of several (a queue with overlap) nor when it waits for
+// review.
+func completed(j *tasks.Job) bool { return j.State == tasks.StateCompleted }
+
+// notYetWords says to the person who completed a job that did not
+// complete why it did not.
+func notYetWords(j *tasks.Job) string {
+	if j.Review != nil {
+		return "Done " + quote(j.Title) + ": a reviewer looks at it before it counts."
+	}
+	return fmt.Sprintf("Answered %s: %d of %d answers are in; someone else answers it next.", quote(j.Title), len(j.Answers), j.Overlap)
 }
 
 // resultFromForm builds the result object of the complete form: by the

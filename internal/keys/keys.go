@@ -382,7 +382,9 @@ func (q Queue) Meta() string { return q.Key(PartMeta) }
 func (q Queue) Payload() string { return q.Key(PartPayload) }
 
 // Result returns the queue's HASH of job id → the JSON result given on
-// completion.
+// completion; and, for a job of a queue with overlap, "<id>\nanswers" →
+// its answers (a JSON array) and "<id>\nagreement" → their agreement
+// (internal/tasks, lua/lib.lua's Overlap).
 func (q Queue) Result() string { return q.Key(PartResult) }
 
 // Idem returns the queue's HASH of enqueue idempotency key → job id.

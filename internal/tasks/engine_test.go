@@ -258,7 +258,7 @@ func TestComplete(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		j := e.add("review", 50)
 		r := e.claim("ann")
-		if _, err := e.store.Complete(e.ctx, j.ID, Hold{"ann", "0123456789abcdef0123456789abcdef"}, nil); !errors.Is(err, ErrReservationLost) {
+		if _, err := e.store.Complete(e.ctx, j.ID, Hold{Holder: "ann", Token: "0123456789abcdef0123456789abcdef"}, nil); !errors.Is(err, ErrReservationLost) {
 			t.Fatalf("complete with a wrong token: %v", err)
 		}
 		if _, err := e.store.Complete(e.ctx, j.ID, r.Hold(), json.RawMessage(`"not an object"`)); !errors.Is(err, ErrInvalid) {
@@ -394,7 +394,7 @@ func TestExtend(t *testing.T) {
 			wantErr(t, "extend past the max hold", err, ErrExtensionLimit)
 			_, err = e.store.Extend(e.ctx, j.ID, r.Hold(), 0)
 			wantErr(t, "extend by 0", err, ErrInvalid)
-			_, err = e.store.Extend(e.ctx, j.ID, Hold{"ann", "stale"}, 60)
+			_, err = e.store.Extend(e.ctx, j.ID, Hold{Holder: "ann", Token: "stale"}, 60)
 			wantErr(t, "extend with a wrong token", err, ErrReservationLost)
 
 			// Max extensions.
@@ -436,7 +436,7 @@ func TestFailRetriesThenDies(t *testing.T) {
 		if s := e.stats(); s.Dead != 1 || s.Ready != 0 {
 			t.Fatalf("stats = %+v", s)
 		}
-		if _, err := e.store.Fail(e.ctx, j.ID, Hold{"ann", "x"}, strings.Repeat("r", 2001)); !errors.Is(err, ErrInvalid) {
+		if _, err := e.store.Fail(e.ctx, j.ID, Hold{Holder: "ann", Token: "x"}, strings.Repeat("r", 2001)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("long reason: %v", err)
 		}
 	})
@@ -826,7 +826,8 @@ func TestQueueSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Queue{Name: e.queue, LeaseSeconds: 300, MaxAttempts: 5, MaxExtensions: 10, MaxHoldSeconds: 4 * 3600,
-			RetentionSeconds: 7 * day, DeadRetentionSeconds: 30 * day, WarnFraction: DefaultWarnFraction, Order: OrderRank}
+			RetentionSeconds: 7 * day, DeadRetentionSeconds: 30 * day, WarnFraction: DefaultWarnFraction, Order: OrderRank,
+			Overlap: 1}
 		if q != want {
 			t.Fatalf("defaults = %+v, want %+v", q, want)
 		}
@@ -841,6 +842,7 @@ func TestQueueSettings(t *testing.T) {
 			{Name: "Upper"}, {Name: "-dash"}, {Name: strings.Repeat("q", 65)},
 			{Name: "ok", LeaseSeconds: -1}, {Name: "ok", LeaseSeconds: day + 1}, {Name: "ok", MaxAttempts: 1001},
 			{Name: "ok", LeaseSeconds: 600, MaxHoldSeconds: 300}, {Name: "ok", AgingSeconds: -5},
+			{Name: "ok", Overlap: MaxOverlap + 1}, {Name: "ok", Overlap: -1},
 		} {
 			if _, err := e.store.PutQueue(e.ctx, bad); !errors.Is(err, ErrInvalid) {
 				t.Errorf("PutQueue(%+v): %v", bad, err)

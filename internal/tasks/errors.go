@@ -104,6 +104,13 @@ type formChanged struct{ stored string }
 
 func (e *formChanged) Error() string { return "the queue's outcome form changed meanwhile" }
 
+// toAgree means a completion was the last answer to a job with overlap,
+// to be agreed with the answers before it: answers are them all, as
+// stored (completeHeld).
+type toAgree struct{ answers string }
+
+func (e *toAgree) Error() string { return "the answers are to be agreed" }
+
 // statusErrors maps the status codes that scripts answer to errors.
 var statusErrors = map[string]error{
 	"not_found":        ErrNotFound,

@@ -99,6 +99,15 @@ type Job struct {
 	// then anyone in the queue with its skills may.
 	Preferred  []string   `json:"preferred,omitempty"`
 	FallbackAt *time.Time `json:"fallback_at,omitempty"`
+	// Overlap is how many people answer the job, when its queue asks more
+	// than one (Queue.Overlap); Answers are the answers given so far, and
+	// Agreement, once the last is in, how far they agree on each field
+	// (Outcome.Agree). Result is then what they agree on.
+	Overlap   int               `json:"overlap,omitempty"`
+	Answers   []Answer          `json:"answers,omitempty"`
+	Agreement map[string]Agreed `json:"agreement,omitempty"`
+	// Review is the completion that waits for review, while one does.
+	Review *Review `json:"review,omitempty"`
 
 	rank float64 // place in line: lower is claimed first
 	// lastHolder holds it, or held it last (Filter.Person).
@@ -150,6 +159,13 @@ type meta struct {
 	// Routing).
 	Skills, RouteTo string
 	FallbackAt      int64
+	// Overlap is how many people answer the job (0: one, who completes
+	// it), as its queue said at its latest claim; Answers how many have
+	// (lua/lib.lua, Overlap).
+	Overlap, Answers int
+	// Review is why the job waits for review, if it does, and Author whose
+	// result waits (lua/lib.lua, Review).
+	Review, Author string
 }
 
 // SLA is where a job with a due time stands against it.
@@ -204,6 +220,10 @@ func decodeJob(id, rawMeta, payload string, now time.Time) (*Job, error) {
 		IdempotencyKey: m.IdempotencyKey, SkippedBy: m.SkippedBy, BatchID: globalID(m.Batch, q),
 		rank: m.Rank, lastHolder: m.ReservedBy, history: m.History, historyDropped: max(0, m.HistoryCount-historyCap),
 		DueAt: optTime(m.DueAt), SLA: slaAt(m, ms(now)), MovedFrom: m.MovedFrom,
+		Overlap: m.Overlap,
+	}
+	if m.Review != "" {
+		j.Review = &Review{Reason: m.Review, Author: m.Author}
 	}
 	if m.BatchFrom != "" {
 		// Its batch stays in the queue it was enqueued in.

@@ -107,7 +107,7 @@ func TestMoreTimeIsWhatExtendDoes(t *testing.T) {
 			}
 			var deadlines []time.Time
 			for _, r := range held {
-				got, err := e.store.Extend(e.ctx, r.Job.ID, Hold{"ann", r.Token}, secs, opts...)
+				got, err := e.store.Extend(e.ctx, r.Job.ID, Hold{Holder: "ann", Token: r.Token}, secs, opts...)
 				if errors.Is(err, ErrExtensionLimit) {
 					got, err = e.store.Get(e.ctx, r.Job.ID)
 				}
@@ -134,7 +134,7 @@ func TestMoreTimeIsWhatExtendDoes(t *testing.T) {
 		// press asks the copy c for add more, as the page does, and says
 		// what it added.
 		press := func(c int, add time.Duration) (time.Duration, error) {
-			got, err := e.store.Extend(e.ctx, held[c].Job.ID, Hold{"ann", held[c].Token}, int(add/time.Second), FromDeadline())
+			got, err := e.store.Extend(e.ctx, held[c].Job.ID, Hold{Holder: "ann", Token: held[c].Token}, int(add/time.Second), FromDeadline())
 			if err != nil {
 				return 0, err
 			}

@@ -166,6 +166,10 @@ var metaFields = []struct {
 	{"skills", func(m *meta, r *msgpackReader) error { return r.text(&m.Skills) }},
 	{"route_to", func(m *meta, r *msgpackReader) error { return r.text(&m.RouteTo) }},
 	{"fallback_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.FallbackAt) }},
+	{"overlap", func(m *meta, r *msgpackReader) error { return r.small(&m.Overlap) }},
+	{"answers", func(m *meta, r *msgpackReader) error { return r.small(&m.Answers) }},
+	{"review", func(m *meta, r *msgpackReader) error { return r.text(&m.Review) }},
+	{"author", func(m *meta, r *msgpackReader) error { return r.text(&m.Author) }},
 }
 
 // format2Fields is how many fields of metaFields a record of storage

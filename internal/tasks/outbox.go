@@ -233,8 +233,8 @@ func decodeEvent(queue string, m redis.XMessage) (Event, error) {
 		e.Batch, err = decodeBatch(id, field("record"))
 	case EventJobCompleted, EventJobDead, EventJobCanceled, EventJobSLABreached:
 		e.Job, err = decodeJob(id, field("record"), field("payload"), e.At)
-		if err == nil && field("result") != "" {
-			e.Job.Result = []byte(field("result"))
+		if err == nil {
+			err = e.Job.readResult([]any{field("result"), field("answers"), field("agreement")})
 		}
 	default:
 		err = errors.New("unknown type " + string(e.Type))

@@ -206,7 +206,7 @@ func TestOutboxBudget(t *testing.T) {
 					e.t.Fatal(err)
 				}
 			}
-		}, []string{"HGET payload <id>", "HGET result <id>", "XADD outbox", "XLEN outbox"}, 0},
+		}, []string{"HGET payload <id>", "HMGET result", "XADD outbox", "XLEN outbox"}, 0},
 		{"cancel", func(e *env) func() {
 			j := e.addJob(e.queue, NewJob{Title: "one", Payload: json.RawMessage(`{"n":1}`)})
 			return func() {
@@ -223,7 +223,7 @@ func TestOutboxBudget(t *testing.T) {
 					e.t.Fatal(err)
 				}
 			}
-		}, []string{"HGET payload <id>", "HGET result <id>", "XADD outbox", "XADD outbox", "XLEN outbox"}, 0},
+		}, []string{"HGET payload <id>", "HMGET result", "XADD outbox", "XADD outbox", "XLEN outbox"}, 0},
 		{"claim", func(e *env) func() {
 			e.addJob(e.queue, NewJob{Title: "one", Payload: json.RawMessage(`{"n":1}`)})
 			return func() { e.claim("ann") }

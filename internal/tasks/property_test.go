@@ -42,17 +42,24 @@ import (
 // operator may take, in the queue's one order, whichever line it waits
 // in; each routed job waits in exactly its lines; fallbacks come at claim
 // time or from the cron job, once; supervisors assign and transfer jobs.
+// With seed 3 the queue has overlap 2: each job is answered by two
+// people, never held twice by one (whatever ended their reservation),
+// and completed once, by the second answer; its answers stand as given.
+// There cat is in training: each job cat completes waits for review,
+// which only a review claim takes, never by cat; a reviewer approves it
+// (it completes, once) or sends it back (to cat first, or to one more
+// person with overlap), and it always comes back to be done.
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			for _, seed := range []uint64{1, 2} {
+			for _, seed := range []uint64{1, 2, 3} {
 				t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-					order := []string{OrderRank, OrderDue}[seed-1]
+					order := []string{OrderRank, OrderDue, OrderRank}[seed-1]
 					e := newEnv(t, b.rdb, Queue{LeaseSeconds: 60, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 150,
-						BreachPriority: 95, Order: order})
+						BreachPriority: 95, Order: order, Overlap: int(seed/3) + 1})
 					if seed == 1 {
 						// Jobs that miss their due time waiting move on.
 						leads := e.newQueue(Queue{})
@@ -60,7 +67,7 @@ func TestPropertyRandomOperations(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					runModel(e, rand.New(rand.NewPCG(seed, 7)), steps[b.name])
+					runModel(e, rand.New(rand.NewPCG(seed, 7)), steps[b.name]*(2+int(seed/3))/2)
 				})
 			}
 		})
@@ -94,6 +101,15 @@ type modelJob struct {
 	asks       skills.Set
 	routeTo    []string
 	fallbackAt time.Time
+	// answers are who answered it, in a queue with overlap.
+	answers []string
+	// review is set while it waits for review (or is held by a
+	// reviewer), of author's completion.
+	review bool
+	author string
+	// agreed is set once its answers were agreed (its last came), until
+	// a reviewer sends it back for one more.
+	agreed bool
 	// history is every transition, admissions into a batch slot aside
 	// (checkHistory checks those); told is how many the observer has told.
 	history []modelEntry
@@ -141,6 +157,8 @@ type model struct {
 	movedBatch map[string]string
 	// routedClaims counts the claims of routed jobs.
 	routedClaims int
+	// overlap is the queue's (Queue.Overlap).
+	overlap int
 }
 
 // stateMoved is how the model counts a job of a batch that moved to the
@@ -177,14 +195,17 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	m.order, m.breachQueue = q.Order, q.BreachQueue
+	m.order, m.breachQueue, m.overlap = q.Order, q.BreachQueue, q.Overlap
 	ops := []struct {
 		name   string
 		weight int
 		run    func()
 	}{
 		{"enqueue", 12, m.enqueue},
-		{"claim", 14, m.claim},
+		{"claim", 14, func() { m.claim(false) }},
+		{"review claim", m.reviewWeight(), func() { m.claim(true) }},
+		{"approve", m.reviewWeight(), func() { m.holderAction("approve") }},
+		{"send back", m.reviewWeight(), func() { m.holderAction("send back") }},
 		{"complete", 8, func() { m.holderAction("complete") }},
 		{"release", 4, func() { m.holderAction("release") }},
 		{"skip", 4, func() { m.holderAction("skip") }},
@@ -240,6 +261,10 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 	if routed[ActionFellBack] < 5 || routed[ActionAssigned] < 5 || routed[ActionTransferred] < 3 || m.routedClaims < 20 {
 		e.t.Fatalf("too little routing to say it holds: %d fallbacks, %d assigned, %d transferred, %d routed jobs claimed",
 			routed[ActionFellBack], routed[ActionAssigned], routed[ActionTransferred], m.routedClaims)
+	}
+	if m.reviewWeight() > 0 && (routed[ActionSubmitted] < 5 || routed[ActionApproved] < 3 || routed[ActionSentBack] < 3 || routed[ActionAnswered] < 20) {
+		e.t.Fatalf("too little overlap and review to say they hold: %d answers, %d sent to review, %d approved, %d sent back",
+			routed[ActionAnswered], routed[ActionSubmitted], routed[ActionApproved], routed[ActionSentBack])
 	}
 	if m.breachQueue != "" && (len(m.moved) < 10 || told < 5) {
 		e.t.Fatalf("%d jobs moved to the breach queue, %d batches told one ended there: too few to say moves hold", len(m.moved), told)
@@ -548,6 +573,13 @@ func (m *model) note(mj *modelJob, a Action, actor string, from, to State) {
 // backInLine is where a job given back (by action of actor) goes: ready,
 // or canceled when its batch is (the action stays the one taken).
 func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
+	if m.overlap > 1 && mj.state == StateReserved {
+		// Whoever held a job with overlap never gets it again.
+		if !slices.Contains(mj.skippedBy, mj.holder) {
+			mj.skippedBy = append(mj.skippedBy, mj.holder)
+		}
+		mj.unassign(mj.holder)
+	}
 	if b := m.batches[mj.batch]; b != nil && b.canceled {
 		m.finish(id, mj, StateCanceled, a, actor)
 		return
@@ -562,7 +594,21 @@ func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
 // claimable reports whether op may be given the job now.
 func (m *model) claimable(mj *modelJob, op string) bool {
 	due := mj.state == StateScheduled && !mj.runAt.After(m.now())
-	return (mj.state == StateReady || due) && !slices.Contains(mj.skippedBy, op) && m.mayTake(mj, op)
+	return (mj.state == StateReady || due) && !mj.review && !slices.Contains(mj.skippedBy, op) && m.mayTake(mj, op)
+}
+
+// reviewable reports whether op may be given the job by a review claim.
+func (m *model) reviewable(mj *modelJob, op string) bool {
+	return mj.state == StateReady && mj.review && !slices.Contains(mj.skippedBy, op)
+}
+
+// reviewWeight is how often the review steps come: only where someone is
+// in training (seed 3).
+func (m *model) reviewWeight() int {
+	if m.overlap > 1 {
+		return 3
+	}
+	return 0
 }
 
 // mayTake reports whether op may take the job as routed, its fallback
@@ -583,7 +629,7 @@ func (mj *modelJob) unassign(op string) {
 }
 
 // routed reports whether the job waits in lines of its own.
-func (mj *modelJob) routed() bool { return mj.routeTo != nil || len(mj.asks) > 0 }
+func (mj *modelJob) routed() bool { return mj.routeTo != nil || len(mj.asks) > 0 || mj.review }
 
 // fallBack makes the fallbacks whose time came, of unfinished jobs: a
 // claim's, or the cron job's, after their promotions.
@@ -618,6 +664,18 @@ func (m *model) assign() {
 			e.t.Fatalf("assign of a %s job: %v", mj.state, err)
 		}
 		return
+	case mj.review:
+		// A completion waiting for review is for reviewers.
+		if !errors.Is(err, ErrInvalidState) {
+			e.t.Fatalf("assign of a job waiting for review: %v", err)
+		}
+		return
+	case m.overlap > 1 && (slices.Contains(mj.skippedBy, person) || mj.state == StateReserved && mj.holder == person):
+		// Nobody gets a job with overlap they held.
+		if !errors.Is(err, ErrInvalidState) {
+			e.t.Fatalf("assign of a job with overlap to %s, who held it: %v", person, err)
+		}
+		return
 	case err != nil:
 		e.t.Fatalf("assign of a %s job: %v", mj.state, err)
 	case mj.state == StateReserved:
@@ -632,10 +690,15 @@ func (m *model) assign() {
 	}
 }
 
-func (m *model) claim() {
+// claim claims as a random operator: the next job, or with review the
+// next completion waiting for review.
+func (m *model) claim(review bool) {
 	e := m.e
 	op := modelOperators[m.rnd.IntN(len(modelOperators))]
 	var opts []ClaimOption
+	if review {
+		opts = append(opts, ForReview())
+	}
 	key := ""
 	if m.rnd.IntN(4) == 0 {
 		key = fmt.Sprint("claim-", m.rnd.IntN(3))
@@ -667,7 +730,7 @@ func (m *model) claim() {
 	}
 	var want []string
 	for _, id := range m.ids {
-		if m.claimable(m.jobs[id], op) {
+		if mj := m.jobs[id]; !review && m.claimable(mj, op) || review && m.reviewable(mj, op) {
 			want = append(want, id)
 		}
 	}
@@ -733,6 +796,7 @@ func (m *model) finish(id string, mj *modelJob, s State, a Action, actor string)
 		m.endReservation(id, mj)
 	}
 	mj.state, mj.skippedBy = s, nil
+	mj.review, mj.author = false, ""
 }
 
 // spendAttempt counts a failed or expired attempt (action a of actor).
@@ -757,13 +821,77 @@ func (m *model) holderAction(action string) {
 	holder := mj.holder
 	switch action {
 	case "complete":
-		_, err = e.store.Complete(e.ctx, id, Hold{mj.holder, mj.token}, json.RawMessage(`{"ok":true}`))
-		if live {
+		// cat is in training where there is review (seed 3).
+		training := holder == "cat" && m.reviewWeight() > 0
+		_, err = e.store.Complete(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token, Training: training}, json.RawMessage(`{"ok":true}`))
+		switch {
+		case !live:
+		case mj.review:
+			// A review is approved or sent back, never completed.
+			if !errors.Is(err, ErrInvalidState) {
+				e.t.Fatalf("complete of a review: %v, want ErrInvalidState", err)
+			}
+			return
+		case len(mj.answers)+1 < m.overlap:
+			mj.answers = append(mj.answers, holder)
+			m.backInLine(id, mj, ActionAnswered, holder)
+		case training:
+			if m.overlap > 1 {
+				mj.answers, mj.agreed = append(mj.answers, holder), true
+			}
+			// Never reviewed by its author.
+			if !slices.Contains(mj.skippedBy, holder) {
+				mj.skippedBy = append(mj.skippedBy, holder)
+			}
+			mj.unassign(holder)
+			mj.review, mj.author = true, holder
+			m.backInLine(id, mj, ActionSubmitted, holder)
+		default:
+			if m.overlap > 1 {
+				mj.answers, mj.agreed = append(mj.answers, holder), true
+			}
 			m.finish(id, mj, StateCompleted, ActionCompleted, holder)
+		}
+	case "approve":
+		_, err = e.store.Approve(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token}, nil)
+		switch {
+		case !live:
+		case !mj.review:
+			if !errors.Is(err, ErrInvalidState) {
+				e.t.Fatalf("approve of no review: %v, want ErrInvalidState", err)
+			}
+			return
+		default:
+			m.finish(id, mj, StateCompleted, ActionApproved, holder)
+		}
+	case "send back":
+		first := m.rnd.IntN(2) == 0
+		_, err = e.store.SendBack(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token}, "again", first)
+		switch {
+		case !live:
+		case !mj.review:
+			if !errors.Is(err, ErrInvalidState) {
+				e.t.Fatalf("send back of no review: %v, want ErrInvalidState", err)
+			}
+			return
+		default:
+			author := mj.author
+			mj.review, mj.author, mj.agreed = false, "", false
+			if len(mj.answers) == 0 {
+				// Back to its author, who may take it again.
+				mj.skippedBy = slices.DeleteFunc(mj.skippedBy, func(op string) bool { return op == author })
+				if len(mj.skippedBy) == 0 {
+					mj.skippedBy = nil
+				}
+				if first {
+					mj.routeTo, mj.fallbackAt = []string{author}, m.now().Add(SendBackWait)
+				}
+			}
+			m.backInLine(id, mj, ActionSentBack, holder)
 		}
 	case "release", "skip":
 		if action == "skip" {
-			_, err = e.store.Skip(e.ctx, id, Hold{mj.holder, mj.token})
+			_, err = e.store.Skip(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token})
 			if live && !slices.Contains(mj.skippedBy, mj.holder) {
 				mj.skippedBy = append(mj.skippedBy, mj.holder)
 			}
@@ -771,7 +899,7 @@ func (m *model) holderAction(action string) {
 				mj.unassign(holder)
 			}
 		} else {
-			_, err = e.store.Release(e.ctx, id, Hold{mj.holder, mj.token})
+			_, err = e.store.Release(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token})
 		}
 		if live {
 			a := ActionReleased
@@ -781,7 +909,7 @@ func (m *model) holderAction(action string) {
 			m.backInLine(id, mj, a, holder)
 		}
 	case "fail":
-		_, err = e.store.Fail(e.ctx, id, Hold{mj.holder, mj.token}, "could not")
+		_, err = e.store.Fail(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token}, "could not")
 		if live {
 			m.spendAttempt(id, mj, ActionFailed, holder)
 			// Back in line, it is not offered to whoever reported it.
@@ -795,7 +923,7 @@ func (m *model) holderAction(action string) {
 	case "extend":
 		secs := 1 + m.rnd.IntN(120)
 		var j *Job
-		j, err = e.store.Extend(e.ctx, id, Hold{mj.holder, mj.token}, secs)
+		j, err = e.store.Extend(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token}, secs)
 		if live {
 			wanted, cap := m.now().Add(time.Duration(secs)*time.Second), mj.reservedAt.Add(150*time.Second)
 			switch {
@@ -837,7 +965,7 @@ func (m *model) staleAction() {
 	}
 	c := m.stale[m.rnd.IntN(len(m.stale))]
 	mj := m.jobs[c.id]
-	h := Hold{c.holder, c.token}
+	h := Hold{Holder: c.holder, Token: c.token}
 	if mj == nil {
 		// It moved to the breach queue: not here any more.
 		if _, err := e.store.Release(e.ctx, c.id, h); !errors.Is(err, ErrNotFound) {
@@ -859,7 +987,9 @@ func (m *model) staleAction() {
 	for i := len(mj.history) - 1; i > 0 && (last.action == ActionAtRisk || last.action == ActionBreached); i-- {
 		last = mj.history[i-1]
 	}
-	retry := mj.state != StateReserved && mj.lastToken == c.token && last.action == a && last.actor == c.holder
+	// (An answer to a job with overlap is its holder's completion.)
+	done := last.action == a || a == ActionCompleted && slices.Contains([]Action{ActionAnswered, ActionSubmitted, ActionApproved}, last.action)
+	retry := mj.state != StateReserved && mj.lastToken == c.token && done && last.actor == c.holder
 	if retry && err != nil || !retry && !errors.Is(err, ErrReservationLost) {
 		e.t.Fatalf("%s with an ended reservation's token (a retry: %v): %v", a, retry, err)
 	}
@@ -878,7 +1008,7 @@ func (m *model) othersAction() {
 		return
 	}
 	other := modelOperators[(slices.Index(modelOperators, mj.holder)+1)%len(modelOperators)]
-	_, err := e.store.Complete(e.ctx, id, Hold{other, mj.token}, json.RawMessage(`{"by":"someone else"}`))
+	_, err := e.store.Complete(e.ctx, id, Hold{Holder: other, Token: mj.token}, json.RawMessage(`{"by":"someone else"}`))
 	if !errors.Is(err, ErrForbidden) {
 		e.t.Fatalf("complete by %s with %s's token: %v, want ErrForbidden", other, mj.holder, err)
 	}
@@ -1182,6 +1312,15 @@ func (m *model) check(step int, op string) {
 			fail("job %s: attempts %d skipped %v run_at %v, model %d %v %v", id, j.Attempts, j.SkippedBy, j.RunAt, mj.attempts, mj.skippedBy, mj.runAt)
 		}
 		m.checkHistory(fail, id, j, parked[id] == "" && seen[id] == StateReady)
+		if m.overlap > 1 {
+			m.checkAnswers(fail, id, mj)
+		}
+		if author := ""; (j.Review != nil) != mj.review || j.Review != nil && j.Review.Author != mj.author {
+			if j.Review != nil {
+				author = j.Review.Author
+			}
+			fail("job %s waits for review by %q (%v), model %v by %q", id, author, j.Review != nil, mj.review, mj.author)
+		}
 		if !slices.Equal(j.Skills, mj.asks.List()) && len(j.Skills)+len(mj.asks) > 0 {
 			fail("job %s asks for %q, model %q", id, j.Skills, mj.asks.List())
 		}
@@ -1285,6 +1424,29 @@ func routedScore(mj *modelJob) float64 {
 	return 0
 }
 
+// checkAnswers checks the answers of a job with overlap: as the model
+// says, each by another person, and their agreement once the last came
+// (a reviewer who sends the job back asks one more person).
+func (m *model) checkAnswers(fail func(string, ...any), id string, mj *modelJob) {
+	j, err := m.e.store.Get(m.e.ctx, id)
+	if err != nil {
+		fail("get %s: %v", id, err)
+	}
+	var by []string
+	for _, a := range j.Answers {
+		if slices.Contains(by, a.By) {
+			fail("job %s answered twice by %s", id, a.By)
+		}
+		by = append(by, a.By)
+	}
+	if !slices.Equal(by, mj.answers) {
+		fail("job %s answered by %q, model %q", id, by, mj.answers)
+	}
+	if mj.agreed != (j.Agreement != nil) || mj.state == StateCompleted && mj.agreed && string(j.Result) != `{"ok":true}` {
+		fail("job %s (%s, agreed %v): result %s, agreement %v", id, mj.state, mj.agreed, j.Result, j.Agreement)
+	}
+}
+
 // checkRouting checks the lines of routed jobs against the model: each
 // routed job in line is in exactly its lines, by rank and by due time; the
 // skills lines' counts are right; the fallbacks to come are exactly those
@@ -1310,6 +1472,9 @@ func (m *model) checkRouting(fail func(string, ...any), seen map[string]State, p
 		var names []string
 		for _, p := range mj.routeTo {
 			names = append(names, "@"+p)
+		}
+		if mj.review {
+			names = []string{"!review"}
 		}
 		if names == nil {
 			names = []string{"+" + mj.asks.String()}

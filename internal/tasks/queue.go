@@ -82,6 +82,21 @@ type Queue struct {
 	// its id's ULID, history, attempts, due time and batch
 	// (MoveBreached). Default "": jobs stay.
 	BreachQueue string `json:"breach_queue"`
+	// Overlap is how many people answer each job: each answer is kept
+	// (Job.Answers), nobody answers or holds one job twice, and the last
+	// answer completes it with what the answers agree on (Outcome.Agree).
+	// Default 1: one person, whose result completes it; at most
+	// MaxOverlap.
+	Overlap int `json:"overlap"`
+	// ReviewFraction is the share of the completions (by people not in
+	// training, whose every completion is reviewed) that wait for a
+	// reviewer's approval before they complete the job (lua/lib.lua,
+	// Review). Default 0: none; at most 1.
+	ReviewFraction float64 `json:"review_fraction"`
+	// MinAgreement, above 0, sends to review each job of a queue with
+	// overlap whose answers agree less than this on some field (their
+	// share: Agreed.Share). Default 0: none; at most 1.
+	MinAgreement float64 `json:"min_agreement"`
 }
 
 // The orders a queue may claim its ready jobs in (Queue.Order).
@@ -113,7 +128,10 @@ type QueuePatch struct {
 	Order          *string  `json:"order"`
 	BreachPriority *int     `json:"breach_priority"`
 	// BreachQueue sets the queue breached jobs move to; "" for none.
-	BreachQueue *string `json:"breach_queue"`
+	BreachQueue    *string  `json:"breach_queue"`
+	Overlap        *int     `json:"overlap"`
+	ReviewFraction *float64 `json:"review_fraction"`
+	MinAgreement   *float64 `json:"min_agreement"`
 }
 
 // settings pairs each setting of q with its field of the patch.
@@ -130,6 +148,7 @@ func (p QueuePatch) settings(q *Queue) []struct {
 		{&q.AgingSeconds, p.AgingSeconds}, {&q.RetentionSeconds, p.RetentionSeconds},
 		{&q.DeadRetentionSeconds, p.DeadRetentionSeconds}, {&q.MaxHeld, p.MaxHeld},
 		{&q.SLASeconds, p.SLASeconds}, {&q.BreachPriority, p.BreachPriority},
+		{&q.Overlap, p.Overlap},
 	}
 }
 
@@ -153,6 +172,7 @@ func (q Queue) WithDefaults() Queue {
 	q.DeadRetentionSeconds = cmp.Or(q.DeadRetentionSeconds, 30*day)
 	q.WarnFraction = cmp.Or(q.WarnFraction, DefaultWarnFraction)
 	q.Order = cmp.Or(q.Order, OrderRank)
+	q.Overlap = cmp.Or(q.Overlap, 1)
 	if q.Outcome.Empty() {
 		q.Outcome = nil
 	}
@@ -176,6 +196,7 @@ func (q Queue) Validate() error {
 		{"max_held", q.MaxHeld, 0, 1000},
 		{"sla_seconds", q.SLASeconds, 0, 365 * day},
 		{"breach_priority", q.BreachPriority, 0, 100},
+		{"overlap", q.Overlap, 1, MaxOverlap},
 	}
 	if !validQueueName(q.Name) {
 		return invalid("name", "must match ^"+keys.QueueNamePattern+"$")
@@ -183,6 +204,14 @@ func (q Queue) Validate() error {
 	// Also NaN is out of range.
 	if !(q.WarnFraction >= 0.01 && q.WarnFraction <= 1) {
 		return invalid("warn_fraction", "must be between 0.01 and 1")
+	}
+	for _, f := range []struct {
+		field string
+		value float64
+	}{{"review_fraction", q.ReviewFraction}, {"min_agreement", q.MinAgreement}} {
+		if !(f.value >= 0 && f.value <= 1) {
+			return invalid(f.field, "must be between 0 and 1")
+		}
 	}
 	if q.Order != OrderRank && q.Order != OrderDue {
 		return invalid("order", "must be %q or %q", OrderRank, OrderDue)
@@ -224,7 +253,8 @@ func (s *Store) check(ctx context.Context, q Queue) error {
 // fields are the queue's settings as stored (keys.Queue.Conf): setting,
 // value, … in the order of QueuePatch.settings, then the outcome form
 // (its JSON, "" for none), whether a reason is required, the warn
-// fraction, the order and the breach queue; Paused is not among them.
+// fraction, the order, the breach queue, the review fraction and the
+// minimum agreement; Paused is not among them.
 func (q Queue) fields() []any {
 	return []any{
 		"lease_seconds", q.LeaseSeconds,
@@ -237,11 +267,14 @@ func (q Queue) fields() []any {
 		"max_held", q.MaxHeld,
 		"sla_seconds", q.SLASeconds,
 		"breach_priority", q.BreachPriority,
+		"overlap", q.Overlap,
 		"outcome", q.Outcome.String(),
 		"require_reason", flag(q.RequireReason),
 		"warn_fraction", strconv.FormatFloat(q.WarnFraction, 'g', -1, 64),
 		"order", q.Order,
 		"breach_queue", q.BreachQueue,
+		"review_fraction", strconv.FormatFloat(q.ReviewFraction, 'g', -1, 64),
+		"min_agreement", strconv.FormatFloat(q.MinAgreement, 'g', -1, 64),
 	}
 }
 
@@ -329,6 +362,14 @@ func (s *Store) patchOnce(ctx context.Context, name string, p QueuePatch) (now, 
 	if p.BreachQueue != nil {
 		q.BreachQueue = *p.BreachQueue
 		changed = append(changed, "breach_queue")
+	}
+	if p.ReviewFraction != nil {
+		q.ReviewFraction = *p.ReviewFraction
+		changed = append(changed, "review_fraction")
+	}
+	if p.MinAgreement != nil {
+		q.MinAgreement = *p.MinAgreement
+		changed = append(changed, "min_agreement")
 	}
 	if err := s.check(ctx, q); err != nil {
 		return Queue{}, Queue{}, err
@@ -451,11 +492,13 @@ func queueFrom(name string, raw map[string]string) Queue {
 		Paused: raw["paused"] == "1", Outcome: storedOutcome(raw["outcome"]),
 		RequireReason: raw["require_reason"] == "1", SLASeconds: n("sla_seconds"),
 		BreachPriority: n("breach_priority"), Order: cmp.Or(raw["order"], OrderRank),
-		BreachQueue: raw["breach_queue"],
+		BreachQueue: raw["breach_queue"], Overlap: cmp.Or(n("overlap"), 1),
 	}
 	// A queue made before due times has no warn_fraction: the default.
 	q.WarnFraction, _ = strconv.ParseFloat(raw["warn_fraction"], 64)
 	q.WarnFraction = cmp.Or(q.WarnFraction, DefaultWarnFraction)
+	q.ReviewFraction, _ = strconv.ParseFloat(raw["review_fraction"], 64)
+	q.MinAgreement, _ = strconv.ParseFloat(raw["min_agreement"], 64)
 	return q
 }
 

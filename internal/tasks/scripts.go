@@ -140,6 +140,12 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
 		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
 		keys.PartFallback, keys.PartHeads},
+	"send_back": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
+		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
+		keys.PartHolding, keys.PartPeople, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
+		keys.PartLate, keys.PartReadyDue, keys.PartReturns, keys.PartRouted, keys.PartRoutes,
+		keys.PartFallback, keys.PartHeads},
 	"assign": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
 		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
 		keys.PartSkipCount, keys.PartBatches, keys.PartBatchDone, keys.PartParked, keys.PartClaims,
@@ -158,10 +164,10 @@ var scriptKeys = map[string][]keys.Part{
 		keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartMoving, keys.PartRouted, keys.PartRoutes,
 		keys.PartHeads},
 	"move_in": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartCompleted,
-		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult,
-		keys.PartBatches, keys.PartParked, keys.PartWaiting, keys.PartOutbox, keys.PartDrafts, keys.PartSLA,
-		keys.PartLate, keys.PartReadyDue, keys.PartRouted, keys.PartRoutes, keys.PartFallback,
-		keys.PartHeads},
+		keys.PartDead, keys.PartCanceled, keys.PartMeta, keys.PartPayload, keys.PartResult, keys.PartSkips,
+		keys.PartSkipCount, keys.PartBatches, keys.PartParked, keys.PartWaiting, keys.PartOutbox,
+		keys.PartDrafts, keys.PartSLA, keys.PartLate, keys.PartReadyDue, keys.PartRouted, keys.PartRoutes,
+		keys.PartFallback, keys.PartHeads},
 	"batch_return": {keys.PartConf, keys.PartReady, keys.PartScheduled, keys.PartReserved, keys.PartDead, keys.PartMeta,
 		keys.PartPayload, keys.PartResult, keys.PartBatches, keys.PartBatchDone, keys.PartParked,
 		keys.PartOutbox, keys.PartReadyDue, keys.PartAway, keys.PartRouted, keys.PartRoutes, keys.PartHeads},
@@ -186,6 +192,7 @@ var (
 	completeNextScript = library.script("complete_next")
 	draftScript        = library.script("draft")
 	releaseScript      = library.script("release")
+	sendBackScript     = library.script("send_back")
 	extendScript       = library.script("extend")
 	failScript         = library.script("fail")
 	reclaimScript      = library.script("reclaim")
@@ -487,6 +494,12 @@ func (s *Store) outcome(ctx context.Context, queue string, res []any, unconfirme
 			return nil, err
 		}
 		return nil, changed
+	case "answers":
+		last := &toAgree{answers: r.str("answers")}
+		if err := r.done(); err != nil {
+			return nil, err
+		}
+		return nil, last
 	}
 	if err, ok := statusErrors[code]; ok {
 		return nil, err

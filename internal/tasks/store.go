@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -115,10 +116,13 @@ type Reservation struct {
 }
 
 // Hold is what a holder's action carries: who acts, and the token of the
-// reservation they act on. Only the holder's own token works.
+// reservation they act on. Only the holder's own token works. Training
+// says the holder is in training: each of their completions waits for
+// review (lua/lib.lua, Review).
 type Hold struct {
-	Holder string
-	Token  string
+	Holder   string
+	Token    string
+	Training bool
 }
 
 // Hold returns the proof that the reservation's holder acts on it.
@@ -137,6 +141,8 @@ type claimArgs struct {
 	// again answers only a live reservation made with key, and claims
 	// nothing new.
 	again bool
+	// review claims a job waiting for review (ForReview).
+	review bool
 }
 
 // WithClaimKey makes the claim idempotent: while the reservation it made
@@ -185,6 +191,9 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 		again = "1"
 	}
 	r, err := s.routed(ctx, queue, a.skills, func(version, lines string) (*reply, error) {
+		if a.review {
+			version, lines = reviewLine, ""
+		}
 		return s.run(ctx, claimScript, queue, s.nowArg(), operator, newToken(), promoteOnClaim, MaxSkips, a.key, a.job, again, version, lines)
 	})
 	if err != nil || !r.more() { // nothing ready
@@ -218,12 +227,29 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 	if !ok {
 		return nil, ErrNotFound
 	}
-	r, err := s.completeHeld(ctx, completeScript, queue, id, h, body)
+	r, err := s.completeHeld(ctx, completeScript, queue, id, h, body, "")
 	if err != nil {
 		return nil, err
 	}
 	c := r.completion(false)
-	return c.job, r.done()
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	return c.job, s.withAnswers(ctx, c.job)
+}
+
+// withAnswers reads into a job of a queue with overlap its answers and
+// their agreement, and into one waiting for review the result that waits.
+func (s *Store) withAnswers(ctx context.Context, j *Job) error {
+	if j == nil || j.Overlap == 0 && j.Review == nil {
+		return nil
+	}
+	queue, _ := queueOf(j.ID)
+	values, err := s.rdb.HMGet(ctx, keysFor(queue).Result(), answerFields(localID(j.ID))...).Result()
+	if err != nil {
+		return redisErr(err)
+	}
+	return j.readResult(values)
 }
 
 // CompleteNext completes the reserved job as Complete does (its result
@@ -248,7 +274,7 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 		return nil, nil, nil, ErrNotFound
 	}
 	version, lines := s.givenLines(queue, a.skills)
-	r, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, newToken(), promoteOnClaim, MaxSkips, version, lines)
+	r, err := s.completeHeld(ctx, completeNextScript, queue, id, h, body, "", newToken(), promoteOnClaim, MaxSkips, version, lines)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -263,6 +289,9 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 		if c.why != nil && !errors.Is(c.why, ErrQueuePaused) && !errors.Is(c.why, ErrHoldLimit) {
 			return c.job, nil, nil, c.why
 		}
+	}
+	if err := s.withAnswers(ctx, c.job); err != nil {
+		return nil, nil, nil, err
 	}
 	return c.job, c.next, c.why, nil
 }
@@ -324,7 +353,16 @@ const formTries = 10
 // completion is judged by the form of the instant it takes effect,
 // whatever settings change meanwhile. The script tells the form apart
 // from others only for the job's holder, after the hold is checked.
-func (s *Store) completeHeld(ctx context.Context, sc script, queue, id string, h Hold, body string, args ...any) (*reply, error) {
+func (s *Store) completeHeld(ctx context.Context, sc script, queue, id string, h Hold, body, mode string, args ...any) (*reply, error) {
+	// The last answer to a job with overlap completes it with what the
+	// answers agree on: the script hands them here to agree once.
+	var agreed agreeing
+	training := ""
+	if h.Training {
+		training = "1"
+	}
+	// A share of the completions goes to review (Queue.ReviewFraction).
+	roll := strconv.FormatFloat(rand.Float64(), 'f', -1, 64)
 	for range formTries {
 		var seen formSeen // none seen: a sum no form has
 		if v, ok := s.forms.Load(queue); ok {
@@ -335,12 +373,19 @@ func (s *Store) completeHeld(ctx context.Context, sc script, queue, id string, h
 		if problem != nil {
 			fits = "0"
 		}
-		res, err := s.holderCall(ctx, sc, queue, id, h, append([]any{body, seen.sum, fits}, args...)...)
+		res, err := s.holderCall(ctx, sc, queue, id, h, append([]any{body, seen.sum, fits,
+			agreed.count, agreed.agreement, agreed.result, agreed.lowest, agreed.judged, roll, training, mode}, args...)...)
 		var changed *formChanged
+		var last *toAgree
 		switch {
 		case errors.As(err, &changed):
 			sum := sha1.Sum([]byte(changed.stored))
 			s.forms.Store(queue, formSeen{form: storedOutcome(changed.stored), sum: hex.EncodeToString(sum[:])})
+			continue
+		case errors.As(err, &last):
+			if agreed, err = seen.form.agreeing(last.answers); err != nil {
+				return nil, err
+			}
 			continue
 		case errors.Is(err, errUnfit):
 			return nil, problem
@@ -570,19 +615,21 @@ func (s *Store) Results(ctx context.Context, ids []string) (map[string]json.RawM
 	return out, nil
 }
 
-// Get returns the job with its payload and result.
+// Get returns the job with its payload and result, and its answers and
+// their agreement if it has any.
 func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	queue, ok := queueOf(id)
 	if !ok {
 		return nil, ErrNotFound
 	}
 	k := keysFor(queue)
-	var metaCmd, payloadCmd, resultCmd *redis.StringCmd
+	var metaCmd, payloadCmd *redis.StringCmd
+	var resultCmd *redis.SliceCmd
 	// One slot, so one pipeline reaches one node even on a cluster.
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		metaCmd = p.HGet(ctx, k.Meta(), localID(id))
 		payloadCmd = p.HGet(ctx, k.Payload(), localID(id))
-		resultCmd = p.HGet(ctx, k.Result(), localID(id))
+		resultCmd = p.HMGet(ctx, k.Result(), answerFields(localID(id))...)
 		return nil
 	})
 	if err != nil && err != redis.Nil {
@@ -595,10 +642,44 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r := resultCmd.Val(); r != "" {
-		job.Result = json.RawMessage(r)
+	if err := job.readResult(resultCmd.Val()); err != nil {
+		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
 	return job, nil
+}
+
+// answerFields are the fields of keys.Queue.Result that hold what the job
+// came to: its result, its answers and their agreement (lua/lib.lua,
+// Overlap), and the result that waits for review (Review).
+func answerFields(id string) []string {
+	return []string{id, id + "\nanswers", id + "\nagreement", id + "\nreview"}
+}
+
+// readResult reads into the job the values of its answerFields, as read
+// (nil for a field not there).
+func (j *Job) readResult(values []any) error {
+	text := func(i int) string {
+		if i < len(values) {
+			v, _ := values[i].(string)
+			return v
+		}
+		return ""
+	}
+	if r := text(0); r != "" {
+		j.Result = json.RawMessage(r)
+	}
+	if a := text(1); a != "" {
+		var err error
+		if j.Answers, err = decodeAnswers(a); err != nil {
+			return err
+		}
+	}
+	if j.Review != nil && text(3) != "" {
+		j.Review.Result = json.RawMessage(text(3))
+	}
+	var err error
+	j.Agreement, err = decodeAgreement(text(2))
+	return err
 }
 
 // QueueOf returns the queue named in a job or batch id, or false if id is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -48,9 +49,32 @@ type Tally struct {
 	// Due counts the completions of jobs with a due time, and OnTime
 	// those of them completed before it.
 	Due, OnTime int64
+	// Approved and SentBack count the person's completions that reviewers
+	// approved and sent back (lua/lib.lua, Review); Judged their answers
+	// to jobs with overlap that were agreed with the others', and Agreed
+	// those of them that agreed with the majority on every field.
+	Approved, SentBack, Judged, Agreed int64
 	// handling counts the completions by bucket of handling time, from
 	// claim to completion.
 	handling map[int]int64
+}
+
+// ApprovalRate is the share of the person's reviewed completions that
+// were approved, and false when none was reviewed.
+func (t Tally) ApprovalRate() (float64, bool) {
+	if t.Approved+t.SentBack == 0 {
+		return 0, false
+	}
+	return float64(t.Approved) / float64(t.Approved+t.SentBack), true
+}
+
+// AgreementRate is the share of the person's judged answers that agreed
+// with the majority, and false when none was judged.
+func (t Tally) AgreementRate() (float64, bool) {
+	if t.Judged == 0 {
+		return 0, false
+	}
+	return float64(t.Agreed) / float64(t.Judged), true
 }
 
 // Attainment is the share of the completions of jobs with a due time
@@ -97,6 +121,10 @@ func (t *Tally) add(o Tally) {
 	t.TakenBack += o.TakenBack
 	t.Due += o.Due
 	t.OnTime += o.OnTime
+	t.Approved += o.Approved
+	t.SentBack += o.SentBack
+	t.Judged += o.Judged
+	t.Agreed += o.Agreed
 	if len(o.handling) > 0 && t.handling == nil {
 		t.handling = map[int]int64{}
 	}
@@ -144,6 +172,20 @@ func decodeTally(raw string) (day int64, t Tally, err error) {
 	return v[0], t, nil
 }
 
+// decodeReviews reads a person's review tally as lib.lua stores it
+// (review_tally): the day, then the approved, sent back, judged and
+// agreed counts.
+func decodeReviews(raw string) (day int64, t Tally, err error) {
+	r := &msgpackReader{b: raw}
+	var v [5]int64
+	for i := range v {
+		if v[i], err = r.integer(); err != nil {
+			return 0, Tally{}, err
+		}
+	}
+	return v[0], Tally{Approved: v[1], SentBack: v[2], Judged: v[3], Agreed: v[4]}, nil
+}
+
 // PersonTally is one person's tallies across the queues read: of today
 // (the UTC day under way) and of the TallyWindow days ending today.
 type PersonTally struct {
@@ -176,7 +218,11 @@ func (s *Store) Tallies(ctx context.Context, queues []string) (map[string]*Perso
 			if pairs.err != nil {
 				return nil, pairs.err
 			}
-			day, t, err := decodeTally(raw)
+			decode := decodeTally
+			if name, reviews := strings.CutSuffix(person, "\nr"); reviews {
+				person, decode = name, decodeReviews
+			}
+			day, t, err := decode(raw)
 			if err != nil {
 				return nil, err
 			}

@@ -49,6 +49,18 @@ const (
 	ActionAssigned    Action = "assigned"
 	ActionTransferred Action = "transferred"
 	ActionFellBack    Action = "fell_back"
+	// ActionAnswered ends a reservation of a job with overlap with one of
+	// its answers, before the last (which completes it): the job goes
+	// back in line for the next person.
+	ActionAnswered Action = "answered"
+	// ActionSubmitted ends a reservation with a result that waits for
+	// review (its reason says why: ReviewTraining, ReviewSample,
+	// ReviewDisagreement); ActionApproved completes a job its reviewer
+	// approved, and ActionSentBack ends the review, with the reviewer's
+	// note as its reason: the job goes back to be done again.
+	ActionSubmitted Action = "submitted"
+	ActionApproved  Action = "approved"
+	ActionSentBack  Action = "sent_back"
 )
 
 // actionByCode and stateByCode are the numbers under which lua/lib.lua
@@ -58,7 +70,7 @@ var (
 	actionByCode = []Action{"", ActionEnqueued, ActionPromoted, ActionAdmitted, ActionClaimed,
 		ActionExtended, ActionReleased, ActionSkipped, ActionFailed, ActionExpired, ActionRequeued,
 		ActionForceReleased, ActionCanceled, ActionCompleted, ActionDrafted, ActionAtRisk, ActionBreached, ActionMoved,
-		ActionAssigned, ActionTransferred, ActionFellBack}
+		ActionAssigned, ActionTransferred, ActionFellBack, ActionAnswered, ActionSubmitted, ActionApproved, ActionSentBack}
 	stateByCode = []State{"", StateScheduled, StateReady, StateReserved, StateCompleted, StateDead, StateCanceled}
 )
 

@@ -75,9 +75,19 @@ type User struct {
 	// new-job notices, and the Team page shows them away.
 	Away bool
 	// Skills are what the person can do: they may claim the jobs that ask
-	// for these (or fewer, or lower).
+	// for these (or fewer, or lower). Reviewers have ReviewSkill.
 	Skills skills.Set
+	// Training is set while the person is in training: every completion
+	// of theirs waits for a reviewer's approval.
+	Training bool
 }
+
+// ReviewSkill is the skill of reviewers: an operator who has it may review
+// the completions that wait for review in the queues they work.
+const ReviewSkill = "review"
+
+// Reviews reports whether the user may review the queue's completions.
+func (u User) Reviews(queue string) bool { return u.CanWork(queue) && u.Skills[ReviewSkill] > 0 }
 
 // SessionValid reports whether a browser session begun in epoch may go on:
 // the user is not disabled, may log in (is no producer), and neither a new
@@ -360,7 +370,11 @@ func (s *Store) put(ctx context.Context, u User, password string, create bool) e
 		return fmt.Errorf("%w: at most %d skills", ErrInvalid, skills.Most)
 	}
 	key := keys.User(u.Name)
-	fields := map[string]any{"role": string(u.Role), "queues": strings.Join(u.Queues, ","), "skills": u.Skills.String()}
+	training := ""
+	if u.Training {
+		training = "1"
+	}
+	fields := map[string]any{"role": string(u.Role), "queues": strings.Join(u.Queues, ","), "skills": u.Skills.String(), "training": training}
 	if password != "" {
 		if len(password) < 8 || len(password) > 72 {
 			return fmt.Errorf("%w: password must be 8 to 72 characters (72 bytes at most: fewer characters when they are not plain letters, digits or signs)", ErrInvalid)
@@ -549,7 +563,7 @@ func parseUser(name string, h map[string]string) (User, error) {
 	if len(h) == 0 {
 		return User{}, ErrNotFound
 	}
-	u := User{Name: name, Role: Role(h["role"]), Disabled: h["disabled"] == "1", Away: h["away"] == "1"}
+	u := User{Name: name, Role: Role(h["role"]), Disabled: h["disabled"] == "1", Away: h["away"] == "1", Training: h["training"] == "1"}
 	if h["queues"] != "" {
 		u.Queues = strings.Split(h["queues"], ",")
 	}

@@ -14,7 +14,9 @@
 -- ARGV[4] -> actor: the supervisor
 -- ARGV[5], ARGV[6] -> the state and holder the actor saw (as_seen, lib.lua)
 -- ARGV[7] -> why the actor assigns ("": not said)
--- Output: {"not_found"}, {"invalid_state"} (finished, or not as seen),
+-- Output: {"not_found"}, {"invalid_state"} (finished, or not as seen, or
+--         a job waiting for review, or a job with overlap the person
+--         holds or held),
 --         {"reason_required"} (a transfer, in a queue that requires one:
 --         require_reason), or {"ok", id, metadata, payload, former holder
 --         or ""}
@@ -26,6 +28,12 @@ if not as_seen(m, ARGV[5], ARGV[6]) or m.finished_at or not (m.state == 'ready' 
   return answer('invalid_state')
 end
 if redis.call('HEXISTS', K.moving, id) == 1 then return answer('invalid_state') end
+-- A job waiting for review is for reviewers (lib.lua, Review); a job with
+-- overlap goes to nobody who holds or held it (lib.lua, Overlap).
+if m.review then return answer('invalid_state') end
+if m.overlap and (m.state == 'reserved' and m.reserved_by == person or redis.call('SISMEMBER', K.skips, person .. '\n' .. id) == 1) then
+  return answer('invalid_state')
+end
 local holder = ''
 if m.state == 'reserved' then
   holder = m.reserved_by

@@ -21,7 +21,8 @@
 --            claim nothing new (empty: claim)
 -- ARGV[9] -> the count of the queue's skills lines Go knows (lib.lua,
 --            Routing), and ARGV[10] those the operator may take from, one
---            per line of text
+--            per line of text; or "review" and "": a review claim, which
+--            takes from the review line alone (lib.lua, Review)
 -- Output: {"queue_not_found"}, {"queue_paused"}, {"hold_limit"}, {"empty"},
 --         {"routes"} (Go's skills lines are not the queue's: read them again),
 --         {"not_ready"} (the job asked for

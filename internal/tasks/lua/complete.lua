@@ -17,13 +17,29 @@
 -- ARGV[6] -> the SHA-1 of the outcome form the result was checked against
 --            ("" for none)
 -- ARGV[7] -> "1" if the result fits that form
+-- ARGV[8] -> for a last answer to a job with overlap (lib.lua, Overlap):
+--            how many answers before it were agreed ("": none), and
+--            ARGV[9] their agreement JSON, ARGV[10] the result they agree
+--            on, ARGV[11] the lowest share agreed, ARGV[12] each
+--            answerer, "=1" if they agreed with the majority else "=0",
+--            one per line
+-- ARGV[13] -> a roll in [0, 1): the completion goes to review when it is
+--            below the queue's review_fraction (lib.lua, Review)
+-- ARGV[14] -> "1": the holder is in training (their completion goes to
+--            review)
+-- ARGV[15] -> "approve": a reviewer approves the job they hold for review
+--            (its result, if empty, the one waiting); "": a completion
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, {"form",
 --         the form as stored} (another form than the one checked
---         against), {"unfit"} (the result does not fit the form), or
+--         against), {"unfit"} (the result does not fit the form),
+--         {"answers", the answers with this one} (the last answer to a
+--         job with overlap, not agreed as ARGV[8] says),
+--         {"invalid_state"} (a review's reservation completed, or one that
+--         is not a review's approved), or
 --         {"ok", id, metadata, payload, the result kept}: a retry answers
 --         the result sent first
 clock(ARGV[1])
 local id = ARGV[2]
-local status, raw, kept = complete_held(id, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+local status, raw, kept = complete_held(id, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], completion(ARGV, 8))
 if status == 'ok' or status == 'again' then return reply(id, raw, kept) end
 return raw

@@ -25,26 +25,30 @@
 -- ARGV[6] -> the SHA-1 of the outcome form the result was checked against
 --            ("" for none)
 -- ARGV[7] -> "1" if the result fits that form
--- ARGV[8] -> fresh reservation token for the next job
--- ARGV[9] -> most expired reservations to reclaim and scheduled jobs to promote
--- ARGV[10] -> most skipped jobs to look past
--- ARGV[11], ARGV[12] -> the skills lines the holder may take from, as
---            claim.lua's ARGV[9] and ARGV[10]
+-- ARGV[8] to ARGV[15] -> a last answer's agreement, the review's roll,
+--            training and mode, as complete.lua's
+-- ARGV[16] -> fresh reservation token for the next job
+-- ARGV[17] -> most expired reservations to reclaim and scheduled jobs to promote
+-- ARGV[18] -> most skipped jobs to look past
+-- ARGV[19], ARGV[20] -> the skills lines the holder may take from, as
+--            claim.lua's ARGV[9] and ARGV[10] (a review's approval:
+--            "review" and "", the next review)
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, {"form", the
---         form as stored}, {"unfit"} (as complete.lua), or {"ok", id,
+--         form as stored}, {"unfit"}, {"answers", the answers},
+--         {"invalid_state"} (as complete.lua), or {"ok", id,
 --         metadata, payload, the result kept, next id, next metadata, next
 --         payload, why there is no next} (the next three empty when no
 --         job was claimed, and why: "empty", "queue_paused", "hold_limit",
 --         or "routes": the skills lines given were not the queue's)
 clock(ARGV[1])
 local id, holder = ARGV[2], ARGV[4]
-local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5], ARGV[6], ARGV[7])
+local status, raw, kept = complete_held(id, ARGV[3], holder, ARGV[5], ARGV[6], ARGV[7], completion(ARGV, 8))
 if status ~= 'ok' and status ~= 'again' then return raw end
 -- A first completion cannot have claimed before; a retry only answers
 -- what the first one claimed.
 local mode = 'new'
 if status == 'again' then mode = 'again' end
-local claimed, next_id, next_raw = claim_for(holder, given_lines(ARGV[11], ARGV[12]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]),
+local claimed, next_id, next_raw = claim_for(holder, given_lines(ARGV[19], ARGV[20]), ARGV[16], tonumber(ARGV[17]), tonumber(ARGV[18]),
   'next ' .. id, '', mode)
 if claimed ~= 'ok' then return reply(id, raw, kept, '', '', '', claimed) end
 return reply(id, raw, kept, next_id, next_raw, redis.call('HGET', K.payload, next_id), '')

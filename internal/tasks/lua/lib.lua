@@ -457,8 +457,13 @@ end
 -- one looks nowhere else.
 local ROUTED = 1e15
 
+-- REVIEW_LINE is the line of the jobs that wait for review (Review,
+-- below): only a review claim takes from it.
+local REVIEW_LINE = '!review'
+
 -- lines_of returns the lines a routed job waits in, nil for an open one.
 local function lines_of(m)
+  if m.review then return {REVIEW_LINE} end
   if m.route_to then
     local lines = {}
     for name in string.gmatch(m.route_to, '[^\n]+') do lines[#lines + 1] = '@' .. name end
@@ -525,7 +530,7 @@ local function line_up(id, m)
     if due then join('d' .. line, due) end
   end
   -- A skills line that had no job may be new: then it is counted.
-  if not m.route_to and not known and redis.call('HSETNX', K.routes, lines[1], '1') == 1 then
+  if m.skills and not m.route_to and not m.review and not known and redis.call('HSETNX', K.routes, lines[1], '1') == 1 then
     redis.call('HINCRBY', K.conf, 'routes_v', 1)
   end
 end
@@ -686,7 +691,7 @@ end
 -- \n<holder>" holds the day, then how many of the holder's reservations
 -- were given back (released or skipped), failed, ran out and were taken
 -- back (by a supervisor: force released, requeued or canceled), then the
--- completions as pairs of handling-time bucket and count, by bucket. A
+-- completions (and answers: Overlap, below) as pairs of handling-time bucket and count, by bucket. A
 -- handling time of t ms falls in bucket floor(HANDLING_PER_DOUBLING *
 -- log2(t / HANDLING_BASE_MS)), 0 at least. Two buckets below 0 count
 -- the completions of jobs with a due time: TALLY_ON_TIME those completed
@@ -695,6 +700,31 @@ end
 -- an older day starts over. TALLY_AT says where each action counts.
 local TALLY_AT = {released = 2, skipped = 2, failed = 3, expired = 4}
 local TALLY_TAKEN = 5
+-- HANDLED are the endings that count as work done, by handling time: a
+-- completion, an answer (Overlap), work sent to review, and a review's
+-- approval or send-back (Review, below). Only a completion or an approval
+-- finishes the job, and counts against its due time.
+local HANDLED = {completed = true, answered = true, submitted = true, approved = true, sent_back = true}
+
+-- Reviews and agreement by person: K.people's field "<day mod TALLY_DAYS>
+-- \n<person>\nr" holds the day, then how many of the person's
+-- completions reviewers approved and sent back (Review), how many of
+-- their answers to jobs with overlap were judged against the others'
+-- (Overlap), and how many of those agreed with the majority. REVIEW_AT
+-- says where each counts.
+local REVIEW_AT = {approved = 2, sent_back = 3, judged = 4, agreed = 5}
+
+-- review_tally counts each of what in the person's record of the day.
+local function review_tally(person, ...)
+  local day = math.floor(NOW / 86400000)
+  local field = int(day % TALLY_DAYS) .. '\n' .. person .. '\nr'
+  local raw = redis.call('HGET', K.people, field)
+  local r
+  if raw then r = {cmsgpack.unpack(raw)} end
+  if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
+  for _, what in ipairs({...}) do r[REVIEW_AT[what]] = r[REVIEW_AT[what]] + 1 end
+  redis.call('HSET', K.people, field, cmsgpack.pack(unpack(r)))
+end
 
 -- count counts one in the bucket b of the tally r's pairs.
 local function count(r, b)
@@ -715,10 +745,10 @@ local function tally(m, action)
   local r
   if raw then r = {cmsgpack.unpack(raw)} end
   if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
-  if action == 'completed' then
+  if HANDLED[action] then
     local t = math.max(NOW - m.reserved_at, 1)
     count(r, math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2))))
-    if m.due_at then
+    if m.due_at and (action == 'completed' or action == 'approved') then
       local on_time = NOW < m.due_at
       count(r, on_time and TALLY_ON_TIME or TALLY_LATE)
       -- And in the queue's attainment of the day (stats.lua).
@@ -775,14 +805,29 @@ local function forget_skips(id, m)
   m.skipped_by = nil
 end
 
+-- forget_skip drops op's skip record of a job, if it has one.
+local function forget_skip(id, m, op)
+  if redis.call('SREM', K.skips, op .. '\n' .. id) == 0 then return end
+  if redis.call('HINCRBY', K.skipcount, op, '-1') <= 0 then redis.call('HDEL', K.skipcount, op) end
+  for i, who in ipairs(m.skipped_by or {}) do
+    if who == op then
+      table.remove(m.skipped_by, i)
+      break
+    end
+  end
+  if m.skipped_by and #m.skipped_by == 0 then m.skipped_by = nil end
+end
+
 -- not_for marks the job as one op is not offered again while it waits (a
 -- skip, or a failure op reported), and ends its assignment to op if it
 -- had one: K.skips and K.skipcount hold the marks,
 -- m.skipped_by who has one on the job. Claim looks past at most limit jobs
 -- op marked, so op may have at most limit marks in the queue: at the
--- limit, it marks nothing and answers false.
+-- limit, it marks nothing and answers false. Without a limit (nil) it
+-- always marks: a job with overlap (Overlap, below) is never held twice
+-- by one person.
 local function not_for(id, m, op, limit)
-  if tonumber(redis.call('HGET', K.skipcount, op) or '0') >= limit then return false end
+  if limit and tonumber(redis.call('HGET', K.skipcount, op) or '0') >= limit then return false end
   -- A job assigned to op alone is theirs no longer: it goes to anyone
   -- with its skills (Routing, above), or it would wait for nobody.
   if m.route_to == op and not m.fallback_at then
@@ -826,6 +871,12 @@ local function finish(id, m, state, action, actor, reason)
   if m.fallback_at then redis.call('ZREM', K.fallback, id) end
   m.finished_at = NOW
   go(id, m, state, NOW, action, actor, reason)
+  -- A job that ends while it waits for review (canceled, dead) waits no
+  -- more (Review, below); out of its line first, by go.
+  if m.review then
+    redis.call('HDEL', K.result, id .. '\nreview')
+    m.review, m.author = nil, nil
+  end
 end
 
 -- said is a reason given as an argument: nil for none ("").
@@ -849,10 +900,12 @@ local function as_seen(m, state, holder)
 end
 
 -- back_in_line returns a job to ready at the rank it had, so it keeps its
--- place; in a canceled batch it is canceled instead. The action stays what
+-- place; in a canceled batch it is canceled instead. A job with overlap
+-- is never offered again to the holder whose reservation this ends. The action stays what
 -- it was (a holder's give-back is known to its retry and counted as one in
 -- the holder's tally); only a due job is canceled by name.
 local function back_in_line(id, m, action, actor, reason)
+  if m.overlap and m.state == 'reserved' then not_for(id, m, m.reserved_by) end
   local b = batch(m.batch)
   if b and b.state == 'canceled' then
     if action == 'promoted' then action = 'canceled' end
@@ -891,7 +944,8 @@ end
 -- event exists exactly when its change does. An entry's fields: type (an
 -- EVENT_TYPE), id (the job's or batch's, without the queue), record (the
 -- job's metadata as stored, or the batch's JSON), and for a job its
--- payload and result. The stream holds at most OUTBOX_CAP entries: beyond
+-- payload and result (and a completed job with overlap its answers and
+-- agreement). The stream holds at most OUTBOX_CAP entries: beyond
 -- that the oldest go, and conf's "outbox_lost" counts them. Go reads the
 -- stream as a consumer group and deletes what it has handed on
 -- (internal/tasks/outbox.go).
@@ -916,10 +970,16 @@ local function publish()
     if kind == 'batch.finished' then
       redis.call('XADD', K.outbox, '*', 'type', kind, 'id', id, 'record', cjson.encode(BATCHES[id]))
     else
-      local result = ''
-      if kind == 'job.completed' then result = redis.call('HGET', K.result, id) or '' end
-      redis.call('XADD', K.outbox, '*', 'type', kind, 'id', id, 'record', LOADED[id].raw,
-        'payload', redis.call('HGET', K.payload, id) or '', 'result', result)
+      local entry = {'XADD', K.outbox, '*', 'type', kind, 'id', id, 'record', LOADED[id].raw,
+        'payload', redis.call('HGET', K.payload, id) or '', 'result', ''}
+      if kind == 'job.completed' then
+        -- Its result, and the answers and agreement of a job with overlap.
+        local got = redis.call('HMGET', K.result, id, id .. '\nanswers', id .. '\nagreement')
+        entry[#entry] = got[1] or ''
+        if got[2] then table.insert(entry, 'answers') table.insert(entry, got[2]) end
+        if got[3] then table.insert(entry, 'agreement') table.insert(entry, got[3]) end
+      end
+      redis.call(unpack(entry))
     end
   end
 end
@@ -983,6 +1043,12 @@ local function fence(m, token, holder)
   return 'reservation_lost'
 end
 
+-- COMPLETING are the actions, by code, of a holder's completion: one that
+-- completes the job, and one that gives an answer (Overlap), sends the
+-- result to review or approves it (Review).
+local COMPLETING = {[ACTION_CODE.completed] = true, [ACTION_CODE.answered] = true,
+  [ACTION_CODE.submitted] = true, [ACTION_CODE.approved] = true}
+
 -- take returns the job if hold (token and holder) is its live
 -- reservation's (fence). Otherwise it returns nil and what to answer: a
 -- retry of the holder's last action after it took effect (its answer
@@ -995,7 +1061,7 @@ local function take(id, token, holder, action)
   if not refused then return m end
   if refused == 'reservation_lost' and m.state ~= 'reserved' and m.token == token then
     local last, by = last_action(m)
-    if last == ACTION_CODE[action] and by == holder then
+    if (last == ACTION_CODE[action] or action == 'completed' and COMPLETING[last]) and by == holder then
       return nil, reply(id, m.raw)
     end
   end
@@ -1079,6 +1145,48 @@ local function fall_back(limit)
   return #due > limit, n
 end
 
+-- Overlap. In a queue with overlap N above 1 (conf's "overlap"), each job
+-- is answered by N people: a claim notes N in the job (m.overlap), and
+-- each of its reservations that ends marks its holder as one it is never
+-- offered to again (back_in_line, not_for without a limit). Each answer
+-- but the last puts the job back in line in its place (history
+-- "answered"), the answer kept in K.result's field "<id>\nanswers": a
+-- JSON array of {"by", "at" (ms), "result"}, each result as given, and
+-- m.answers counts them. The last answer completes the job: its result
+-- is what the answers agree on, and K.result's "<id>\nagreement" how far
+-- they agree, per field of the outcome form, both made in Go
+-- (Outcome.Agree) from every answer. Go reads the earlier answers only
+-- for a last one: a completion that does not hand them in agreed
+-- (agreed: how many answers they are, "" for none) is answered
+-- "answers" and the answers with this one, for Go to agree them and
+-- complete again.
+
+-- answers_with returns the job's answers as stored, with one more: the
+-- holder's result, at NOW.
+local function answers_with(id, holder, result)
+  local entry = '{"by":' .. cjson.encode(holder) .. ',"at":' .. int(NOW) .. ',"result":' .. (result ~= '' and result or 'null') .. '}'
+  local prior = redis.call('HGET', K.result, id .. '\nanswers')
+  if not prior then return '[' .. entry .. ']' end
+  return string.sub(prior, 1, -2) .. ',' .. entry .. ']'
+end
+
+-- Review. A queue may have completions reviewed before they finish the
+-- job: every one by an author in training (Go says, per completion), a
+-- share of the others (conf's "review_fraction", against a roll Go makes
+-- per completion), and, in a queue with overlap, each job whose answers
+-- agree less than conf's "min_agreement" on some field (the lowest share
+-- Go agreed). Such a completion goes to review instead (history
+-- "submitted", its reason why: "training", "sample" or "disagreement"):
+-- the result waits in K.result's field "<id>\nreview", m.review says why
+-- and m.author whose it is, the author is marked as one it is never
+-- offered to (no self-review), and the job waits in line in the review
+-- line (REVIEW_LINE), which only a review claim reads (given_lines). A
+-- review is a reservation as any other (leased, fenced, extended, given
+-- back, reclaimed): its holder approves (complete_held, mode "approve":
+-- the job completes with the result waiting, or the one the reviewer
+-- gives, history "approved") or sends it back with a note (send_back.lua).
+-- Each counts in the author's review tally (review_tally).
+
 -- complete_held finishes the reserved job for its holder with a result
 -- (empty: none), if the result fits the queue's outcome form. The form is
 -- checked in Go (Outcome.Check), against the form as Go last read it:
@@ -1088,32 +1196,87 @@ end
 -- changed meanwhile is never judged by the old one: if it differs, the
 -- answer is "form" and the form as stored, for Go to check the result
 -- again. Only the holder learns about the form: anyone else is answered
--- by the hold first. It returns "ok" and the job's stored metadata and the
--- result kept; "again" and the same when the holder completed it before
--- (a retry whose answer was lost: the result sent first stays); "unfit"
--- when the result does not fit the form, changing nothing; or another
--- status and the answer to give.
-local function complete_held(id, token, holder, result, form, fits)
+-- by the hold first. A job with overlap takes the result as one answer
+-- (Overlap, above): agreed (how many answers before this one Go agreed,
+-- "" for none), agreement, agreed_result, lowest (the lowest share
+-- agreed) and judged (each answerer, "=1" when they agreed with the
+-- majority, one per line) come from Go. A completion may go to review
+-- instead (Review, above): by training ("1": the author is in training),
+-- or by roll. mode "approve" is a reviewer's approval, the only way a
+-- review's reservation completes. It returns "ok" and the job's stored
+-- metadata and the result kept; "again" and the same when the holder
+-- completed it before (a retry whose answer was lost: the result sent
+-- first stays); "unfit" when the result does not fit the form, changing
+-- nothing; or another status and the answer to give.
+local function complete_held(id, token, holder, result, form, fits, a)
   local m, done = take(id, token, holder, 'completed')
   if not m then
     if done[1] == 'ok' then return 'again', done[4], redis.call('HGET', K.result, id) or '' end
     return done[1], done
   end
-  -- The outbox flag too, read here with the form for publish.
+  -- The outbox flag and the review settings too, read here with the form.
   local seen = SEEN.form
   if not seen then
-    local got = redis.call('HMGET', K.conf, 'outcome', 'outbox')
-    seen = {got[1] or '', got[2]}
-    seen[3] = redis.sha1hex(seen[1])
+    local got = redis.call('HMGET', K.conf, 'outcome', 'outbox', 'review_fraction', 'min_agreement')
+    seen = {got[1] or '', got[2], tonumber(got[3] or '0'), tonumber(got[4] or '0')}
+    seen.sum = redis.sha1hex(seen[1])
     SEEN.form = seen
   end
   local stored = seen[1]
   OUTBOX = seen[2]
-  if seen[3] ~= form then return 'form', answer('form', stored) end
-  if fits ~= '1' then return 'unfit', answer('unfit') end
+  if seen.sum ~= form then return 'form', answer('form', stored) end
+  if (a.mode == 'approve') ~= (m.review ~= nil) then return 'invalid_state', answer('invalid_state') end
+  -- (An approval without a result of its own takes the one that waits,
+  -- which fit the form when it came.)
+  if fits ~= '1' and not (m.review and result == '') then return 'unfit', answer('unfit') end
+  if m.review then
+    if result == '' then result = redis.call('HGET', K.result, id .. '\nreview') or '' end
+    redis.call('HDEL', K.result, id .. '\nreview')
+    review_tally(m.author, 'approved')
+    m.review, m.author = nil, nil
+    if result ~= '' then redis.call('HSET', K.result, id, result) end
+    finish(id, m, 'completed', 'approved', holder)
+    return 'ok', store(id, m), result
+  end
+  local why = nil
+  if m.overlap then
+    local given = m.answers or 0
+    local answers = answers_with(id, holder, result)
+    if given + 1 < m.overlap then
+      redis.call('HSET', K.result, id .. '\nanswers', answers)
+      m.answers = given + 1
+      back_in_line(id, m, 'answered', holder)
+      return 'ok', store(id, m), ''
+    end
+    if a.agreed ~= int(given) then return 'answers', answer('answers', answers) end
+    m.answers = given + 1
+    result = a.agreed_result
+    redis.call('HSET', K.result, id .. '\nanswers', answers, id .. '\nagreement', a.agreement)
+    for person, agreed in string.gmatch(a.judged, '([^\n=]+)=(%d)') do
+      if agreed == '1' then review_tally(person, 'judged', 'agreed') else review_tally(person, 'judged') end
+    end
+    if seen[4] > 0 and a.lowest ~= '' and tonumber(a.lowest) < seen[4] then why = 'disagreement' end
+  end
+  if not why and a.training == '1' then why = 'training' end
+  if not why and seen[3] > 0 and tonumber(a.roll) < seen[3] then why = 'sample' end
+  if why then
+    redis.call('HSET', K.result, id .. '\nreview', result)
+    redis.call('HSET', K.conf, 'routed', '1')
+    m.review, m.author = why, holder
+    not_for(id, m, holder)
+    back_in_line(id, m, 'submitted', holder, why)
+    return 'ok', store(id, m), ''
+  end
   if result ~= '' then redis.call('HSET', K.result, id, result) end
   finish(id, m, 'completed', 'completed', holder)
   return 'ok', store(id, m), result
+end
+
+-- completion reads the arguments of a completion that follow its
+-- result's form and fit (complete.lua, complete_next.lua), from argv[i].
+local function completion(argv, i)
+  return {agreed = argv[i], agreement = argv[i + 1], agreed_result = argv[i + 2], lowest = argv[i + 3],
+    judged = argv[i + 4], roll = argv[i + 5], training = argv[i + 6], mode = argv[i + 7]}
 end
 
 -- claimed_with returns the job of op's live reservation made with the claim
@@ -1140,6 +1303,7 @@ end
 -- the count of lines it knows them by, and those that the claimer's skills
 -- cover, one per line of text.
 local function given_lines(version, text)
+  if version == 'review' then return {review = true, lines = {REVIEW_LINE}} end
   local lines = {}
   for line in string.gmatch(text, '[^\n]+') do lines[#lines + 1] = line end
   return {version = version, lines = lines}
@@ -1164,7 +1328,11 @@ local function next_for(op, given, routed, due_first, ahead, fine)
     else
       -- Each candidate as its place in a line, "<score, padded>|<id>",
       -- which sort as the line does.
-      local open = redis.call('ZRANGE', index, '-inf', '(' .. int(ROUTED - 1e14), 'BYSCORE', 'LIMIT', '0', int(ahead + 1), 'WITHSCORES')
+      -- (A review claim takes from the review line alone.)
+      local open = {}
+      if not given.review then
+        open = redis.call('ZRANGE', index, '-inf', '(' .. int(ROUTED - 1e14), 'BYSCORE', 'LIMIT', '0', int(ahead + 1), 'WITHSCORES')
+      end
       for i = 1, #open, 2 do
         if fine(open[i]) then
           best = padded(tonumber(open[i + 1])) .. '|' .. open[i]
@@ -1173,8 +1341,9 @@ local function next_for(op, given, routed, due_first, ahead, fine)
       end
       -- Every line's first job, at once (K.heads); someone who skipped
       -- jobs reads each line, whose first may be one they skipped.
-      local names = {kind .. '@' .. op}
-      for i, line in ipairs(given.lines) do names[i + 1] = kind .. line end
+      local names = {}
+      if not given.review then names[1] = kind .. '@' .. op end
+      for _, line in ipairs(given.lines) do names[#names + 1] = kind .. line end
       local firsts = redis.call('HMGET', K.heads, unpack(names))
       SEEN.heads = SEEN.heads or {}
       -- The best score so far, read once per place: places of other
@@ -1207,6 +1376,7 @@ end
 -- from) may take the job: an open one, or one routed to them, or to skills
 -- they have.
 local function may_take(m, op, given)
+  if given.review or m.review then return given.review and m.review ~= nil end
   if m.route_to then return string.find('\n' .. m.route_to .. '\n', '\n' .. op .. '\n', 1, true) ~= nil end
   if not m.skills then return true end
   for _, line in ipairs(given.lines) do
@@ -1239,7 +1409,7 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local conf = SEEN.claim
   if not conf then
-    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at')
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at', 'overlap')
     SEEN.claim = conf
   end
   local routed = conf[5] == '1'
@@ -1250,7 +1420,11 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
     if prior then return 'ok', prior, LOADED[prior].raw end
   end
   if mode == 'again' then return 'empty' end
-  if routed and routes_stale(given, conf[6]) then return 'routes' end
+  if given.review then
+    routed = true
+  elseif routed and routes_stale(given, conf[6]) then
+    return 'routes'
+  end
   if conf[2] == '1' then return 'queue_paused' end
   -- Most claims find nothing expired or due: a count, answered as a bare
   -- integer, is the cheapest way to know. Reclaimed before op's holdings
@@ -1312,6 +1486,14 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   end
 
   m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, token, 0
+  -- (Overlap, above: the queue's as it is at the claim.)
+  -- A job answered before needs one more answer at least; a review's
+  -- claim answers nothing (Review, below).
+  if not m.review then
+    local overlap = tonumber(conf[8] or '1')
+    if m.answers then overlap = math.max(overlap, m.answers + 1) end
+    if overlap > 1 then m.overlap = overlap else m.overlap = nil end
+  end
   -- A job's own lease never outlasts the queue's cap on a reservation.
   m.deadline = now + math.min(m.lease_seconds, tonumber(max_hold)) * 1000
   if key ~= '' then

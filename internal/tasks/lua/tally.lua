@@ -4,7 +4,8 @@
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> days
 -- Output: {"ok", today (days since the Unix epoch, UTC), {person, tally,
---         ...}}: each person's tally of each of those days they have one
+--         ...}}: each person's tally of each of those days they have one,
+--         and their review tally ("<person>\nr": lib.lua, review_tally)
 local today = math.floor(clock(ARGV[1]) / 86400000)
 local first = today - tonumber(ARGV[2]) + 1
 local out = {}

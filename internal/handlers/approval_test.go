@@ -1,0 +1,66 @@
+package handlers_test
+
+import (
+	"fmt"
+	"testing"
+
+	"claimdesk/internal/users"
+)
+
+// A person in training has every completion reviewed: a reviewer (an
+// operator with the skill "review") claims it with a review claim, sends
+// it back with a note, and approves the next; an operator without the
+// skill may not review, and nobody reviews their own work. A queue's
+// overlap and review settings go through the API.
+func TestReviewAPI(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue
+	settings := a.expect("PATCH", q, a.super, `{"overlap":1,"review_fraction":0.2,"min_agreement":0.5}`, 200, "")
+	if settings["review_fraction"] != 0.2 || settings["min_agreement"] != 0.5 || settings["overlap"] != 1.0 {
+		t.Fatalf("settings %v", settings)
+	}
+	a.expect("PATCH", q, a.super, `{"review_fraction":1.5}`, 400, "invalid_field")
+	a.expect("PATCH", q, a.super, `{"overlap":10}`, 400, "invalid_field")
+	a.expect("PATCH", q, a.super, `{"review_fraction":0}`, 200, "")
+
+	u := a.expect("PATCH", "/api/v1/users/"+a.opName, a.super, `{"training":true}`, 200, "")
+	if u["training"] != true {
+		t.Fatalf("user %v", u)
+	}
+	reviewer, token := a.newUser(users.Operator, a.queue)
+	a.expect("POST", q+"/reviews/claim", token, "", 403, "forbidden")
+	a.expect("PATCH", "/api/v1/users/"+reviewer, a.super, `{"skills":["review"]}`, 200, "")
+	a.expect("POST", q+"/reviews/claim", token, "", 204, "")
+
+	id := a.enqueue("Check the invoice")
+	_, rt := a.claim()
+	done := a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+rt+`","result":{"ok":1}}`, 200, "")
+	review, _ := done["review"].(map[string]any)
+	if done["state"] != "ready" || review["reason"] != "training" || review["author"] != a.opName || fmt.Sprint(review["result"]) != "map[ok:1]" {
+		t.Fatalf("a completion in training: %v", done)
+	}
+	a.expect("POST", q+"/reviews/claim", a.operator, "", 403, "forbidden") // no review skill
+	held := a.expect("POST", q+"/reviews/claim", token, "", 200, "")
+	ht := held["reservation"].(map[string]any)["token"].(string)
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", token, `{"token":"`+ht+`"}`, 409, "invalid_state")
+	a.expect("POST", "/api/v1/jobs/"+id+"/send-back", token, `{"token":"`+ht+`","note":""}`, 400, "invalid_field")
+	back := a.expect("POST", "/api/v1/jobs/"+id+"/send-back", token, `{"token":"`+ht+`","note":"Book it under AP."}`, 200, "")
+	if back["state"] != "ready" || fmt.Sprint(back["preferred"]) != "["+a.opName+"]" || back["review"] != nil {
+		t.Fatalf("sent back: %v", back)
+	}
+	h := a.expect("GET", "/api/v1/jobs/"+id+"/history", a.super, "", 200, "")["history"].([]any)
+	if last := h[len(h)-1].(map[string]any); last["action"] != "sent_back" || last["reason"] != "Book it under AP." {
+		t.Fatalf("the send-back in the history: %v", last)
+	}
+
+	// Done again, reviewed again, approved with a correction.
+	_, rt = a.claim()
+	a.expect("POST", "/api/v1/jobs/"+id+"/complete", a.operator, `{"token":"`+rt+`","result":{"ok":2}}`, 200, "")
+	held = a.expect("POST", q+"/reviews/claim", token, "", 200, "")
+	ht = held["reservation"].(map[string]any)["token"].(string)
+	ok := a.expect("POST", "/api/v1/jobs/"+id+"/approve", token, `{"token":"`+ht+`","result":{"ok":3}}`, 200, "")
+	if ok["state"] != "completed" || fmt.Sprint(ok["result"]) != "map[ok:3]" {
+		t.Fatalf("approved: %v", ok)
+	}
+	a.expect("POST", "/api/v1/jobs/"+id+"/approve", a.operator, `{"token":"`+rt+`"}`, 409, "reservation_lost")
+}
