@@ -523,6 +523,14 @@ func reviewWhy(r *tasks.Review) string {
 	return r.Author + "'s completion was picked for review, as a share of this queue's are."
 }
 
+// approveWords says what the job completes with when approved.
+func approveWords(j *tasks.Job) string {
+	if len(j.Answers) > 0 {
+		return "The job completes with what most answered, as shown above."
+	}
+	return "The job completes with " + j.Review.Author + "'s result, as shown above."
+}
+
 // sendBackWhere says where a job the reviewer sends back goes.
 func sendBackWhere(j *tasks.Job) string {
 	if len(j.Answers) > 0 {
