@@ -11566,7 +11566,7 @@ type FailResponse struct {
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *RequestTimeout
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *ReservationLost
+	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -11619,7 +11619,7 @@ func (r FailResponse) GetJSON408() *RequestTimeout {
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r FailResponse) GetJSON409() *ReservationLost {
+func (r FailResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
@@ -19196,7 +19196,7 @@ func ParseFailResponse(rsp *http.Response) (*FailResponse, error) {
 		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest ReservationLost
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -46,6 +46,11 @@ func (d *Desk) Job(ctx context.Context, a Actor, id string) (*tasks.Job, error) 
 	if !mayRead(a, j) {
 		return nil, errReadJob
 	}
+	if j.State == tasks.StateReserved && j.ReservedBy == a.Name() && j.Review == nil {
+		// Its holder answers on their own: the answers before theirs
+		// (overlap) are not theirs to read.
+		j.Answers, j.Agreement = nil, nil
+	}
 	return j, nil
 }
 

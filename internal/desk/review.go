@@ -40,7 +40,20 @@ func (d *Desk) ClaimReview(ctx context.Context, a Actor, queue, key string) (*ta
 // result that waited, or the one given (which must fit the queue's
 // outcome form).
 func (d *Desk) Approve(ctx context.Context, a Actor, id, token string, result json.RawMessage) (*tasks.Job, error) {
+	if err := d.mayReviewJob(ctx, a, id); err != nil {
+		return nil, err
+	}
 	return d.tasks.Approve(ctx, id, hold(a, token), result)
+}
+
+// mayReviewJob refuses an actor who may not review the job's queue (a job
+// of no queue is not found).
+func (d *Desk) mayReviewJob(ctx context.Context, a Actor, id string) error {
+	queue, ok := tasks.QueueOf(id)
+	if !ok {
+		return tasks.ErrNotFound
+	}
+	return d.mayReview(ctx, a, queue)
 }
 
 // SendBack ends the review its reviewer holds, with a note for the author:
@@ -48,6 +61,9 @@ func (d *Desk) Approve(ctx context.Context, a Actor, id, token string, result js
 // away, or no longer work the queue), or, with overlap, for one more
 // answer.
 func (d *Desk) SendBack(ctx context.Context, a Actor, id, token, note string) (*tasks.Job, error) {
+	if err := d.mayReviewJob(ctx, a, id); err != nil {
+		return nil, err
+	}
 	j, err := d.tasks.Get(ctx, id)
 	if err != nil {
 		return nil, err

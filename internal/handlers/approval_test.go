@@ -62,5 +62,6 @@ func TestReviewAPI(t *testing.T) {
 	if ok["state"] != "completed" || fmt.Sprint(ok["result"]) != "map[ok:3]" {
 		t.Fatalf("approved: %v", ok)
 	}
-	a.expect("POST", "/api/v1/jobs/"+id+"/approve", a.operator, `{"token":"`+rt+`"}`, 409, "reservation_lost")
+	a.expect("POST", "/api/v1/jobs/"+id+"/approve", a.operator, `{"token":"`+rt+`"}`, 403, "forbidden")
+	a.expect("POST", "/api/v1/jobs/"+id+"/approve", token, `{"token":"`+ht+`"}`, 200, "")
 }

@@ -60,14 +60,15 @@ func (s *Store) MoveBreached(ctx context.Context, queue string, limit int) (n in
 	if len(pairs) == 0 {
 		return 0, more, nil
 	}
-	// Each job's record, payload, kept drafts and answers, in one round
-	// trip: one slot, so one pipeline reaches one node even on a cluster.
-	reads := make([][4]*redis.StringCmd, len(pairs)/2)
+	// Each job's record, payload, kept drafts, answers, agreement and
+	// result waiting for review, in one round trip: one slot, so one pipeline reaches one
+	// node even on a cluster.
+	reads := make([][6]*redis.StringCmd, len(pairs)/2)
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range reads {
 			id := pairs[2*i]
-			reads[i] = [4]*redis.StringCmd{p.HGet(ctx, k.Meta(), id), p.HGet(ctx, k.Payload(), id), p.HGet(ctx, k.Drafts(), id+"\nkept"),
-				p.HGet(ctx, k.Result(), id+"\nanswers")}
+			reads[i] = [6]*redis.StringCmd{p.HGet(ctx, k.Meta(), id), p.HGet(ctx, k.Payload(), id), p.HGet(ctx, k.Drafts(), id+"\nkept"),
+				p.HGet(ctx, k.Result(), id+"\nanswers"), p.HGet(ctx, k.Result(), id+"\nreview"), p.HGet(ctx, k.Result(), id+"\nagreement")}
 		}
 		return nil
 	}); err != nil && err != redis.Nil {
@@ -75,10 +76,10 @@ func (s *Store) MoveBreached(ctx context.Context, queue string, limit int) (n in
 	}
 	for i, read := range reads {
 		id, to := pairs[2*i], pairs[2*i+1]
-		meta, payload, kept, answers := read[0], read[1], read[2], read[3]
+		meta, payload, kept, answers, review, agreement := read[0], read[1], read[2], read[3], read[4], read[5]
 		outcome := "gone"
 		if meta.Err() == nil && validQueueName(to) {
-			r, err := s.run(ctx, moveInScript, to, s.nowArg(), id, meta.Val(), payload.Val(), kept.Val(), queue, strictStepMs, answers.Val())
+			r, err := s.run(ctx, moveInScript, to, s.nowArg(), id, meta.Val(), payload.Val(), kept.Val(), queue, strictStepMs, answers.Val(), review.Val(), agreement.Val())
 			if err == nil {
 				r.flag("made")
 				err = r.done()

@@ -573,8 +573,9 @@ func (m *model) note(mj *modelJob, a Action, actor string, from, to State) {
 // backInLine is where a job given back (by action of actor) goes: ready,
 // or canceled when its batch is (the action stays the one taken).
 func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
-	if m.overlap > 1 && mj.state == StateReserved {
-		// Whoever held a job with overlap never gets it again.
+	if m.overlap > 1 && mj.state == StateReserved && !mj.review {
+		// Whoever held a job with overlap never gets it again (but a
+		// reviewer, who answers nothing).
 		if !slices.Contains(mj.skippedBy, mj.holder) {
 			mj.skippedBy = append(mj.skippedBy, mj.holder)
 		}
@@ -726,7 +727,7 @@ func (m *model) claim(review bool) {
 		e.t.Fatalf("model: %d expired reservations, more than one claim reclaims", len(expired))
 	}
 	for _, id := range expired {
-		m.spendAttempt(id, m.jobs[id], ActionExpired, System)
+		m.expire(id, m.jobs[id])
 	}
 	var want []string
 	for _, id := range m.ids {
@@ -797,6 +798,16 @@ func (m *model) finish(id string, mj *modelJob, s State, a Action, actor string)
 	}
 	mj.state, mj.skippedBy = s, nil
 	mj.review, mj.author = false, ""
+}
+
+// expire ends a reservation that ran out: an attempt spent, but a
+// review's, which waits for a reviewer again.
+func (m *model) expire(id string, mj *modelJob) {
+	if mj.review {
+		m.backInLine(id, mj, ActionExpired, System)
+		return
+	}
+	m.spendAttempt(id, mj, ActionExpired, System)
 }
 
 // spendAttempt counts a failed or expired attempt (action a of actor).
@@ -910,6 +921,12 @@ func (m *model) holderAction(action string) {
 		}
 	case "fail":
 		_, err = e.store.Fail(e.ctx, id, Hold{Holder: mj.holder, Token: mj.token}, "could not")
+		if live && mj.review {
+			if !errors.Is(err, ErrInvalidState) {
+				e.t.Fatalf("fail of a review: %v, want ErrInvalidState", err)
+			}
+			return
+		}
 		if live {
 			m.spendAttempt(id, mj, ActionFailed, holder)
 			// Back in line, it is not offered to whoever reported it.
@@ -1039,7 +1056,7 @@ func (m *model) reclaim() {
 		if !slices.Contains(expired, r.JobID) || r.Holder != mj.holder {
 			e.t.Fatalf("reclaimed %+v, which had not expired", r)
 		}
-		m.spendAttempt(r.JobID, mj, ActionExpired, System)
+		m.expire(r.JobID, mj)
 		if r.To != mj.state {
 			e.t.Fatalf("reclaimed job went to %s, model says %s", r.To, mj.state)
 		}
@@ -1217,6 +1234,12 @@ func (m *model) requeue() {
 		// Its wait starts over; its due time stays, what came meanwhile
 		// taken as come.
 		mj.attempts, mj.runAt = 0, m.now()
+		// Still nobody answers it twice.
+		for _, op := range mj.answers {
+			if !slices.Contains(mj.skippedBy, op) {
+				mj.skippedBy = append(mj.skippedBy, op)
+			}
+		}
 		m.backInLine(id, mj, ActionRequeued, "sam")
 		if !mj.dueAt.IsZero() {
 			mj.atRisk = mj.atRisk || !m.now().Before(mj.warnAt)

@@ -48,23 +48,7 @@ func ForReview() ClaimOption { return func(a *claimArgs) { a.review = true } }
 // fit the queue's outcome form, as a completion's). A job held otherwise
 // gives ErrInvalidState, as does a review's reservation to Complete.
 func (s *Store) Approve(ctx context.Context, id string, h Hold, result json.RawMessage) (*Job, error) {
-	body, err := jsonObject("result", result)
-	if err != nil {
-		return nil, err
-	}
-	queue, ok := queueOf(id)
-	if !ok {
-		return nil, ErrNotFound
-	}
-	r, err := s.completeHeld(ctx, completeScript, queue, id, h, body, "approve")
-	if err != nil {
-		return nil, err
-	}
-	c := r.completion(false)
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	return c.job, s.withAnswers(ctx, c.job)
+	return s.complete(ctx, id, h, result, "approve")
 }
 
 // SendBack ends the review its holder holds with a note (1 to 2000 bytes)

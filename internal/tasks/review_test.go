@@ -251,3 +251,57 @@ func TestApproveWithARequiredForm(t *testing.T) {
 		}
 	})
 }
+
+// A review's reservation answers nothing: its reviewer may give it back
+// and claim it again, it spends none of the job's attempts when it runs
+// out, and "can't be done" is refused. A job with overlap that died and
+// is requeued still goes to nobody who answered it.
+func TestReviewReservationsAndRequeuedAnswers(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.withOverlap(2)
+		most := 0.9
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{MinAgreement: &most}); err != nil {
+			t.Fatal(err)
+		}
+		job := e.add("label", 50)
+		e.answer(e.claim("ann"), `{"decision":"approve"}`)
+		e.answer(e.claim("bob"), `{"decision":"reject"}`)
+		rev := e.claimReview("cy")
+		if _, err := e.store.Fail(e.ctx, job.ID, rev.Hold(), "no"); !errors.Is(err, ErrInvalidState) {
+			t.Fatalf("fail of a review: %v", err)
+		}
+		if _, err := e.store.Release(e.ctx, job.ID, rev.Hold()); err != nil {
+			t.Fatal(err)
+		}
+		if again := e.claimReview("cy"); again == nil || again.Job.ID != job.ID {
+			t.Fatalf("cy's review claim after giving it back: %+v", again)
+		}
+		e.clock.Advance(time.Hour)
+		if _, _, err := e.reclaim(10); err != nil {
+			t.Fatal(err)
+		}
+		if j := e.get(job.ID); j.Attempts != 0 || j.Review == nil || j.State != StateReady {
+			t.Fatalf("after the review ran out: %+v", j)
+		}
+
+		// Another job dies with one answer; requeued, ann may not answer again.
+		dead := e.addJob(e.queue, NewJob{Title: "dies", MaxAttempts: 1})
+		e.answer(e.claim("ann"), `{"decision":"approve"}`)
+		r := e.claim("bob")
+		if r.Job.ID != dead.ID {
+			t.Fatalf("bob claimed %s", r.Job.Title)
+		}
+		if _, err := e.store.Fail(e.ctx, dead.ID, r.Hold(), "gone"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.store.Requeue(e.ctx, dead.ID, "sam"); err != nil {
+			t.Fatal(err)
+		}
+		if j := e.get(dead.ID); !slices.Contains(j.SkippedBy, "ann") || j.State != StateReady {
+			t.Fatalf("requeued: %+v", j)
+		}
+		if _, err := e.store.Claim(e.ctx, e.queue, "ann", OnlyJob(dead.ID)); !errors.Is(err, ErrNotReady) {
+			t.Fatalf("ann claiming the job she answered: %v", err)
+		}
+	})
+}

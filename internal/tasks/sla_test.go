@@ -563,7 +563,7 @@ func TestMoveResumes(t *testing.T) {
 		k := keysFor(from)
 		meta := e.rdb.HGet(e.ctx, k.Meta(), localID(j.ID)).Val()
 		payload := e.rdb.HGet(e.ctx, k.Payload(), localID(j.ID)).Val()
-		r, err := e.store.run(e.ctx, moveInScript, leads, e.store.nowArg(), localID(j.ID), meta, payload, "", from, strictStepMs, "")
+		r, err := e.store.run(e.ctx, moveInScript, leads, e.store.nowArg(), localID(j.ID), meta, payload, "", from, strictStepMs, "", "", "")
 		if err != nil || !r.flag("made") || r.done() != nil {
 			t.Fatalf("move_in: %v", err)
 		}

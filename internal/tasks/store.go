@@ -219,6 +219,12 @@ func reservationOf(job *Job) *Reservation {
 // the result fits. A retry after it took effect answers the job again (the
 // result sent first stays).
 func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.RawMessage) (*Job, error) {
+	return s.complete(ctx, id, h, result, "")
+}
+
+// complete runs complete.lua in mode ("": a completion; "approve": a
+// reviewer's approval).
+func (s *Store) complete(ctx context.Context, id string, h Hold, result json.RawMessage, mode string) (*Job, error) {
 	body, err := jsonObject("result", result)
 	if err != nil {
 		return nil, err
@@ -227,7 +233,7 @@ func (s *Store) Complete(ctx context.Context, id string, h Hold, result json.Raw
 	if !ok {
 		return nil, ErrNotFound
 	}
-	r, err := s.completeHeld(ctx, completeScript, queue, id, h, body, "")
+	r, err := s.completeHeld(ctx, completeScript, queue, id, h, body, mode)
 	if err != nil {
 		return nil, err
 	}

@@ -138,11 +138,9 @@ func (t *Tally) add(o Tally) {
 // completions: tallyOnTime and tallyLate, then the handling buckets.
 func decodeTally(raw string) (day int64, t Tally, err error) {
 	r := &msgpackReader{b: raw}
-	var v [5]int64
-	for i := range v {
-		if v[i], err = r.integer(); err != nil {
-			return 0, Tally{}, err
-		}
+	v, err := r.five()
+	if err != nil {
+		return 0, Tally{}, err
 	}
 	t = Tally{GivenBack: v[1], Failed: v[2], Expired: v[3], TakenBack: v[4]}
 	for r.i < len(r.b) {
@@ -176,14 +174,22 @@ func decodeTally(raw string) (day int64, t Tally, err error) {
 // (review_tally): the day, then the approved, sent back, judged and
 // agreed counts.
 func decodeReviews(raw string) (day int64, t Tally, err error) {
-	r := &msgpackReader{b: raw}
-	var v [5]int64
-	for i := range v {
-		if v[i], err = r.integer(); err != nil {
-			return 0, Tally{}, err
-		}
+	v, err := (&msgpackReader{b: raw}).five()
+	if err != nil {
+		return 0, Tally{}, err
 	}
 	return v[0], Tally{Approved: v[1], SentBack: v[2], Judged: v[3], Agreed: v[4]}, nil
+}
+
+// five reads the five integers a tally record starts with (lib.lua's
+// tally and review_tally): the day, then four counts.
+func (r *msgpackReader) five() (v [5]int64, err error) {
+	for i := range v {
+		if v[i], err = r.integer(); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
 }
 
 // PersonTally is one person's tallies across the queues read: of today

@@ -31,8 +31,7 @@
 -- ARGV[17] -> most expired reservations to reclaim and scheduled jobs to promote
 -- ARGV[18] -> most skipped jobs to look past
 -- ARGV[19], ARGV[20] -> the skills lines the holder may take from, as
---            claim.lua's ARGV[9] and ARGV[10] (a review's approval:
---            "review" and "", the next review)
+--            claim.lua's ARGV[9] and ARGV[10]
 -- Output: {"not_found"}, {"reservation_lost"}, {"forbidden"}, {"form", the
 --         form as stored}, {"unfit"}, {"answers", the answers},
 --         {"invalid_state"} (as complete.lua), or {"ok", id,

@@ -818,6 +818,22 @@ local function forget_skip(id, m, op)
   if m.skipped_by and #m.skipped_by == 0 then m.skipped_by = nil end
 end
 
+-- mark_answerers marks, as not_for does without a limit, everyone who
+-- answered the job (Overlap, below): a job requeued after it died keeps
+-- its answers, and still goes to nobody who gave one.
+local function mark_answerers(id, m)
+  local raw = redis.call('HGET', K.result, id .. '\nanswers')
+  if not raw then return end
+  for _, a in ipairs(cjson.decode(raw)) do
+    if redis.call('SADD', K.skips, a.by .. '\n' .. id) == 1 then
+      SEEN.unskipped = nil
+      redis.call('HINCRBY', K.skipcount, a.by, 1)
+      m.skipped_by = m.skipped_by or {}
+      table.insert(m.skipped_by, a.by)
+    end
+  end
+end
+
 -- not_for marks the job as one op is not offered again while it waits (a
 -- skip, or a failure op reported), and ends its assignment to op if it
 -- had one: K.skips and K.skipcount hold the marks,
@@ -901,11 +917,12 @@ end
 
 -- back_in_line returns a job to ready at the rank it had, so it keeps its
 -- place; in a canceled batch it is canceled instead. A job with overlap
--- is never offered again to the holder whose reservation this ends. The action stays what
+-- is never offered again to the holder whose reservation this ends (but
+-- a review's, which answers nothing: Review, below). The action stays what
 -- it was (a holder's give-back is known to its retry and counted as one in
 -- the holder's tally); only a due job is canceled by name.
 local function back_in_line(id, m, action, actor, reason)
-  if m.overlap and m.state == 'reserved' then not_for(id, m, m.reserved_by) end
+  if m.overlap and not m.review and m.state == 'reserved' then not_for(id, m, m.reserved_by) end
   local b = batch(m.batch)
   if b and b.state == 'canceled' then
     if action == 'promoted' then action = 'canceled' end
@@ -1076,7 +1093,13 @@ local function reclaim(limit)
   for i = 1, math.min(#expired, limit) do
     local id = expired[i]
     local m = load(id)
-    spend_attempt(id, m, 'expired', 'system', 'reservation expired (held by ' .. m.reserved_by .. ')')
+    if m.review then
+      -- A review that ran out spends none of the job's attempts: the
+      -- job waits for a reviewer again (Review, below).
+      back_in_line(id, m, 'expired', 'system')
+    else
+      spend_attempt(id, m, 'expired', 'system', 'reservation expired (held by ' .. m.reserved_by .. ')')
+    end
     store(id, m)
   end
   return #expired > limit, math.min(#expired, limit)
@@ -1262,6 +1285,8 @@ local function complete_held(id, token, holder, result, form, fits, a)
   if why then
     redis.call('HSET', K.result, id .. '\nreview', result)
     redis.call('HSET', K.conf, 'routed', '1')
+    -- Later claims of a joined call look in the lines from now on.
+    if SEEN.claim then SEEN.claim[5] = '1' end
     m.review, m.author = why, holder
     not_for(id, m, holder)
     back_in_line(id, m, 'submitted', holder, why)

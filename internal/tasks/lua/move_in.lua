@@ -1,7 +1,7 @@
 -- move_in.lua: makes in this queue a job that missed its due time while
 -- waiting in a queue whose breach queue this is (sla.lua), as it was
--- there: its ULID, history, attempts, priority, due time, kept drafts and
--- answers,
+-- there: its ULID, history, attempts, priority, due time, kept drafts,
+-- answers and a result waiting for review,
 -- in line by its age and priority as this queue ranks them, breached; a
 -- job of a batch there is in no batch here, but its batch's still.
 -- The history says where from, and the job the queue it was enqueued
@@ -19,7 +19,9 @@
 -- ARGV[6] -> the queue it comes from
 -- ARGV[7] -> strict priority step in ms, used when the queue sets no ageing
 -- ARGV[8] -> its answers, as the other queue stored them ("": none;
---            lib.lua, Overlap)
+--            lib.lua, Overlap), ARGV[9] the result that waits for review
+--            ("": none; lib.lua, Review) and ARGV[10] the answers'
+--            agreement ("": none)
 -- Output: {"queue_not_found"}, or {"ok", made (1 or 0)}
 clock(ARGV[1])
 local c = settings('aging_ms')
@@ -35,8 +37,9 @@ m.rank = m.run_at - m.priority * step
 m.moved_from = m.moved_from or ARGV[6]
 if m.batch then m.batch_from, m.batch = m.batch, nil end
 -- Its skips were the other queue's operators' (move_out.lua forgets them);
--- but a job with overlap is still never offered to those who held it.
-local held = m.overlap and m.skipped_by
+-- but a job with overlap is still never offered to those who held it, nor
+-- one waiting for review to its author.
+local held = (m.overlap or m.review) and m.skipped_by
 m.skipped_by = nil
 -- Whom it is routed to stays, and the time its preferred people have.
 if m.skills or m.route_to then redis.call('HSET', K.conf, 'routed', '1') end
@@ -47,6 +50,9 @@ rewatch(id, m)
 redis.call('HSET', K.payload, id, ARGV[4])
 if ARGV[5] ~= '' then redis.call('HSET', K.drafts, id .. '\nkept', ARGV[5]) end
 if ARGV[8] ~= '' then redis.call('HSET', K.result, id .. '\nanswers', ARGV[8]) end
+if ARGV[9] ~= '' then redis.call('HSET', K.result, id .. '\nreview', ARGV[9]) end
+if ARGV[10] ~= '' then redis.call('HSET', K.result, id .. '\nagreement', ARGV[10]) end
+if m.review then redis.call('HSET', K.conf, 'routed', '1') end
 for _, op in ipairs(held or {}) do not_for(id, m, op) end
 store(id, m)
 return answer('ok', 1)

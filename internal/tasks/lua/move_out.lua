@@ -45,7 +45,7 @@ if m.fallback_at then redis.call('ZREM', K.fallback, id) end
 redis.call('ZREM', K.waiting, id) -- in case an index of an earlier version's queue filed it meanwhile
 redis.call('HDEL', K.meta, id)
 redis.call('HDEL', K.payload, id)
-redis.call('HDEL', K.result, id, id .. '\nanswers', id .. '\nagreement')
+redis.call('HDEL', K.result, id, id .. '\nanswers', id .. '\nagreement', id .. '\nreview')
 redis.call('HDEL', K.drafts, id, id .. '\nkept')
 -- Its idempotency key still names it here, and leads to it there, until
 -- the old id is forgotten with its batch's record of it (purge.lua); its

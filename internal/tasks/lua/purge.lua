@@ -34,7 +34,7 @@ for _, rule in ipairs(cutoffs) do
     redis.call('ZREM', index, id)
     redis.call('HDEL', K.meta, id)
     redis.call('HDEL', K.payload, id)
-    redis.call('HDEL', K.result, id, id .. '\nanswers', id .. '\nagreement')
+    redis.call('HDEL', K.result, id, id .. '\nanswers', id .. '\nagreement', id .. '\nreview')
     -- Its drafts, if it saved any: one HDEL costs less than reading its
     -- history to know.
     redis.call('HDEL', K.drafts, id, id .. '\nkept')

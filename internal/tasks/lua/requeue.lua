@@ -35,6 +35,7 @@ if unexplained(ARGV[6]) then return answer('reason_required') end
 -- Its due time stays: it is watched again as it stands.
 local revived = m.state == 'dead'
 if revived then m.attempts, m.finished_at, m.run_at = 0, nil, NOW end
+if revived and m.answers then mark_answerers(id, m) end
 back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
 if revived and m.due_at then rewatch(id, m) end
 -- A preferred job whose people's time ran out meanwhile falls back at
