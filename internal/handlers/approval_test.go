@@ -2,6 +2,8 @@ package handlers_test
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 	"testing"
 
 	"claimdesk/internal/users"
@@ -64,4 +66,30 @@ func TestReviewAPI(t *testing.T) {
 	}
 	a.expect("POST", "/api/v1/jobs/"+id+"/approve", a.operator, `{"token":"`+rt+`"}`, 403, "forbidden")
 	a.expect("POST", "/api/v1/jobs/"+id+"/approve", token, `{"token":"`+ht+`"}`, 200, "")
+}
+
+// On the pages: a person in training completes a job from its work page
+// and is told it waits for review; the reviewer sends it back from the
+// review's work page, with a note the author then reads on the job's work
+// page when they claim it again.
+func TestReviewOnThePages(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/users/"+a.opName, a.super, `{"training":true}`, 200, "")
+	reviewer, token := a.newUser(users.Operator, a.queue)
+	a.expect("PATCH", "/api/v1/users/"+reviewer, a.super, `{"skills":["review"]}`, 200, "")
+	b, id, rt := a.claimOnPage("Check the address")
+	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {rt}, "notes": {"done"}})
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "a reviewer looks at it before it counts.") {
+		t.Fatalf("the flash after a completion in training: %s", b.body)
+	}
+	held := a.expect("POST", "/api/v1/queues/"+a.queue+"/reviews/claim", token, "", 200, "")
+	ht := held["reservation"].(map[string]any)["token"].(string)
+	a.expect("POST", "/api/v1/jobs/"+id+"/send-back", token, `{"token":"`+ht+`","note":"Say which street."}`, 200, "")
+	b.do("GET", "/", nil)
+	b.do("POST", "/claim", url.Values{"_csrf": {b.csrf}})
+	b.do("GET", "/jobs/"+id, nil)
+	if !strings.Contains(b.body, `data-testid="sent-back-note"`) || !strings.Contains(b.body, "Sent back by "+reviewer+": Say which street.") {
+		t.Fatalf("the author's work page after a send-back: %s", b.body)
+	}
 }
