@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,37 +96,47 @@ func (s *Store) ReviewsWaiting(ctx context.Context, queues []string) (map[string
 }
 
 // ReviewBacklog returns the jobs waiting for a reviewer (not held) in the
-// queues named, best-ranked first in each queue, at most limit of each.
+// queues named, best-ranked first in each queue, at most limit of each: in
+// two round trips per Redis node, whatever the number of queues.
 func (s *Store) ReviewBacklog(ctx context.Context, queues []string, limit int) ([]*Job, error) {
 	line := "r!" + reviewLine + "|"
+	queues = slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return !validQueueName(q) })
+	ranges := make([]*redis.StringSliceCmd, len(queues))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, q := range queues {
+			ranges[i] = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: keysFor(q).Routed(), Start: "[" + line, Stop: "(" + line[:len(line)-1] + "}",
+				ByLex: true, Count: int64(limit)})
+		}
+		return nil
+	}); err != nil {
+		return nil, redisErr(err)
+	}
+	ids := make([][]string, len(queues))
+	metas := make([]*redis.SliceCmd, len(queues))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, q := range queues {
+			for _, m := range ranges[i].Val() {
+				ids[i] = append(ids[i], m[strings.LastIndexByte(m, '|')+1:])
+			}
+			if len(ids[i]) > 0 {
+				metas[i] = p.HMGet(ctx, keysFor(q).Meta(), ids[i]...)
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, redisErr(err)
+	}
 	var out []*Job
-	for _, q := range queues {
-		if !validQueueName(q) {
+	for i, q := range queues {
+		if metas[i] == nil {
 			continue
 		}
-		k := keysFor(q)
-		members, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: k.Routed(), Start: "[" + line, Stop: "(" + line[:len(line)-1] + "}",
-			ByLex: true, Count: int64(limit)}).Result()
-		if err != nil {
-			return nil, redisErr(err)
-		}
-		if len(members) == 0 {
-			continue
-		}
-		ids := make([]string, len(members))
-		for i, m := range members {
-			ids[i] = m[strings.LastIndexByte(m, '|')+1:]
-		}
-		metas, err := s.rdb.HMGet(ctx, k.Meta(), ids...).Result()
-		if err != nil {
-			return nil, redisErr(err)
-		}
-		for i, raw := range metas {
+		for k, raw := range metas[i].Val() {
 			text, ok := raw.(string)
 			if !ok {
 				continue // ended meanwhile
 			}
-			j, err := decodeJob(globalID(ids[i], q), text, "", s.now())
+			j, err := decodeJob(globalID(ids[i][k], q), text, "", s.now())
 			if err != nil {
 				return nil, err
 			}
