@@ -24,7 +24,7 @@ const (
 )
 
 // reviewLine is what a review claim hands claim.lua for the skills lines
-// (lua/lib.lua, Review).
+// (lua/lib.lua, Review); "!" and it name the review line (REVIEW_LINE).
 const reviewLine = "review"
 
 // SendBackWait is how long a job sent back waits for its author alone

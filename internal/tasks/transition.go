@@ -261,9 +261,9 @@ const (
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
 // code tables, the drafts kept per job (draft.go), the tallies' days and
-// buckets (tally.go), a queue's warn fraction unless set (queue.go), and
-// how a job's metadata is packed (metaFields), from their definitions in
-// Go.
+// buckets (tally.go), a queue's warn fraction unless set (queue.go), the
+// review line's name (review.go), and how a job's metadata is packed
+// (metaFields), from their definitions in Go.
 func luaConstants() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local HISTORY_ENTRY, HISTORY_CAP, HISTORY_HEAD = %d, %d, %d\n", historyValues, historyCap, HistoryHead)
@@ -272,6 +272,7 @@ func luaConstants() string {
 	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
 	fmt.Fprintf(&b, "local TALLY_ON_TIME, TALLY_LATE = %d, %d\n", tallyOnTime, tallyLate)
 	fmt.Fprintf(&b, "local DEFAULT_WARN_FRACTION = %g\n", DefaultWarnFraction)
+	fmt.Fprintf(&b, "local REVIEW_LINE = %q\n", "!"+reviewLine)
 	table := func(name string, words []string) {
 		fmt.Fprintf(&b, "local %s = {", name)
 		for code, w := range words[1:] {

@@ -457,9 +457,9 @@ end
 -- one looks nowhere else.
 local ROUTED = 1e15
 
--- REVIEW_LINE is the line of the jobs that wait for review (Review,
--- below): only a review claim takes from it.
-local REVIEW_LINE = '!review'
+-- REVIEW_LINE (defined before this file, from Go's reviewLine) is the
+-- line of the jobs that wait for review (Review, below): only a review
+-- claim takes from it.
 
 -- lines_of returns the lines a routed job waits in, nil for an open one.
 local function lines_of(m)
