@@ -1187,6 +1187,14 @@ type HistoryEntry struct {
 	To JobState `json:"to"`
 }
 
+// Holder One of several reservations of a job held at once.
+type Holder struct {
+	By         string    `json:"by"`
+	Deadline   time.Time `json:"deadline"`
+	Extensions *int      `json:"extensions,omitempty"`
+	ReservedAt time.Time `json:"reserved_at"`
+}
+
 // IdempotencyKey Up to 200 printable ASCII characters, no spaces.
 type IdempotencyKey = string
 
@@ -1228,6 +1236,9 @@ type Job struct {
 
 	// FinishedAt When it was completed, canceled or became dead.
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Holders Its reservations, earliest first, while more than one person holds it at once (a queue with `overlap_at_once`); `reserved_by`, `reserved_at`, `deadline` and `extensions` are one of them. Shown to supervisors and producers; a holder reads their own reservation alone.
+	Holders *[]Holder `json:"holders,omitempty"`
 
 	// ID Opaque; keep it as it is.
 	ID string `json:"id"`
@@ -1522,6 +1533,9 @@ type NewQueue struct {
 	// Overlap How many different people answer each job (1 to 9). Above 1, nobody answers or holds one job twice (a give-back, skip, failure or deadline keeps them off it too), each answer but the last puts the job back in its place for the next person, and the last completes it: its `result` is what the `answers` agree on, and `agreement` says how far they do, per field.
 	Overlap *int `json:"overlap,omitempty"`
 
+	// OverlapAtOnce With `overlap`: as many people as a job still needs answers from may hold it at once, each with a reservation (token, deadline, extensions) of their own, listed in the job's `holders`; a claim takes a free place on a job someone holds as it would a job in line. `false`: one after another.
+	OverlapAtOnce *bool `json:"overlap_at_once,omitempty"`
+
 	// Paused Create the queue paused.
 	Paused *bool `json:"paused,omitempty"`
 
@@ -1727,8 +1741,11 @@ type Queue struct {
 	Outcome *Outcome `json:"outcome,omitempty"`
 
 	// Overlap How many different people answer each job (1 to 9). Above 1, nobody answers or holds one job twice (a give-back, skip, failure or deadline keeps them off it too), each answer but the last puts the job back in its place for the next person, and the last completes it: its `result` is what the `answers` agree on, and `agreement` says how far they do, per field.
-	Overlap int  `json:"overlap"`
-	Paused  bool `json:"paused"`
+	Overlap int `json:"overlap"`
+
+	// OverlapAtOnce With `overlap`: as many people as a job still needs answers from may hold it at once, each with a reservation (token, deadline, extensions) of their own, listed in the job's `holders`; a claim takes a free place on a job someone holds as it would a job in line. `false`: one after another.
+	OverlapAtOnce bool `json:"overlap_at_once"`
+	Paused        bool `json:"paused"`
 
 	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason`.
 	RequireReason bool `json:"require_reason"`

@@ -451,6 +451,7 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 		fs.IntVar(&q.BreachPriority, "breach-priority", 0, "raise a job that misses its due time to this priority (0: no change)")
 		fs.StringVar(&q.BreachQueue, "breach-queue", "", "move a job still waiting at its due time to this queue (\"\": it stays)")
 		fs.IntVar(&q.Overlap, "overlap", 0, "how many different people answer each job, 1-9 (default 1)")
+		fs.BoolVar(&q.OverlapAtOnce, "overlap-at-once", false, "with overlap: as many people as a job still needs hold it at once (default: one after another)")
 		fs.Float64Var(&q.ReviewFraction, "review-fraction", 0, "share of completions a reviewer approves before they count, 0-1")
 		fs.Float64Var(&q.MinAgreement, "min-agreement", 0, "with overlap: answers that agree less on some field go to review, 0-1")
 		fs.Func("outcome", "the queue's outcome form, as JSON (docs/api.md, Outcome forms)", func(v string) (err error) {
@@ -519,6 +520,8 @@ func addCmd(ctx context.Context, what string, args []string, getenv func(string)
 				patch.BreachQueue = &q.BreachQueue
 			case "overlap":
 				patch.Overlap = &q.Overlap
+			case "overlap-at-once":
+				patch.OverlapAtOnce = &q.OverlapAtOnce
 			case "review-fraction":
 				patch.ReviewFraction = &q.ReviewFraction
 			case "min-agreement":

@@ -25,7 +25,7 @@ func mayRead(a Actor, j *tasks.Job) bool {
 	case a.is(users.Producer):
 		return mayProduce(a, j)
 	}
-	return j.State == tasks.StateReserved && j.ReservedBy == a.Name() || a.canWork(j.Queue) && j.CompletedBy == a.Name()
+	return j.HeldBy(a.Name()) != nil || a.canWork(j.Queue) && j.CompletedBy == a.Name()
 }
 
 // mayProduce reports whether the job is in a queue that a may put work
@@ -46,10 +46,15 @@ func (d *Desk) Job(ctx context.Context, a Actor, id string) (*tasks.Job, error) 
 	if !mayRead(a, j) {
 		return nil, errReadJob
 	}
-	if j.State == tasks.StateReserved && j.ReservedBy == a.Name() && j.Review == nil {
-		// Its holder answers on their own: the answers before theirs
-		// (overlap) are not theirs to read.
-		j.Answers, j.Agreement = nil, nil
+	if mine := j.HeldBy(a.Name()); mine != nil && !a.is(users.Supervisor) {
+		// Its holder reads their own reservation of it, and answers on
+		// their own: who else holds it (overlap) and the answers before
+		// theirs are not theirs to read.
+		j = mine
+		j.Holders = nil
+		if j.Review == nil {
+			j.Answers, j.Agreement = nil, nil
+		}
 	}
 	return j, nil
 }
@@ -87,7 +92,7 @@ func historyFor(a Actor, j *tasks.Job, h []tasks.Entry) ([]tasks.Entry, bool) {
 	if !a.canWork(j.Queue) {
 		return nil, false
 	}
-	if j.State == tasks.StateReserved && j.ReservedBy == me || j.CompletedBy == me {
+	if j.HeldBy(me) != nil || j.CompletedBy == me {
 		return h, true
 	}
 	// Only a holder acts on a job, and a change that ends a reservation
@@ -115,7 +120,9 @@ func (d *Desk) Drafts(ctx context.Context, a Actor, id string) (Drafts, error) {
 	if err != nil {
 		return Drafts{}, err
 	}
-	if !a.is(users.Supervisor) && !(j.State == tasks.StateReserved && j.ReservedBy == a.Name()) {
+	if mine := j.HeldBy(a.Name()); mine != nil {
+		j = mine // their own reservation's draft
+	} else if !a.is(users.Supervisor) {
 		if !mayRead(a, j) {
 			return Drafts{}, errReadJob
 		}
@@ -399,7 +406,7 @@ func withheld(j *tasks.Job) *tasks.Job {
 // (whoever ended it), or nil if h shows none.
 func endedMine(h []tasks.Entry, me string) *tasks.Entry {
 	for i := len(h) - 1; i >= 0; i-- {
-		if e := h[i]; e.From == tasks.StateReserved && e.To != tasks.StateReserved && (e.Actor == me || e.Holder == me) {
+		if e := h[i]; e.EndsReservation() && (e.Actor == me || e.Holder == me) {
 			return &h[i]
 		}
 	}

@@ -63,9 +63,11 @@ func (s *Server) apiReservations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]reservationEntry, len(p.Jobs))
-	for i, j := range p.Jobs {
-		out[i] = reservationEntry{j, j.ReservedBy, j.ReservedAt, j.Deadline}
+	out := []reservationEntry{}
+	for _, j := range p.Jobs {
+		for _, r := range j.Each() { // one per holder of a job several hold
+			out = append(out, reservationEntry{r, r.ReservedBy, r.ReservedAt, r.Deadline})
+		}
 	}
 	return c.JSON(http.StatusOK, reservationsAnswer{nullable(p.NextCursor), out})
 }

@@ -319,7 +319,7 @@ func settingsForm(c echo.Context, q *tasks.Queue) (tasks.QueuePatch, views.Setti
 		}
 		*f.to, *f.set = n, &n
 	}
-	reasonSetting(c, q, &p)
+	boxSettings(c, q, &p)
 	if problem := dueSettings(c, q, &p); problem.Message != "" {
 		return p, problem
 	}
@@ -389,15 +389,24 @@ func dueSettings(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) views.Sett
 	return views.SettingsProblem{}
 }
 
-// reasonSetting reads the settings form's "a reason is required" box, when
-// the form sent it (a hidden "0" before the box, "1" from the box ticked).
-func reasonSetting(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) {
+// boxSettings reads the settings form's boxes, "a reason is required" and
+// "held at once", when the form sent them (a hidden "0" before each box,
+// "1" from the box ticked).
+func boxSettings(c echo.Context, q *tasks.Queue, p *tasks.QueuePatch) {
 	form, err := c.FormParams()
-	if err != nil || form["require_reason"] == nil {
+	if err != nil {
 		return
 	}
-	on := slices.Contains(form["require_reason"], "1")
-	q.RequireReason, p.RequireReason = on, &on
+	for _, b := range []struct {
+		name string
+		to   *bool
+		set  **bool
+	}{{"require_reason", &q.RequireReason, &p.RequireReason}, {"overlap_at_once", &q.OverlapAtOnce, &p.OverlapAtOnce}} {
+		if form[b.name] != nil {
+			on := slices.Contains(form[b.name], "1")
+			*b.to, *b.set = on, &on
+		}
+	}
 }
 
 // typedSettings is what the settings form sent, to show again as typed

@@ -346,7 +346,9 @@ func (q Queue) Key(p Part) string { return Prefix + "{" + q.name + "}:" + string
 // listens to the queue: Outbox) and outbox_lost (how many events the
 // Outbox's cap dropped); sla_day, sla_done and sla_on_time (the UTC day,
 // in days since the epoch, and its completions of jobs with a due time,
-// and those before it). The queue exists exactly when this key does.
+// and those before it); routed and seats ("1" once a job waited in a
+// line of Routed, and in a seat line of it: claims look there from then
+// on). The queue exists exactly when this key does.
 func (q Queue) Conf() string { return q.Key(PartConf) }
 
 // Ready returns the queue's ZSET of ready job id → rank; the lowest rank is
@@ -472,7 +474,9 @@ func (q Queue) Outbox() string { return q.Key(PartOutbox) }
 
 // Drafts returns the queue's HASH of what holders had typed on their jobs,
 // unfinished, by job id: field "<job id>" holds the live draft of the
-// job's holder, saved while they type (a run of MessagePack values: who,
+// job's holder ("<job id>\n@<holder>", each holder's, for a job of a
+// queue with overlap, which several may hold at once), saved while they
+// type (a run of MessagePack values: who,
 // when in ms, the draft's JSON object), written only by its holder and
 // only while their reservation lasts; field "<job id>\nkept" holds the
 // drafts kept from reservations taken from their holders (force
@@ -542,7 +546,10 @@ func (q Queue) Returns() string { return q.Key(PartReturns) }
 // each as "r<line>|<rank>|<id>" and, with a due time, also
 // "d<line>|<due time>|<id>" (rank and due time zero-padded after adding
 // 10^14), so that a line's jobs sort together, best first. A routed job
-// in line is in Ready (and ReadyDue) too, its score raised by 10^15.
+// in line is in Ready (and ReadyDue) too, its score raised by 10^15. The
+// line "!review" holds the jobs that wait for review; the seat lines,
+// "~" then a line's name ("~" alone for open jobs), the reserved jobs of
+// a queue with overlap that more people may hold at once.
 func (q Queue) Routed() string { return q.Key(PartRouted) }
 
 // Routes returns the queue's HASH of skills line ("+<skills>", the

@@ -336,7 +336,7 @@ func noticesOf(t tasks.Transition) []Notice {
 		n := with(ReservationExtended)
 		n.Title, n.Operator, n.Deadline = t.Title, t.Holder, t.Deadline
 		ns = append(ns, n)
-	case t.From == tasks.StateReserved:
+	case t.EndsReservation():
 		typ := ReservationReleased
 		switch t.Action {
 		case tasks.ActionCompleted:

@@ -41,7 +41,7 @@ const (
 // workOf returns the recent work a transition makes, if it ended someone's
 // reservation.
 func workOf(t tasks.Transition) (Work, bool) {
-	if t.From != tasks.StateReserved || t.To == tasks.StateReserved || t.Holder == "" {
+	if !t.EndsReservation() || t.Holder == "" {
 		return Work{}, false
 	}
 	return Work{JobID: t.JobID, Queue: t.Queue, Title: t.Title, Action: t.Action, Actor: t.Actor,

@@ -75,12 +75,15 @@ func (s *Store) Drafts(ctx context.Context, j *Job) (*Draft, []Draft, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// (Held by several at once, a job's history holds each reservation's
+	// entries: the holder's are theirs.)
 	live, ever := false, false
 	for _, e := range h {
-		switch e.Action {
-		case ActionDrafted:
-			live, ever = true, true
-		case ActionClaimed:
+		switch {
+		case e.Action == ActionDrafted:
+			ever = true
+			live = live || e.Actor == j.ReservedBy
+		case e.Action == ActionClaimed && e.Actor == j.ReservedBy:
 			live = false
 		}
 	}
@@ -88,7 +91,11 @@ func (s *Store) Drafts(ctx context.Context, j *Job) (*Draft, []Draft, error) {
 		return nil, nil, nil
 	}
 	id := localID(j.ID)
-	raw, err := s.rdb.HMGet(ctx, keysFor(j.Queue).Drafts(), id, id+"\nkept").Result()
+	field := id
+	if j.Overlap > 0 {
+		field += "\n@" + j.ReservedBy // one live draft per holder (lua/lib.lua, draft_field)
+	}
+	raw, err := s.rdb.HMGet(ctx, keysFor(j.Queue).Drafts(), field, id+"\nkept").Result()
 	if err != nil {
 		return nil, nil, redisErr(err)
 	}

@@ -1,8 +1,12 @@
 package tasks
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +112,10 @@ type Job struct {
 	Agreement map[string]Agreed `json:"agreement,omitempty"`
 	// Review is the completion that waits for review, while one does.
 	Review *Review `json:"review,omitempty"`
+	// Holders are its reservations, earliest first (then by name), while more than one
+	// person holds it at once (a job with overlap: lua/lib.lua, Seats);
+	// ReservedBy, ReservedAt, Deadline and Extensions are one of them.
+	Holders []Holder `json:"holders,omitempty"`
 
 	rank float64 // place in line: lower is claimed first
 	// lastHolder holds it, or held it last (Filter.Person).
@@ -166,6 +174,8 @@ type meta struct {
 	// Review is why the job waits for review, if it does, and Author whose
 	// result waits (lua/lib.lua, Review).
 	Review, Author string
+	// Seats are the job's other reservations (lua/lib.lua, Seats).
+	Seats []string
 }
 
 // SLA is where a job with a due time stands against it.
@@ -251,10 +261,91 @@ func decodeJob(id, rawMeta, payload string, now time.Time) (*Job, error) {
 	switch m.State {
 	case StateReserved:
 		j.ReservedBy, j.token = m.ReservedBy, m.Token
+		if len(m.Seats) > 0 {
+			if j.Holders, err = holdersOf(j, m.Seats); err != nil {
+				return nil, fmt.Errorf("decode job %s: %w", id, err)
+			}
+		}
 	case StateCompleted:
 		j.CompletedAt, j.CompletedBy = j.FinishedAt, m.ReservedBy
 	}
 	return j, nil
+}
+
+// Holder is one of several reservations of a job held at once
+// (Job.Holders).
+type Holder struct {
+	By         string    `json:"by"`
+	ReservedAt time.Time `json:"reserved_at"`
+	Deadline   time.Time `json:"deadline"`
+	Extensions int       `json:"extensions,omitempty"`
+	token      string
+}
+
+// holdersOf returns the reservations of job j, whose own is one, and
+// seats the others as stored: "<holder>\n<token>\n<reserved at>\n
+// <deadline>\n<extensions>\n<claim key>" (lua/lib.lua, Seats).
+func holdersOf(j *Job, seats []string) ([]Holder, error) {
+	hs := []Holder{{By: j.ReservedBy, ReservedAt: *j.ReservedAt, Deadline: *j.Deadline, Extensions: j.Extensions, token: j.token}}
+	for _, s := range seats {
+		f := strings.SplitN(s, "\n", 6)
+		if len(f) != 6 {
+			return nil, fmt.Errorf("seat %q: %w", s, errMsgpack)
+		}
+		at, err1 := strconv.ParseInt(f[2], 10, 64)
+		deadline, err2 := strconv.ParseInt(f[3], 10, 64)
+		ext, err3 := strconv.Atoi(f[4])
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("seat %q: %w", s, err)
+		}
+		hs = append(hs, Holder{By: f[0], ReservedAt: msTime(at), Deadline: msTime(deadline), Extensions: ext, token: f[1]})
+	}
+	slices.SortFunc(hs, func(a, b Holder) int { return cmp.Or(a.ReservedAt.Compare(b.ReservedAt), strings.Compare(a.By, b.By)) })
+	return hs, nil
+}
+
+// HeldBy returns the job as person's reservation of it shows it, nil if
+// person holds none: the job itself, or, held by several, a copy whose
+// reservation fields are person's, without the others' (as).
+func (j *Job) HeldBy(person string) *Job {
+	if j.State != StateReserved {
+		return nil
+	}
+	if len(j.Holders) == 0 {
+		if j.ReservedBy == person {
+			return j
+		}
+		return nil
+	}
+	for _, h := range j.Holders {
+		if h.By == person {
+			return j.as(h)
+		}
+	}
+	return nil
+}
+
+// as returns a copy of the job whose reservation fields are h's: one
+// reservation of it, without the others.
+func (j *Job) as(h Holder) *Job {
+	v := *j
+	at, deadline := h.ReservedAt, h.Deadline
+	v.ReservedBy, v.ReservedAt, v.Deadline, v.Extensions, v.token = h.By, &at, &deadline, h.Extensions, h.token
+	v.lastHolder, v.Holders = h.By, nil
+	return &v
+}
+
+// Each returns the job once per reservation of it, as each shows it
+// (HeldBy): the job itself unless several people hold it.
+func (j *Job) Each() []*Job {
+	if len(j.Holders) == 0 {
+		return []*Job{j}
+	}
+	out := make([]*Job, len(j.Holders))
+	for i, h := range j.Holders {
+		out[i] = j.as(h)
+	}
+	return out
 }
 
 // LastHolder is who holds the job, or held it last: who completed it, or

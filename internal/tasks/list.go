@@ -249,7 +249,20 @@ func Standing(sla SLA) ListOption { return func(l *listing) { l.sla = sla } }
 // ListReservations returns one page of live reservations ordered by
 // deadline, soonest first, of one queue or (queue "") of all queues.
 func (s *Store) ListReservations(ctx context.Context, queue string, limit int, cursor string, opts ...ListOption) (Page, error) {
-	return s.ListJobs(ctx, queue, StateReserved, limit, cursor, opts...)
+	p, err := s.ListJobs(ctx, queue, StateReserved, limit, cursor, opts...)
+	p.Jobs = eachReservation(p.Jobs)
+	return p, err
+}
+
+// eachReservation lists each reservation of the jobs, as its holder sees
+// the job (Job.Each): a job held by several people at once is there once
+// per holder.
+func eachReservation(jobs []*Job) []*Job {
+	var out []*Job
+	for _, j := range jobs {
+		out = append(out, j.Each()...)
+	}
+	return out
 }
 
 // listEveryQueue is ListJobs of every queue: each queue's first page after
@@ -376,8 +389,11 @@ func (s *Store) ReservationsDue(ctx context.Context, queue string, from, to time
 		if err != nil {
 			return nil, err
 		}
-		if j.State == StateReserved {
-			jobs = append(jobs, j)
+		// (Held by several, it is filed by its first deadline.)
+		for _, v := range j.Each() {
+			if v.State == StateReserved && !v.Deadline.Before(from) && v.Deadline.Before(to) {
+				jobs = append(jobs, v)
+			}
 		}
 	}
 	return jobs, nil
@@ -442,8 +458,8 @@ func (s *Store) Mine(ctx context.Context, person string, have skills.Set, queues
 				return nil, nil, err
 			}
 			for _, j := range jobs {
-				if j.Deadline != nil {
-					held = append(held, j)
+				if v := j.HeldBy(person); v != nil {
+					held = append(held, v)
 				}
 			}
 			f := ForPerson{Routed: r.int("routed") == 1, Claimable: r.int("claimable")}

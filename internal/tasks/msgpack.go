@@ -141,19 +141,7 @@ var metaFields = []struct {
 	{"finished_at", func(m *meta, r *msgpackReader) error { return r.int64(&m.FinishedAt) }},
 	{"last_error", func(m *meta, r *msgpackReader) error { return r.text(&m.LastError) }},
 	{"idempotency_key", func(m *meta, r *msgpackReader) error { return r.text(&m.IdempotencyKey) }},
-	{"skipped_by", func(m *meta, r *msgpackReader) error {
-		n, err := r.length()
-		if err != nil {
-			return err
-		}
-		m.SkippedBy = make([]string, n)
-		for i := range m.SkippedBy {
-			if err := r.text(&m.SkippedBy[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}},
+	{"skipped_by", func(m *meta, r *msgpackReader) error { return r.texts(&m.SkippedBy) }},
 	{"batch", func(m *meta, r *msgpackReader) error { return r.text(&m.Batch) }},
 	{"claim_key", func(m *meta, r *msgpackReader) error { return r.text(&m.ClaimKey) }},
 	{"hist_n", func(m *meta, r *msgpackReader) error { return r.small(&m.HistoryCount) }},
@@ -170,6 +158,10 @@ var metaFields = []struct {
 	{"answers", func(m *meta, r *msgpackReader) error { return r.small(&m.Answers) }},
 	{"review", func(m *meta, r *msgpackReader) error { return r.text(&m.Review) }},
 	{"author", func(m *meta, r *msgpackReader) error { return r.text(&m.Author) }},
+	{"seats", func(m *meta, r *msgpackReader) error { return r.texts(&m.Seats) }},
+	// seated names the job's members in the seat lines, for the scripts
+	// alone.
+	{"seated", func(_ *meta, r *msgpackReader) error { return r.skip() }},
 }
 
 // format2Fields is how many fields of metaFields a record of storage
@@ -180,6 +172,21 @@ const format2Fields = 21
 func (r *msgpackReader) text(dst *string) (err error) {
 	*dst, err = r.str()
 	return err
+}
+
+// texts reads an array of strings into dst.
+func (r *msgpackReader) texts(dst *[]string) error {
+	n, err := r.length()
+	if err != nil {
+		return err
+	}
+	*dst = make([]string, n)
+	for i := range *dst {
+		if err := r.text(&(*dst)[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // int64 reads an integer into dst.

@@ -88,6 +88,10 @@ type Queue struct {
 	// Default 1: one person, whose result completes it; at most
 	// MaxOverlap.
 	Overlap int `json:"overlap"`
+	// OverlapAtOnce lets as many people as a job of a queue with overlap
+	// still needs answers from hold it at once, each with a reservation
+	// of their own (lua/lib.lua, Seats). Default false: one at a time.
+	OverlapAtOnce bool `json:"overlap_at_once"`
 	// ReviewFraction is the share of the completions (by people not in
 	// training, whose every completion is reviewed) that wait for a
 	// reviewer's approval before they complete the job (lua/lib.lua,
@@ -130,6 +134,7 @@ type QueuePatch struct {
 	// BreachQueue sets the queue breached jobs move to; "" for none.
 	BreachQueue    *string  `json:"breach_queue"`
 	Overlap        *int     `json:"overlap"`
+	OverlapAtOnce  *bool    `json:"overlap_at_once"`
 	ReviewFraction *float64 `json:"review_fraction"`
 	MinAgreement   *float64 `json:"min_agreement"`
 }
@@ -251,8 +256,9 @@ func (s *Store) check(ctx context.Context, q Queue) error {
 }
 
 // fields are the queue's settings as stored (keys.Queue.Conf): setting,
-// value, … in the order of QueuePatch.settings, then the outcome form
-// (its JSON, "" for none), whether a reason is required, the warn
+// value, … in the order of QueuePatch.settings, then whether jobs with
+// overlap are held at once, the outcome form (its JSON, "" for none),
+// whether a reason is required, the warn
 // fraction, the order, the breach queue, the review fraction and the
 // minimum agreement; Paused is not among them.
 func (q Queue) fields() []any {
@@ -268,6 +274,7 @@ func (q Queue) fields() []any {
 		"sla_seconds", q.SLASeconds,
 		"breach_priority", q.BreachPriority,
 		"overlap", q.Overlap,
+		"overlap_at_once", flag(q.OverlapAtOnce),
 		"outcome", q.Outcome.String(),
 		"require_reason", flag(q.RequireReason),
 		"warn_fraction", strconv.FormatFloat(q.WarnFraction, 'g', -1, 64),
@@ -350,6 +357,10 @@ func (s *Store) patchOnce(ctx context.Context, name string, p QueuePatch) (now, 
 	if p.RequireReason != nil {
 		q.RequireReason = *p.RequireReason
 		changed = append(changed, "require_reason")
+	}
+	if p.OverlapAtOnce != nil {
+		q.OverlapAtOnce = *p.OverlapAtOnce
+		changed = append(changed, "overlap_at_once")
 	}
 	if p.WarnFraction != nil {
 		q.WarnFraction = *p.WarnFraction
@@ -493,6 +504,7 @@ func queueFrom(name string, raw map[string]string) Queue {
 		RequireReason: raw["require_reason"] == "1", SLASeconds: n("sla_seconds"),
 		BreachPriority: n("breach_priority"), Order: cmp.Or(raw["order"], OrderRank),
 		BreachQueue: raw["breach_queue"], Overlap: cmp.Or(n("overlap"), 1),
+		OverlapAtOnce: raw["overlap_at_once"] == "1",
 	}
 	// A queue made before due times has no warn_fraction: the default.
 	q.WarnFraction, _ = strconv.ParseFloat(raw["warn_fraction"], 64)

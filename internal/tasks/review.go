@@ -27,6 +27,10 @@ const (
 // (lua/lib.lua, Review); "!" and it name the review line (REVIEW_LINE).
 const reviewLine = "review"
 
+// seatLine begins the name of each seat line (lua/lib.lua, Seats), where
+// a job with overlap waits for more people while some hold it.
+const seatLine = "~"
+
 // SendBackWait is how long a job sent back waits for its author alone
 // before anyone who may take it may (unless the author is away).
 const SendBackWait = time.Hour

@@ -171,9 +171,6 @@ func (s *Store) Lines(ctx context.Context, queues []string) ([]Line, error) {
 			l := Line{Queue: queues[i]}
 			name := r.str("line")
 			l.Waiting, l.First = r.int("waiting"), globalID(r.str("first job"), queues[i])
-			if name == "!"+reviewLine {
-				continue // completions waiting for review: ReviewBacklog
-			}
 			if person, ok := strings.CutPrefix(name, "@"); ok {
 				l.Person = person
 			} else if l.Skills, err = skills.Parse(strings.TrimPrefix(name, "+")); err != nil {

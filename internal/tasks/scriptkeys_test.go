@@ -30,7 +30,7 @@ func luaCode(t *testing.T, file string) string {
 }
 
 var (
-	libFunction = regexp.MustCompile(`(?ms)^local function (\w+)\(.*?^end$`)
+	libFunction = regexp.MustCompile(`(?ms)^(?:local )?function (\w+)\(.*?^end$`)
 	keyRef      = regexp.MustCompile(`\b(?:K|INDEX)\.(\w+)`)
 	stateIndex  = regexp.MustCompile(`\bINDEX\[`)
 	allKeys     = regexp.MustCompile(`\bPART\b`)

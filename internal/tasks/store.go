@@ -700,7 +700,7 @@ func (s *Store) Held(ctx context.Context, id, operator string) (*Reservation, er
 	if err != nil {
 		return nil, err
 	}
-	if job.State != StateReserved || job.ReservedBy != operator {
+	if job = job.HeldBy(operator); job == nil {
 		return nil, ErrReservationLost
 	}
 	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}, nil

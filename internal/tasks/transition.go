@@ -110,6 +110,24 @@ type Transition struct {
 	Assignee string
 }
 
+// EndsReservation reports whether the change ended its holder's
+// reservation: one out of reserved, or one of several reservations of a
+// job held at once ending while others stay (lua/lib.lua, Seats).
+func (t Transition) EndsReservation() bool { return endsReservation(t.From, t.To, t.Action) }
+
+// EndsReservation reports whether the entry ended a reservation
+// (Transition.EndsReservation).
+func (e Entry) EndsReservation() bool { return endsReservation(e.From, e.To, e.Action) }
+
+// keepsReservation are the actions that leave a reservation as it was,
+// or begin one.
+var keepsReservation = map[Action]bool{ActionClaimed: true, ActionExtended: true, ActionDrafted: true,
+	ActionAtRisk: true, ActionBreached: true, ActionFellBack: true}
+
+func endsReservation(from, to State, a Action) bool {
+	return from == StateReserved && (to != StateReserved || !keepsReservation[a])
+}
+
 // Counts are a queue's numbers of jobs per state, after a change.
 type Counts struct {
 	// Ready counts every ready job, Held included.
@@ -262,7 +280,7 @@ const (
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
 // code tables, the drafts kept per job (draft.go), the tallies' days and
 // buckets (tally.go), a queue's warn fraction unless set (queue.go), the
-// review line's name (review.go), and how a job's metadata is packed
+// review and seat lines' names (review.go), and how a job's metadata is packed
 // (metaFields), from their definitions in Go.
 func luaConstants() string {
 	var b strings.Builder
@@ -272,7 +290,7 @@ func luaConstants() string {
 	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
 	fmt.Fprintf(&b, "local TALLY_ON_TIME, TALLY_LATE = %d, %d\n", tallyOnTime, tallyLate)
 	fmt.Fprintf(&b, "local DEFAULT_WARN_FRACTION = %g\n", DefaultWarnFraction)
-	fmt.Fprintf(&b, "local REVIEW_LINE = %q\n", "!"+reviewLine)
+	fmt.Fprintf(&b, "local REVIEW_LINE, SEAT_LINE = %q, %q\n", "!"+reviewLine, seatLine)
 	table := func(name string, words []string) {
 		fmt.Fprintf(&b, "local %s = {", name)
 		for code, w := range words[1:] {

@@ -3,7 +3,7 @@
 -- reservation's first save, the one that finds no live draft, adds a
 -- "drafted" entry to the job's history; it is no change of state, so the
 -- call has no transition.
--- KEYS    -> meta, drafts
+-- KEYS    -> conf, meta, drafts, routed, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
@@ -17,9 +17,9 @@ local m = load(id)
 if not m then return plain('not_found') end
 local refused = fence(m, ARGV[3], op)
 if refused then return plain(refused) end
-if redis.call('HEXISTS', K.drafts, id) == 0 then
+if redis.call('HEXISTS', K.drafts, draft_field(id, m, op)) == 0 then
   append_entry(m, 'drafted', op, 'reserved', 'reserved', m.attempts + 1, m.deadline)
   store(id, m)
 end
-redis.call('HSET', K.drafts, id, cmsgpack.pack(op, now, ARGV[5]))
+redis.call('HSET', K.drafts, draft_field(id, m, op), cmsgpack.pack(op, now, ARGV[5]))
 return plain('ok', now)

@@ -4,7 +4,7 @@
 -- retry with the key of the reservation's latest extension (its answer
 -- lost) answers the job as it is, and spends no second extension.
 -- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
---            batches, parked, outbox
+--            batches, parked, outbox, routed, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token
@@ -36,6 +36,6 @@ local cap = m.reserved_at + c.max_hold_seconds * 1000
 if m.extensions >= c.max_extensions or cap <= m.deadline then return answer('extension_limit') end
 m.deadline = math.min(wanted, cap)
 m.extensions = m.extensions + 1
-redis.call('ZADD', INDEX.reserved, int(m.deadline), id)
+redis.call('ZADD', INDEX.reserved, int(held_until(m)), id)
 record(id, m, 'extended', 'reserved', 'reserved', ARGV[4], m.reserved_by, key)
 return reply(id, store(id, m))

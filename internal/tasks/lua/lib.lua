@@ -231,8 +231,13 @@ local function load(id)
   return m
 end
 
+-- reseat keeps a job with overlap in the seat lines while more people may
+-- hold it at once (Seats, below): store calls it on every save.
+local reseat
+
 -- store saves the job's metadata and history and returns them as stored.
 local function store(id, m)
+  reseat(id, m)
   local run_at = m.run_at
   if run_at == m.created_at then m.run_at = nil end
   local raw = pack_meta(m) .. m.history
@@ -323,19 +328,19 @@ local NOT_ACTIONS = {
 
 -- last_action returns the action code, actor and reason of the job's
 -- latest history entry but those of NOT_ACTIONS (nil for a job without
--- history).
-local function last_action(m)
+-- history); of those by person, if given.
+local function last_action(m, person)
   local h, at, action, actor, reason = m.history, 0, nil, nil, nil
   while at ~= -1 and at < #h do
     local next_at, _, a, by, _, _, _, _, _, why = cmsgpack.unpack_limit(h, HISTORY_ENTRY, at)
-    if not NOT_ACTIONS[a] then action, actor, reason = a, by, why end
+    if not NOT_ACTIONS[a] and (not person or by == person) then action, actor, reason = a, by, why end
     at = next_at
   end
   return action, actor, reason
 end
 
 -- Drafts. While holders type, their page saves what they typed as the
--- job's live draft, field "<id>" of K.drafts (draft.lua): who, when, the
+-- job's live draft, field of K.drafts (draft.lua, draft_field): who, when, the
 -- draft's JSON. A reservation's first save (one that finds no live draft)
 -- adds a "drafted" entry to the history. When a reservation ends, its
 -- live draft goes: a completion, or the holder's own give-back, skip or
@@ -347,6 +352,14 @@ end
 local DRAFT_KEPT_BY = {force_released = true, canceled = true, expired = true, transferred = true}
 local DRAFT_VALUES = 6
 
+-- draft_field names holder's live draft of the job in K.drafts: "<id>",
+-- or "<id>\n@<holder>" for a job with overlap, which several people may
+-- hold at once (Seats, below).
+local function draft_field(id, m, holder)
+  if m.overlap then return id .. '\n@' .. holder end
+  return id
+end
+
 -- end_draft ends the live draft of a reservation that action of actor
 -- ends: kept when the reservation was taken from its holder, else dropped.
 local function end_draft(id, m, action, actor)
@@ -354,12 +367,13 @@ local function end_draft(id, m, action, actor)
   -- its changes saves one.
   if JOINED and SEEN.drafts == nil then SEEN.drafts = redis.call('EXISTS', K.drafts) == 1 end
   if SEEN.drafts == false then return end
+  local own = draft_field(id, m, m.reserved_by)
   if not DRAFT_KEPT_BY[action] then
-    redis.call('HDEL', K.drafts, id)
+    redis.call('HDEL', K.drafts, own)
     return
   end
   local field = id .. '\nkept'
-  local got = redis.call('HMGET', K.drafts, id, field)
+  local got = redis.call('HMGET', K.drafts, own, field)
   local live, raw = got[1], got[2]
   if not live then return end
   local kept = {}
@@ -372,7 +386,7 @@ local function end_draft(id, m, action, actor)
     for _ = 1, DRAFT_VALUES do table.remove(kept, 1) end
   end
   redis.call('HSET', K.drafts, field, cmsgpack.pack(unpack(kept)))
-  redis.call('HDEL', K.drafts, id)
+  redis.call('HDEL', K.drafts, own)
 end
 
 -- Batches. Each job of a batch counts in one of its batch's counters
@@ -473,9 +487,6 @@ local function lines_of(m)
   return nil
 end
 
--- line_up puts a claimable job in line at its rank: an open one in
--- INDEX.ready, a routed one in its lines too (ROUTED above), each with a
--- due time in the due lines.
 -- first_of returns the line's first job as K.heads holds it (false for
 -- none), as read in this call if it was; set_first files it there.
 local function first_of(line)
@@ -505,6 +516,32 @@ local function note_fallback(id, at)
   if not first or at < first then redis.call('HSET', K.conf, 'fallback_at', int(at)) end
 end
 
+-- join files a place ("<padded score>|<id>") in a line of K.routed, and
+-- as the line's first if it comes first (gathered in TOPS while writes
+-- are). It returns the line's first before, if known.
+local function join(line, place)
+  write('ZADD', K.routed, '0', line .. '|' .. place)
+  if TOPS then
+    if not TOPS[line] or before(place, TOPS[line]) then TOPS[line] = place end
+    return
+  end
+  local first = first_of(line)
+  if not first or before(place, first) then set_first(line, place) end
+  return first
+end
+
+-- leave takes a place out of a line of K.routed: a line whose first job
+-- leaves has its next first, if any, in K.heads.
+local function leave(line, place)
+  redis.call('ZREM', K.routed, line .. '|' .. place)
+  if first_of(line) ~= place then return end
+  local first = redis.call('ZRANGEBYLEX', K.routed, '[' .. line .. '|', '(' .. line .. '}', 'LIMIT', '0', '1')[1]
+  set_first(line, first and string.sub(first, #line + 2))
+end
+
+-- line_up puts a claimable job in line at its rank: an open one in
+-- INDEX.ready, a routed one in its lines too (ROUTED above), each with a
+-- due time in the due lines.
 local function line_up(id, m)
   local lines = lines_of(m)
   local above = lines and ROUTED or 0
@@ -512,22 +549,11 @@ local function line_up(id, m)
   if m.due_at then write('ZADD', K.readydue, int(m.due_at + above), id) end
   if not lines then return end
   local rank, due = padded(m.rank), m.due_at and padded(m.due_at)
-  local function join(line, at)
-    local place = at .. '|' .. id
-    write('ZADD', K.routed, '0', line .. '|' .. place)
-    if TOPS then
-      if not TOPS[line] or before(place, TOPS[line]) then TOPS[line] = place end
-      return
-    end
-    local first = first_of(line)
-    if not first or before(place, first) then set_first(line, place) end
-    return first
-  end
   -- flush counts the new lines of gathered writes.
   local known = TOPS ~= nil
   for _, line in ipairs(lines) do
-    if join('r' .. line, rank) then known = true end
-    if due then join('d' .. line, due) end
+    if join('r' .. line, rank .. '|' .. id) then known = true end
+    if due then join('d' .. line, due .. '|' .. id) end
   end
   -- A skills line that had no job may be new: then it is counted.
   if m.skills and not m.route_to and not m.review and not known and redis.call('HSETNX', K.routes, lines[1], '1') == 1 then
@@ -543,17 +569,9 @@ local function out_of_line(id, m)
   local lines = lines_of(m)
   if not lines then return true end
   local rank, due = padded(m.rank), m.due_at and padded(m.due_at)
-  -- A line whose first job leaves has its next first, if any, in K.heads.
-  local function leave(line, at)
-    local place = at .. '|' .. id
-    redis.call('ZREM', K.routed, line .. '|' .. place)
-    if first_of(line) ~= place then return end
-    local first = redis.call('ZRANGEBYLEX', K.routed, '[' .. line .. '|', '(' .. line .. '}', 'LIMIT', '0', '1')[1]
-    set_first(line, first and string.sub(first, #line + 2))
-  end
   for _, line in ipairs(lines) do
-    leave('r' .. line, rank)
-    if due then leave('d' .. line, due) end
+    leave('r' .. line, rank .. '|' .. id)
+    if due then leave('d' .. line, due .. '|' .. id) end
   end
   return true
 end
@@ -677,6 +695,120 @@ local function end_reservation(id, m, action, actor)
   m.reserved_at, m.deadline, m.extensions, m.claim_key = nil, nil, nil, nil
 end
 
+-- Seats. In a queue that lets it (at_once, below), a job with overlap
+-- (Overlap, below) may be held by up to as many people at once as it
+-- still needs answers. The job is reserved while
+-- anyone holds it; its reservation fields (reserved_by, token,
+-- reserved_at, deadline, extensions, claim_key) are one of its
+-- reservations, and m.seats holds the others, each as one string (seat,
+-- unseat). Every reservation is fenced, extended, filed under its holder
+-- and ended as a job's one reservation is: whatever a holder's token or
+-- a supervisor's named holder acts on is made the job's reservation first
+-- (fence, hold_of), so every script acts on it unchanged; one that ends
+-- while others remain leaves the job reserved by one of them (end_hold),
+-- and one that ends the job ends them all (drop_seats). INDEX.reserved
+-- files the job by its first deadline (held_until). While a reserved
+-- job has seats free, it waits in the seat lines too: in K.routed, the
+-- line SEAT_LINE followed by each line it waits in when in line (lines_of;
+-- SEAT_LINE alone for an open job), so a claim finds it among those it may
+-- take (next_for); m.seated names its members there. There a claim of
+-- a job with overlap marks its holder at once (not_for), so nobody holds
+-- one job twice, and claims look past what they hold as past what they
+-- skipped.
+
+-- seat writes the job's reservation as a seat.
+local function seat(m)
+  return m.reserved_by .. '\n' .. m.token .. '\n' .. int(m.reserved_at) .. '\n' .. int(m.deadline) .. '\n'
+    .. int(m.extensions) .. '\n' .. (m.claim_key or '')
+end
+
+-- unseat makes the seat the job's reservation.
+local function unseat(m, s)
+  local by, token, at, deadline, extensions, key = string.match(s, '^([^\n]*)\n([^\n]*)\n(%d+)\n(%d+)\n(%d+)\n(.*)$')
+  m.reserved_by, m.token, m.reserved_at, m.deadline = by, token, tonumber(at), tonumber(deadline)
+  m.extensions, m.claim_key = tonumber(extensions), key ~= '' and key or nil
+end
+
+-- seat_token and seat_deadline read a seat's token and deadline.
+local function seat_token(s)
+  return string.match(s, '^[^\n]*\n([^\n]*)\n')
+end
+
+local function seat_deadline(s)
+  return tonumber(string.match(s, '^[^\n]*\n[^\n]*\n%d+\n(%d+)\n'))
+end
+
+-- swap makes seat i the job's reservation, and the reservation seat i.
+local function swap(m, i)
+  local s = m.seats[i]
+  m.seats[i] = seat(m)
+  unseat(m, s)
+end
+
+-- hold_of makes holder's reservation of the job, if it has one, the
+-- job's reservation, and reports whether it has one.
+local function hold_of(m, holder)
+  if m.state ~= 'reserved' then return false end
+  if m.reserved_by == holder then return true end
+  for i, s in ipairs(m.seats or {}) do
+    if string.sub(s, 1, #holder + 1) == holder .. '\n' then
+      swap(m, i)
+      return true
+    end
+  end
+  return false
+end
+
+-- held_until returns the first deadline of the job's reservations.
+local function held_until(m)
+  local first = m.deadline
+  for _, s in ipairs(m.seats or {}) do
+    first = math.min(first, seat_deadline(s))
+  end
+  return first
+end
+
+-- at_once reports whether the queue lets several people hold a job with
+-- overlap at once (conf's "overlap_at_once"): else they hold it one at a
+-- time, and it has no seats.
+local function at_once()
+  if SEEN.at_once == nil then SEEN.at_once = redis.call('HGET', K.conf, 'overlap_at_once') == '1' end
+  return SEEN.at_once
+end
+
+-- seat_members returns the members the job should have in the seat lines,
+-- one per line of text, nil for none.
+local function seat_members(id, m)
+  if m.state ~= 'reserved' or not m.overlap or m.review then return nil end
+  if (m.answers or 0) + 1 + #(m.seats or {}) >= m.overlap or not at_once() then return nil end
+  local members = {}
+  for _, line in ipairs(lines_of(m) or {''}) do
+    members[#members + 1] = 'r' .. SEAT_LINE .. line .. '|' .. padded(m.rank) .. '|' .. id
+    if m.due_at then members[#members + 1] = 'd' .. SEAT_LINE .. line .. '|' .. padded(m.due_at) .. '|' .. id end
+  end
+  return table.concat(members, '\n')
+end
+
+function reseat(id, m)
+  local want = seat_members(id, m)
+  if want == m.seated then return end
+  for member in string.gmatch(m.seated or '', '[^\n]+') do
+    local line, place = string.match(member, '^([^|]*)|(.*)$')
+    leave(line, place)
+  end
+  for member in string.gmatch(want or '', '[^\n]+') do
+    local line, place = string.match(member, '^([^|]*)|(.*)$')
+    join(line, place)
+  end
+  -- Claims of the queue look in the lines, and in the seat lines, from
+  -- now on (claim_for); later claims of a joined call too.
+  if want and not (SEEN.claim and SEEN.claim[9] == '1') then
+    redis.call('HSET', K.conf, 'routed', '1', 'seats', '1')
+    if SEEN.claim then SEEN.claim[5], SEEN.claim[9] = '1', '1' end
+  end
+  m.seated = want
+end
+
 -- oldest_waiting returns since when (ms) the queue's oldest ready job
 -- waits: 0 if none does, or if the queue's waiting index is not yet whole
 -- (waiting_index.lua).
@@ -793,6 +925,32 @@ local function go(id, m, state, score, action, actor, reason)
   end
 end
 
+-- end_hold ends the job's reservation while others hold it (Seats,
+-- above), as go would end it (action of actor, with reason, counted in
+-- the holder's tally as counted, or as action): the job stays reserved,
+-- by the first of them.
+local function end_hold(id, m, action, actor, reason, counted)
+  record(id, m, action, 'reserved', 'reserved', actor, m.reserved_by, reason)
+  tally(m, counted or action)
+  end_reservation(id, m, action, actor)
+  unseat(m, table.remove(m.seats, 1))
+  if #m.seats == 0 then m.seats = nil end
+  redis.call('ZADD', INDEX.reserved, int(held_until(m)), id)
+end
+
+-- drop_seats ends the job's reservations but its own (Seats, above), as
+-- a change that ends the job (action of actor, with reason) ends them:
+-- each counts as taken back in its holder's tally.
+local function drop_seats(id, m, action, actor, reason)
+  if not m.seats then return end
+  local own = seat(m)
+  while m.seats do
+    swap(m, 1)
+    end_hold(id, m, action, actor, reason, 'dropped')
+  end
+  unseat(m, own)
+end
+
 -- forget_skips drops the skip records of a job that will never be offered again.
 local function forget_skips(id, m)
   if not m.skipped_by then return end
@@ -886,6 +1044,7 @@ local function finish(id, m, state, action, actor, reason)
   end
   if m.fallback_at then redis.call('ZREM', K.fallback, id) end
   m.finished_at = NOW
+  drop_seats(id, m, action, actor, reason)
   go(id, m, state, NOW, action, actor, reason)
   -- A job that ends while it waits for review (canceled, dead) waits no
   -- more (Review, below); out of its line first, by go.
@@ -909,16 +1068,19 @@ local function unexplained(reason)
 end
 
 -- as_seen reports whether the job is as a supervisor saw it before acting:
--- in state (any, if ''), and, reserved, held by holder.
+-- in state (any, if ''), and, reserved, held by holder (by anyone, if '':
+-- a job held by several at once, whose every reservation the change
+-- ends: Seats, above).
 local function as_seen(m, state, holder)
   if state == '' then return true end
-  return m.state == state and (state ~= 'reserved' or m.reserved_by == holder)
+  return m.state == state and (state ~= 'reserved' or holder == '' or hold_of(m, holder))
 end
 
 -- back_in_line returns a job to ready at the rank it had, so it keeps its
 -- place; in a canceled batch it is canceled instead. A job with overlap
 -- is never offered again to the holder whose reservation this ends (but
--- a review's, which answers nothing: Review, below). The action stays what
+-- a review's, which answers nothing: Review, below), and stays reserved
+-- while others hold it (Seats, above). The action stays what
 -- it was (a holder's give-back is known to its retry and counted as one in
 -- the holder's tally); only a due job is canceled by name.
 local function back_in_line(id, m, action, actor, reason)
@@ -927,6 +1089,8 @@ local function back_in_line(id, m, action, actor, reason)
   if b and b.state == 'canceled' then
     if action == 'promoted' then action = 'canceled' end
     finish(id, m, 'canceled', action, actor, reason)
+  elseif m.seats then
+    end_hold(id, m, action, actor, reason)
   else
     go(id, m, 'ready', m.rank, action, actor, reason)
   end
@@ -1052,8 +1216,17 @@ end
 -- fence returns nil if token and holder are the job's live reservation's,
 -- else what to answer: a token of the job's last reservation from anyone
 -- but its holder is forbidden; any other token, or a reservation that
--- ended or ran out, is a lost reservation.
+-- ended or ran out, is a lost reservation. A seat's token makes the seat
+-- the job's reservation first (Seats, above).
 local function fence(m, token, holder)
+  if m.token ~= token and m.seats and m.state == 'reserved' then
+    for i, s in ipairs(m.seats) do
+      if seat_token(s) == token then
+        swap(m, i)
+        break
+      end
+    end
+  end
   if m.token ~= token then return 'reservation_lost' end
   if m.reserved_by ~= holder then return 'forbidden' end
   if m.state == 'reserved' and m.deadline > NOW then return nil end
@@ -1082,6 +1255,14 @@ local function take(id, token, holder, action)
       return nil, reply(id, m.raw)
     end
   end
+  -- Each person holds a job with overlap once (Seats, above): a retry of
+  -- their last action is known by them alone, whoever holds it since.
+  if refused == 'reservation_lost' and m.overlap and m.token ~= token and at_once() and not hold_of(m, holder) then
+    local last = last_action(m, holder)
+    if last == ACTION_CODE[action] or action == 'completed' and COMPLETING[last] then
+      return nil, reply(id, m.raw)
+    end
+  end
   return nil, answer(refused)
 end
 
@@ -1093,12 +1274,24 @@ local function reclaim(limit)
   for i = 1, math.min(#expired, limit) do
     local id = expired[i]
     local m = load(id)
-    if m.review then
-      -- A review that ran out spends none of the job's attempts: the
-      -- job waits for a reviewer again (Review, below).
-      back_in_line(id, m, 'expired', 'system')
-    else
-      spend_attempt(id, m, 'expired', 'system', 'reservation expired (held by ' .. m.reserved_by .. ')')
+    -- Each of its reservations that ran out (Seats, above), while it
+    -- is reserved.
+    while m.state == 'reserved' do
+      if m.deadline > NOW then
+        local past = nil
+        for j, s in ipairs(m.seats or {}) do
+          if seat_deadline(s) <= NOW then past = j end
+        end
+        if not past then break end
+        swap(m, past)
+      end
+      if m.review then
+        -- A review that ran out spends none of the job's attempts: the
+        -- job waits for a reviewer again (Review, below).
+        back_in_line(id, m, 'expired', 'system')
+      else
+        spend_attempt(id, m, 'expired', 'system', 'reservation expired (held by ' .. m.reserved_by .. ')')
+      end
     end
     store(id, m)
   end
@@ -1309,7 +1502,7 @@ end
 local function claimed_with(op, key)
   local function live(id)
     local m = load(id)
-    return m and m.state == 'reserved' and m.reserved_by == op and m.deadline > NOW
+    return m and hold_of(m, op) and m.deadline > NOW
   end
   if filed(key) then
     local id = redis.call('HGET', K.claims, op .. '\n' .. key)
@@ -1341,7 +1534,8 @@ end
 -- due_first (order "due"), among the jobs that have one; else, or when
 -- none has, by rank; on a tie, the lower id. The open line is INDEX.ready
 -- (K.readydue) below ROUTED; in a queue that never had a routed job
--- (routed false) it is all there is.
+-- (routed false) it is all there is. routed.seats says to look in the
+-- seat lines too (Seats, above).
 local function next_for(op, given, routed, due_first, ahead, fine)
   for _, kind in ipairs(due_first and {'d', 'r'} or {'r'}) do
     local index = kind == 'd' and K.readydue or INDEX.ready
@@ -1369,6 +1563,12 @@ local function next_for(op, given, routed, due_first, ahead, fine)
       local names = {}
       if not given.review then names[1] = kind .. '@' .. op end
       for _, line in ipairs(given.lines) do names[#names + 1] = kind .. line end
+      -- And the seats of jobs held already that op may take (Seats,
+      -- above): each line's seat line, and the open one's.
+      if routed.seats and not given.review then
+        for i = 1, #names do names[#names + 1] = kind .. SEAT_LINE .. string.sub(names[i], 2) end
+        names[#names + 1] = kind .. SEAT_LINE
+      end
       local firsts = redis.call('HMGET', K.heads, unpack(names))
       SEEN.heads = SEEN.heads or {}
       -- The best score so far, read once per place: places of other
@@ -1377,7 +1577,8 @@ local function next_for(op, given, routed, due_first, ahead, fine)
       for i, from in ipairs(names) do
         local first = firsts[i]
         SEEN.heads[from] = first
-        if first and ahead == 0 then
+        -- (A seat line's first may be a job op holds: fine says.)
+        if first and ahead == 0 and (i <= #given.lines + 1 or fine(id_of(first))) then
           local score = tonumber(string.sub(first, 1, 17))
           if not best or score < top or (score == top and before(first, best)) then best, top = first, score end
         elseif first then
@@ -1434,7 +1635,7 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local conf = SEEN.claim
   if not conf then
-    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at', 'overlap')
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at', 'overlap', 'seats', 'overlap_at_once')
     SEEN.claim = conf
   end
   local routed = conf[5] == '1'
@@ -1483,13 +1684,16 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local ahead = math.min(skipped, maxskips)
   local function best()
     if wanted ~= '' then
-      if redis.call('ZSCORE', INDEX.ready, wanted) and not skipped_by_op(wanted)
-        and (not routed or may_take(load(wanted), op, given)) then
+      if skipped_by_op(wanted) then return nil end
+      if redis.call('ZSCORE', INDEX.ready, wanted) and (not routed or may_take(load(wanted), op, given)) then
         return wanted
       end
+      -- Or a seat of it (Seats, above), if it has one free for op.
+      local m = load(wanted)
+      if m and m.seated and may_take(m, op, given) then return wanted end
       return nil
     end
-    return next_for(op, given, routed, conf[4] == 'due', ahead, function(candidate) return not skipped_by_op(candidate) end)
+    return next_for(op, given, routed and {seats = conf[9] == '1'}, conf[4] == 'due', ahead, function(candidate) return not skipped_by_op(candidate) end)
   end
 
   -- A job of a batch being canceled may still be in line (the cancel goes
@@ -1510,11 +1714,17 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
     return 'empty'
   end
 
-  m.reserved_by, m.reserved_at, m.token, m.extensions = op, now, token, 0
+  -- A claim of a job someone holds takes a seat of it (Seats, above).
+  local seated = m.state == 'reserved'
+  if seated then
+    m.seats = m.seats or {}
+    m.seats[#m.seats + 1] = seat(m)
+  end
+  m.reserved_by, m.reserved_at, m.token, m.extensions, m.claim_key = op, now, token, 0, nil
   -- (Overlap, above: the queue's as it is at the claim.)
   -- A job answered before needs one more answer at least; a review's
   -- claim answers nothing (Review, below).
-  if not m.review then
+  if not m.review and not seated then
     local overlap = tonumber(conf[8] or '1')
     if m.answers then overlap = math.max(overlap, m.answers + 1) end
     if overlap > 1 then m.overlap = overlap else m.overlap = nil end
@@ -1525,7 +1735,15 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
     m.claim_key = key
     if filed(key) then redis.call('HSET', K.claims, op .. '\n' .. key, id) end
   end
-  go(id, m, 'reserved', m.deadline, 'claimed', op)
+  if seated then
+    record(id, m, 'claimed', 'reserved', 'reserved', op, op)
+    redis.call('ZADD', K.holding, '0', op .. '\n' .. id)
+    redis.call('ZADD', INDEX.reserved, int(held_until(m)), id)
+  else
+    go(id, m, 'reserved', m.deadline, 'claimed', op)
+  end
+  SEEN.at_once = conf[10] == '1'
+  if m.overlap and not m.review and SEEN.at_once then not_for(id, m, op) end
   CLAIMED = CLAIMED + 1 -- the queue's numbers (numbers.lua), counted once by effects
   return 'ok', id, store(id, m)
 end

@@ -8,8 +8,12 @@ local out = {}
 local heads = redis.call('HGETALL', K.heads)
 for i = 1, #heads, 2 do
   local field = heads[i]
-  if string.sub(field, 1, 1) == 'r' and #out < 3 * tonumber(ARGV[1]) then
-    out[#out + 1] = string.sub(field, 2)
+  -- (The review line and the seat lines are no line of routed jobs:
+  -- lib.lua, Review and Seats.)
+  local line = string.sub(field, 2)
+  if string.sub(field, 1, 1) == 'r' and line ~= REVIEW_LINE and string.sub(line, 1, #SEAT_LINE) ~= SEAT_LINE
+    and #out < 3 * tonumber(ARGV[1]) then
+    out[#out + 1] = line
     out[#out + 1] = redis.call('ZLEXCOUNT', K.routed, '[' .. field .. '|', '(' .. field .. '}')
     out[#out + 1] = id_of(heads[i + 1])
   end

@@ -1,0 +1,231 @@
+package tasks
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// withSeats gives the env's queue overlap n, overlapForm, and lets that
+// many hold a job at once.
+func (e *env) withSeats(n int) {
+	e.t.Helper()
+	on := true
+	if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{Overlap: &n, OverlapAtOnce: &on, Outcome: overlapForm}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// holders lists who holds the job, earliest first.
+func holders(j *Job) []string {
+	var out []string
+	for _, v := range j.Each() {
+		if v.State == StateReserved {
+			out = append(out, v.ReservedBy)
+		}
+	}
+	return out
+}
+
+// seatMembers returns the queue's members of the seat lines, and of their
+// firsts.
+func (e *env) seatMembers() (members, heads []string) {
+	e.t.Helper()
+	k := keysFor(e.queue)
+	all, err := e.rdb.ZRange(e.ctx, k.Routed(), 0, -1).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, m := range all {
+		if strings.HasPrefix(m[1:], seatLine) {
+			members = append(members, m)
+		}
+	}
+	fields, err := e.rdb.HKeys(e.ctx, k.Heads()).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range fields {
+		if strings.HasPrefix(f[1:], seatLine) {
+			heads = append(heads, f)
+		}
+	}
+	return members, heads
+}
+
+// A job with overlap 3 is held by up to three people at once, each with a
+// reservation of their own (fenced, extended, given back, run out each
+// alone), never twice by one person, and completes once, with the third
+// answer.
+func TestOverlapSeatsHeldAtOnce(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.withSeats(3)
+		job := e.add("label me", 50)
+
+		ann, bob, cy := e.claim("ann"), e.claim("bob"), e.claim("cy")
+		for _, r := range []*Reservation{ann, bob, cy} {
+			if r.Job.ID != job.ID || r.Job.ReservedBy != r.Hold().Holder {
+				t.Fatalf("%s claimed %s held by %s", r.Hold().Holder, r.Job.Title, r.Job.ReservedBy)
+			}
+		}
+		if ann.Token == bob.Token || bob.Token == cy.Token {
+			t.Fatal("two reservations share a token")
+		}
+		got := e.get(job.ID)
+		if h := holders(got); !slices.Equal(h, []string{"ann", "bob", "cy"}) || got.State != StateReserved {
+			t.Fatalf("held by %q in %s", h, got.State)
+		}
+		if s := e.stats(); s.Reserved != 1 || s.Ready != 0 {
+			t.Fatalf("counts %+v: one job held", s)
+		}
+		// Three hold it, as many as it needs: nobody gets it now.
+		e.claimNone("dee")
+		if m, _ := e.seatMembers(); len(m) != 0 {
+			t.Fatalf("no seat is free, yet seat lines hold %q", m)
+		}
+		// One's token is theirs alone.
+		if _, err := e.store.Release(e.ctx, job.ID, Hold{Holder: "bob", Token: ann.Token}); !errors.Is(err, ErrForbidden) {
+			t.Fatalf("bob with ann's token: %v, want ErrForbidden", err)
+		}
+		// Each holder reads their own reservation.
+		mine, err := e.store.Held(e.ctx, job.ID, "cy")
+		if err != nil || mine.Token != cy.Token || mine.Job.ReservedBy != "cy" {
+			t.Fatalf("cy's reservation: %+v %v", mine, err)
+		}
+
+		// Bob gives it back: his seat is free for someone else, never him.
+		released := e.during(ActionReleased, func() {
+			if j, err := e.store.Release(e.ctx, job.ID, bob.Hold()); err != nil || j.State != StateReserved {
+				t.Fatalf("bob's give-back: %v, job %+v", err, j)
+			}
+		})
+		if len(released) != 1 || released[0].Holder != "bob" || !released[0].EndsReservation() || released[0].To != StateReserved {
+			t.Fatalf("give-back transitions %+v", released)
+		}
+		if m, heads := e.seatMembers(); len(m) != 1 || len(heads) != 1 {
+			t.Fatalf("one seat free: seat lines %q, firsts %q", m, heads)
+		}
+		e.claimNone("bob")
+		eve := e.claim("eve")
+		if eve.Job.ID != job.ID {
+			t.Fatalf("eve claimed %s", eve.Job.Title)
+		}
+
+		// Ann answers: the job stays with cy and eve. A retry of her
+		// answer answers as the first did, and adds none.
+		answered := e.answer(ann, `{"decision":"approve","amount":10,"comment":"fine"}`)
+		if answered.State != StateReserved || len(answered.Answers) != 1 {
+			t.Fatalf("after ann's answer: %s with %d answers", answered.State, len(answered.Answers))
+		}
+		if again := e.answer(ann, `{"decision":"reject"}`); len(again.Answers) != 1 {
+			t.Fatalf("a retried answer made %d answers", len(again.Answers))
+		}
+		if h := holders(e.get(job.ID)); !slices.Equal(h, []string{"cy", "eve"}) {
+			t.Fatalf("held by %q after ann's answer", h)
+		}
+
+		// Cy extends hers; eve's runs out: eve's alone ends, one attempt
+		// spent, and cy's goes on.
+		if _, err := e.store.Extend(e.ctx, job.ID, cy.Hold(), 600); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Duration(job.LeaseSeconds)*time.Second + time.Second)
+		expired, _, err := e.reclaim(10)
+		if err != nil || len(expired) != 1 || expired[0].Holder != "eve" || expired[0].JobID != job.ID {
+			t.Fatalf("reclaimed %+v, %v: want eve's reservation alone", expired, err)
+		}
+		got = e.get(job.ID)
+		if h := holders(got); !slices.Equal(h, []string{"cy"}) || got.Attempts != 1 {
+			t.Fatalf("after eve's ran out: held by %q, %d attempts", h, got.Attempts)
+		}
+		if _, err := e.store.Complete(e.ctx, job.ID, eve.Hold(), nil); !errors.Is(err, ErrReservationLost) {
+			t.Fatalf("eve completing after hers ran out: %v", err)
+		}
+
+		// Cy answers; the job goes back in line; fay gives the third.
+		if j := e.answer(cy, `{"decision":"approve","amount":12,"comment":"fine"}`); j.State != StateReady {
+			t.Fatalf("after cy's answer: %s", j.State)
+		}
+		fay := e.claim("fay")
+		done := e.answer(fay, `{"decision":"reject","amount":10,"comment":"no"}`)
+		if done.State != StateCompleted || len(done.Answers) != 3 || string(done.Result) != `{"amount":10,"decision":"approve"}` {
+			t.Fatalf("after the last answer: %s, %d answers, result %s", done.State, len(done.Answers), done.Result)
+		}
+		if m, heads := e.seatMembers(); len(m) != 0 || len(heads) != 0 {
+			t.Fatalf("a finished job left seat lines %q, firsts %q", m, heads)
+		}
+	})
+}
+
+// What ends a job held by several ends every reservation of it: a cancel,
+// or a force release that names no holder; one that names a holder ends
+// theirs alone. Each holder's draft is their own.
+func TestOverlapSeatsEndTogether(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.withSeats(3)
+		job := e.add("label me", 50)
+		ann, bob := e.claim("ann"), e.claim("bob")
+		e.claim("cy")
+		e.saveDraft(ann, `{"comment":"ann's"}`)
+		e.saveDraft(bob, `{"comment":"bob's"}`)
+		for _, r := range []*Reservation{ann, bob} {
+			mine, err := e.store.Held(e.ctx, job.ID, r.Hold().Holder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, _, err := e.store.Drafts(e.ctx, mine.Job)
+			if err != nil || live == nil || !strings.Contains(string(live.Values), r.Hold().Holder) {
+				t.Fatalf("%s's live draft: %+v %v", r.Hold().Holder, live, err)
+			}
+		}
+
+		// Bob's alone is taken back.
+		taken := e.during(ActionForceReleased, func() {
+			if _, _, err := e.store.Requeue(e.ctx, job.ID, "sam", AsSeen(StateReserved, "bob")); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if len(taken) != 1 || taken[0].Holder != "bob" {
+			t.Fatalf("taking bob's back: %+v", taken)
+		}
+		if h := holders(e.get(job.ID)); !slices.Equal(h, []string{"ann", "cy"}) {
+			t.Fatalf("held by %q", h)
+		}
+		// Naming nobody takes it from everyone.
+		all := e.during(ActionForceReleased, func() {
+			j, _, err := e.store.Requeue(e.ctx, job.ID, "sam")
+			if err != nil || j.State != StateReady {
+				t.Fatalf("force release: %v, %+v", err, j)
+			}
+		})
+		if len(all) != 2 {
+			t.Fatalf("force release ended %d reservations, want 2", len(all))
+		}
+		if _, kept := e.drafts(job.ID); len(kept) != 2 {
+			t.Fatalf("%d drafts kept, want ann's and bob's", len(kept))
+		}
+
+		dee, eve := e.claim("dee"), e.claim("eve")
+		canceled := e.during(ActionCanceled, func() {
+			if _, _, err := e.store.Cancel(e.ctx, job.ID, "sam", true); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if len(canceled) != 2 || e.get(job.ID).State != StateCanceled {
+			t.Fatalf("cancel: %+v", canceled)
+		}
+		for _, r := range []*Reservation{dee, eve} {
+			if _, err := e.store.Complete(e.ctx, job.ID, r.Hold(), nil); !errors.Is(err, ErrReservationLost) {
+				t.Fatalf("%s completing a canceled job: %v", r.Hold().Holder, err)
+			}
+			if held, err := e.holding(r.Hold().Holder, []string{e.queue}); err != nil || len(held) != 0 {
+				t.Fatalf("%s still holds %d: %v", r.Hold().Holder, len(held), err)
+			}
+		}
+		if m, heads := e.seatMembers(); len(m) != 0 || len(heads) != 0 {
+			t.Fatalf("seat lines %q, firsts %q", m, heads)
+		}
+	})
+}
