@@ -1804,6 +1804,9 @@ type QueuePatch struct {
 	// Overlap For each job from its next claim on: a job answered by as many as the new overlap, or more, is completed by its next answer.
 	Overlap *int `json:"overlap,omitempty"`
 
+	// OverlapAtOnce On: from now on a job with overlap that someone holds takes more holders, up to as many as it still needs answers from. Off: the reservations running go on, and no claim takes another of a job someone holds.
+	OverlapAtOnce *bool `json:"overlap_at_once,omitempty"`
+
 	// RequireReason Every cancel, requeue and force release of the queue's jobs must give a `reason`.
 	RequireReason    *bool `json:"require_reason,omitempty"`
 	RetentionSeconds *int  `json:"retention_seconds,omitempty"`

@@ -1,6 +1,7 @@
 import { expect, test } from './fixtures';
 import { type Person } from './constants';
 import { checkScreen } from './screen';
+import { SupervisorPage } from './pages/SupervisorPage';
 
 // Several people per job, and a second pair of eyes: the demo's
 // image-labels has each photo labelled by three people. Each answer but
@@ -8,6 +9,8 @@ import { checkScreen } from './screen';
 // gets it twice. Answers that agree on less than 70% of some field wait
 // for a reviewer (alice, who has the skill "review"), who sees them side
 // by side and approves: the job completes with what most answered.
+// image-labels lets its three label one photo at the same time, each with
+// a reservation of their own.
 
 test.describe('overlap', () => {
   test('three people answer one job, a reviewer approves their split answers, and its page shows them side by side', async ({ claimAs, jobs, api, openAs }) => {
@@ -71,5 +74,53 @@ test.describe('overlap', () => {
       await expect(sam.locator('.timeline')).toContainText('approved by alice: completed');
       await checkScreen(sam, 'a job answered by three, on its page', phone);
     }
+  });
+
+  test('three people hold one photo at once, each answering on their own, and a supervisor sees and takes back each', async ({ claimAs, jobs, api, openAs }) => {
+    test.slow(); // three people claim at once
+    const job = await jobs.create('image-labels', 'Label product photo P-30002');
+    const held = [];
+    for (const who of ['bob', 'carol', 'dana'] as Person[]) held.push(await claimAs(who, job));
+    const [bob, , dana] = held;
+
+    // sam sees each reservation: on the job's page, and in Supervise's live reservations.
+    for (const phone of [false, true]) {
+      const sam = await openAs('sam', 'A', phone ? { viewport: { width: 390, height: 844 } } : {});
+      await sam.goto(`/jobs/${job.id}`);
+      await expect(sam.getByTestId('held-by').locator('li')).toHaveText([/^bob, until/, /^carol, until/, /^dana, until/]);
+      await expect(sam.getByTestId('assign-form')).toHaveCount(0);
+      await checkScreen(sam, 'a job three people hold at once, on its page', phone);
+      const supervise = new SupervisorPage(sam);
+      await supervise.goto();
+      await expect(supervise.reservation(job.id)).toHaveCount(3);
+      await checkScreen(sam, 'the live reservations of a job three people hold at once', phone);
+    }
+
+    // bob answers: the others still hold it.
+    await bob.page.getByRole('group', { name: /Category/ }).getByRole('radio', { name: 'Bags' }).check();
+    await bob.page.getByRole('group', { name: /Brand logo visible/ }).getByRole('radio', { name: 'Yes' }).check();
+    await bob.page.getByLabel(/Items in the picture/).fill('1');
+    await bob.work.completeButton.click();
+    await expect(bob.page.getByTestId('flash')).toContainText('1 of 3 answers are in; others are answering it too.');
+    expect((await api.get(job)).state).toBe('reserved');
+
+    // sam takes carol's back, from her row alone.
+    const sam = await openAs('sam');
+    const supervise = new SupervisorPage(sam);
+    await supervise.goto();
+    await supervise.confirmAction(supervise.reservation(job.id).filter({ hasText: 'carol' }), 'requeue');
+    await expect(supervise.flash).toContainText('carol');
+    await expect(supervise.reservation(job.id)).toHaveCount(1);
+    await expect(supervise.reservation(job.id)).toContainText('dana');
+
+    // dana answers: nobody holds it now, and it waits for a third person.
+    await dana.page.getByRole('group', { name: /Category/ }).getByRole('radio', { name: 'Bags' }).check();
+    await dana.page.getByRole('group', { name: /Brand logo visible/ }).getByRole('radio', { name: 'Yes' }).check();
+    await dana.page.getByLabel(/Items in the picture/).fill('1');
+    await dana.work.completeButton.click();
+    await expect(dana.page.getByTestId('flash')).toContainText('2 of 3 answers are in; someone else answers it next.');
+    const now = await api.get(job) as unknown as { state: string; answers: { by: string }[] };
+    expect(now.state).toBe('ready');
+    expect(now.answers.map((a) => a.by)).toEqual(['bob', 'dana']);
   });
 });

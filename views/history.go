@@ -248,6 +248,11 @@ func entryWords(e tasks.Entry) string {
 		if e.Reason != "" {
 			s += ": " + e.Reason
 		}
+		if e.Holder != "" && e.Holder != e.Actor {
+			// The end of another's reservation of a job several held:
+			// the failure left no attempts.
+			s += " (held by " + e.Holder + ")"
+		}
 	case tasks.ActionExpired:
 		s = "expired"
 		if e.Holder != "" {
@@ -291,6 +296,9 @@ func entryWords(e tasks.Entry) string {
 		s = "open to anyone with its skills: its preferred people's time ran out"
 	case tasks.ActionAnswered:
 		s = "answered" + by + "; waits for the next person's answer"
+		if e.To == tasks.StateReserved {
+			s = "answered" + by + "; others are answering it too"
+		}
 	case tasks.ActionSubmitted:
 		s = "done" + by + ", sent to review (" + reviewReason(e.Reason) + ")"
 		return s

@@ -303,16 +303,34 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		return r, err
 	}
 	answerCost := breakdownOf("complete & next, one answer of "+strconv.Itoa(engineOverlap), answer.summary().Calls, per)
+
+	// And in a queue whose three answer at once (overlap_at_once): a claim
+	// takes a seat of a job others hold, as it would a job in line.
+	atOnce := newRecorder(fmt.Sprintf("answer at once: complete and claim next, overlap %d", engineOverlap))
+	if err := fill(ctx, store, "seats", c.jobs/engineOverlap); err != nil {
+		return r, err
+	}
+	on := true
+	if _, _, err := store.PatchQueue(ctx, "seats", tasks.QueuePatch{Overlap: &overlap, OverlapAtOnce: &on}); err != nil {
+		return r, err
+	}
+	per, err = phase("fcall", func() error { return workLoop(ctx, store, "seats", c.concurrency, atOnce) })
+	if err != nil {
+		return r, err
+	}
+	atOnceCost := breakdownOf("complete & next, one answer of "+strconv.Itoa(engineOverlap)+" at once", atOnce.summary().Calls, per)
 	// A worker stops once nothing is left that it has not held: others
 	// answer what remains, untimed.
-	for more := true; more; {
-		st, err := store.Stats(ctx, "answers")
-		if err != nil {
-			return r, err
-		}
-		if more = st.Ready > 0; more {
-			if err := workLoop(ctx, store, "answers", engineOverlap, nil); err != nil {
+	for _, q := range []string{"answers", "seats"} {
+		for more := true; more; {
+			st, err := store.Stats(ctx, q)
+			if err != nil {
 				return r, err
+			}
+			if more = st.Ready > 0; more {
+				if err := workLoop(ctx, store, q, engineOverlap, nil); err != nil {
+					return r, err
+				}
 			}
 		}
 	}
@@ -322,13 +340,13 @@ func runEngine(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Breakdown = slices.Concat([]breakdown{enqueueCost}, more[:2], []breakdown{claimCost, completeCost, cycleCost, answerCost}, more[2:])
+	r.Breakdown = slices.Concat([]breakdown{enqueueCost}, more[:2], []breakdown{claimCost, completeCost, cycleCost, answerCost, atOnceCost}, more[2:])
 
 	r.Ops = []summary{enqueue.summary(), claim.summary(), complete.summary(), ceiling.summary(), bareClaim.summary(), bareComplete.summary(), cycle.summary(), bareCycle.summary(),
-		answer.summary(), enqueue100.summary(), release.summary(), reclaim.summary()}
+		answer.summary(), atOnce.summary(), enqueue100.summary(), release.summary(), reclaim.summary()}
 	completed, twice := counted.tally()
 	var inStore int64
-	for _, q := range []string{"bench", "cycle", "answers"} {
+	for _, q := range []string{"bench", "cycle", "answers", "seats"} {
 		st, err := store.Stats(ctx, q)
 		if err != nil {
 			return r, err
@@ -336,7 +354,7 @@ func runEngine(ctx context.Context, c config) (result, error) {
 		inStore += st.Completed
 		r.check("nothing left ready or reserved in "+q, st.Ready == 0 && st.Reserved == 0, "ready %d, reserved %d", st.Ready, st.Reserved)
 	}
-	jobs := 2*c.jobs + c.jobs/engineOverlap
+	jobs := 2*c.jobs + 2*(c.jobs/engineOverlap)
 	r.check("every job completed exactly once", completed == jobs && twice == 0 && inStore == int64(jobs),
 		"%d jobs, %d completed once, %d more than once; store counts %d completed", jobs, completed-twice, twice, inStore)
 	top := r.Ops[3].PerSecond

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -91,5 +92,62 @@ func TestReviewOnThePages(t *testing.T) {
 	b.do("GET", "/jobs/"+id, nil)
 	if !strings.Contains(b.body, `data-testid="sent-back-note"`) || !strings.Contains(b.body, "Sent back by "+reviewer+": Say which street.") {
 		t.Fatalf("the author's work page after a send-back: %s", b.body)
+	}
+}
+
+// A queue with overlap_at_once has several people hold one job at once:
+// supervisors and producers read every reservation, a holder their own
+// alone; the live reservations list each; a holder's answer leaves the
+// job with the others, and says so on the work page; the settings page
+// sets it with a box.
+func TestOverlapAtOnce(t *testing.T) {
+	a := newApp(t)
+	q := "/api/v1/queues/" + a.queue
+	settings := a.expect("PATCH", q, a.super, `{"overlap":2,"overlap_at_once":true}`, 200, "")
+	if settings["overlap_at_once"] != true {
+		t.Fatalf("settings %v", settings)
+	}
+	b, id, rt := a.claimOnPage("Label the photo")
+	other, token := a.newUser(users.Operator, a.queue)
+	seat := a.expect("POST", q+"/claim", token, "", 200, "")
+	if seat["job"].(map[string]any)["id"] != id || seat["reservation"].(map[string]any)["token"] == rt {
+		t.Fatalf("the second claim: %v", seat)
+	}
+	job := a.expect("GET", "/api/v1/jobs/"+id, a.super, "", 200, "")
+	holders, _ := job["holders"].([]any)
+	if len(holders) != 2 || holders[0].(map[string]any)["by"] != a.opName || holders[1].(map[string]any)["by"] != other {
+		t.Fatalf("holders %v", job["holders"])
+	}
+	if mine := a.expect("GET", "/api/v1/jobs/"+id, token, "", 200, ""); mine["holders"] != nil || mine["reserved_by"] != other {
+		t.Fatalf("a holder reads %v", mine)
+	}
+	live := a.expect("GET", "/api/v1/reservations?queue="+a.queue, a.super, "", 200, "")["reservations"].([]any)
+	if len(live) != 2 {
+		t.Fatalf("live reservations %v", live)
+	}
+
+	b.do("POST", "/jobs/"+id+"/complete", url.Values{"_csrf": {b.csrf}, "token": {rt}, "notes": {"a bag"}})
+	b.do("GET", "/", nil)
+	if !strings.Contains(b.body, "1 of 2 answers are in; others are answering it too.") {
+		t.Fatalf("the flash after one answer of a job others hold: %s", b.body)
+	}
+	if now := a.expect("GET", "/api/v1/jobs/"+id, a.super, "", 200, ""); now["state"] != "reserved" || now["reserved_by"] != other || now["holders"] != nil {
+		t.Fatalf("after the first answer: %v", now)
+	}
+
+	sup := a.browser()
+	name := fmt.Sprint("boss", seq.Add(1))
+	if err := a.users.Put(context.Background(), users.User{Name: name, Role: users.Supervisor}, "password-boss"); err != nil {
+		t.Fatal(err)
+	}
+	sup.login(name, "password-boss")
+	sup.do("GET", "/supervisor/queues/"+a.queue, nil)
+	if !strings.Contains(sup.body, `name="overlap_at_once" value="1" checked`) {
+		t.Fatalf("the settings page does not show the box ticked: %s", sup.body)
+	}
+	sup.do("POST", "/supervisor/queues/"+a.queue+"/settings", url.Values{"_csrf": {sup.csrf}, "overlap_at_once": {"0"},
+		"lease_seconds": {"5m"}, "max_attempts": {"5"}, "max_extensions": {"10"}, "max_hold_seconds": {"4h"}, "aging_seconds": {"0s"}, "max_held": {"0"}})
+	if got := a.expect("PATCH", q, a.super, `{}`, 200, ""); got["overlap_at_once"] != false || got["overlap"] != 2.0 {
+		t.Fatalf("after the box was unticked: %v", got)
 	}
 }

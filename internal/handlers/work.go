@@ -584,7 +584,11 @@ func notYetWords(j *tasks.Job) string {
 	if j.Review != nil {
 		return "Done " + quote(j.Title) + ": a reviewer looks at it before it counts."
 	}
-	return fmt.Sprintf("Answered %s: %d of %d answers are in; someone else answers it next.", quote(j.Title), len(j.Answers), j.Overlap)
+	next := "someone else answers it next"
+	if j.State == tasks.StateReserved {
+		next = "others are answering it too" // held by several at once
+	}
+	return fmt.Sprintf("Answered %s: %d of %d answers are in; %s.", quote(j.Title), len(j.Answers), j.Overlap, next)
 }
 
 // resultFromForm builds the result object of the complete form: by the

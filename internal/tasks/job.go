@@ -335,6 +335,21 @@ func (j *Job) as(h Holder) *Job {
 	return &v
 }
 
+// seenBy returns the job as a holder's action answers it to them: their
+// reservation of it (HeldBy), or, when they hold none, without the
+// reservations of whoever else holds it.
+func (j *Job) seenBy(holder string) *Job {
+	if j == nil || j.State != StateReserved {
+		return j
+	}
+	if v := j.HeldBy(holder); v != nil {
+		return v
+	}
+	v := *j
+	v.ReservedBy, v.ReservedAt, v.Deadline, v.Extensions, v.token, v.Holders = "", nil, nil, 0, "", nil
+	return &v
+}
+
 // Each returns the job once per reservation of it, as each shows it
 // (HeldBy): the job itself unless several people hold it.
 func (j *Job) Each() []*Job {

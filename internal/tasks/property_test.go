@@ -48,18 +48,24 @@ import (
 // There cat is in training: each job cat completes waits for review,
 // which only a review claim takes, never by cat; a reviewer approves it
 // (it completes, once) or sends it back (to cat first, or to one more
-// person with overlap), and it always comes back to be done.
+// person with overlap), and it always comes back to be done. With seed 4
+// the queue has overlap 2 held at once: up to as many people as a job
+// still needs answers from hold it at the same time, each reservation
+// fenced, extended, ended and reclaimed on its own, and whatever ends the
+// job ends them all; nobody holds it twice, and a claim takes a free seat
+// in the queue's one order.
 func TestPropertyRandomOperations(t *testing.T) {
 	t.Parallel()
 	steps := map[string]int{"standalone": 3000, "cluster": 1000}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			for _, seed := range []uint64{1, 2, 3} {
+			for _, seed := range []uint64{1, 2, 3, 4} {
 				t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-					order := []string{OrderRank, OrderDue, OrderRank}[seed-1]
+					order := []string{OrderRank, OrderDue, OrderRank, OrderRank}[seed-1]
+					overlap := []int{1, 1, 2, 2}[seed-1]
 					e := newEnv(t, b.rdb, Queue{LeaseSeconds: 60, MaxAttempts: 3, MaxExtensions: 2, MaxHoldSeconds: 150,
-						BreachPriority: 95, Order: order, Overlap: int(seed/3) + 1})
+						BreachPriority: 95, Order: order, Overlap: overlap, OverlapAtOnce: seed == 4})
 					if seed == 1 {
 						// Jobs that miss their due time waiting move on.
 						leads := e.newQueue(Queue{})
@@ -68,7 +74,7 @@ func TestPropertyRandomOperations(t *testing.T) {
 						}
 					}
 					n := steps[b.name]
-					if seed == 3 {
+					if seed >= 3 {
 						n = max(n, 2500) // for enough review on the cluster too
 					}
 					runModel(e, rand.New(rand.NewPCG(seed, 7)), n)
@@ -100,6 +106,12 @@ type modelJob struct {
 	away string
 	// lastToken and lastHolder are the last reservation's, once it ended.
 	lastToken, lastHolder string
+	// others are its other reservations, while several people hold it at
+	// once (seed 4: lua/lib.lua, Seats); the fields above are one of
+	// them. overlap is how many answer it, as its latest claim from the
+	// line said.
+	others  []modelHold
+	overlap int
 	// asks are the skills the job asks for; routeTo the people it is
 	// routed to, until fallbackAt (zero: for good).
 	asks       skills.Set
@@ -118,6 +130,66 @@ type modelJob struct {
 	// (checkHistory checks those); told is how many the observer has told.
 	history []modelEntry
 	told    int
+}
+
+// modelHold is one reservation of a job.
+type modelHold struct {
+	token, holder, claimKey string
+	deadline, reservedAt    time.Time
+	extensions              int
+}
+
+// hold returns the job's reservation as the fields say.
+func (mj *modelJob) hold() modelHold {
+	return modelHold{mj.token, mj.holder, mj.claimKey, mj.deadline, mj.reservedAt, mj.extensions}
+}
+
+func (mj *modelJob) setHold(h modelHold) {
+	mj.token, mj.holder, mj.claimKey, mj.deadline, mj.reservedAt, mj.extensions =
+		h.token, h.holder, h.claimKey, h.deadline, h.reservedAt, h.extensions
+}
+
+// holds returns every reservation of the job, oldest first (then by
+// holder).
+func (mj *modelJob) holds() []modelHold {
+	if mj.state != StateReserved {
+		return nil
+	}
+	hs := append([]modelHold{mj.hold()}, mj.others...)
+	slices.SortFunc(hs, func(a, b modelHold) int {
+		return cmp.Or(a.reservedAt.Compare(b.reservedAt), strings.Compare(a.holder, b.holder))
+	})
+	return hs
+}
+
+// take makes op's reservation of the job the one its fields say, and
+// reports whether op has one.
+func (mj *modelJob) take(op string) bool {
+	if mj.state != StateReserved {
+		return false
+	}
+	if mj.holder == op {
+		return true
+	}
+	for i, h := range mj.others {
+		if h.holder == op {
+			mj.others[i] = mj.hold()
+			mj.setHold(h)
+			return true
+		}
+	}
+	return false
+}
+
+// firstDeadline is the earliest deadline of the job's reservations.
+func (mj *modelJob) firstDeadline() time.Time {
+	first := mj.deadline
+	for _, h := range mj.others {
+		if h.deadline.Before(first) {
+			first = h.deadline
+		}
+	}
+	return first
 }
 
 // modelEntry is a transition as the model predicts it.
@@ -159,10 +231,13 @@ type model struct {
 	away  map[string]State
 	// movedBatch is the batch of each job of a batch that moved.
 	movedBatch map[string]string
-	// routedClaims counts the claims of routed jobs.
-	routedClaims int
-	// overlap is the queue's (Queue.Overlap).
+	// routedClaims counts the claims of routed jobs, seatClaims those of
+	// seats of jobs others held (seed 4).
+	routedClaims, seatClaims int
+	// overlap is the queue's (Queue.Overlap), and atOnce its
+	// OverlapAtOnce.
 	overlap int
+	atOnce  bool
 }
 
 // stateMoved is how the model counts a job of a batch that moved to the
@@ -199,7 +274,7 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	m.order, m.breachQueue, m.overlap = q.Order, q.BreachQueue, q.Overlap
+	m.order, m.breachQueue, m.overlap, m.atOnce = q.Order, q.BreachQueue, q.Overlap, q.OverlapAtOnce
 	ops := []struct {
 		name   string
 		weight int
@@ -266,9 +341,15 @@ func runModel(e *env, rnd *rand.Rand, steps int) {
 		e.t.Fatalf("too little routing to say it holds: %d fallbacks, %d assigned, %d transferred, %d routed jobs claimed",
 			routed[ActionFellBack], routed[ActionAssigned], routed[ActionTransferred], m.routedClaims)
 	}
-	if m.reviewWeight() > 0 && (routed[ActionSubmitted] < 5 || routed[ActionApproved] < 2 || routed[ActionSentBack] < 1 || routed[ActionAnswered] < 20) {
+	// (Seed 4 reviews too, and has fewer completions to review: its
+	// measure is the seats.)
+	if m.reviewWeight() > 0 && !m.atOnce && (routed[ActionSubmitted] < 5 || routed[ActionApproved] < 2 || routed[ActionSentBack] < 1 || routed[ActionAnswered] < 20) {
 		e.t.Fatalf("too little overlap and review to say they hold: %d answers, %d sent to review, %d approved, %d sent back",
 			routed[ActionAnswered], routed[ActionSubmitted], routed[ActionApproved], routed[ActionSentBack])
+	}
+	if last := routed[ActionCompleted] + routed[ActionSubmitted]; m.atOnce && (m.seatClaims < 20 || routed[ActionAnswered] < 20 || last < 5) {
+		e.t.Fatalf("%d claims of seats of jobs others held, %d answers, %d last answers: too few to say seats hold",
+			m.seatClaims, routed[ActionAnswered], last)
 	}
 	if m.breachQueue != "" && (len(m.moved) < 10 || told < 5) {
 		e.t.Fatalf("%d jobs moved to the breach queue, %d batches told one ended there: too few to say moves hold", len(m.moved), told)
@@ -603,6 +684,12 @@ func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
 		m.finish(id, mj, StateCanceled, a, actor)
 		return
 	}
+	if len(mj.others) > 0 {
+		// Others hold it: this reservation alone ends.
+		m.note(mj, a, actor, StateReserved, StateReserved)
+		m.endHold(id, mj)
+		return
+	}
 	m.note(mj, a, actor, mj.state, StateReady)
 	if mj.state == StateReserved {
 		m.endReservation(id, mj)
@@ -613,7 +700,13 @@ func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
 // claimable reports whether op may be given the job now.
 func (m *model) claimable(mj *modelJob, op string) bool {
 	due := mj.state == StateScheduled && !mj.runAt.After(m.now())
-	return (mj.state == StateReady || due) && !mj.review && !slices.Contains(mj.skippedBy, op) && m.mayTake(mj, op)
+	return (mj.state == StateReady || due || m.seatFree(mj)) && !mj.review && !slices.Contains(mj.skippedBy, op) && m.mayTake(mj, op)
+}
+
+// seatFree reports whether one more person may hold the job now (seed 4).
+func (m *model) seatFree(mj *modelJob) bool {
+	return m.atOnce && mj.state == StateReserved && !mj.review && mj.overlap > 1 &&
+		len(mj.answers)+1+len(mj.others) < mj.overlap
 }
 
 // reviewable reports whether op may be given the job by a review claim.
@@ -689,6 +782,12 @@ func (m *model) assign() {
 			e.t.Fatalf("assign of a job waiting for review: %v", err)
 		}
 		return
+	case len(mj.others) > 0:
+		// Held by several at once, it is transferred only from one named.
+		if !errors.Is(err, ErrInvalidState) {
+			e.t.Fatalf("transfer of a job several hold, naming none: %v", err)
+		}
+		return
 	case m.overlap > 1 && (slices.Contains(mj.skippedBy, person) || mj.state == StateReserved && mj.holder == person):
 		// Nobody gets a job with overlap they held.
 		if !errors.Is(err, ErrInvalidState) {
@@ -730,7 +829,7 @@ func (m *model) claim(review bool) {
 		// A live reservation made with the key is answered again, and
 		// nothing else happens.
 		for _, id := range m.ids {
-			if mj := m.jobs[id]; mj.claimKey == key && mj.holder == op && m.live(mj) {
+			if mj := m.jobs[id]; mj.take(op) && mj.claimKey == key && m.live(mj) {
 				r, err := e.store.Claim(e.ctx, e.queue, op, opts...)
 				if err != nil || r == nil || r.Job.ID != id || r.Token != mj.token || !r.Deadline.Equal(mj.deadline) {
 					e.t.Fatalf("repeated claim with key %s = %+v, %v; want %s again", key, r, err, id)
@@ -742,7 +841,7 @@ func (m *model) claim(review bool) {
 	// A claim first reclaims expired reservations (at most promoteOnClaim).
 	var expired []string
 	for _, id := range m.ids {
-		if mj := m.jobs[id]; mj.state == StateReserved && !m.now().Before(mj.deadline) {
+		if mj := m.jobs[id]; mj.state == StateReserved && !m.now().Before(mj.firstDeadline()) {
 			expired = append(expired, id)
 		}
 	}
@@ -750,7 +849,7 @@ func (m *model) claim(review bool) {
 		e.t.Fatalf("model: %d expired reservations, more than one claim reclaims", len(expired))
 	}
 	for _, id := range expired {
-		m.expire(id, m.jobs[id])
+		m.expireAll(id, m.jobs[id])
 	}
 	var want []string
 	for _, id := range m.ids {
@@ -797,9 +896,27 @@ func (m *model) claim(review bool) {
 	if mj.routed() {
 		m.routedClaims++
 	}
-	m.note(mj, ActionClaimed, op, StateReady, StateReserved)
+	if mj.state == StateReserved {
+		// A seat of a job others hold (seed 4).
+		mj.others = append(mj.others, mj.hold())
+		m.seatClaims++
+		m.note(mj, ActionClaimed, op, StateReserved, StateReserved)
+	} else {
+		m.note(mj, ActionClaimed, op, StateReady, StateReserved)
+		if !mj.review {
+			mj.overlap = max(m.overlap, len(mj.answers)+1)
+		}
+	}
 	mj.state, mj.token, mj.holder, mj.claimKey = StateReserved, r.Token, op, key
 	mj.reservedAt, mj.deadline, mj.extensions = m.now(), m.now().Add(60*time.Second), 0
+	if m.atOnce && mj.overlap > 1 && !mj.review {
+		// Held at once by several, a job is marked for its holder as
+		// they claim it: nobody holds it twice.
+		if !slices.Contains(mj.skippedBy, op) {
+			mj.skippedBy = append(mj.skippedBy, op)
+		}
+		mj.unassign(op)
+	}
 }
 
 // live reports whether the job's reservation is still good now.
@@ -813,8 +930,38 @@ func (m *model) endReservation(id string, mj *modelJob) {
 	mj.token, mj.holder, mj.claimKey = "", "", ""
 }
 
+// endHold ends the job's reservation while others hold it: one of them
+// is the job's now.
+func (m *model) endHold(id string, mj *modelJob) {
+	m.stale = append(m.stale, claimed{id, mj.token, mj.holder})
+	mj.setHold(mj.others[0])
+	mj.others = mj.others[1:]
+	if len(mj.others) == 0 {
+		mj.others = nil
+	}
+}
+
+// dropOthers ends the job's other reservations, oldest first, as a change
+// that ends the job (action a of actor) ends them.
+func (m *model) dropOthers(id string, mj *modelJob, a Action, actor string) {
+	own := mj.hold()
+	for _, h := range mj.holds() {
+		if h.token == own.token {
+			continue
+		}
+		mj.setHold(h)
+		m.note(mj, a, actor, StateReserved, StateReserved)
+		m.stale = append(m.stale, claimed{id, h.token, h.holder})
+	}
+	mj.setHold(own)
+	mj.others = nil
+}
+
 // finish ends the job in state s by action of actor.
 func (m *model) finish(id string, mj *modelJob, s State, a Action, actor string) {
+	if mj.state == StateReserved {
+		m.dropOthers(id, mj, a, actor)
+	}
 	m.note(mj, a, actor, mj.state, s)
 	if mj.state == StateReserved {
 		m.endReservation(id, mj)
@@ -831,6 +978,24 @@ func (m *model) expire(id string, mj *modelJob) {
 		return
 	}
 	m.spendAttempt(id, mj, ActionExpired, System)
+}
+
+// expireAll ends each of the job's reservations that ran out, the first
+// deadline first (then by holder), while it is reserved.
+func (m *model) expireAll(id string, mj *modelJob) {
+	for mj.state == StateReserved {
+		first := mj.hold()
+		for _, h := range mj.others {
+			if h.deadline.Before(first.deadline) || h.deadline.Equal(first.deadline) && h.holder < first.holder {
+				first = h
+			}
+		}
+		if m.now().Before(first.deadline) {
+			return
+		}
+		mj.take(first.holder)
+		m.expire(id, mj)
+	}
 }
 
 // spendAttempt counts a failed or expired attempt (action a of actor).
@@ -856,6 +1021,9 @@ func (m *model) holderAction(action string) {
 		return
 	}
 	mj := m.jobs[id]
+	if hs := mj.holds(); len(hs) > 1 {
+		mj.take(hs[m.rnd.IntN(len(hs))].holder)
+	}
 	live := m.live(mj)
 	var err error
 	holder := mj.holder
@@ -1034,8 +1202,23 @@ func (m *model) staleAction() {
 		last = mj.history[i-1]
 	}
 	// (An answer to a job with overlap is its holder's completion.)
-	done := last.action == a || a == ActionCompleted && slices.Contains([]Action{ActionAnswered, ActionSubmitted, ActionApproved}, last.action)
-	retry := mj.state != StateReserved && mj.lastToken == c.token && done && last.actor == c.holder
+	did := func(last Action) bool {
+		return last == a || a == ActionCompleted && slices.Contains([]Action{ActionAnswered, ActionSubmitted, ActionApproved}, last)
+	}
+	var retry bool
+	if mj.state != StateReserved && mj.lastToken == c.token {
+		retry = did(last.action) && last.actor == c.holder
+	} else if m.atOnce && !slices.ContainsFunc(mj.holds(), func(h modelHold) bool { return h.holder == c.holder }) {
+		// Held once by each, a job several may hold at once knows a
+		// retry by its holder's own last action (seed 4).
+		var own Action
+		for _, en := range mj.history {
+			if en.actor == c.holder && !slices.Contains([]Action{ActionAtRisk, ActionBreached, ActionFellBack}, en.action) {
+				own = en.action
+			}
+		}
+		retry = did(own)
+	}
 	if retry && err != nil || !retry && !errors.Is(err, ErrReservationLost) {
 		e.t.Fatalf("%s with an ended reservation's token (a retry: %v): %v", a, retry, err)
 	}
@@ -1069,7 +1252,7 @@ func (m *model) reclaim() {
 	limit := 1 + m.rnd.IntN(4)
 	var expired []string
 	for _, id := range m.ids {
-		if mj := m.jobs[id]; mj.state == StateReserved && !m.now().Before(mj.deadline) {
+		if mj := m.jobs[id]; mj.state == StateReserved && !m.now().Before(mj.firstDeadline()) {
 			expired = append(expired, id)
 		}
 	}
@@ -1077,18 +1260,22 @@ func (m *model) reclaim() {
 	if err != nil {
 		e.t.Fatalf("reclaim: %v", err)
 	}
-	if len(moved) != min(limit, len(expired)) || more != (len(expired) > limit) {
-		e.t.Fatalf("reclaim moved %d (more %v) of %d expired, limit %d", len(moved), more, len(expired), limit)
-	}
+	// Each job reclaimed once, every reservation of it that ran out
+	// (checkTold checks each transition).
+	var jobs []string
 	for _, r := range moved {
-		mj := m.jobs[r.JobID]
-		if !slices.Contains(expired, r.JobID) || r.Holder != mj.holder {
-			e.t.Fatalf("reclaimed %+v, which had not expired", r)
+		if !slices.Contains(jobs, r.JobID) {
+			jobs = append(jobs, r.JobID)
 		}
-		m.expire(r.JobID, mj)
-		if r.To != mj.state {
-			e.t.Fatalf("reclaimed job went to %s, model says %s", r.To, mj.state)
+	}
+	if len(jobs) != min(limit, len(expired)) || more != (len(expired) > limit) {
+		e.t.Fatalf("reclaim moved %d (more %v) of %d expired, limit %d", len(jobs), more, len(expired), limit)
+	}
+	for _, id := range jobs {
+		if !slices.Contains(expired, id) {
+			e.t.Fatalf("reclaimed %s, which had not expired", id)
 		}
+		m.expireAll(id, m.jobs[id])
 	}
 }
 
@@ -1130,7 +1317,7 @@ func (m *model) best(ids []string, claimed string) string {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if id != claimed {
+		if id != claimed && j.State != StateReserved { // (a seat's: seed 4)
 			if _, err := e.rdb.ZScore(e.ctx, keysFor(e.queue).Ready(), localID(id)).Result(); err != nil {
 				continue // parked
 			}
@@ -1278,6 +1465,8 @@ func (m *model) requeue() {
 		if err != nil {
 			e.t.Fatalf("requeue %s job: %v", mj.state, err)
 		}
+		// Naming no holder, it takes the job from everyone.
+		m.dropOthers(id, mj, ActionForceReleased, "sam")
 		m.backInLine(id, mj, ActionForceReleased, "sam")
 	default:
 		if !errors.Is(err, ErrInvalidState) {
@@ -1388,12 +1577,20 @@ func (m *model) check(step int, op string) {
 		}
 		switch j.State {
 		case StateReserved:
-			if j.token == "" || j.token != mj.token || tokens[j.token] || j.ReservedBy != mj.holder {
-				fail("job %s: reservation token/holder %q/%q, model %q/%q", id, j.token, j.ReservedBy, mj.token, mj.holder)
+			// Each reservation, as the model has it; the job filed by the
+			// first deadline.
+			hs, each := mj.holds(), j.Each()
+			if len(each) != len(hs) || len(hs) > 1 && len(j.Holders) != len(hs) {
+				fail("job %s: %d reservations, model %d", id, len(each), len(hs))
 			}
-			tokens[j.token] = true
-			if !j.Deadline.Equal(mj.deadline) || float64(ms(mj.deadline)) != scores[id] {
-				fail("job %s: deadline %v (index %v), model %v", id, j.Deadline, scores[id], mj.deadline)
+			for i, r := range each {
+				if r.token == "" || r.token != hs[i].token || tokens[r.token] || r.ReservedBy != hs[i].holder || !r.Deadline.Equal(hs[i].deadline) {
+					fail("job %s: reservation token/holder %q/%q until %v, model %+v", id, r.token, r.ReservedBy, r.Deadline, hs[i])
+				}
+				tokens[r.token] = true
+			}
+			if float64(ms(mj.firstDeadline())) != scores[id] {
+				fail("job %s: filed at %v, model's first deadline %v", id, scores[id], mj.firstDeadline())
 			}
 		case StateReady:
 			if member, ok := parked[id]; ok {
@@ -1430,8 +1627,8 @@ func (m *model) check(step int, op string) {
 	// nothing else.
 	holding := map[string]bool{}
 	for id, mj := range m.jobs {
-		if mj.state == StateReserved {
-			holding[mj.holder+"\n"+localID(id)] = true
+		for _, h := range mj.holds() {
+			holding[h.holder+"\n"+localID(id)] = true
 		}
 	}
 	filed, _ := e.rdb.ZRange(e.ctx, k.Holding(), 0, -1).Result()
@@ -1514,7 +1711,9 @@ func (m *model) checkRouting(fail func(string, ...any), seen map[string]State, p
 		if !mj.fallbackAt.IsZero() && !mj.state.Terminal() {
 			fallbacks[localID(id)] = float64(ms(mj.fallbackAt))
 		}
-		if !mj.routed() || seen[id] != StateReady || parked[id] != "" {
+		// A job with a seat free waits in the seat lines (seed 4).
+		seat := m.seatFree(mj)
+		if !seat && (!mj.routed() || seen[id] != StateReady || parked[id] != "") {
 			continue
 		}
 		j, err := e.store.Get(e.ctx, id)
@@ -1528,10 +1727,20 @@ func (m *model) checkRouting(fail func(string, ...any), seen map[string]State, p
 		if mj.review {
 			names = []string{"!review"}
 		}
-		if names == nil {
+		if names == nil && len(mj.asks) > 0 {
 			names = []string{"+" + mj.asks.String()}
-			n, _ := strconv.Atoi(counts[names[0]])
-			counts[names[0]] = strconv.Itoa(n + 1)
+			if !seat {
+				n, _ := strconv.Atoi(counts[names[0]])
+				counts[names[0]] = strconv.Itoa(n + 1)
+			}
+		}
+		if seat {
+			if names == nil {
+				names = []string{""}
+			}
+			for i := range names {
+				names[i] = seatLine + names[i]
+			}
 		}
 		for _, line := range names {
 			lines[fmt.Sprintf("r%s|%017.0f|%s", line, j.rank+1e14, localID(id))] = true

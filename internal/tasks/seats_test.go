@@ -229,3 +229,24 @@ func TestOverlapSeatsEndTogether(t *testing.T) {
 		}
 	})
 }
+
+// Turned off, a queue's seats are taken no more: a job someone holds
+// waits for them; turned on again, it has its seats again.
+func TestOverlapSeatsTurnedOff(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.withSeats(3)
+		job := e.add("label me", 50)
+		e.claim("ann")
+		off, on := false, true
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{OverlapAtOnce: &off}); err != nil {
+			t.Fatal(err)
+		}
+		e.claimNone("bob")
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{OverlapAtOnce: &on}); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.claim("bob"); r.Job.ID != job.ID {
+			t.Fatalf("bob claimed %s", r.Job.Title)
+		}
+	})
+}

@@ -299,7 +299,7 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 	if err := s.withAnswers(ctx, c.job); err != nil {
 		return nil, nil, nil, err
 	}
-	return c.job, c.next, c.why, nil
+	return c.job.seenBy(h.Holder), c.next, c.why, nil
 }
 
 // completion is the answer of complete.lua and complete_next.lua.
@@ -477,7 +477,7 @@ func (s *Store) fenced(ctx context.Context, sc script, id string, h Hold, args .
 	if err != nil {
 		return nil, err
 	}
-	job := r.job()
+	job := r.job().seenBy(h.Holder)
 	return job, r.done()
 }
 

@@ -31,6 +31,9 @@ if redis.call('HEXISTS', K.moving, id) == 1 then return answer('invalid_state') 
 -- A job waiting for review is for reviewers (lib.lua, Review); a job with
 -- overlap goes to nobody who holds or held it (lib.lua, Overlap).
 if m.review then return answer('invalid_state') end
+-- A job several people hold at once is theirs together: only one named
+-- (as_seen) is transferred.
+if m.seats and ARGV[6] == '' then return answer('invalid_state') end
 if m.overlap and (m.state == 'reserved' and m.reserved_by == person or redis.call('SISMEMBER', K.skips, person .. '\n' .. id) == 1) then
   return answer('invalid_state')
 end

@@ -3,7 +3,7 @@
 -- reservation's first save, the one that finds no live draft, adds a
 -- "drafted" entry to the job's history; it is no change of state, so the
 -- call has no transition.
--- KEYS    -> conf, meta, drafts, routed, heads
+-- KEYS    -> conf, meta, drafts, routed, routes, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

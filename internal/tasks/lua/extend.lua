@@ -4,7 +4,7 @@
 -- retry with the key of the reservation's latest extension (its answer
 -- lost) answers the job as it is, and spends no second extension.
 -- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
---            batches, parked, outbox, routed, heads
+--            batches, parked, outbox, routed, routes, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> reservation token

@@ -800,6 +800,10 @@ function reseat(id, m)
     local line, place = string.match(member, '^([^|]*)|(.*)$')
     join(line, place)
   end
+  -- A skills line may be new, as in line_up: then it is counted.
+  if want and m.skills and not m.route_to and redis.call('HSETNX', K.routes, '+' .. m.skills, '1') == 1 then
+    redis.call('HINCRBY', K.conf, 'routes_v', 1)
+  end
   -- Claims of the queue look in the lines, and in the seat lines, from
   -- now on (claim_for); later claims of a joined call too.
   if want and not (SEEN.claim and SEEN.claim[9] == '1') then
@@ -939,11 +943,17 @@ local function end_hold(id, m, action, actor, reason, counted)
 end
 
 -- drop_seats ends the job's reservations but its own (Seats, above), as
--- a change that ends the job (action of actor, with reason) ends them:
--- each counts as taken back in its holder's tally.
+-- a change that ends the job (action of actor, with reason) ends them,
+-- oldest first (then by holder): each counts as taken back in its
+-- holder's tally.
 local function drop_seats(id, m, action, actor, reason)
   if not m.seats then return end
   local own = seat(m)
+  table.sort(m.seats, function(a, b)
+    local ta, tb = tonumber(string.match(a, '^[^\n]*\n[^\n]*\n(%d+)')), tonumber(string.match(b, '^[^\n]*\n[^\n]*\n(%d+)'))
+    if ta ~= tb then return ta < tb end
+    return a < b
+  end)
   while m.seats do
     swap(m, 1)
     end_hold(id, m, action, actor, reason, 'dropped')
@@ -1275,16 +1285,15 @@ local function reclaim(limit)
     local id = expired[i]
     local m = load(id)
     -- Each of its reservations that ran out (Seats, above), while it
-    -- is reserved.
+    -- is reserved: the first deadline first (then by holder).
     while m.state == 'reserved' do
-      if m.deadline > NOW then
-        local past = nil
-        for j, s in ipairs(m.seats or {}) do
-          if seat_deadline(s) <= NOW then past = j end
-        end
-        if not past then break end
-        swap(m, past)
+      local first, past = m.deadline, 0
+      for j, s in ipairs(m.seats or {}) do
+        local d = seat_deadline(s)
+        if d < first or d == first and s < seat(m) then first, past = d, j end
       end
+      if first > NOW then break end
+      if past > 0 then swap(m, past) end
       if m.review then
         -- A review that ran out spends none of the job's attempts: the
         -- job waits for a reviewer again (Review, below).
@@ -1690,10 +1699,12 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
       end
       -- Or a seat of it (Seats, above), if it has one free for op.
       local m = load(wanted)
-      if m and m.seated and may_take(m, op, given) then return wanted end
+      if m and m.seated and conf[10] == '1' and may_take(m, op, given) then return wanted end
       return nil
     end
-    return next_for(op, given, routed and {seats = conf[9] == '1'}, conf[4] == 'due', ahead, function(candidate) return not skipped_by_op(candidate) end)
+    -- (Seats only while the queue lets them: at_once.)
+    return next_for(op, given, routed and {seats = conf[9] == '1' and conf[10] == '1'}, conf[4] == 'due', ahead,
+      function(candidate) return not skipped_by_op(candidate) end)
   end
 
   -- A job of a batch being canceled may still be in line (the cancel goes
