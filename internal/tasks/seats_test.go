@@ -55,6 +55,14 @@ func (e *env) seatMembers() (members, heads []string) {
 	return members, heads
 }
 
+// noSeats fails the test if the queue's seat lines hold anything.
+func (e *env) noSeats(when string) {
+	e.t.Helper()
+	if m, heads := e.seatMembers(); len(m) != 0 || len(heads) != 0 {
+		e.t.Fatalf("%s: seat lines %q, firsts %q", when, m, heads)
+	}
+}
+
 // A job with overlap 3 is held by up to three people at once, each with a
 // reservation of their own (fenced, extended, given back, run out each
 // alone), never twice by one person, and completes once, with the third
@@ -82,9 +90,7 @@ func TestOverlapSeatsHeldAtOnce(t *testing.T) {
 		}
 		// Three hold it, as many as it needs: nobody gets it now.
 		e.claimNone("dee")
-		if m, _ := e.seatMembers(); len(m) != 0 {
-			t.Fatalf("no seat is free, yet seat lines hold %q", m)
-		}
+		e.noSeats("no seat free")
 		// One's token is theirs alone.
 		if _, err := e.store.Release(e.ctx, job.ID, Hold{Holder: "bob", Token: ann.Token}); !errors.Is(err, ErrForbidden) {
 			t.Fatalf("bob with ann's token: %v, want ErrForbidden", err)
@@ -153,9 +159,7 @@ func TestOverlapSeatsHeldAtOnce(t *testing.T) {
 		if done.State != StateCompleted || len(done.Answers) != 3 || string(done.Result) != `{"amount":10,"decision":"approve"}` {
 			t.Fatalf("after the last answer: %s, %d answers, result %s", done.State, len(done.Answers), done.Result)
 		}
-		if m, heads := e.seatMembers(); len(m) != 0 || len(heads) != 0 {
-			t.Fatalf("a finished job left seat lines %q, firsts %q", m, heads)
-		}
+		e.noSeats("after the job finished")
 	})
 }
 
@@ -224,9 +228,7 @@ func TestOverlapSeatsEndTogether(t *testing.T) {
 				t.Fatalf("%s still holds %d: %v", r.Hold().Holder, len(held), err)
 			}
 		}
-		if m, heads := e.seatMembers(); len(m) != 0 || len(heads) != 0 {
-			t.Fatalf("seat lines %q, firsts %q", m, heads)
-		}
+		e.noSeats("after the cancel")
 	})
 }
 
