@@ -232,13 +232,21 @@ func TestOverlapSeatsEndTogether(t *testing.T) {
 	})
 }
 
-// Turned off, a queue's seats are taken no more: a job someone holds
-// waits for them; turned on again, it has its seats again.
+// A job's free seats count among what others may claim; turned off, a
+// queue's seats are taken no more: a job someone holds waits for them;
+// turned on again, it has its seats again.
 func TestOverlapSeatsTurnedOff(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		e.withSeats(3)
 		job := e.add("label me", 50)
 		e.claim("ann")
+		// Its free seats count among what bob may claim, not ann.
+		for who, want := range map[string]int64{"ann": 0, "bob": 1} {
+			_, f, err := e.store.Mine(e.ctx, who, nil, []string{e.queue})
+			if err != nil || f[e.queue].Claimable != want {
+				t.Fatalf("%s may claim %d, want %d (%v)", who, f[e.queue].Claimable, want, err)
+			}
+		}
 		off, on := false, true
 		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{OverlapAtOnce: &off}); err != nil {
 			t.Fatal(err)
