@@ -3219,7 +3219,8 @@ type ClientInterface interface {
 	// next holder) and it waits, in its place, for the person; its
 	// history gains `transferred`, and the holder reads who took it and
 	// why. A job that prefers people prefers them no longer. Finished
-	// jobs are `409 invalid_state`; a person who does not work the queue
+	// jobs are `409 invalid_state`, and so is a job several people hold
+	// at once (`holders`); a person who does not work the queue
 	// is `400 invalid_field`. A queue with `require_reason` answers a
 	// transfer without `reason` `422 reason_required`. The audit log
 	// keeps it.
@@ -3239,7 +3240,8 @@ type ClientInterface interface {
 	// next holder) and it waits, in its place, for the person; its
 	// history gains `transferred`, and the holder reads who took it and
 	// why. A job that prefers people prefers them no longer. Finished
-	// jobs are `409 invalid_state`; a person who does not work the queue
+	// jobs are `409 invalid_state`, and so is a job several people hold
+	// at once (`holders`); a person who does not work the queue
 	// is `400 invalid_field`. A queue with `require_reason` answers a
 	// transfer without `reason` `422 reason_required`. The audit log
 	// keeps it.
@@ -3425,7 +3427,8 @@ type ClientInterface interface {
 	//
 	// Supervisors; the body is optional. A `dead` job goes back to
 	// `ready` with its attempts reset; a `reserved` job is taken from its
-	// holder (whose token dies) and put back in its place in line, or
+	// holder (whose token dies), or from everyone who holds it at once
+	// (`holders`), and put back in its place in line, or
 	// canceled when its batch is. Other states, and a dead job of a
 	// canceled batch, are `409 invalid_state`. `reason` says why: the
 	// job's history and the audit log keep it, and the holder whose
@@ -3441,7 +3444,8 @@ type ClientInterface interface {
 	//
 	// Supervisors; the body is optional. A `dead` job goes back to
 	// `ready` with its attempts reset; a `reserved` job is taken from its
-	// holder (whose token dies) and put back in its place in line, or
+	// holder (whose token dies), or from everyone who holds it at once
+	// (`holders`), and put back in its place in line, or
 	// canceled when its batch is. Other states, and a dead job of a
 	// canceled batch, are `409 invalid_state`. `reason` says why: the
 	// job's history and the audit log keep it, and the holder whose
@@ -4399,7 +4403,8 @@ func (c *Client) Approve(ctx context.Context, id JobIDParam, body ApproveJSONReq
 // next holder) and it waits, in its place, for the person; its
 // history gains `transferred`, and the holder reads who took it and
 // why. A job that prefers people prefers them no longer. Finished
-// jobs are `409 invalid_state`; a person who does not work the queue
+// jobs are `409 invalid_state`, and so is a job several people hold
+// at once (`holders`); a person who does not work the queue
 // is `400 invalid_field`. A queue with `require_reason` answers a
 // transfer without `reason` `422 reason_required`. The audit log
 // keeps it.
@@ -4429,7 +4434,8 @@ func (c *Client) AssignWithBody(ctx context.Context, id JobIDParam, contentType 
 // next holder) and it waits, in its place, for the person; its
 // history gains `transferred`, and the holder reads who took it and
 // why. A job that prefers people prefers them no longer. Finished
-// jobs are `409 invalid_state`; a person who does not work the queue
+// jobs are `409 invalid_state`, and so is a job several people hold
+// at once (`holders`); a person who does not work the queue
 // is `400 invalid_field`. A queue with `require_reason` answers a
 // transfer without `reason` `422 reason_required`. The audit log
 // keeps it.
@@ -4745,7 +4751,8 @@ func (c *Client) Release(ctx context.Context, id JobIDParam, body ReleaseJSONReq
 //
 // Supervisors; the body is optional. A `dead` job goes back to
 // `ready` with its attempts reset; a `reserved` job is taken from its
-// holder (whose token dies) and put back in its place in line, or
+// holder (whose token dies), or from everyone who holds it at once
+// (`holders`), and put back in its place in line, or
 // canceled when its batch is. Other states, and a dead job of a
 // canceled batch, are `409 invalid_state`. `reason` says why: the
 // job's history and the audit log keep it, and the holder whose
@@ -4771,7 +4778,8 @@ func (c *Client) RequeueWithBody(ctx context.Context, id JobIDParam, contentType
 //
 // Supervisors; the body is optional. A `dead` job goes back to
 // `ready` with its attempts reset; a `reserved` job is taken from its
-// holder (whose token dies) and put back in its place in line, or
+// holder (whose token dies), or from everyone who holds it at once
+// (`holders`), and put back in its place in line, or
 // canceled when its batch is. Other states, and a dead job of a
 // canceled batch, are `409 invalid_state`. `reason` says why: the
 // job's history and the audit log keep it, and the holder whose
@@ -8707,7 +8715,8 @@ type ClientWithResponsesInterface interface {
 	// next holder) and it waits, in its place, for the person; its
 	// history gains `transferred`, and the holder reads who took it and
 	// why. A job that prefers people prefers them no longer. Finished
-	// jobs are `409 invalid_state`; a person who does not work the queue
+	// jobs are `409 invalid_state`, and so is a job several people hold
+	// at once (`holders`); a person who does not work the queue
 	// is `400 invalid_field`. A queue with `require_reason` answers a
 	// transfer without `reason` `422 reason_required`. The audit log
 	// keeps it.
@@ -8727,7 +8736,8 @@ type ClientWithResponsesInterface interface {
 	// next holder) and it waits, in its place, for the person; its
 	// history gains `transferred`, and the holder reads who took it and
 	// why. A job that prefers people prefers them no longer. Finished
-	// jobs are `409 invalid_state`; a person who does not work the queue
+	// jobs are `409 invalid_state`, and so is a job several people hold
+	// at once (`holders`); a person who does not work the queue
 	// is `400 invalid_field`. A queue with `require_reason` answers a
 	// transfer without `reason` `422 reason_required`. The audit log
 	// keeps it.
@@ -8917,7 +8927,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Supervisors; the body is optional. A `dead` job goes back to
 	// `ready` with its attempts reset; a `reserved` job is taken from its
-	// holder (whose token dies) and put back in its place in line, or
+	// holder (whose token dies), or from everyone who holds it at once
+	// (`holders`), and put back in its place in line, or
 	// canceled when its batch is. Other states, and a dead job of a
 	// canceled batch, are `409 invalid_state`. `reason` says why: the
 	// job's history and the audit log keep it, and the holder whose
@@ -8933,7 +8944,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Supervisors; the body is optional. A `dead` job goes back to
 	// `ready` with its attempts reset; a `reserved` job is taken from its
-	// holder (whose token dies) and put back in its place in line, or
+	// holder (whose token dies), or from everyone who holds it at once
+	// (`holders`), and put back in its place in line, or
 	// canceled when its batch is. Other states, and a dead job of a
 	// canceled batch, are `409 invalid_state`. `reason` says why: the
 	// job's history and the audit log keep it, and the holder whose
@@ -16016,7 +16028,8 @@ func (c *ClientWithResponses) ApproveWithResponse(ctx context.Context, id JobIDP
 // next holder) and it waits, in its place, for the person; its
 // history gains `transferred`, and the holder reads who took it and
 // why. A job that prefers people prefers them no longer. Finished
-// jobs are `409 invalid_state`; a person who does not work the queue
+// jobs are `409 invalid_state`, and so is a job several people hold
+// at once (`holders`); a person who does not work the queue
 // is `400 invalid_field`. A queue with `require_reason` answers a
 // transfer without `reason` `422 reason_required`. The audit log
 // keeps it.
@@ -16042,7 +16055,8 @@ func (c *ClientWithResponses) AssignWithBodyWithResponse(ctx context.Context, id
 // next holder) and it waits, in its place, for the person; its
 // history gains `transferred`, and the holder reads who took it and
 // why. A job that prefers people prefers them no longer. Finished
-// jobs are `409 invalid_state`; a person who does not work the queue
+// jobs are `409 invalid_state`, and so is a job several people hold
+// at once (`holders`); a person who does not work the queue
 // is `400 invalid_field`. A queue with `require_reason` answers a
 // transfer without `reason` `422 reason_required`. The audit log
 // keeps it.
@@ -16310,7 +16324,8 @@ func (c *ClientWithResponses) ReleaseWithResponse(ctx context.Context, id JobIDP
 //
 // Supervisors; the body is optional. A `dead` job goes back to
 // `ready` with its attempts reset; a `reserved` job is taken from its
-// holder (whose token dies) and put back in its place in line, or
+// holder (whose token dies), or from everyone who holds it at once
+// (`holders`), and put back in its place in line, or
 // canceled when its batch is. Other states, and a dead job of a
 // canceled batch, are `409 invalid_state`. `reason` says why: the
 // job's history and the audit log keep it, and the holder whose
@@ -16332,7 +16347,8 @@ func (c *ClientWithResponses) RequeueWithBodyWithResponse(ctx context.Context, i
 //
 // Supervisors; the body is optional. A `dead` job goes back to
 // `ready` with its attempts reset; a `reserved` job is taken from its
-// holder (whose token dies) and put back in its place in line, or
+// holder (whose token dies), or from everyone who holds it at once
+// (`holders`), and put back in its place in line, or
 // canceled when its batch is. Other states, and a dead job of a
 // canceled batch, are `409 invalid_state`. `reason` says why: the
 // job's history and the audit log keep it, and the holder whose

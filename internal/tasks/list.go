@@ -106,7 +106,8 @@ func word(on bool, w string) string {
 
 // Filter narrows a listing to the jobs that match every field set.
 type Filter struct {
-	// Person is who holds the job, or held it last (its reserved_by):
+	// Person is who holds the job (one of them, for a job several hold
+	// at once), or held it last (its reserved_by):
 	// who completed, gave back or failed it.
 	Person string
 	// Batch is the id of the job's batch.
@@ -121,7 +122,7 @@ type Filter struct {
 func (f Filter) Empty() bool { return f == Filter{} }
 
 func (f Filter) matches(j *Job) bool {
-	return (f.Person == "" || j.lastHolder == f.Person) && (f.Batch == "" || j.BatchID == f.Batch) &&
+	return (f.Person == "" || j.lastHolder == f.Person || j.HeldBy(f.Person) != nil) && (f.Batch == "" || j.BatchID == f.Batch) &&
 		(f.Priority == nil || j.Priority == *f.Priority) &&
 		(f.Text == "" || strings.Contains(strings.ToLower(j.Title), strings.ToLower(f.Text)))
 }
@@ -256,12 +257,18 @@ func (s *Store) ListReservations(ctx context.Context, queue string, limit int, c
 
 // eachReservation lists each reservation of the jobs, as its holder sees
 // the job (Job.Each): a job held by several people at once is there once
-// per holder.
+// per holder, soonest deadline first.
 func eachReservation(jobs []*Job) []*Job {
 	var out []*Job
 	for _, j := range jobs {
 		out = append(out, j.Each()...)
 	}
+	slices.SortStableFunc(out, func(a, b *Job) int {
+		if a.Deadline == nil || b.Deadline == nil {
+			return 0 // (ended meanwhile)
+		}
+		return a.Deadline.Compare(*b.Deadline)
+	})
 	return out
 }
 

@@ -159,9 +159,11 @@ var metaFields = []struct {
 	{"review", func(m *meta, r *msgpackReader) error { return r.text(&m.Review) }},
 	{"author", func(m *meta, r *msgpackReader) error { return r.text(&m.Author) }},
 	{"seats", func(m *meta, r *msgpackReader) error { return r.texts(&m.Seats) }},
-	// seated names the job's members in the seat lines, for the scripts
+	// seated names the job's members in the seat lines, and ended the
+	// reservations that ended while others held it, for the scripts
 	// alone.
 	{"seated", func(_ *meta, r *msgpackReader) error { return r.skip() }},
+	{"ended", func(_ *meta, r *msgpackReader) error { return r.skip() }},
 }
 
 // format2Fields is how many fields of metaFields a record of storage

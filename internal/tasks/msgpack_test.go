@@ -26,7 +26,7 @@ func TestMetaLayout(t *testing.T) {
   skipped_by = {'bob', 'cy'}, batch = '01BATCH', claim_key = 'key-1', hist_n = 11,
   due_at = 9000, warn_at = 8000, moved_from = 'first', batch_from = '01FROM',
   skills = 'de:2', route_to = 'ann\nbo', fallback_at = 7000, overlap = 3, answers = 2,
-  review = 'sample', author = 'dee', seats = {'bob\n1\n2\n3\n0\n'}, seated = 'r~|x'}`
+  review = 'sample', author = 'dee', seats = {'bob\n1\n2\n3\n0\n'}, seated = 'r~|x', ended = {'t\nann\n9\nann'}}`
 	code := "#!lua name=metalayout_test\n" + luaConstants() + `
 redis.register_function('pack', function(KEYS, ARGV)
   return pack_meta(` + job + `) .. ARGV[1]
@@ -35,7 +35,7 @@ redis.register_function('pack_plain', function()
   local m = ` + job + `
   m.due_at, m.warn_at, m.moved_from, m.batch_from = nil, nil, nil, nil
   m.skills, m.route_to, m.fallback_at, m.overlap, m.answers = nil, nil, nil, nil, nil
-  m.review, m.author, m.seats, m.seated = nil, nil, nil, nil
+  m.review, m.author, m.seats, m.seated, m.ended = nil, nil, nil, nil, nil
   return pack_meta(m)
 end)
 redis.register_function('unpack', function(KEYS, ARGV)
@@ -86,7 +86,7 @@ end)
 		"idempotency_key=idem-1", "skipped_by=bob,cy", "batch=01BATCH", "claim_key=key-1", "hist_n=11",
 		"due_at=9000", "warn_at=8000", "moved_from=first", "batch_from=01FROM",
 		"skills=de:2", "route_to=ann\nbo", "fallback_at=7000", "overlap=3", "answers=2",
-		"review=sample", "author=dee", "seats=bob\n1\n2\n3\n0\n", "seated=r~|x"}
+		"review=sample", "author=dee", "seats=bob\n1\n2\n3\n0\n", "seated=r~|x", "ended=t\nann\n9\nann"}
 	if !slices.Equal(back, wantBack) {
 		t.Errorf("unpack_meta of pack_meta's metadata =\n%q\nwant\n%q", back, wantBack)
 	}
@@ -119,7 +119,7 @@ func TestMetaOfOtherVersions(t *testing.T) {
 local FORMATS = {
   format2 = function() return cmsgpack.pack(` + fields + `) end,
   fewer = function() return cmsgpack.pack(META_FORMAT2, ` + fields + `) end,
-  more = function() return cmsgpack.pack(META + 2, ` + fields + `, 9000, 8000, 'first', '01FROM', 'de:2', 'ann', 7000, 3, 2, 'sample', 'dee', {'s'}, 'r~|x', {'x', {1}}, 'later') end,
+  more = function() return cmsgpack.pack(META + 2, ` + fields + `, 9000, 8000, 'first', '01FROM', 'de:2', 'ann', 7000, 3, 2, 'sample', 'dee', {'s'}, 'r~|x', {'e'}, {'x', {1}}, 'later') end,
 }
 redis.register_function('versions_record', function(KEYS, ARGV)
   return FORMATS[ARGV[1]]() .. ARGV[2]

@@ -112,6 +112,10 @@ type modelJob struct {
 	// line said.
 	others  []modelHold
 	overlap int
+	// ended are the reservations that ended while others held the job,
+	// by token, until it finishes: a retry of their holder's last action
+	// is known by them.
+	ended map[string]endedHold
 	// asks are the skills the job asks for; routeTo the people it is
 	// routed to, until fallbackAt (zero: for good).
 	asks       skills.Set
@@ -130,6 +134,13 @@ type modelJob struct {
 	// (checkHistory checks those); told is how many the observer has told.
 	history []modelEntry
 	told    int
+}
+
+// endedHold is how a reservation ended while others held its job: whose
+// it was, and the action of the actor that ended it.
+type endedHold struct {
+	holder, actor string
+	action        Action
 }
 
 // modelHold is one reservation of a job.
@@ -687,7 +698,7 @@ func (m *model) backInLine(id string, mj *modelJob, a Action, actor string) {
 	if len(mj.others) > 0 {
 		// Others hold it: this reservation alone ends.
 		m.note(mj, a, actor, StateReserved, StateReserved)
-		m.endHold(id, mj)
+		m.endHold(id, mj, a, actor)
 		return
 	}
 	m.note(mj, a, actor, mj.state, StateReady)
@@ -930,10 +941,11 @@ func (m *model) endReservation(id string, mj *modelJob) {
 	mj.token, mj.holder, mj.claimKey = "", "", ""
 }
 
-// endHold ends the job's reservation while others hold it: one of them
-// is the job's now.
-func (m *model) endHold(id string, mj *modelJob) {
+// endHold ends the job's reservation while others hold it (action a of
+// actor): one of them is the job's now.
+func (m *model) endHold(id string, mj *modelJob, a Action, actor string) {
 	m.stale = append(m.stale, claimed{id, mj.token, mj.holder})
+	m.noteEnded(mj, a, actor)
 	mj.setHold(mj.others[0])
 	mj.others = mj.others[1:]
 	if len(mj.others) == 0 {
@@ -952,16 +964,41 @@ func (m *model) dropOthers(id string, mj *modelJob, a Action, actor string) {
 		mj.setHold(h)
 		m.note(mj, a, actor, StateReserved, StateReserved)
 		m.stale = append(m.stale, claimed{id, h.token, h.holder})
+		m.noteEnded(mj, a, actor)
 	}
 	mj.setHold(own)
 	mj.others = nil
 }
 
+// noteEnded keeps how the job's reservation ended (action a of actor)
+// while others held it.
+func (m *model) noteEnded(mj *modelJob, a Action, actor string) {
+	if mj.ended == nil {
+		mj.ended = map[string]endedHold{}
+	}
+	mj.ended[mj.token] = endedHold{mj.holder, actor, a}
+}
+
+// dropping is how a job's other reservations end when it ends in state s
+// by action a of actor: taken back by the system when it dies, canceled
+// by the system with its batch.
+func dropping(s State, a Action, actor string) (Action, string) {
+	switch {
+	case s == StateDead:
+		return ActionForceReleased, System
+	case s == StateCanceled && a != ActionCanceled:
+		return ActionCanceled, System
+	}
+	return a, actor
+}
+
 // finish ends the job in state s by action of actor.
 func (m *model) finish(id string, mj *modelJob, s State, a Action, actor string) {
 	if mj.state == StateReserved {
-		m.dropOthers(id, mj, a, actor)
+		da, dactor := dropping(s, a, actor)
+		m.dropOthers(id, mj, da, dactor)
 	}
+	mj.ended = nil
 	m.note(mj, a, actor, mj.state, s)
 	if mj.state == StateReserved {
 		m.endReservation(id, mj)
@@ -1208,16 +1245,9 @@ func (m *model) staleAction() {
 	var retry bool
 	if mj.state != StateReserved && mj.lastToken == c.token {
 		retry = did(last.action) && last.actor == c.holder
-	} else if m.atOnce && !slices.ContainsFunc(mj.holds(), func(h modelHold) bool { return h.holder == c.holder }) {
-		// Held once by each, a job several may hold at once knows a
-		// retry by its holder's own last action (seed 4).
-		var own Action
-		for _, en := range mj.history {
-			if en.actor == c.holder && !slices.Contains([]Action{ActionAtRisk, ActionBreached, ActionFellBack}, en.action) {
-				own = en.action
-			}
-		}
-		retry = did(own)
+	} else if e, ok := mj.ended[c.token]; ok {
+		// It ended while others held the job (seed 4).
+		retry = e.holder == c.holder && e.actor == c.holder && did(e.action)
 	}
 	if retry && err != nil || !retry && !errors.Is(err, ErrReservationLost) {
 		e.t.Fatalf("%s with an ended reservation's token (a retry: %v): %v", a, retry, err)

@@ -95,7 +95,13 @@ func TestOverlapSeatsHeldAtOnce(t *testing.T) {
 		if _, err := e.store.Release(e.ctx, job.ID, Hold{Holder: "bob", Token: ann.Token}); !errors.Is(err, ErrForbidden) {
 			t.Fatalf("bob with ann's token: %v, want ErrForbidden", err)
 		}
-		// Each holder reads their own reservation.
+		// Each holder finds it among the jobs they hold, and reads their
+		// own reservation.
+		for _, who := range []string{"ann", "bob", "cy"} {
+			if p, _, err := e.store.FindJobs(e.ctx, e.queue, StateReserved, Filter{Person: who}, 10, ""); err != nil || len(p.Jobs) != 1 {
+				t.Fatalf("jobs %s holds: %d, %v", who, len(p.Jobs), err)
+			}
+		}
 		mine, err := e.store.Held(e.ctx, job.ID, "cy")
 		if err != nil || mine.Token != cy.Token || mine.Job.ReservedBy != "cy" {
 			t.Fatalf("cy's reservation: %+v %v", mine, err)
@@ -258,5 +264,88 @@ func TestOverlapSeatsTurnedOff(t *testing.T) {
 		if r := e.claim("bob"); r.Job.ID != job.ID {
 			t.Fatalf("bob claimed %s", r.Job.Title)
 		}
+	})
+}
+
+// Each of several holders is known by their own token and key alone: a
+// retried claim answers the claimer's own reservation, a retried
+// extension spends no second one, a token of a reservation taken back
+// works no more, and nobody holds the job twice, not even one who held
+// it before the queue let several hold it at once.
+func TestOverlapSeatsRetries(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.withOverlap(3)
+		job := e.add("label me", 50)
+		ann := e.claim("ann")
+		on := true
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{OverlapAtOnce: &on}); err != nil {
+			t.Fatal(err)
+		}
+		// (Her extension saves the job: from then on it has seats.)
+		if _, err := e.store.Extend(e.ctx, job.ID, ann.Hold(), 600, WithExtendKey("x1")); err != nil {
+			t.Fatal(err)
+		}
+		e.claimNone("ann") // she holds it already
+		bob, err := e.store.Claim(e.ctx, e.queue, "bob", WithClaimKey("k1"))
+		if err != nil || bob == nil || bob.Job.ID != job.ID {
+			t.Fatalf("bob's claim: %+v %v", bob, err)
+		}
+		e.claim("cy")
+		again, err := e.store.Claim(e.ctx, e.queue, "bob", WithClaimKey("k1"))
+		if err != nil || again == nil || again.Token != bob.Token || again.Job.ReservedBy != "bob" || again.Job.Holders != nil {
+			t.Fatalf("bob's retried claim: %+v %v, want his own reservation", again, err)
+		}
+		e.clock.Advance(10 * time.Second)
+		j, err := e.store.Extend(e.ctx, job.ID, ann.Hold(), 600, WithExtendKey("x1"))
+		if err != nil || j.Extensions != 1 || j.ReservedBy != "ann" {
+			t.Fatalf("ann's retried extension: %+v %v, want one extension of hers", j, err)
+		}
+		if h := holders(e.get(job.ID)); !slices.Equal(h, []string{"ann", "bob", "cy"}) {
+			t.Fatalf("held by %q", h)
+		}
+
+		// A page that saw other holders takes nothing; one that saw them
+		// all takes the job from everyone.
+		if _, _, err := e.store.Requeue(e.ctx, job.ID, "sam", AsSeen(StateReserved, "ann\nbob")); !errors.Is(err, ErrInvalidState) {
+			t.Fatalf("a stale page's force release: %v", err)
+		}
+		if _, _, err := e.store.Requeue(e.ctx, job.ID, "sam", AsSeen(StateReserved, "ann")); err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range []string{ann.Token, "nonsense"} {
+			if _, err := e.store.Extend(e.ctx, job.ID, Hold{Holder: "ann", Token: tok}, 60); !errors.Is(err, ErrReservationLost) {
+				t.Fatalf("ann extending after hers was taken back: %v", err)
+			}
+		}
+		if _, _, err := e.store.Requeue(e.ctx, job.ID, "sam", AsSeen(StateReserved, EveryHolder(e.get(job.ID)))); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.get(job.ID); got.State != StateReady {
+			t.Fatalf("after a force release of everyone: %s", got.State)
+		}
+	})
+}
+
+// A job that dies of one holder's failure takes the others' reservations
+// back, in the system's name.
+func TestOverlapSeatsDieTogether(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		e.withSeats(3)
+		one := 1
+		if _, _, err := e.store.PatchQueue(e.ctx, e.queue, QueuePatch{MaxAttempts: &one}); err != nil {
+			t.Fatal(err)
+		}
+		job := e.add("label me", 50)
+		ann := e.claim("ann")
+		e.claim("bob")
+		dropped := e.during(ActionForceReleased, func() {
+			if j, err := e.store.Fail(e.ctx, job.ID, ann.Hold(), "blurred"); err != nil || j.State != StateDead {
+				t.Fatalf("ann's failure: %+v %v", j, err)
+			}
+		})
+		if len(dropped) != 1 || dropped[0].Holder != "bob" || dropped[0].Actor != System {
+			t.Fatalf("bob's reservation ended as %+v", dropped)
+		}
+		e.noSeats("after the job died")
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -203,11 +204,15 @@ func (s *Store) Claim(ctx context.Context, queue, operator string, opts ...Claim
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	return reservationOf(job), nil
+	return reservationOf(job, operator), nil
 }
 
-// reservationOf is the live reservation of a reserved job.
-func reservationOf(job *Job) *Reservation {
+// reservationOf is holder's live reservation of a reserved job: of one
+// several hold at once, theirs (Job.HeldBy).
+func reservationOf(job *Job, holder string) *Reservation {
+	if v := job.HeldBy(holder); v != nil {
+		job = v
+	}
 	return &Reservation{Job: job, Token: job.token, Deadline: *job.Deadline}
 }
 
@@ -237,11 +242,14 @@ func (s *Store) complete(ctx context.Context, id string, h Hold, result json.Raw
 	if err != nil {
 		return nil, err
 	}
-	c := r.completion(false)
+	c := r.completion(false, h.Holder)
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	return c.job, s.withAnswers(ctx, c.job)
+	if err := s.withAnswers(ctx, c.job); err != nil {
+		return nil, err
+	}
+	return c.job.seenBy(h.Holder), nil
 }
 
 // withAnswers reads into a job of a queue with overlap its answers and
@@ -284,7 +292,7 @@ func (s *Store) CompleteNext(ctx context.Context, id string, h Hold, result json
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c := r.completion(true)
+	c := r.completion(true, h.Holder)
 	if err := r.done(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -313,9 +321,9 @@ type completion struct {
 }
 
 // completion reads a completion's answer: the job, the result kept, and
-// with next the next job (id, metadata, payload: all empty for none) and
-// the status of why none was claimed.
-func (r *reply) completion(next bool) completion {
+// with next the next job holder claimed (id, metadata, payload: all empty
+// for none) and the status of why none was claimed.
+func (r *reply) completion(next bool, holder string) completion {
 	var c completion
 	c.job = r.job()
 	if kept := r.str("result kept"); c.job != nil && kept != "" {
@@ -332,7 +340,7 @@ func (r *reply) completion(next bool) completion {
 		return c
 	}
 	if claimed := r.job(); claimed != nil {
-		c.next = reservationOf(claimed)
+		c.next = reservationOf(claimed, holder)
 	}
 	r.str("why no next")
 	return c
@@ -546,9 +554,22 @@ func ValidReason(reason string) error {
 // AsSeen acts on the job only if it is still in the state the supervisor
 // saw (and, reserved, still held by holder), else ErrInvalidState: a page
 // that has gone stale neither takes a reservation made since nor requeues
-// a job that came back to life.
+// a job that came back to life. Of a job several hold at once, holder
+// names the one whose reservation the change takes, or is EveryHolder of
+// those seen: a force release or a cancel then ends every reservation
+// (a transfer is refused).
 func AsSeen(state State, holder string) SuperviseOption {
 	return func(s *seen) { s.state, s.holder = state, holder }
+}
+
+// EveryHolder names, for AsSeen, every holder of a job several hold at
+// once, as seen (lua/lib.lua, as_seen).
+func EveryHolder(j *Job) string {
+	names := make([]string, len(j.Holders))
+	for i, h := range j.Holders {
+		names[i] = h.By
+	}
+	return strings.Join(names, "\n")
 }
 
 // WithReason says why the supervisor acts: kept in the job's history

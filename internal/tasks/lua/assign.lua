@@ -33,7 +33,7 @@ if redis.call('HEXISTS', K.moving, id) == 1 then return answer('invalid_state') 
 if m.review then return answer('invalid_state') end
 -- A job several people hold at once is theirs together: only one named
 -- (as_seen) is transferred.
-if m.seats and ARGV[6] == '' then return answer('invalid_state') end
+if m.seats and everyone(ARGV[6]) then return answer('invalid_state') end
 if m.overlap and (m.state == 'reserved' and m.reserved_by == person or redis.call('SISMEMBER', K.skips, person .. '\n' .. id) == 1) then
   return answer('invalid_state')
 end

@@ -21,9 +21,10 @@ local m, done = take(id, ARGV[3], ARGV[4], 'extended')
 if not m then return done end
 local key = said(ARGV[6])
 if key then
-  -- While a job is reserved, its latest action is its claim or an
-  -- extension (a due time's moments aside: last_action).
-  local last, _, kept = last_action(m)
+  -- While holders hold a job, their latest action is their claim or an
+  -- extension (a due time's moments aside: last_action), whoever else
+  -- holds it (lib.lua, Seats).
+  local last, _, kept = last_action(m, ARGV[4])
   if last == ACTION_CODE.extended and kept == key then return reply(id, m.raw) end
 end
 local c = settings('max_hold_seconds', 'max_extensions')

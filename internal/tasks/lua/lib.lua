@@ -745,6 +745,16 @@ local function swap(m, i)
   unseat(m, s)
 end
 
+-- holds reports whether holder has a reservation of the job.
+local function holds(m, holder)
+  if m.state ~= 'reserved' then return false end
+  if m.reserved_by == holder then return true end
+  for _, s in ipairs(m.seats or {}) do
+    if string.sub(s, 1, #holder + 1) == holder .. '\n' then return true end
+  end
+  return false
+end
+
 -- hold_of makes holder's reservation of the job, if it has one, the
 -- job's reservation, and reports whether it has one.
 local function hold_of(m, holder)
@@ -929,6 +939,13 @@ local function go(id, m, state, score, action, actor, reason)
   end
 end
 
+-- ENDED_KEPT is how many reservations that ended while others held their
+-- job the job keeps in m.ended (Seats, above), latest last, each
+-- "<token>\n<holder>\n<action code>\n<actor>": a retry of a holder's
+-- last action is known by its token, as the job's last reservation's is
+-- by m.token (take). They go when the job finishes.
+local ENDED_KEPT = 16
+
 -- end_hold ends the job's reservation while others hold it (Seats,
 -- above), as go would end it (action of actor, with reason, counted in
 -- the holder's tally as counted, or as action): the job stays reserved,
@@ -936,6 +953,9 @@ end
 local function end_hold(id, m, action, actor, reason, counted)
   record(id, m, action, 'reserved', 'reserved', actor, m.reserved_by, reason)
   tally(m, counted or action)
+  m.ended = m.ended or {}
+  m.ended[#m.ended + 1] = m.token .. '\n' .. m.reserved_by .. '\n' .. ACTION_CODE[action] .. '\n' .. actor
+  if #m.ended > ENDED_KEPT then table.remove(m.ended, 1) end
   end_reservation(id, m, action, actor)
   unseat(m, table.remove(m.seats, 1))
   if #m.seats == 0 then m.seats = nil end
@@ -1054,7 +1074,17 @@ local function finish(id, m, state, action, actor, reason)
   end
   if m.fallback_at then redis.call('ZREM', K.fallback, id) end
   m.finished_at = NOW
-  drop_seats(id, m, action, actor, reason)
+  -- Others' reservations end as the job does: taken back by the system
+  -- when it dies of another's failure or deadline, canceled with it when
+  -- it is canceled (with its batch, by the system).
+  if state == 'dead' then
+    drop_seats(id, m, 'force_released', 'system')
+  elseif state == 'canceled' and action ~= 'canceled' then
+    drop_seats(id, m, 'canceled', 'system')
+  else
+    drop_seats(id, m, action, actor, reason)
+  end
+  m.ended = nil
   go(id, m, state, NOW, action, actor, reason)
   -- A job that ends while it waits for review (canceled, dead) waits no
   -- more (Review, below); out of its line first, by go.
@@ -1077,13 +1107,29 @@ local function unexplained(reason)
   return reason == '' and redis.call('HGET', K.conf, 'require_reason') == '1'
 end
 
+-- everyone reports whether a supervisor's change names no one holder of
+-- a reserved job (holder: '' for none, or the holders seen, one per
+-- line): it acts on every reservation of it.
+local function everyone(holder)
+  return holder == '' or string.find(holder, '\n', 1, true) ~= nil
+end
+
 -- as_seen reports whether the job is as a supervisor saw it before acting:
--- in state (any, if ''), and, reserved, held by holder (by anyone, if '':
--- a job held by several at once, whose every reservation the change
--- ends: Seats, above).
+-- in state (any, if ''), and, reserved, held by holder; or, a job held by
+-- several at once (Seats, above), by exactly the holders seen (one per
+-- line of holder), for a change of every reservation of it (everyone).
 local function as_seen(m, state, holder)
   if state == '' then return true end
-  return m.state == state and (state ~= 'reserved' or holder == '' or hold_of(m, holder))
+  if m.state ~= state then return false end
+  if state ~= 'reserved' then return true end
+  if not everyone(holder) then return hold_of(m, holder) end
+  local seen, n = {}, 0
+  for name in string.gmatch(holder, '[^\n]+') do seen[name], n = true, n + 1 end
+  if n ~= 1 + #(m.seats or {}) or not seen[m.reserved_by] then return false end
+  for _, s in ipairs(m.seats or {}) do
+    if not seen[string.match(s, '^[^\n]*')] then return false end
+  end
+  return true
 end
 
 -- back_in_line returns a job to ready at the rank it had, so it keeps its
@@ -1265,12 +1311,18 @@ local function take(id, token, holder, action)
       return nil, reply(id, m.raw)
     end
   end
-  -- Each person holds a job with overlap once (Seats, above): a retry of
-  -- their last action is known by them alone, whoever holds it since.
-  if refused == 'reservation_lost' and m.overlap and m.token ~= token and at_once() and not hold_of(m, holder) then
-    local last = last_action(m, holder)
-    if last == ACTION_CODE[action] or action == 'completed' and COMPLETING[last] then
-      return nil, reply(id, m.raw)
+  -- A reservation that ended while others held the job is known by its
+  -- token too (Seats, above: m.ended).
+  if refused == 'reservation_lost' and m.ended and m.token ~= token then
+    for _, e in ipairs(m.ended) do
+      local t, by, code, actor = string.match(e, '^([^\n]*)\n([^\n]*)\n(%d+)\n(.*)$')
+      if t == token then
+        local last = tonumber(code)
+        if by == holder and actor == holder and (last == ACTION_CODE[action] or action == 'completed' and COMPLETING[last]) then
+          return nil, reply(id, m.raw)
+        end
+        break
+      end
     end
   end
   return nil, answer(refused)
@@ -1314,7 +1366,8 @@ end
 -- reservation since is filed as it begins, so once walked the index stays
 -- whole.
 local function index_holding(limit)
-  if redis.call('ZCARD', K.holding) == redis.call('ZCARD', INDEX.reserved) then return end
+  -- (Jobs held by several at once have more than one.)
+  if redis.call('ZCARD', K.holding) >= redis.call('ZCARD', INDEX.reserved) then return end
   local at = redis.call('HGET', K.conf, 'holding_cursor') or '0'
   local step = redis.call('ZSCAN', INDEX.reserved, at, 'COUNT', int(limit))
   local found = step[2]
@@ -1715,10 +1768,22 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
     if not id then break end
     m = load(id)
     local b = batch(m.batch)
-    if not (b and b.state == 'canceled') then break end
-    finish(id, m, 'canceled', 'canceled', 'system')
-    store(id, m)
-    id = nil
+    if m.state == 'reserved' and holds(m, op) then
+      -- A seat of a job op holds since before its queue let several
+      -- hold a job at once (a mark would have kept op off it: Seats,
+      -- above): marked now, and looked past.
+      not_for(id, m, op)
+      skipped = skipped + 1
+      ahead = math.min(skipped, maxskips)
+      store(id, m)
+      id = nil
+    elseif not (b and b.state == 'canceled') then
+      break
+    else
+      finish(id, m, 'canceled', 'canceled', 'system')
+      store(id, m)
+      id = nil
+    end
   end
   if not id then
     if wanted ~= '' then return 'not_ready' end

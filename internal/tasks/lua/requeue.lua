@@ -10,8 +10,8 @@
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> job id
 -- ARGV[3] -> actor: the supervisor
--- ARGV[4], ARGV[5] -> the state and holder the actor saw (as_seen, lib.lua;
---                     a reserved job's holder: that holder's reservation)
+-- ARGV[4], ARGV[5] -> the state and holder the actor saw (as_seen, lib.lua:
+--                     of a job several hold, one of them, or all, or none)
 -- ARGV[6] -> why the actor requeues ("": not said)
 -- Output: {"not_found"}, {"invalid_state"}, {"reason_required"} (the queue
 --         requires one: require_reason), or {"ok", id, metadata, payload, former holder or ""}
@@ -37,9 +37,9 @@ if unexplained(ARGV[6]) then return answer('reason_required') end
 local revived = m.state == 'dead'
 if revived then m.attempts, m.finished_at, m.run_at = 0, nil, NOW end
 if revived and m.answers then mark_answerers(id, m) end
--- A force release that names no holder takes the job from everyone who
--- holds it (lib.lua, Seats).
-if ARGV[5] == '' then drop_seats(id, m, action, ARGV[3], said(ARGV[6])) end
+-- A force release that names no one holder takes the job from everyone
+-- who holds it (lib.lua, Seats).
+if m.state == 'reserved' and everyone(ARGV[5]) then drop_seats(id, m, action, ARGV[3], said(ARGV[6])) end
 back_in_line(id, m, action, ARGV[3], said(ARGV[6]))
 if revived and m.due_at then rewatch(id, m) end
 -- A preferred job whose people's time ran out meanwhile falls back at
