@@ -64,10 +64,8 @@ func (s *Server) apiReservations(c echo.Context) error {
 		return err
 	}
 	out := []reservationEntry{}
-	for _, j := range p.Jobs {
-		for _, r := range j.Each() { // one per holder of a job several hold
-			out = append(out, reservationEntry{r, r.ReservedBy, r.ReservedAt, r.Deadline})
-		}
+	for _, r := range tasks.EachReservation(p.Jobs) { // one per holder of a job several hold
+		out = append(out, reservationEntry{r, r.ReservedBy, r.ReservedAt, r.Deadline})
 	}
 	return c.JSON(http.StatusOK, reservationsAnswer{nullable(p.NextCursor), out})
 }

@@ -125,6 +125,8 @@ type Job struct {
 	// historyDropped how many of its entries were trimmed.
 	history        string
 	historyDropped int
+	// shared marks one reservation of a job several hold (Each).
+	shared bool
 }
 
 // meta is the job metadata as the scripts store it (lua/lib.lua; decoded by
@@ -319,19 +321,26 @@ func (j *Job) HeldBy(person string) *Job {
 	}
 	for _, h := range j.Holders {
 		if h.By == person {
-			return j.as(h)
+			// (Who else holds it is not the holder's to read.)
+			v := j.as(h)
+			v.Holders = nil
+			return v
 		}
 	}
 	return nil
 }
 
+// Shared reports whether the job is one reservation of a job several
+// people hold at once, as Each gives it: its Holders are all of them.
+func (j *Job) Shared() bool { return j.shared }
+
 // as returns a copy of the job whose reservation fields are h's: one
-// reservation of it, without the others.
+// reservation of it (Shared).
 func (j *Job) as(h Holder) *Job {
 	v := *j
 	at, deadline := h.ReservedAt, h.Deadline
 	v.ReservedBy, v.ReservedAt, v.Deadline, v.Extensions, v.token = h.By, &at, &deadline, h.Extensions, h.token
-	v.lastHolder, v.Holders = h.By, nil
+	v.lastHolder, v.shared = h.By, true
 	return &v
 }
 

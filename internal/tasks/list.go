@@ -251,24 +251,26 @@ func Standing(sla SLA) ListOption { return func(l *listing) { l.sla = sla } }
 // deadline, soonest first, of one queue or (queue "") of all queues.
 func (s *Store) ListReservations(ctx context.Context, queue string, limit int, cursor string, opts ...ListOption) (Page, error) {
 	p, err := s.ListJobs(ctx, queue, StateReserved, limit, cursor, opts...)
-	p.Jobs = eachReservation(p.Jobs)
+	p.Jobs = EachReservation(p.Jobs)
 	return p, err
 }
 
-// eachReservation lists each reservation of the jobs, as its holder sees
-// the job (Job.Each): a job held by several people at once is there once
-// per holder, soonest deadline first.
-func eachReservation(jobs []*Job) []*Job {
+// EachReservation lists each reservation of the jobs (Job.Each): a job
+// held by several people at once is there once per holder, soonest
+// deadline first.
+func EachReservation(jobs []*Job) []*Job {
 	var out []*Job
 	for _, j := range jobs {
 		out = append(out, j.Each()...)
 	}
-	slices.SortStableFunc(out, func(a, b *Job) int {
-		if a.Deadline == nil || b.Deadline == nil {
-			return 0 // (ended meanwhile)
+	// (A job that ended meanwhile has none: last.)
+	deadline := func(j *Job) int64 {
+		if j.Deadline == nil {
+			return math.MaxInt64
 		}
-		return a.Deadline.Compare(*b.Deadline)
-	})
+		return ms(*j.Deadline)
+	}
+	slices.SortStableFunc(out, func(a, b *Job) int { return cmp.Compare(deadline(a), deadline(b)) })
 	return out
 }
 

@@ -112,10 +112,10 @@ type modelJob struct {
 	// line said.
 	others  []modelHold
 	overlap int
-	// ended are the reservations that ended while others held the job,
-	// by token, until it finishes: a retry of their holder's last action
-	// is known by them.
-	ended map[string]endedHold
+	// ended are the latest endedKept reservations that ended while
+	// others held the job, oldest first: a retry of their holder's last
+	// action is known by their token.
+	ended []endedHold
 	// asks are the skills the job asks for; routeTo the people it is
 	// routed to, until fallbackAt (zero: for good).
 	asks       skills.Set
@@ -139,9 +139,13 @@ type modelJob struct {
 // endedHold is how a reservation ended while others held its job: whose
 // it was, and the action of the actor that ended it.
 type endedHold struct {
-	holder, actor string
-	action        Action
+	token, holder, actor string
+	action               Action
 }
+
+// endedKept is how many such reservations a job keeps (lua/lib.lua,
+// ENDED_KEPT).
+const endedKept = 16
 
 // modelHold is one reservation of a job.
 type modelHold struct {
@@ -973,10 +977,10 @@ func (m *model) dropOthers(id string, mj *modelJob, a Action, actor string) {
 // noteEnded keeps how the job's reservation ended (action a of actor)
 // while others held it.
 func (m *model) noteEnded(mj *modelJob, a Action, actor string) {
-	if mj.ended == nil {
-		mj.ended = map[string]endedHold{}
+	mj.ended = append(mj.ended, endedHold{mj.token, mj.holder, actor, a})
+	if len(mj.ended) > endedKept {
+		mj.ended = mj.ended[1:]
 	}
-	mj.ended[mj.token] = endedHold{mj.holder, actor, a}
 }
 
 // dropping is how a job's other reservations end when it ends in state s
@@ -998,7 +1002,6 @@ func (m *model) finish(id string, mj *modelJob, s State, a Action, actor string)
 		da, dactor := dropping(s, a, actor)
 		m.dropOthers(id, mj, da, dactor)
 	}
-	mj.ended = nil
 	m.note(mj, a, actor, mj.state, s)
 	if mj.state == StateReserved {
 		m.endReservation(id, mj)
@@ -1245,8 +1248,9 @@ func (m *model) staleAction() {
 	var retry bool
 	if mj.state != StateReserved && mj.lastToken == c.token {
 		retry = did(last.action) && last.actor == c.holder
-	} else if e, ok := mj.ended[c.token]; ok {
+	} else if i := slices.IndexFunc(mj.ended, func(e endedHold) bool { return e.token == c.token }); i >= 0 {
 		// It ended while others held the job (seed 4).
+		e := mj.ended[i]
 		retry = e.holder == c.holder && e.actor == c.holder && did(e.action)
 	}
 	if retry && err != nil || !retry && !errors.Is(err, ErrReservationLost) {

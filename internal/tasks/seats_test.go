@@ -317,7 +317,12 @@ func TestOverlapSeatsRetries(t *testing.T) {
 				t.Fatalf("ann extending after hers was taken back: %v", err)
 			}
 		}
-		if _, _, err := e.store.Requeue(e.ctx, job.ID, "sam", AsSeen(StateReserved, EveryHolder(e.get(job.ID)))); err != nil {
+		// (As a browser sends the page's list: CRLF between names.)
+		every := strings.ReplaceAll(EveryHolder(e.get(job.ID)), "\n", "\r\n")
+		if _, _, err := e.store.Cancel(e.ctx, job.ID, "sam", true, AsSeen(StateReserved, "bob")); !errors.Is(err, ErrInvalidState) {
+			t.Fatalf("a cancel from a page that saw bob alone: %v", err)
+		}
+		if _, _, err := e.store.Requeue(e.ctx, job.ID, "sam", AsSeen(StateReserved, every)); err != nil {
 			t.Fatal(err)
 		}
 		if got := e.get(job.ID); got.State != StateReady {
@@ -327,7 +332,8 @@ func TestOverlapSeatsRetries(t *testing.T) {
 }
 
 // A job that dies of one holder's failure takes the others' reservations
-// back, in the system's name.
+// back, in the system's name; a retried answer of one whose reservation
+// ended before is answered as it was, also once the job completed.
 func TestOverlapSeatsDieTogether(t *testing.T) {
 	onEachBackend(t, func(e *env) {
 		e.withSeats(3)
@@ -347,5 +353,14 @@ func TestOverlapSeatsDieTogether(t *testing.T) {
 			t.Fatalf("bob's reservation ended as %+v", dropped)
 		}
 		e.noSeats("after the job died")
+
+		e.add("label me too", 50)
+		dee, eve := e.claim("dee"), e.claim("eve")
+		e.answer(dee, `{"decision":"approve","amount":1,"comment":"ok"}`)
+		e.answer(eve, `{"decision":"approve","amount":1,"comment":"ok"}`)
+		e.answer(e.claim("fay"), `{"decision":"approve","amount":1,"comment":"ok"}`)
+		if again := e.answer(dee, `{"decision":"reject"}`); again.State != StateCompleted || len(again.Answers) != 3 {
+			t.Fatalf("dee's retried answer after the job completed: %s, %d answers", again.State, len(again.Answers))
+		}
 	})
 }

@@ -20,6 +20,9 @@ if not as_seen(m, ARGV[5], ARGV[6]) or
   not (m.state == 'ready' or m.state == 'scheduled' or (m.state == 'reserved' and ARGV[3] == 'force')) then
   return answer('invalid_state')
 end
+-- A cancel ends every reservation of a job several hold (lib.lua, Seats):
+-- a page must have seen them all, or it would end one made since.
+if m.seats and ARGV[5] == 'reserved' and not everyone(ARGV[6]) then return answer('invalid_state') end
 -- A job that missed its due time may be on its way to another queue
 -- (sla.lua), made there already: it is canceled there, once it is.
 if m.state ~= 'reserved' and m.due_at and redis.call('HEXISTS', K.moving, id) == 1 then

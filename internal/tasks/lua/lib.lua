@@ -943,7 +943,7 @@ end
 -- job the job keeps in m.ended (Seats, above), latest last, each
 -- "<token>\n<holder>\n<action code>\n<actor>": a retry of a holder's
 -- last action is known by its token, as the job's last reservation's is
--- by m.token (take). They go when the job finishes.
+-- by m.token (take), also once the job finished.
 local ENDED_KEPT = 16
 
 -- end_hold ends the job's reservation while others hold it (Seats,
@@ -1084,7 +1084,6 @@ local function finish(id, m, state, action, actor, reason)
   else
     drop_seats(id, m, action, actor, reason)
   end
-  m.ended = nil
   go(id, m, state, NOW, action, actor, reason)
   -- A job that ends while it waits for review (canceled, dead) waits no
   -- more (Review, below); out of its line first, by go.
@@ -1124,7 +1123,8 @@ local function as_seen(m, state, holder)
   if state ~= 'reserved' then return true end
   if not everyone(holder) then return hold_of(m, holder) end
   local seen, n = {}, 0
-  for name in string.gmatch(holder, '[^\n]+') do seen[name], n = true, n + 1 end
+  -- (A browser sends a form's line breaks as CRLF.)
+  for name in string.gmatch(holder, '[^\r\n]+') do seen[name], n = true, n + 1 end
   if n ~= 1 + #(m.seats or {}) or not seen[m.reserved_by] then return false end
   for _, s in ipairs(m.seats or {}) do
     if not seen[string.match(s, '^[^\n]*')] then return false end
