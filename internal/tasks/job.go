@@ -330,6 +330,22 @@ func (j *Job) HeldBy(person string) *Job {
 	return nil
 }
 
+// HolderNames names who holds the job, earliest first: its Holders, or
+// its one holder (none if it is not reserved).
+func (j *Job) HolderNames() []string {
+	if len(j.Holders) == 0 {
+		if j.State == StateReserved && j.ReservedBy != "" {
+			return []string{j.ReservedBy}
+		}
+		return nil
+	}
+	names := make([]string, len(j.Holders))
+	for i, h := range j.Holders {
+		names[i] = h.By
+	}
+	return names
+}
+
 // Shared reports whether the job is one reservation of a job several
 // people hold at once, as Each gives it: its Holders are all of them.
 func (j *Job) Shared() bool { return j.shared }

@@ -18,17 +18,6 @@ func (e *env) withSeats(n int) {
 	}
 }
 
-// holders lists who holds the job, earliest first.
-func holders(j *Job) []string {
-	var out []string
-	for _, v := range j.Each() {
-		if v.State == StateReserved {
-			out = append(out, v.ReservedBy)
-		}
-	}
-	return out
-}
-
 // seatMembers returns the queue's members of the seat lines, and of their
 // firsts.
 func (e *env) seatMembers() (members, heads []string) {
@@ -82,7 +71,7 @@ func TestOverlapSeatsHeldAtOnce(t *testing.T) {
 			t.Fatal("two reservations share a token")
 		}
 		got := e.get(job.ID)
-		if h := holders(got); !slices.Equal(h, []string{"ann", "bob", "cy"}) || got.State != StateReserved {
+		if h := got.HolderNames(); !slices.Equal(h, []string{"ann", "bob", "cy"}) || got.State != StateReserved {
 			t.Fatalf("held by %q in %s", h, got.State)
 		}
 		if s := e.stats(); s.Reserved != 1 || s.Ready != 0 {
@@ -134,7 +123,7 @@ func TestOverlapSeatsHeldAtOnce(t *testing.T) {
 		if again := e.answer(ann, `{"decision":"reject"}`); len(again.Answers) != 1 {
 			t.Fatalf("a retried answer made %d answers", len(again.Answers))
 		}
-		if h := holders(e.get(job.ID)); !slices.Equal(h, []string{"cy", "eve"}) {
+		if h := e.get(job.ID).HolderNames(); !slices.Equal(h, []string{"cy", "eve"}) {
 			t.Fatalf("held by %q after ann's answer", h)
 		}
 
@@ -149,7 +138,7 @@ func TestOverlapSeatsHeldAtOnce(t *testing.T) {
 			t.Fatalf("reclaimed %+v, %v: want eve's reservation alone", expired, err)
 		}
 		got = e.get(job.ID)
-		if h := holders(got); !slices.Equal(h, []string{"cy"}) || got.Attempts != 1 {
+		if h := got.HolderNames(); !slices.Equal(h, []string{"cy"}) || got.Attempts != 1 {
 			t.Fatalf("after eve's ran out: held by %q, %d attempts", h, got.Attempts)
 		}
 		if _, err := e.store.Complete(e.ctx, job.ID, eve.Hold(), nil); !errors.Is(err, ErrReservationLost) {
@@ -200,7 +189,7 @@ func TestOverlapSeatsEndTogether(t *testing.T) {
 		if len(taken) != 1 || taken[0].Holder != "bob" {
 			t.Fatalf("taking bob's back: %+v", taken)
 		}
-		if h := holders(e.get(job.ID)); !slices.Equal(h, []string{"ann", "cy"}) {
+		if h := e.get(job.ID).HolderNames(); !slices.Equal(h, []string{"ann", "cy"}) {
 			t.Fatalf("held by %q", h)
 		}
 		// Naming nobody takes it from everyone.
@@ -300,7 +289,7 @@ func TestOverlapSeatsRetries(t *testing.T) {
 		if err != nil || j.Extensions != 1 || j.ReservedBy != "ann" {
 			t.Fatalf("ann's retried extension: %+v %v, want one extension of hers", j, err)
 		}
-		if h := holders(e.get(job.ID)); !slices.Equal(h, []string{"ann", "bob", "cy"}) {
+		if h := e.get(job.ID).HolderNames(); !slices.Equal(h, []string{"ann", "bob", "cy"}) {
 			t.Fatalf("held by %q", h)
 		}
 

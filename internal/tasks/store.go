@@ -564,13 +564,7 @@ func AsSeen(state State, holder string) SuperviseOption {
 
 // EveryHolder names, for AsSeen, every holder of a job several hold at
 // once, as seen (lua/lib.lua, as_seen).
-func EveryHolder(j *Job) string {
-	names := make([]string, len(j.Holders))
-	for i, h := range j.Holders {
-		names[i] = h.By
-	}
-	return strings.Join(names, "\n")
-}
+func EveryHolder(j *Job) string { return strings.Join(j.HolderNames(), "\n") }
 
 // WithReason says why the supervisor acts: kept in the job's history
 // entry of the change (and shown to a holder whose reservation it ends).

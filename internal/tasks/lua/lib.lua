@@ -539,6 +539,12 @@ local function leave(line, place)
   set_first(line, first and string.sub(first, #line + 2))
 end
 
+-- count_line counts a skills line in K.routes, and the lines that came in
+-- conf's "routes_v", if it is new.
+local function count_line(line)
+  if redis.call('HSETNX', K.routes, line, '1') == 1 then redis.call('HINCRBY', K.conf, 'routes_v', 1) end
+end
+
 -- line_up puts a claimable job in line at its rank: an open one in
 -- INDEX.ready, a routed one in its lines too (ROUTED above), each with a
 -- due time in the due lines.
@@ -556,9 +562,7 @@ local function line_up(id, m)
     if due then join('d' .. line, due .. '|' .. id) end
   end
   -- A skills line that had no job may be new: then it is counted.
-  if m.skills and not m.route_to and not m.review and not known and redis.call('HSETNX', K.routes, lines[1], '1') == 1 then
-    redis.call('HINCRBY', K.conf, 'routes_v', 1)
-  end
+  if m.skills and not m.route_to and not m.review and not known then count_line(lines[1]) end
 end
 
 -- out_of_line takes a job out of line: it returns false if it was not
@@ -722,20 +726,26 @@ local function seat(m)
     .. int(m.extensions) .. '\n' .. (m.claim_key or '')
 end
 
--- unseat makes the seat the job's reservation.
+-- unseat makes the seat the job's reservation, and returns the job; of
+-- an empty table, the seat read (as_seat).
 local function unseat(m, s)
   local by, token, at, deadline, extensions, key = string.match(s, '^([^\n]*)\n([^\n]*)\n(%d+)\n(%d+)\n(%d+)\n(.*)$')
   m.reserved_by, m.token, m.reserved_at, m.deadline = by, token, tonumber(at), tonumber(deadline)
   m.extensions, m.claim_key = tonumber(extensions), key ~= '' and key or nil
+  return m
 end
 
--- seat_token and seat_deadline read a seat's token and deadline.
-local function seat_token(s)
-  return string.match(s, '^[^\n]*\n([^\n]*)\n')
+local function as_seat(s)
+  return unseat({}, s)
 end
 
-local function seat_deadline(s)
-  return tonumber(string.match(s, '^[^\n]*\n[^\n]*\n%d+\n(%d+)\n'))
+-- seat_where returns the place in m.seats of the first seat whose
+-- reservation has field equal to value, nil if none.
+local function seat_where(m, field, value)
+  for i, s in ipairs(m.seats or {}) do
+    if as_seat(s)[field] == value then return i end
+  end
+  return nil
 end
 
 -- swap makes seat i the job's reservation, and the reservation seat i.
@@ -745,35 +755,21 @@ local function swap(m, i)
   unseat(m, s)
 end
 
--- holds reports whether holder has a reservation of the job.
-local function holds(m, holder)
-  if m.state ~= 'reserved' then return false end
-  if m.reserved_by == holder then return true end
-  for _, s in ipairs(m.seats or {}) do
-    if string.sub(s, 1, #holder + 1) == holder .. '\n' then return true end
-  end
-  return false
-end
-
 -- hold_of makes holder's reservation of the job, if it has one, the
 -- job's reservation, and reports whether it has one.
 local function hold_of(m, holder)
   if m.state ~= 'reserved' then return false end
   if m.reserved_by == holder then return true end
-  for i, s in ipairs(m.seats or {}) do
-    if string.sub(s, 1, #holder + 1) == holder .. '\n' then
-      swap(m, i)
-      return true
-    end
-  end
-  return false
+  local i = seat_where(m, 'reserved_by', holder)
+  if i then swap(m, i) end
+  return i ~= nil
 end
 
 -- held_until returns the first deadline of the job's reservations.
 local function held_until(m)
   local first = m.deadline
   for _, s in ipairs(m.seats or {}) do
-    first = math.min(first, seat_deadline(s))
+    first = math.min(first, as_seat(s).deadline)
   end
   return first
 end
@@ -811,9 +807,7 @@ function reseat(id, m)
     join(line, place)
   end
   -- A skills line may be new, as in line_up: then it is counted.
-  if want and m.skills and not m.route_to and redis.call('HSETNX', K.routes, '+' .. m.skills, '1') == 1 then
-    redis.call('HINCRBY', K.conf, 'routes_v', 1)
-  end
+  if want and m.skills and not m.route_to then count_line('+' .. m.skills) end
   -- Claims of the queue look in the lines, and in the seat lines, from
   -- now on (claim_for); later claims of a joined call too.
   if want and not (SEEN.claim and SEEN.claim[9] == '1') then
@@ -970,7 +964,7 @@ local function drop_seats(id, m, action, actor, reason)
   if not m.seats then return end
   local own = seat(m)
   table.sort(m.seats, function(a, b)
-    local ta, tb = tonumber(string.match(a, '^[^\n]*\n[^\n]*\n(%d+)')), tonumber(string.match(b, '^[^\n]*\n[^\n]*\n(%d+)'))
+    local ta, tb = as_seat(a).reserved_at, as_seat(b).reserved_at
     if ta ~= tb then return ta < tb end
     return a < b
   end)
@@ -1275,13 +1269,9 @@ end
 -- ended or ran out, is a lost reservation. A seat's token makes the seat
 -- the job's reservation first (Seats, above).
 local function fence(m, token, holder)
-  if m.token ~= token and m.seats and m.state == 'reserved' then
-    for i, s in ipairs(m.seats) do
-      if seat_token(s) == token then
-        swap(m, i)
-        break
-      end
-    end
+  if m.token ~= token and m.state == 'reserved' then
+    local i = seat_where(m, 'token', token)
+    if i then swap(m, i) end
   end
   if m.token ~= token then return 'reservation_lost' end
   if m.reserved_by ~= holder then return 'forbidden' end
@@ -1341,7 +1331,7 @@ local function reclaim(limit)
     while m.state == 'reserved' do
       local first, past = m.deadline, 0
       for j, s in ipairs(m.seats or {}) do
-        local d = seat_deadline(s)
+        local d = as_seat(s).deadline
         if d < first or d == first and s < seat(m) then first, past = d, j end
       end
       if first > NOW then break end
@@ -1768,7 +1758,7 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
     if not id then break end
     m = load(id)
     local b = batch(m.batch)
-    if m.state == 'reserved' and holds(m, op) then
+    if m.state == 'reserved' and hold_of(m, op) then
       -- A seat of a job op holds since before its queue let several
       -- hold a job at once (a mark would have kept op off it: Seats,
       -- above): marked now, and looked past.
