@@ -278,8 +278,8 @@ const (
 )
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
-// code tables, the drafts kept per job (draft.go), the tallies' days and
-// buckets (tally.go), a queue's warn fraction unless set (queue.go), the
+// code tables, the drafts kept per job (draft.go), the tallies' days,
+// buckets and counters (tally.go), a queue's warn fraction unless set (queue.go), the
 // review and seat lines' names (review.go), and how a job's metadata is packed
 // (metaFields), from their definitions in Go.
 func luaConstants() string {
@@ -288,7 +288,11 @@ func luaConstants() string {
 	fmt.Fprintf(&b, "local OUTBOX_CAP = %d\n", OutboxCap)
 	fmt.Fprintf(&b, "local DRAFTS_KEPT = %d\n", DraftsKept)
 	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
-	fmt.Fprintf(&b, "local TALLY_ON_TIME, TALLY_LATE = %d, %d\n", tallyOnTime, tallyLate)
+	fmt.Fprintf(&b, "local TALLY_ON_TIME, TALLY_LATE, TALLY_DAY = %d, %d, %d\n", tallyOnTime, tallyLate, tallyDay)
+	fmt.Fprintf(&b, "local TALLY_AT = {released = %q, skipped = %q, failed = %q, expired = %q}\nlocal TALLY_TAKEN = %q\n",
+		countGivenBack, countGivenBack, countFailed, countExpired, countTakenBack)
+	fmt.Fprintf(&b, "local REVIEW_AT = {approved = %q, sent_back = %q, judged = %q, agreed = %q}\n",
+		countApproved, countSentBack, countJudged, countAgreed)
 	fmt.Fprintf(&b, "local DEFAULT_WARN_FRACTION = %g\n", DefaultWarnFraction)
 	fmt.Fprintf(&b, "local REVIEW_LINE, SEAT_LINE = %q, %q\n", "!"+reviewLine, seatLine)
 	table := func(name string, words []string) {
@@ -313,23 +317,33 @@ func luaConstants() string {
 	// reads the count from the first byte (a record of format 2 has none:
 	// decodeMeta), then the fields in one go; pack_meta packs the fields
 	// of one.
-	var vars, fields, values []string
+	var vars, fields, later, values []string
 	for i, f := range metaFields {
 		v := fmt.Sprintf("v%d", i+1)
 		vars = append(vars, v)
-		fields = append(fields, f.name+" = "+v)
+		if i < format2Fields {
+			fields = append(fields, f.name+" = "+v)
+		} else {
+			later = append(later, fmt.Sprintf("    if %[2]s ~= nil then m.%[1]s = %[2]s end\n", f.name, v))
+		}
 		values = append(values, "m."+f.name)
 	}
 	all := strings.Join(vars, ", ")
 	fmt.Fprintf(&b, "local META, META_FORMAT2 = %d, %d\n", len(metaFields), format2Fields)
+	// The table is made with the fields of format 2, and those added since
+	// only when set: most jobs have none of them, and a key set to nil
+	// still costs a table its slot.
 	fmt.Fprintf(&b, `local function unpack_meta(raw)
   local n, at = string.byte(raw, 1), 1
   if n > 0x7f then n, at = META_FORMAT2, 0 end
   -- Fields a record lacks are nil; those it has beyond META are dropped.
   local next_at, %[1]s = cmsgpack.unpack_limit(raw, n, at)
-  return next_at, {%[2]s}
+  local m = {%[2]s}
+  if n > META_FORMAT2 then
+%[3]s  end
+  return next_at, m
 end
-`, all, strings.Join(fields, ", "))
+`, all, strings.Join(fields, ", "), strings.Join(later, ""))
 	// The fields added since format 2 are left out from the last one set
 	// on: a job without them costs no byte more than the count.
 	b.WriteString("local function pack_meta(m)\n")

@@ -30,6 +30,6 @@
 clock(ARGV[1])
 local mode = ''
 if ARGV[8] == '1' then mode = 'again' end
-local status, id, raw = claim_for(ARGV[2], given_lines(ARGV[9], ARGV[10]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], mode)
+local status, id, raw = claim_for(ARGV[2], given_lines(ARGV[9], ARGV[10]), ARGV[3], num(ARGV[4]), num(ARGV[5]), ARGV[6], ARGV[7], mode)
 if status ~= 'ok' then return answer(status) end
 return reply(id, raw)

@@ -1,10 +1,11 @@
 -- complete.lua: the holder finishes a reserved job with a result that
 -- fits the queue's outcome form (complete_held, lib.lua, says how).
--- BUDGET complete: 16 commands
+-- BUDGET complete: 15 commands
 --   (no webhook listening: TIME, HGET meta, the outcome form's and the
---   outbox flag's HMGET, the tally's HGET and HSET, HDEL drafts, ZREM
---   holding and reserved, ZADD completed, HSET meta, HGET payload, five
---   ZCARDs)
+--   outbox flag's HMGET, the tally's HINCRBY (an HSET more for the
+--   holder's first of its kind in a day: count, lib.lua), HDEL drafts,
+--   ZREM holding and reserved, ZADD completed, HSET meta, HGET payload,
+--   five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,
@@ -40,6 +41,6 @@
 --         the result sent first
 clock(ARGV[1])
 local id = ARGV[2]
-local status, raw, kept = complete_held(id, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], completion(ARGV, 8))
+local status, raw, kept = complete_held(id, ARGV)
 if status == 'ok' or status == 'again' then return reply(id, raw, kept) end
 return raw

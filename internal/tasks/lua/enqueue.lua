@@ -86,21 +86,15 @@ if b and ARGV[4] ~= '' and found > 0 and found < n then return answer('key_elsew
 -- known: one command per key costs less than one per job, though not for
 -- one job.
 local made_now, bodies = {}, {}
--- Several jobs' numbers, most of them alike (a priority, 0 for none), are
--- read once per call.
-local number = tonumber
+-- Most of a job's numbers are 0, for none; several jobs' numbers, most of
+-- them alike (a priority), are read once per call (num, lib.lua).
+local function number(s)
+  if s == '0' then return 0 end
+  return num(s)
+end
 if n > 1 then
   gather()
   remember()
-  local numbers = {}
-  number = function(s)
-    local v = numbers[s]
-    if not v then
-      v = tonumber(s)
-      numbers[s] = v
-    end
-    return v
-  end
 end
 local routed = false
 for i = 0, n - 1 do
@@ -172,10 +166,8 @@ for i = 0, n - 1 do
     record(id, m, 'enqueued', nil, m.state, actor)
     file(id, m, m.state == 'scheduled' and due or m.rank, b)
     write('HSET', K.payload, id, body)
-    table.insert(out, 'created')
-    table.insert(out, id)
-    table.insert(out, store(id, m))
-    table.insert(out, '')
+    local o = #out
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 'created', id, store(id, m), ''
   end
 end
 flush()

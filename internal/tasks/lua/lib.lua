@@ -52,21 +52,22 @@ local JOINED, MARK, PUBLISHED = false, 0, false
 local SEEN, CLAIMED = {}, 0
 
 -- In a call that handles many jobs (a joined call, an enqueue of
--- several), INTS keeps the numbers formatted by int, and ENQUEUED the
+-- several), INTS keeps the numbers formatted by int, NUMS those read by
+-- num, and ENQUEUED the
 -- first history entry of the jobs it enqueued, by state (append_entry),
 -- so each is made once (remember); other calls keep nothing, which would
 -- cost them more than it saved.
-local INTS, ENQUEUED = nil, nil
+local INTS, NUMS, ENQUEUED = nil, nil, nil
 
 local function remember()
-  INTS, ENQUEUED = {}, {}
+  INTS, NUMS, ENQUEUED = {}, {}, {}
 end
 
 -- fresh starts what a call keeps of its own: a call of one script, or a
 -- joined one (many).
 local function fresh()
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
-  MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED, INTS, ENQUEUED = 0, false, nil, {}, 0, nil, nil
+  MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED, INTS, NUMS, ENQUEUED = 0, false, nil, {}, 0, nil, nil, nil
 end
 
 -- begin starts a script's body with the keys it was handed, by part: a
@@ -167,6 +168,19 @@ local function int(n)
     memo[n] = s
   end
   return s
+end
+
+-- num reads a number written as a string (an argument, a setting), nil
+-- for none.
+local function num(s)
+  local memo = NUMS
+  if not memo or not s then return tonumber(s) end
+  local n = memo[s]
+  if not n then
+    n = tonumber(s)
+    memo[s] = n
+  end
+  return n
 end
 
 -- NOW is the script's one idea of the current time in ms, set by clock.
@@ -796,6 +810,7 @@ local function seat_members(id, m)
 end
 
 function reseat(id, m)
+  if not m.overlap and not m.seated then return end
   local want = seat_members(id, m)
   if want == m.seated then return end
   for member in string.gmatch(m.seated or '', '[^\n]+') do
@@ -827,82 +842,69 @@ local function oldest_waiting()
 end
 
 -- Work by person. Each reservation that ends counts once in its holder's
--- tally of the UTC day it ends: K.people's field "<day mod TALLY_DAYS>
--- \n<holder>" holds the day, then how many of the holder's reservations
--- were given back (released or skipped), failed, ran out and were taken
--- back (by a supervisor: force released, requeued or canceled), then the
--- completions (and answers: Overlap, below) as pairs of handling-time bucket and count, by bucket. A
+-- tally of the UTC day it ends, as counters in K.people: the field
+-- "<day mod TALLY_DAYS>\n<holder>\n=<what>" holds the day times TALLY_DAY
+-- plus the count, so one HINCRBY counts (count, below), and a counter
+-- left from an older day is known by its value and starts over. What is
+-- counted (TALLY_AT says which action counts where): the reservations
+-- given back (released or skipped), failed, ran out and taken back (by a
+-- supervisor: force released, requeued or canceled: TALLY_TAKEN), and the
+-- completions (and answers: Overlap, below) by bucket of handling time: a
 -- handling time of t ms falls in bucket floor(HANDLING_PER_DOUBLING *
 -- log2(t / HANDLING_BASE_MS)), 0 at least. Two buckets below 0 count
 -- the completions of jobs with a due time: TALLY_ON_TIME those completed
 -- before it, TALLY_LATE the others; the queue's conf counts the day's of
--- every holder (sla_day, sla_done, sla_on_time). A field still holding
--- an older day starts over. TALLY_AT says where each action counts.
-local TALLY_AT = {released = 2, skipped = 2, failed = 3, expired = 4}
-local TALLY_TAKEN = 5
+-- every holder (sla_day, sla_done, sla_on_time). TALLY_AT, TALLY_TAKEN
+-- and TALLY_DAY are defined before this file, from Go (tally.go), which
+-- reads the counters back, and also a store's tallies of format 3 (one
+-- record of MessagePack values per person and day in "<day mod
+-- TALLY_DAYS>\n<holder>") until their days have passed.
+
 -- HANDLED are the endings that count as work done, by handling time: a
 -- completion, an answer (Overlap), work sent to review, and a review's
 -- approval or send-back (Review, below). Only a completion or an approval
 -- finishes the job, and counts against its due time.
 local HANDLED = {completed = true, answered = true, submitted = true, approved = true, sent_back = true}
 
--- Reviews and agreement by person: K.people's field "<day mod TALLY_DAYS>
--- \n<person>\nr" holds the day, then how many of the person's
--- completions reviewers approved and sent back (Review), how many of
--- their answers to jobs with overlap were judged against the others'
--- (Overlap), and how many of those agreed with the majority. REVIEW_AT
--- says where each counts.
-local REVIEW_AT = {approved = 2, sent_back = 3, judged = 4, agreed = 5}
+-- count counts one of what in person's tally of the day.
+local function count(person, day, what)
+  local field = int(day % TALLY_DAYS) .. '\n' .. person .. '\n=' .. what
+  local v = redis.call('HINCRBY', K.people, field, 1)
+  if v - v % TALLY_DAY ~= day * TALLY_DAY then redis.call('HSET', K.people, field, int(day * TALLY_DAY + 1)) end
+end
 
--- review_tally counts each of what in the person's record of the day.
+-- Reviews and agreement by person, counted as the rest (count): how many
+-- of the person's completions reviewers approved and sent back (Review),
+-- how many of their answers to jobs with overlap were judged against the
+-- others' (Overlap), and how many of those agreed with the majority.
+-- REVIEW_AT names each counter, from Go as TALLY_AT.
+
+-- review_tally counts one of each of what in the person's tally of the day.
 local function review_tally(person, ...)
   local day = math.floor(NOW / 86400000)
-  local field = int(day % TALLY_DAYS) .. '\n' .. person .. '\nr'
-  local raw = redis.call('HGET', K.people, field)
-  local r
-  if raw then r = {cmsgpack.unpack(raw)} end
-  if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
-  for _, what in ipairs({...}) do r[REVIEW_AT[what]] = r[REVIEW_AT[what]] + 1 end
-  redis.call('HSET', K.people, field, cmsgpack.pack(unpack(r)))
+  for _, what in ipairs({...}) do count(person, day, REVIEW_AT[what]) end
 end
 
--- count counts one in the bucket b of the tally r's pairs.
-local function count(r, b)
-  local i = TALLY_TAKEN + 1
-  while r[i] and r[i] < b do i = i + 2 end
-  if r[i] == b then
-    r[i + 1] = r[i + 1] + 1
-  else
-    table.insert(r, i, 1)
-    table.insert(r, i, b)
-  end
-end
-
+-- tally counts the end of m's reservation, by action, in its holder's
+-- tally of the day.
 local function tally(m, action)
-  local day = math.floor(NOW / 86400000)
-  local field = int(day % TALLY_DAYS) .. '\n' .. m.reserved_by
-  local raw = redis.call('HGET', K.people, field)
-  local r
-  if raw then r = {cmsgpack.unpack(raw)} end
-  if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
-  if HANDLED[action] then
-    local t = math.max(NOW - m.reserved_at, 1)
-    count(r, math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2))))
-    if m.due_at and (action == 'completed' or action == 'approved') then
-      local on_time = NOW < m.due_at
-      count(r, on_time and TALLY_ON_TIME or TALLY_LATE)
-      -- And in the queue's attainment of the day (stats.lua).
-      local q = redis.call('HMGET', K.conf, 'sla_day', 'sla_done', 'sla_on_time')
-      local done, kept = 0, 0
-      if tonumber(q[1]) == day then done, kept = tonumber(q[2]), tonumber(q[3]) end
-      if on_time then kept = kept + 1 end
-      redis.call('HSET', K.conf, 'sla_day', int(day), 'sla_done', int(done + 1), 'sla_on_time', int(kept))
-    end
-  else
-    local at = TALLY_AT[action] or TALLY_TAKEN
-    r[at] = r[at] + 1
+  local person, day = m.reserved_by, math.floor(NOW / 86400000)
+  if not HANDLED[action] then
+    count(person, day, TALLY_AT[action] or TALLY_TAKEN)
+    return
   end
-  redis.call('HSET', K.people, field, cmsgpack.pack(unpack(r)))
+  local t = math.max(NOW - m.reserved_at, 1)
+  count(person, day, int(math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2)))))
+  if m.due_at and (action == 'completed' or action == 'approved') then
+    local on_time = NOW < m.due_at
+    count(person, day, on_time and TALLY_ON_TIME or TALLY_LATE)
+    -- And in the queue's attainment of the day (stats.lua).
+    local q = redis.call('HMGET', K.conf, 'sla_day', 'sla_done', 'sla_on_time')
+    local done, kept = 0, 0
+    if tonumber(q[1]) == day then done, kept = tonumber(q[2]), tonumber(q[3]) end
+    if on_time then kept = kept + 1 end
+    redis.call('HSET', K.conf, 'sla_day', int(day), 'sla_done', int(done + 1), 'sla_on_time', int(kept))
+  end
 end
 
 -- go is every change of a job's state: it records the transition (action
@@ -1187,14 +1189,21 @@ end
 -- holds its job or batch as that change left it.
 local function publish()
   local events = ENDED
-  for bid in pairs(FINISHED) do
-    events[#events + 1] = 'batch.finished'
-    events[#events + 1] = bid
+  if next(FINISHED) then
+    for bid in pairs(FINISHED) do
+      events[#events + 1] = 'batch.finished'
+      events[#events + 1] = bid
+    end
+    FINISHED = {}
   end
   if #events == 0 then return end
-  ENDED, FINISHED = {}, {}
   if OUTBOX == nil then OUTBOX = redis.call('HGET', K.conf, 'outbox') end
-  if OUTBOX ~= '1' then return end
+  if OUTBOX ~= '1' then
+    -- (Emptied where it is: most changes of most queues end here.)
+    for i = #events, 1, -1 do events[i] = nil end
+    return
+  end
+  ENDED = {}
   PUBLISHED = true
   for i = 1, #events, 2 do
     local kind, id = events[i], events[i + 1]
@@ -1455,9 +1464,15 @@ end
 -- gives, history "approved") or sends it back with a note (send_back.lua).
 -- Each counts in the author's review tally (review_tally).
 
+-- COMPLETION says where each argument of a completion is in its script's
+-- ARGV (complete.lua's; complete_next.lua's begin alike).
+local COMPLETION = {token = 3, holder = 4, result = 5, form = 6, fits = 7, agreed = 8, agreement = 9,
+  agreed_result = 10, lowest = 11, judged = 12, roll = 13, training = 14, mode = 15}
+
 -- complete_held finishes the reserved job for its holder with a result
--- (empty: none), if the result fits the queue's outcome form. The form is
--- checked in Go (Outcome.Check), against the form as Go last read it:
+-- (empty: none), if the result fits the queue's outcome form; argv are
+-- the completion's arguments, named as COMPLETION (above) names them. The
+-- form is checked in Go (Outcome.Check), against the form as Go last read it:
 -- form names it (the SHA-1 of the form as stored in conf, "" for none)
 -- and fits says whether the result fits it ('1') or not. The form is read
 -- here again, in the same call that completes the job, so that a form
@@ -1476,7 +1491,10 @@ end
 -- completed it before (a retry whose answer was lost: the result sent
 -- first stays); "unfit" when the result does not fit the form, changing
 -- nothing; or another status and the answer to give.
-local function complete_held(id, token, holder, result, form, fits, a)
+local function complete_held(id, argv)
+  local at = COMPLETION
+  local token, holder, result, form, fits = argv[at.token], argv[at.holder], argv[at.result], argv[at.form], argv[at.fits]
+  local mode = argv[at.mode]
   local m, done = take(id, token, holder, 'completed')
   if not m then
     if done[1] == 'ok' then return 'again', done[4], redis.call('HGET', K.result, id) or '' end
@@ -1493,7 +1511,7 @@ local function complete_held(id, token, holder, result, form, fits, a)
   local stored = seen[1]
   OUTBOX = seen[2]
   if seen.sum ~= form then return 'form', answer('form', stored) end
-  if (a.mode == 'approve') ~= (m.review ~= nil) then return 'invalid_state', answer('invalid_state') end
+  if (mode == 'approve') ~= (m.review ~= nil) then return 'invalid_state', answer('invalid_state') end
   -- (An approval without a result of its own takes the one that waits,
   -- which fit the form when it came.)
   if fits ~= '1' and not (m.review and result == '') then return 'unfit', answer('unfit') end
@@ -1516,17 +1534,17 @@ local function complete_held(id, token, holder, result, form, fits, a)
       back_in_line(id, m, 'answered', holder)
       return 'ok', store(id, m), ''
     end
-    if a.agreed ~= int(given) then return 'answers', answer('answers', answers) end
+    if argv[at.agreed] ~= int(given) then return 'answers', answer('answers', answers) end
     m.answers = given + 1
-    result = a.agreed_result
-    redis.call('HSET', K.result, id .. '\nanswers', answers, id .. '\nagreement', a.agreement)
-    for person, agreed in string.gmatch(a.judged, '([^\n=]+)=(%d)') do
+    result = argv[at.agreed_result]
+    redis.call('HSET', K.result, id .. '\nanswers', answers, id .. '\nagreement', argv[at.agreement])
+    for person, agreed in string.gmatch(argv[at.judged], '([^\n=]+)=(%d)') do
       if agreed == '1' then review_tally(person, 'judged', 'agreed') else review_tally(person, 'judged') end
     end
-    if seen[4] > 0 and a.lowest ~= '' and tonumber(a.lowest) < seen[4] then why = 'disagreement' end
+    if seen[4] > 0 and argv[at.lowest] ~= '' and tonumber(argv[at.lowest]) < seen[4] then why = 'disagreement' end
   end
-  if not why and a.training == '1' then why = 'training' end
-  if not why and seen[3] > 0 and tonumber(a.roll) < seen[3] then why = 'sample' end
+  if not why and argv[at.training] == '1' then why = 'training' end
+  if not why and seen[3] > 0 and tonumber(argv[at.roll]) < seen[3] then why = 'sample' end
   if why then
     redis.call('HSET', K.result, id .. '\nreview', result)
     redis.call('HSET', K.conf, 'routed', '1')
@@ -1540,13 +1558,6 @@ local function complete_held(id, token, holder, result, form, fits, a)
   if result ~= '' then redis.call('HSET', K.result, id, result) end
   finish(id, m, 'completed', 'completed', holder)
   return 'ok', store(id, m), result
-end
-
--- completion reads the arguments of a completion that follow its
--- result's form and fit (complete.lua, complete_next.lua), from argv[i].
-local function completion(argv, i)
-  return {agreed = argv[i], agreement = argv[i + 1], agreed_result = argv[i + 2], lowest = argv[i + 3],
-    judged = argv[i + 4], roll = argv[i + 5], training = argv[i + 6], mode = argv[i + 7]}
 end
 
 -- claimed_with returns the job of op's live reservation made with the claim
@@ -1573,10 +1584,19 @@ end
 -- the count of lines it knows them by, and those that the claimer's skills
 -- cover, one per line of text.
 local function given_lines(version, text)
-  if version == 'review' then return {review = true, lines = {REVIEW_LINE}} end
-  local lines = {}
-  for line in string.gmatch(text, '[^\n]+') do lines[#lines + 1] = line end
-  return {version = version, lines = lines}
+  -- The claims of a joined call are mostly given the same: read once.
+  local seen = SEEN.given
+  if seen and seen[1] == version and seen[2] == text then return seen[3] end
+  local given
+  if version == 'review' then
+    given = {review = true, lines = {REVIEW_LINE}}
+  else
+    local lines = {}
+    for line in string.gmatch(text, '[^\n]+') do lines[#lines + 1] = line end
+    given = {version = version, lines = lines}
+  end
+  SEEN.given = {version, text, given}
+  return given
 end
 
 -- next_for returns the job a claim by op (given: the skills lines op may
@@ -1691,7 +1711,7 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
     SEEN.claim = conf
   end
   local routed = conf[5] == '1'
-  local max_hold, max_held = conf[1], tonumber(conf[3] or '0')
+  local max_hold, max_held = num(conf[1]), num(conf[3] or '0')
   if not max_hold then return 'queue_not_found' end
   if key ~= '' and mode ~= 'new' then
     local prior = claimed_with(op, key)
@@ -1729,6 +1749,7 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local function skipped_by_op(candidate)
     return skipped > 0 and redis.call('SISMEMBER', K.skips, op .. '\n' .. candidate) == 1
   end
+  local function fine(candidate) return not skipped_by_op(candidate) end
   -- Only jobs this operator skipped can stand in front of the one to claim,
   -- so the first skipped+1 ready jobs always hold it (if any does).
   -- A queue that claims earliest due first (order "due") looks first
@@ -1746,8 +1767,7 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
       return nil
     end
     -- (Seats only while the queue lets them: at_once.)
-    return next_for(op, given, routed and {seats = conf[9] == '1' and conf[10] == '1'}, conf[4] == 'due', ahead,
-      function(candidate) return not skipped_by_op(candidate) end)
+    return next_for(op, given, routed and {seats = conf[9] == '1' and conf[10] == '1'}, conf[4] == 'due', ahead, fine)
   end
 
   -- A job of a batch being canceled may still be in line (the cancel goes
@@ -1791,12 +1811,12 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   -- A job answered before needs one more answer at least; a review's
   -- claim answers nothing (Review, below).
   if not m.review and not seated then
-    local overlap = tonumber(conf[8] or '1')
+    local overlap = num(conf[8] or '1')
     if m.answers then overlap = math.max(overlap, m.answers + 1) end
     if overlap > 1 then m.overlap = overlap else m.overlap = nil end
   end
   -- A job's own lease never outlasts the queue's cap on a reservation.
-  m.deadline = now + math.min(m.lease_seconds, tonumber(max_hold)) * 1000
+  m.deadline = now + math.min(m.lease_seconds, max_hold) * 1000
   if key ~= '' then
     m.claim_key = key
     if filed(key) then redis.call('HSET', K.claims, op .. '\n' .. key, id) end
@@ -1841,7 +1861,7 @@ local function many(ALL, ARGV)
   -- Each script's keys by part, made once per call: no change alters them.
   local parts = {}
   for c = 1, count do
-    local f, n = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+    local f, n = num(ARGV[at]), num(ARGV[at + 1])
     local keys = parts[f]
     if not keys then
       keys = PARTS[f](ALL)
