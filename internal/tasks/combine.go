@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 )
 
-// enqueueRequest is one Enqueue's jobs, as script arguments (enqueueFields
-// each), and what the call answered for them once done is closed.
+// enqueueRequest is one Enqueue's jobs, as script arguments (NewJob.args)
+// and their payloads, and what the call answered for them once done is
+// closed.
 type enqueueRequest struct {
-	args  []any
-	bytes int // of payloads
-	done  chan struct{}
-	out   []Enqueued
-	err   error
+	args     []any
+	payloads []string
+	bytes    int // of payloads
+	done     chan struct{}
+	out      []Enqueued
+	err      error
 }
 
 func (r *enqueueRequest) answered() chan struct{} { return r.done }
@@ -22,7 +24,7 @@ func (r *enqueueRequest) fail(err error) {
 	close(r.done)
 }
 
-func (r *enqueueRequest) jobs() int { return len(r.args) / enqueueFields }
+func (r *enqueueRequest) jobs() int { return len(r.payloads) }
 
 // enqueueCombined creates the jobs of req in the queue for actor, in one
 // call of enqueue.lua with the enqueues of the same queue and producer
@@ -45,16 +47,18 @@ func (s *Store) enqueueCombined(ctx context.Context, queue, actor string, req *e
 		return len(waiting)
 	}
 	send := func(ctx context.Context, group []*enqueueRequest) {
-		jobs := 0
+		jobs, values := 0, 0
 		for _, r := range group {
-			jobs += r.jobs()
+			jobs, values = jobs+r.jobs(), values+len(r.args)
 		}
-		args := make([]any, 0, enqueueHead+jobs*enqueueFields)
+		args := make([]any, 0, enqueueHead+values)
 		args = append(args, s.nowArg(), strictStepMs, "", "", actor, jobs)
+		payloads := make([]string, 0, jobs)
 		for _, r := range group {
 			args = append(args, r.args...)
+			payloads = append(payloads, r.payloads...)
 		}
-		_, _, out, err := s.runEnqueue(ctx, queue, args)
+		_, _, out, err := s.runEnqueue(ctx, queue, args, payloads)
 		for _, r := range group {
 			if err != nil {
 				r.fail(err)
@@ -71,17 +75,18 @@ func (s *Store) enqueueCombined(ctx context.Context, queue, actor string, req *e
 	return req.out, req.err
 }
 
-// runEnqueue runs enqueue.lua with args (enqueueHead values, then
-// enqueueFields per job) and reads its answer: the batch's id and record
-// ("" without a batch) and each job, with the payload it was given.
-func (s *Store) runEnqueue(ctx context.Context, queue string, args []any) (batch, record string, _ []Enqueued, _ error) {
+// runEnqueue runs enqueue.lua with args (enqueueHead values, then each
+// job's: NewJob.args) and reads its answer: the batch's id and record (""
+// without a batch) and each job, with the payload it was given (payloads,
+// one per job).
+func (s *Store) runEnqueue(ctx context.Context, queue string, args []any, payloads []string) (batch, record string, _ []Enqueued, _ error) {
 	r, err := s.run(ctx, enqueueScript, queue, args...)
 	if err != nil {
 		return "", "", nil, err
 	}
 	batch = globalID(r.str("batch id"), queue)
 	record = r.str("batch")
-	out := make([]Enqueued, (len(args)-enqueueHead)/enqueueFields)
+	out := make([]Enqueued, len(payloads))
 	moved := map[int]string{}
 	for i := range out {
 		switch r.str("created, existing or moved") {
@@ -97,7 +102,7 @@ func (s *Store) runEnqueue(ctx context.Context, queue string, args []any) (batch
 		}
 		out[i].Job = r.job()
 		if out[i].Created && out[i].Job != nil {
-			out[i].Job.Payload = json.RawMessage(args[enqueueHead+i*enqueueFields+enqueueFields-1].(string))
+			out[i].Job.Payload = json.RawMessage(payloads[i])
 		}
 	}
 	if err := r.done(); err != nil {

@@ -68,9 +68,9 @@ type Enqueued struct {
 	Created bool
 }
 
-// enqueueHead and enqueueFields are how many script arguments come before
-// the jobs' and how many each job takes (enqueue.lua).
-const enqueueHead, enqueueFields = 6, 14
+// enqueueHead is how many script arguments come before the jobs'
+// (enqueue.lua).
+const enqueueHead = 6
 
 // Enqueue adds jobs to the queue for actor (the producer), all or none: up
 // to MaxBatch in one atomic script, which may also carry other callers'
@@ -104,7 +104,7 @@ func (s *Store) enqueue(ctx context.Context, queue, actor, batchID, newBatch str
 	}
 	args := make([]any, 0, enqueueHead+len(req.args))
 	args = append(args, s.nowArg(), strictStepMs, batchID, newBatch, actor, len(jobs))
-	return s.runEnqueue(ctx, queue, append(args, req.args...))
+	return s.runEnqueue(ctx, queue, append(args, req.args...), req.payloads)
 }
 
 // enqueueRequest validates the jobs that actor enqueues, into a batch or
@@ -120,7 +120,7 @@ func (s *Store) enqueueRequest(queue, actor string, batched bool, jobs []NewJob)
 	if err := validName("actor", actor); err != nil {
 		return nil, err
 	}
-	req := &enqueueRequest{args: make([]any, 0, len(jobs)*enqueueFields)}
+	req := &enqueueRequest{args: make([]any, 0, len(jobs)*jobPlainArgs), payloads: make([]string, 0, len(jobs))}
 	now := s.now()
 	for i, j := range jobs {
 		jobArgs, err := j.args(queue, now)
@@ -134,14 +134,22 @@ func (s *Store) enqueueRequest(queue, actor string, batched bool, jobs []NewJob)
 			return nil, err
 		}
 		req.args = append(req.args, jobArgs...)
-		if req.bytes += len(jobArgs[len(jobArgs)-1].(string)); req.bytes > maxBatchBytes {
+		payload := jobArgs[3].(string)
+		req.payloads = append(req.payloads, payload)
+		if req.bytes += len(payload); req.bytes > maxBatchBytes {
 			return nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
 		}
 	}
 	return req, nil
 }
 
-// args validates the job and returns its script arguments (enqueue.lua).
+// jobPlainArgs is how many script arguments a job takes that has nothing
+// but a title, a priority and a payload (NewJob.args).
+const jobPlainArgs = 5
+
+// args validates the job and returns its script arguments (enqueue.lua):
+// its id, title, priority and payload, then "" for a job with nothing
+// else, or "+" and the rest, which most jobs leave 0 or empty.
 func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	title, err := validTitle(j.Title)
 	if err != nil {
@@ -197,11 +205,14 @@ func (j NewJob) args(queue string, now time.Time) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{
-		localID(newID(queue, now)), title, priority, runAt, int64(j.DelaySeconds) * 1000,
-		j.LeaseSeconds, j.MaxAttempts, dueAt, int64(j.DueInSeconds) * 1000,
-		asked, routeTo, fallback, j.IdempotencyKey, payload,
-	}, nil
+	args := []any{localID(newID(queue, now)), title, priority, payload, ""}
+	if runAt == 0 && j.DelaySeconds == 0 && j.LeaseSeconds == 0 && j.MaxAttempts == 0 && dueAt == 0 &&
+		j.DueInSeconds == 0 && asked == "" && routeTo == "" && fallback == 0 && j.IdempotencyKey == "" {
+		return args, nil
+	}
+	args[4] = "+"
+	return append(args, runAt, int64(j.DelaySeconds)*1000, j.LeaseSeconds, j.MaxAttempts, dueAt,
+		int64(j.DueInSeconds)*1000, asked, routeTo, fallback, j.IdempotencyKey), nil
 }
 
 // routing validates whom the job is for and returns it as enqueue.lua

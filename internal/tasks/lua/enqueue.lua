@@ -16,15 +16,16 @@
 -- ARGV[4] -> the new batch's record as JSON (title, priority,
 --            max_concurrent, state); empty: add to the existing open batch
 -- ARGV[5] -> actor: the user enqueuing
--- ARGV[6] -> number of jobs n; then 14 values per job:
---            id, title, priority, run_at ms (0: none), delay ms (0: none),
---            lease_seconds (0: queue's), max_attempts (0: queue's),
---            due_at ms (0: none), due in ms (0: none; with neither, the
---            queue's sla_seconds, if any, say when the job is due),
---            skills asked, canonical (empty: none), the people it is
---            routed to, one per line (empty: none), in how many ms they
---            no longer alone may claim it (0: never: one person, assigned),
---            idempotency key (empty: none), payload JSON
+-- ARGV[6] -> number of jobs n; then per job: id, title, priority, payload
+--            JSON, and "" when the job has none of the rest (each 0 or
+--            empty), else "+" and the rest, 10 values: run_at ms (0:
+--            none), delay ms (0: none), lease_seconds (0: queue's),
+--            max_attempts (0: queue's), due_at ms (0: none), due in ms
+--            (0: none; with neither, the queue's sla_seconds, if any, say
+--            when the job is due), skills asked, canonical (empty: none),
+--            the people it is routed to, one per line (empty: none), in
+--            how many ms they no longer alone may claim it (0: never: one
+--            person, assigned), idempotency key (empty: none)
 -- A new batch whose jobs all exist already (idempotency keys) is a repeat
 -- of the request that made them: if they are all of one batch, nothing is
 -- created and that batch is the answer; otherwise it is refused. A batch
@@ -63,17 +64,25 @@ local function batch_of(id)
   if bid ~= '' then return bid end
 end
 
--- FIELDS: how many values each job has (ARGV[6], above).
-local FIELDS = 14
 local out = {'', ''}
 local existing = {}
 local actor = ARGV[5]
 local n = tonumber(ARGV[6])
+-- Where each job's values start (ARGV[6], above), and its idempotency key.
+local at, keys, a = {}, {}, 7
+for i = 0, n - 1 do
+  at[i] = a
+  if ARGV[a + 4] == '' then
+    keys[i], a = '', a + 5
+  else
+    keys[i], a = ARGV[a + 14], a + 15
+  end
+end
 -- The jobs the keys made before this request, read before anything is
 -- written: a batch request answers none made outside the batch as its own.
 local made, found = {}, 0
 for i = 0, n - 1 do
-  local key = ARGV[7 + i * FIELDS + 12]
+  local key = keys[i]
   made[i] = key ~= '' and redis.call('HGET', K.idem, key)
   if made[i] then
     found = found + 1
@@ -98,13 +107,16 @@ if n > 1 then
 end
 local routed = false
 for i = 0, n - 1 do
-  local a = 7 + i * FIELDS
-  local id, title, priority = ARGV[a], ARGV[a + 1], number(ARGV[a + 2])
-  local run_at, delay = number(ARGV[a + 3]), number(ARGV[a + 4])
-  local lease, attempts = number(ARGV[a + 5]), number(ARGV[a + 6])
-  local due_at, due_in = number(ARGV[a + 7]), number(ARGV[a + 8])
-  local skills, route_to, fallback_in = ARGV[a + 9], ARGV[a + 10], number(ARGV[a + 11])
-  local key, body = ARGV[a + 12], ARGV[a + 13]
+  local a = at[i]
+  local id, title, priority, body = ARGV[a], ARGV[a + 1], number(ARGV[a + 2]), ARGV[a + 3]
+  local run_at, delay, lease, attempts, due_at, due_in, skills, route_to, fallback_in = 0, 0, 0, 0, 0, 0, '', '', 0
+  if ARGV[a + 4] ~= '' then
+    run_at, delay = number(ARGV[a + 5]), number(ARGV[a + 6])
+    lease, attempts = number(ARGV[a + 7]), number(ARGV[a + 8])
+    due_at, due_in = number(ARGV[a + 9]), number(ARGV[a + 10])
+    skills, route_to, fallback_in = ARGV[a + 11], ARGV[a + 12], number(ARGV[a + 13])
+  end
+  local key = keys[i]
   local first = made[i] or (key ~= '' and made_now[key])
   if first then
     table.insert(existing, first)
