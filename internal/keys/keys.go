@@ -450,16 +450,13 @@ func (q Queue) Numbers() string { return q.Key(PartNumbers) }
 func (q Queue) Waiting() string { return q.Key(PartWaiting) }
 
 // People returns the queue's HASH of what each person's reservations of
-// the queue came to, per UTC day, as counters (internal/tasks/lua/lib.lua,
-// count): field "<day mod 8>\n<person>\n=<what>" (what: given_back,
-// failed, expired, taken_back, approved, sent_back, judged, agreed, or a
-// bucket of handling time, a number), value the day times 2^20 plus the
-// count. A counter of a day more than a week old starts over on the same
-// weekday's next, so the hash holds at most eight days of counters per
-// person. The engine's scripts write it as reservations end. A store of
-// format 3 kept a person's day as one record of MessagePack values in
-// "<day mod 8>\n<person>" (and "...\nr" for reviews), which are read
-// until their day has passed the week (internal/tasks/tally.go).
+// the queue came to, per UTC day: field "<day mod 8>\n<person>", value a
+// run of MessagePack values (internal/tasks/lua/lib.lua, tally): the day,
+// the reservations given back, failed, run out and taken back, then the
+// completions as pairs of handling-time bucket and count. A field of a day
+// more than a week old is replaced by the same weekday's next, so the hash
+// holds at most eight fields per person. The engine's scripts write it as
+// reservations end.
 func (q Queue) People() string { return q.Key(PartPeople) }
 
 // Outbox returns the queue's STREAM of events for webhooks: while a

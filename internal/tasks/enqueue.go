@@ -109,7 +109,7 @@ func (s *Store) enqueue(ctx context.Context, queue, actor, batchID, newBatch str
 
 // enqueueRequest validates the jobs that actor enqueues, into a batch or
 // not (whose jobs are named by their place when they are more than one),
-// and returns their script arguments.
+// and returns their script arguments and payloads.
 func (s *Store) enqueueRequest(queue, actor string, batched bool, jobs []NewJob) (*enqueueRequest, error) {
 	switch {
 	case len(jobs) == 0 && !batched:
@@ -123,7 +123,7 @@ func (s *Store) enqueueRequest(queue, actor string, batched bool, jobs []NewJob)
 	req := &enqueueRequest{args: make([]any, 0, len(jobs)*jobPlainArgs), payloads: make([]string, 0, len(jobs))}
 	now := s.now()
 	for i, j := range jobs {
-		jobArgs, err := j.args(queue, now)
+		jobArgs, payload, err := j.args(queue, now)
 		if err != nil {
 			if len(jobs) > 1 || batched {
 				var v *ValidationError
@@ -134,7 +134,6 @@ func (s *Store) enqueueRequest(queue, actor string, batched bool, jobs []NewJob)
 			return nil, err
 		}
 		req.args = append(req.args, jobArgs...)
-		payload := jobArgs[3].(string)
 		req.payloads = append(req.payloads, payload)
 		if req.bytes += len(payload); req.bytes > maxBatchBytes {
 			return nil, tooLarge("jobs", "payloads must total at most %d bytes in one request", maxBatchBytes)
@@ -147,72 +146,73 @@ func (s *Store) enqueueRequest(queue, actor string, batched bool, jobs []NewJob)
 // but a title, a priority and a payload (NewJob.args).
 const jobPlainArgs = 5
 
-// args validates the job and returns its script arguments (enqueue.lua):
+// args validates the job and returns its script arguments (enqueue.lua),
 // its id, title, priority and payload, then "" for a job with nothing
-// else, or "+" and the rest, which most jobs leave 0 or empty.
-func (j NewJob) args(queue string, now time.Time) ([]any, error) {
+// else, or "+" and the rest, which most jobs leave 0 or empty; and its
+// payload.
+func (j NewJob) args(queue string, now time.Time) (_ []any, payload string, _ error) {
 	title, err := validTitle(j.Title)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	payload, err := jsonObject("payload", j.Payload)
+	payload, err = jsonObject("payload", j.Payload)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if payload == "" {
 		payload = "{}"
 	}
 	priority, err := validPriority(j.Priority, DefaultPriority)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var runAt int64
 	if j.RunAt != nil {
 		if j.DelaySeconds != 0 {
-			return nil, invalid("run_at", "give run_at or delay_seconds, not both")
+			return nil, "", invalid("run_at", "give run_at or delay_seconds, not both")
 		}
 		if j.RunAt.After(now.AddDate(1, 0, 0)) {
-			return nil, invalid("run_at", "must be within a year")
+			return nil, "", invalid("run_at", "must be within a year")
 		}
 		runAt = ms(*j.RunAt)
 	}
 	if j.DelaySeconds < 0 || j.DelaySeconds > 365*day {
-		return nil, invalid("delay_seconds", "must be between 0 and %d", 365*day)
+		return nil, "", invalid("delay_seconds", "must be between 0 and %d", 365*day)
 	}
 	if j.LeaseSeconds < 0 || j.LeaseSeconds > day {
-		return nil, invalid("lease_seconds", "must be between 1 and %d, or 0 for the queue's", day)
+		return nil, "", invalid("lease_seconds", "must be between 1 and %d, or 0 for the queue's", day)
 	}
 	if j.MaxAttempts < 0 || j.MaxAttempts > 1000 {
-		return nil, invalid("max_attempts", "must be between 1 and 1000, or 0 for the queue's")
+		return nil, "", invalid("max_attempts", "must be between 1 and 1000, or 0 for the queue's")
 	}
 	if err := ValidIdempotencyKey(j.IdempotencyKey); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var dueAt int64
 	if j.DueAt != nil {
 		if j.DueInSeconds != 0 {
-			return nil, invalid("due_at", "give due_at or due_in_seconds, not both")
+			return nil, "", invalid("due_at", "give due_at or due_in_seconds, not both")
 		}
 		if j.DueAt.After(now.AddDate(1, 0, 0)) || j.DueAt.Before(now.AddDate(-1, 0, 0)) {
-			return nil, invalid("due_at", "must be within a year of now")
+			return nil, "", invalid("due_at", "must be within a year of now")
 		}
 		dueAt = max(ms(*j.DueAt), 1)
 	}
 	if j.DueInSeconds < 0 || j.DueInSeconds > 365*day {
-		return nil, invalid("due_in_seconds", "must be between 1 and %d, or 0 for none", 365*day)
+		return nil, "", invalid("due_in_seconds", "must be between 1 and %d, or 0 for none", 365*day)
 	}
 	asked, routeTo, fallback, err := j.routing()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	args := []any{localID(newID(queue, now)), title, priority, payload, ""}
 	if runAt == 0 && j.DelaySeconds == 0 && j.LeaseSeconds == 0 && j.MaxAttempts == 0 && dueAt == 0 &&
 		j.DueInSeconds == 0 && asked == "" && routeTo == "" && fallback == 0 && j.IdempotencyKey == "" {
-		return args, nil
+		return args, payload, nil
 	}
 	args[4] = "+"
 	return append(args, runAt, int64(j.DelaySeconds)*1000, j.LeaseSeconds, j.MaxAttempts, dueAt,
-		int64(j.DueInSeconds)*1000, asked, routeTo, fallback, j.IdempotencyKey), nil
+		int64(j.DueInSeconds)*1000, asked, routeTo, fallback, j.IdempotencyKey), payload, nil
 }
 
 // routing validates whom the job is for and returns it as enqueue.lua

@@ -11,22 +11,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// storageFormat names how the engine lays out its data in Redis. Format 4:
+// storageFormat names how the engine lays out its data in Redis. Format 3:
 // job metadata as MessagePack values, the count of its fields first
 // (lua/lib.lua), so that fields added later read as absent in records
 // stored before; jobs and batches known by their ULID alone inside their
-// queue's keys; a person's tally of a day as counters, one field each
-// (tally.go). Format 3 was the same but for the tallies, one record per
-// person and day; format 2 was format 3 without the count. This version
-// reads the records of both as they are (decodeMeta, decodeTally), and
-// marks such a store as format 4 (CheckFormat), which a version of an
-// earlier format refuses. The format before them (JSON metadata, ids with
-// their queue) was never marked.
-const storageFormat = "4"
+// queue's keys. Format 2 was the same without the count: this version
+// reads its records as they are (decodeMeta), and marks a store of format
+// 2 as format 3 (CheckFormat), which a version of format 2 refuses. The
+// format before it (JSON metadata, ids with their queue) was never marked.
+const storageFormat = "3"
 
 // readableFormats are the earlier formats whose data this version reads
 // as it is, marking the store with its own format.
-var readableFormats = []string{"2", "3"}
+var readableFormats = []string{"2"}
 
 // ErrStorageFormat means the Redis holds claimdesk data in a format this
 // version cannot read.

@@ -35,14 +35,8 @@ func TestCheckFormat(t *testing.T) {
 			}
 			return s.rdb.Set(ctx, keys.Format, "2", 0).Err()
 		}, false},
-		{"a store of format 3, which this version reads", func(s *Store) error {
-			if err := s.rdb.SAdd(ctx, keys.Queues, "mail").Err(); err != nil {
-				return err
-			}
-			return s.rdb.Set(ctx, keys.Format, "3", 0).Err()
-		}, false},
 		{"another format's mark", func(s *Store) error {
-			return s.rdb.Set(ctx, keys.Format, "5", 0).Err()
+			return s.rdb.Set(ctx, keys.Format, "4", 0).Err()
 		}, true},
 	}
 	for _, tc := range tests {

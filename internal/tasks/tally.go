@@ -2,10 +2,8 @@ package tasks
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -13,10 +11,7 @@ import (
 // Work by person: every reservation that ends counts once, in its queue,
 // in its holder's tally of the UTC day it ends (lua/lib.lua, tally): the
 // same script call that ends it counts it, so a tally can neither miss an
-// ending nor count one twice. A person's day is a set of counters, each
-// one field whose value is the day times tallyDay plus the count, so one
-// HINCRBY counts and a counter left from an older day is known by its
-// value.
+// ending nor count one twice.
 
 const (
 	// tallyDays is how many days of tallies a queue keeps per person: the
@@ -33,22 +28,6 @@ const (
 	// bucket, that count the completions of jobs with a due time: those
 	// completed before it, and the others.
 	tallyOnTime, tallyLate = -2, -1
-	// tallyDay is what a counter's value counts its day in: the day times
-	// tallyDay, plus the count (up to tallyDay - 1 a day).
-	tallyDay = 1 << 20
-)
-
-// The counters of a person's day besides the buckets of handling time,
-// by their names as stored (lua/lib.lua, count).
-const (
-	countGivenBack = "given_back"
-	countFailed    = "failed"
-	countExpired   = "expired"
-	countTakenBack = "taken_back"
-	countApproved  = "approved"
-	countSentBack  = "sent_back"
-	countJudged    = "judged"
-	countAgreed    = "agreed"
 )
 
 // TallyWindow is how many days, today included, Tallies reads.
@@ -154,53 +133,9 @@ func (t *Tally) add(o Tally) {
 	}
 }
 
-// decodeCount reads one of a person's counters of a day (lua/lib.lua,
-// count): what it counts, and its value, the day times tallyDay plus the
-// count.
-func decodeCount(what, value string) (day int64, t Tally, err error) {
-	v, err := strconv.ParseInt(value, 10, 64)
-	if err != nil {
-		return 0, Tally{}, fmt.Errorf("tally counter %q: %w", what, err)
-	}
-	day, n := v/tallyDay, v%tallyDay
-	switch what {
-	case countGivenBack:
-		t.GivenBack = n
-	case countFailed:
-		t.Failed = n
-	case countExpired:
-		t.Expired = n
-	case countTakenBack:
-		t.TakenBack = n
-	case countApproved:
-		t.Approved = n
-	case countSentBack:
-		t.SentBack = n
-	case countJudged:
-		t.Judged = n
-	case countAgreed:
-		t.Agreed = n
-	default:
-		b, err := strconv.Atoi(what)
-		if err != nil {
-			return 0, Tally{}, fmt.Errorf("tally counter %q: not one this version counts", what)
-		}
-		switch b {
-		case tallyOnTime:
-			t.OnTime, t.Due = n, n
-		case tallyLate:
-			t.Due = n
-		default:
-			t.handling, t.Completed = map[int]int64{b: n}, n
-		}
-	}
-	return day, t, nil
-}
-
-// decodeTally reads a person's tally of a day as a store of format 3
-// kept it, one record: the day, the given back, failed, expired and
-// taken back counts, then pairs of bucket and completions: tallyOnTime
-// and tallyLate, then the handling buckets.
+// decodeTally reads a tally as lib.lua stores it: the day, the given
+// back, failed, expired and taken back counts, then pairs of bucket and
+// completions: tallyOnTime and tallyLate, then the handling buckets.
 func decodeTally(raw string) (day int64, t Tally, err error) {
 	r := &msgpackReader{b: raw}
 	v, err := r.five()
@@ -235,9 +170,9 @@ func decodeTally(raw string) (day int64, t Tally, err error) {
 	return v[0], t, nil
 }
 
-// decodeReviews reads a person's review tally of a day as a store of
-// format 3 kept it, one record: the day, then the approved, sent back,
-// judged and agreed counts.
+// decodeReviews reads a person's review tally as lib.lua stores it
+// (review_tally): the day, then the approved, sent back, judged and
+// agreed counts.
 func decodeReviews(raw string) (day int64, t Tally, err error) {
 	v, err := (&msgpackReader{b: raw}).five()
 	if err != nil {
@@ -246,8 +181,8 @@ func decodeReviews(raw string) (day int64, t Tally, err error) {
 	return v[0], Tally{Approved: v[1], SentBack: v[2], Judged: v[3], Agreed: v[4]}, nil
 }
 
-// five reads the five integers a tally record of format 3 starts with
-// (decodeTally, decodeReviews): the day, then four counts.
+// five reads the five integers a tally record starts with (lib.lua's
+// tally and review_tally): the day, then four counts.
 func (r *msgpackReader) five() (v [5]int64, err error) {
 	for i := range v {
 		if v[i], err = r.integer(); err != nil {
@@ -289,17 +224,11 @@ func (s *Store) Tallies(ctx context.Context, queues []string) (map[string]*Perso
 			if pairs.err != nil {
 				return nil, pairs.err
 			}
-			var day int64
-			var t Tally
-			if name, what, counter := strings.Cut(person, "\n="); counter {
-				person = name
-				day, t, err = decodeCount(what, raw)
-			} else if name, reviews := strings.CutSuffix(person, "\nr"); reviews {
-				person = name
-				day, t, err = decodeReviews(raw)
-			} else {
-				day, t, err = decodeTally(raw)
+			decode := decodeTally
+			if name, reviews := strings.CutSuffix(person, "\nr"); reviews {
+				person, decode = name, decodeReviews
 			}
+			day, t, err := decode(raw)
 			if err != nil {
 				return nil, err
 			}

@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -120,63 +119,13 @@ func TestTallies(t *testing.T) {
 	})
 }
 
-// A store of format 3 kept a person's day as one record (and their
-// reviews as another): those of the window count beside the counters of
-// this version, those of a day past it do not.
-func TestTalliesOfFormat3(t *testing.T) {
-	onEachBackend(t, func(e *env) {
-		t := e.t
-		now := e.clock.Now().UnixMilli()
-		today := now / 86400000
-		field := func(day int64, rest string) string { return fmt.Sprintf("%d\n%s", day%tallyDays, rest) }
-		// Today: one given back and two completions held about 2 minutes
-		// (bucket 84); reviews: one approved, one judged and agreed. Nine
-		// days ago: one completion.
-		bucket := int(math.Floor(handlingPerDoubling * math.Log2(float64(2*time.Minute)/float64(handlingBase))))
-		pack := func(values ...any) string {
-			t.Helper()
-			raw, err := e.rdb.Eval(e.ctx, `local n = {}
-for i, v in ipairs(ARGV) do n[i] = tonumber(v) end
-return cmsgpack.pack(unpack(n))`, nil, values...).Text()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return raw
-		}
-		if err := e.rdb.HSet(e.ctx, keysFor(e.queue).People(),
-			field(today, "olga"), pack(today, 1, 0, 0, 0, bucket, 2),
-			field(today, "olga\nr"), pack(today, 1, 0, 1, 1),
-			field(today-9, "ivan"), pack(today-9, 0, 0, 0, 0, bucket, 1),
-		).Err(); err != nil {
-			t.Fatal(err)
-		}
-		e.add("job", 50)
-		r := e.claim("olga")
-		e.clock.Advance(2 * time.Minute)
-		e.complete(r)
-		ts, err := e.store.Tallies(e.ctx, []string{e.queue})
-		if err != nil {
-			t.Fatal(err)
-		}
-		olga := ts["olga"]
-		want := Tally{Completed: 3, GivenBack: 1}
-		if olga == nil || !sameCounts(olga.Today, want) || olga.Today.Approved != 1 || olga.Today.Judged != 1 || olga.Today.Agreed != 1 {
-			t.Fatalf("olga = %+v, want %+v with one approved, judged and agreed", olga, want)
-		}
-		within(t, "olga's median", olga.Today.MedianHandling(), 2*time.Minute, 2*time.Minute)
-		if _, ok := ts["ivan"]; ok {
-			t.Fatalf("ivan's record of nine days ago counted: %+v", ts["ivan"])
-		}
-	})
-}
-
 func sameCounts(a, b Tally) bool {
 	return a.Completed == b.Completed && a.GivenBack == b.GivenBack && a.Failed == b.Failed &&
 		a.Expired == b.Expired && a.TakenBack == b.TakenBack
 }
 
 // within fails unless d is within the buckets' 4.5% of [lo, hi].
-func within(t testing.TB, what string, d, lo, hi time.Duration) {
+func within(t *testing.T, what string, d, lo, hi time.Duration) {
 	t.Helper()
 	if float64(d) < 0.955*float64(lo) || float64(d) > 1.045*float64(hi) {
 		t.Fatalf("%s = %v, want %v to %v", what, d, lo, hi)

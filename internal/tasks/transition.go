@@ -278,8 +278,8 @@ const (
 )
 
 // luaConstants is Lua that defines, for lib.lua, the history's sizes and
-// code tables, the drafts kept per job (draft.go), the tallies' days,
-// buckets and counters (tally.go), a queue's warn fraction unless set (queue.go), the
+// code tables, the drafts kept per job (draft.go), the tallies' days and
+// buckets (tally.go), a queue's warn fraction unless set (queue.go), the
 // review and seat lines' names (review.go), and how a job's metadata is packed
 // (metaFields), from their definitions in Go.
 func luaConstants() string {
@@ -288,11 +288,7 @@ func luaConstants() string {
 	fmt.Fprintf(&b, "local OUTBOX_CAP = %d\n", OutboxCap)
 	fmt.Fprintf(&b, "local DRAFTS_KEPT = %d\n", DraftsKept)
 	fmt.Fprintf(&b, "local TALLY_DAYS, HANDLING_BASE_MS, HANDLING_PER_DOUBLING = %d, %d, %d\n", tallyDays, handlingBase.Milliseconds(), handlingPerDoubling)
-	fmt.Fprintf(&b, "local TALLY_ON_TIME, TALLY_LATE, TALLY_DAY = %d, %d, %d\n", tallyOnTime, tallyLate, tallyDay)
-	fmt.Fprintf(&b, "local TALLY_AT = {released = %q, skipped = %q, failed = %q, expired = %q}\nlocal TALLY_TAKEN = %q\n",
-		countGivenBack, countGivenBack, countFailed, countExpired, countTakenBack)
-	fmt.Fprintf(&b, "local REVIEW_AT = {approved = %q, sent_back = %q, judged = %q, agreed = %q}\n",
-		countApproved, countSentBack, countJudged, countAgreed)
+	fmt.Fprintf(&b, "local TALLY_ON_TIME, TALLY_LATE = %d, %d\n", tallyOnTime, tallyLate)
 	fmt.Fprintf(&b, "local DEFAULT_WARN_FRACTION = %g\n", DefaultWarnFraction)
 	fmt.Fprintf(&b, "local REVIEW_LINE, SEAT_LINE = %q, %q\n", "!"+reviewLine, seatLine)
 	table := func(name string, words []string) {

@@ -1,11 +1,10 @@
 -- complete.lua: the holder finishes a reserved job with a result that
 -- fits the queue's outcome form (complete_held, lib.lua, says how).
--- BUDGET complete: 15 commands
+-- BUDGET complete: 16 commands
 --   (no webhook listening: TIME, HGET meta, the outcome form's and the
---   outbox flag's HMGET, the tally's HINCRBY (an HSET more for the
---   holder's first of its kind in a day: count, lib.lua), HDEL drafts,
---   ZREM holding and reserved, ZADD completed, HSET meta, HGET payload,
---   five ZCARDs)
+--   outbox flag's HMGET, the tally's HGET and HSET, HDEL drafts, ZREM
+--   holding and reserved, ZADD completed, HSET meta, HGET payload, five
+--   ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,

@@ -46,17 +46,17 @@ local JOINED, MARK, PUBLISHED = false, 0, false
 -- change it may make alters: the settings a claim reads, the outcome form
 -- and its SHA-1 (complete_held), and that nothing had expired or was due
 -- at NOW (claim_for), that no operator had skipped a job, and whether
--- the queue had any draft (end_draft). A joined
--- call reads each once for all its changes. CLAIMED counts the call's
--- claims, added to conf's "claims" once (effects).
+-- the queue had any draft (end_draft); and the skills lines its claims
+-- were last given, as read (given_lines). A joined call reads each once
+-- for all its changes. CLAIMED counts the call's claims, added to conf's
+-- "claims" once (effects).
 local SEEN, CLAIMED = {}, 0
 
 -- In a call that handles many jobs (a joined call, an enqueue of
 -- several), INTS keeps the numbers formatted by int, NUMS those read by
--- num, and ENQUEUED the
--- first history entry of the jobs it enqueued, by state (append_entry),
--- so each is made once (remember); other calls keep nothing, which would
--- cost them more than it saved.
+-- num, and ENQUEUED the first history entry of the jobs it enqueued, by
+-- state (append_entry), so each is made once (remember); other calls
+-- keep nothing, which would cost them more than it saved.
 local INTS, NUMS, ENQUEUED = nil, nil, nil
 
 local function remember()
@@ -842,69 +842,82 @@ local function oldest_waiting()
 end
 
 -- Work by person. Each reservation that ends counts once in its holder's
--- tally of the UTC day it ends, as counters in K.people: the field
--- "<day mod TALLY_DAYS>\n<holder>\n=<what>" holds the day times TALLY_DAY
--- plus the count, so one HINCRBY counts (count, below), and a counter
--- left from an older day is known by its value and starts over. What is
--- counted (TALLY_AT says which action counts where): the reservations
--- given back (released or skipped), failed, ran out and taken back (by a
--- supervisor: force released, requeued or canceled: TALLY_TAKEN), and the
--- completions (and answers: Overlap, below) by bucket of handling time: a
+-- tally of the UTC day it ends: K.people's field "<day mod TALLY_DAYS>
+-- \n<holder>" holds the day, then how many of the holder's reservations
+-- were given back (released or skipped), failed, ran out and were taken
+-- back (by a supervisor: force released, requeued or canceled), then the
+-- completions (and answers: Overlap, below) as pairs of handling-time bucket and count, by bucket. A
 -- handling time of t ms falls in bucket floor(HANDLING_PER_DOUBLING *
 -- log2(t / HANDLING_BASE_MS)), 0 at least. Two buckets below 0 count
 -- the completions of jobs with a due time: TALLY_ON_TIME those completed
 -- before it, TALLY_LATE the others; the queue's conf counts the day's of
--- every holder (sla_day, sla_done, sla_on_time). TALLY_AT, TALLY_TAKEN
--- and TALLY_DAY are defined before this file, from Go (tally.go), which
--- reads the counters back, and also a store's tallies of format 3 (one
--- record of MessagePack values per person and day in "<day mod
--- TALLY_DAYS>\n<holder>") until their days have passed.
-
+-- every holder (sla_day, sla_done, sla_on_time). A field still holding
+-- an older day starts over. TALLY_AT says where each action counts.
+local TALLY_AT = {released = 2, skipped = 2, failed = 3, expired = 4}
+local TALLY_TAKEN = 5
 -- HANDLED are the endings that count as work done, by handling time: a
 -- completion, an answer (Overlap), work sent to review, and a review's
 -- approval or send-back (Review, below). Only a completion or an approval
 -- finishes the job, and counts against its due time.
 local HANDLED = {completed = true, answered = true, submitted = true, approved = true, sent_back = true}
 
--- count counts one of what in person's tally of the day.
-local function count(person, day, what)
-  local field = int(day % TALLY_DAYS) .. '\n' .. person .. '\n=' .. what
-  local v = redis.call('HINCRBY', K.people, field, 1)
-  if v - v % TALLY_DAY ~= day * TALLY_DAY then redis.call('HSET', K.people, field, int(day * TALLY_DAY + 1)) end
-end
+-- Reviews and agreement by person: K.people's field "<day mod TALLY_DAYS>
+-- \n<person>\nr" holds the day, then how many of the person's
+-- completions reviewers approved and sent back (Review), how many of
+-- their answers to jobs with overlap were judged against the others'
+-- (Overlap), and how many of those agreed with the majority. REVIEW_AT
+-- says where each counts.
+local REVIEW_AT = {approved = 2, sent_back = 3, judged = 4, agreed = 5}
 
--- Reviews and agreement by person, counted as the rest (count): how many
--- of the person's completions reviewers approved and sent back (Review),
--- how many of their answers to jobs with overlap were judged against the
--- others' (Overlap), and how many of those agreed with the majority.
--- REVIEW_AT names each counter, from Go as TALLY_AT.
-
--- review_tally counts one of each of what in the person's tally of the day.
+-- review_tally counts each of what in the person's record of the day.
 local function review_tally(person, ...)
   local day = math.floor(NOW / 86400000)
-  for _, what in ipairs({...}) do count(person, day, REVIEW_AT[what]) end
+  local field = int(day % TALLY_DAYS) .. '\n' .. person .. '\nr'
+  local raw = redis.call('HGET', K.people, field)
+  local r
+  if raw then r = {cmsgpack.unpack(raw)} end
+  if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
+  for _, what in ipairs({...}) do r[REVIEW_AT[what]] = r[REVIEW_AT[what]] + 1 end
+  redis.call('HSET', K.people, field, cmsgpack.pack(unpack(r)))
 end
 
--- tally counts the end of m's reservation, by action, in its holder's
--- tally of the day.
+-- count counts one in the bucket b of the tally r's pairs.
+local function count(r, b)
+  local i = TALLY_TAKEN + 1
+  while r[i] and r[i] < b do i = i + 2 end
+  if r[i] == b then
+    r[i + 1] = r[i + 1] + 1
+  else
+    table.insert(r, i, 1)
+    table.insert(r, i, b)
+  end
+end
+
 local function tally(m, action)
-  local person, day = m.reserved_by, math.floor(NOW / 86400000)
-  if not HANDLED[action] then
-    count(person, day, TALLY_AT[action] or TALLY_TAKEN)
-    return
+  local day = math.floor(NOW / 86400000)
+  local field = int(day % TALLY_DAYS) .. '\n' .. m.reserved_by
+  local raw = redis.call('HGET', K.people, field)
+  local r
+  if raw then r = {cmsgpack.unpack(raw)} end
+  if not r or r[1] ~= day then r = {day, 0, 0, 0, 0} end
+  if HANDLED[action] then
+    local t = math.max(NOW - m.reserved_at, 1)
+    count(r, math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2))))
+    if m.due_at and (action == 'completed' or action == 'approved') then
+      local on_time = NOW < m.due_at
+      count(r, on_time and TALLY_ON_TIME or TALLY_LATE)
+      -- And in the queue's attainment of the day (stats.lua).
+      local q = redis.call('HMGET', K.conf, 'sla_day', 'sla_done', 'sla_on_time')
+      local done, kept = 0, 0
+      if tonumber(q[1]) == day then done, kept = tonumber(q[2]), tonumber(q[3]) end
+      if on_time then kept = kept + 1 end
+      redis.call('HSET', K.conf, 'sla_day', int(day), 'sla_done', int(done + 1), 'sla_on_time', int(kept))
+    end
+  else
+    local at = TALLY_AT[action] or TALLY_TAKEN
+    r[at] = r[at] + 1
   end
-  local t = math.max(NOW - m.reserved_at, 1)
-  count(person, day, int(math.max(0, math.floor(HANDLING_PER_DOUBLING * math.log(t / HANDLING_BASE_MS) / math.log(2)))))
-  if m.due_at and (action == 'completed' or action == 'approved') then
-    local on_time = NOW < m.due_at
-    count(person, day, on_time and TALLY_ON_TIME or TALLY_LATE)
-    -- And in the queue's attainment of the day (stats.lua).
-    local q = redis.call('HMGET', K.conf, 'sla_day', 'sla_done', 'sla_on_time')
-    local done, kept = 0, 0
-    if tonumber(q[1]) == day then done, kept = tonumber(q[2]), tonumber(q[3]) end
-    if on_time then kept = kept + 1 end
-    redis.call('HSET', K.conf, 'sla_day', int(day), 'sla_done', int(done + 1), 'sla_on_time', int(kept))
-  end
+  redis.call('HSET', K.people, field, cmsgpack.pack(unpack(r)))
 end
 
 -- go is every change of a job's state: it records the transition (action

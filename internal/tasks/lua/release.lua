@@ -1,7 +1,7 @@
 -- release.lua: the holder gives a reserved job back to its place in line.
--- BUDGET release: 15 commands
---   (TIME, HGET meta, the tally's HINCRBY, HDEL drafts, ZREM holding and
---   reserved, ZADD waiting and ready, HSET meta, HGET payload, five
+-- BUDGET release: 16 commands
+--   (TIME, HGET meta, the tally's HGET and HSET, HDEL drafts, ZREM holding
+--   and reserved, ZADD waiting and ready, HSET meta, HGET payload, five
 --   ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,

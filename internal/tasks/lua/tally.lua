@@ -4,25 +4,17 @@
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> days
 -- Output: {"ok", today (days since the Unix epoch, UTC), {person, tally,
---         ...}}: each of each person's counters of those days (lib.lua,
---         count) as "<person>\n=<what>" and its value; and each tally a
---         store of format 3 kept of those days (tally.go, decodeTally), as
---         "<person>", and "<person>\nr" for a review tally
+--         ...}}: each person's tally of each of those days they have one,
+--         and their review tally ("<person>\nr": lib.lua, review_tally)
 local today = math.floor(clock(ARGV[1]) / 86400000)
 local first = today - tonumber(ARGV[2]) + 1
 local out = {}
 local all = redis.call('HGETALL', K.people)
 for i = 1, #all, 2 do
-  local field, value = all[i], all[i + 1]
-  local day
-  if string.find(field, '\n=', 1, true) then
-    day = math.floor(tonumber(value) / TALLY_DAY)
-  else
-    day = select(2, cmsgpack.unpack_limit(value, 1, 0))
-  end
+  local _, day = cmsgpack.unpack_limit(all[i + 1], 1, 0)
   if day >= first and day <= today then
-    out[#out + 1] = string.match(field, '\n(.*)$')
-    out[#out + 1] = value
+    out[#out + 1] = string.match(all[i], '\n(.*)$')
+    out[#out + 1] = all[i + 1]
   end
 end
 return plain('ok', today, out)
