@@ -151,3 +151,26 @@ func TestOverlapAtOnce(t *testing.T) {
 		t.Fatalf("after the box was unticked: %v", got)
 	}
 }
+
+// An answer of several (overlap) answers its holder the job without the
+// answers given so far: each answers on their own. The last answer, which
+// completes the job, answers them all and their agreement.
+func TestAnswerIsTheHoldersOwn(t *testing.T) {
+	a := newApp(t)
+	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"overlap":2}`, 200, "")
+	a.enqueue("Label the photo")
+	complete := func(token string) map[string]any {
+		t.Helper()
+		out := a.expect("POST", "/api/v1/queues/"+a.queue+"/claim", token, "", 200, "")
+		id, rt := out["job"].(map[string]any)["id"].(string), out["reservation"].(map[string]any)["token"].(string)
+		return a.expect("POST", "/api/v1/jobs/"+id+"/complete", token, `{"token":"`+rt+`","result":{"n":1}}`, 200, "")
+	}
+	if first := complete(a.operator); first["state"] != "ready" || first["answers"] != nil || first["agreement"] != nil {
+		t.Fatalf("the first answer answers %v", first)
+	}
+	_, second := a.newUser(users.Operator, a.queue)
+	last := complete(second)
+	if answers, _ := last["answers"].([]any); last["state"] != "completed" || len(answers) != 2 || last["agreement"] == nil {
+		t.Fatalf("the last answer answers %v", last)
+	}
+}
