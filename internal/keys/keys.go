@@ -340,9 +340,10 @@ func (q Queue) Key(p Part) string { return Prefix + "{" + q.name + "}:" + string
 // …, outcome: the outcome form's JSON, "" for none; require_reason: "1"
 // when every cancel, requeue and force release must say why, read by those
 // scripts only when none was given), and of claims: how many claims the queue has answered, ever (the
-// claim script counts them); waiting_indexed ("1" once Waiting holds every
-// ready job) and, while a queue made by an earlier version is indexed,
-// waiting_cursor (where the walk of Meta is); outbox ("1" while a webhook
+// claim script counts them); plain ("new", then the offset of its ready
+// jobs' ranks from their run_at, while the queue keeps no Waiting index),
+// waiting_indexed ("1" once Waiting holds every ready job) and, while the
+// cron job indexes a queue, waiting_cursor (where the walk of Meta is); outbox ("1" while a webhook
 // listens to the queue: Outbox) and outbox_lost (how many events the
 // Outbox's cap dropped); sla_day, sla_done and sla_on_time (the UTC day,
 // in days since the epoch, and its completions of jobs with a due time,
@@ -445,8 +446,12 @@ func (q Queue) Numbers() string { return q.Key(PartNumbers) }
 // Waiting returns the queue's ZSET of every ready job id (claimable or
 // held back by its batch) → since when it waits (its run_at, ms), so the
 // oldest waiting job is found at once whatever the claim order. The
-// engine keeps it with Ready and Parked; a queue made before it is
-// indexed once by the cron job (Conf's "waiting_indexed" says when done).
+// engine keeps it with Ready and Parked, but not while the queue is plain
+// (Conf's "plain": every ready job in Ready at its run_at less one offset,
+// so Ready's first is the oldest; internal/tasks/lua/lib.lua, The oldest
+// wait). A queue made before it, or one of over 1,000 ready jobs that
+// stopped being plain, is indexed by the cron job (Conf's
+// "waiting_indexed" says when done).
 func (q Queue) Waiting() string { return q.Key(PartWaiting) }
 
 // People returns the queue's HASH of what each person's reservations of

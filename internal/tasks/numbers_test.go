@@ -3,6 +3,8 @@ package tasks
 import (
 	"testing"
 	"time"
+
+	"claimdesk/internal/keys"
 )
 
 // A queue's numbers: sampled per minute (ready now, claims, completions
@@ -97,6 +99,112 @@ func TestOldestWaiting(t *testing.T) {
 	})
 }
 
+// A queue whose ready jobs all wait in line in the order they came keeps
+// no waiting index: its oldest wait is the first in line's (lib.lua, The
+// oldest wait). The first job lined up otherwise ends that for good: the
+// queue's ready jobs are indexed at once, those of the same call too, and
+// the oldest wait stays known; in a queue with more ready jobs than are
+// indexed at once, the cron job's walk indexes them.
+func TestPlainQueue(t *testing.T) {
+	onEachBackend(t, func(e *env) {
+		p50, p60 := 50, 60
+		var k keys.Queue
+		fresh := func() {
+			e.queue = e.newQueue(Queue{})
+			k = keysFor(e.queue)
+		}
+		plain := func() string { return e.rdb.HGet(e.ctx, k.Conf(), "plain").Val() }
+		oldest := func(want time.Time) {
+			t.Helper()
+			if st := e.stats(); st.OldestWaitingSince == nil || !st.OldestWaitingSince.Equal(want) {
+				t.Fatalf("oldest waiting since %v, want %v", st.OldestWaitingSince, want)
+			}
+		}
+		// Every ready job indexed since its run_at: n of them.
+		indexed := func(n int) {
+			t.Helper()
+			if p, whole := plain(), e.rdb.HGet(e.ctx, k.Conf(), "waiting_indexed").Val(); p != "" || whole != "1" {
+				t.Fatalf("plain %q, waiting_indexed %q: want neither plain nor unindexed", p, whole)
+			}
+			waits, err := e.rdb.ZRangeWithScores(e.ctx, k.Waiting(), 0, -1).Result()
+			if err != nil || len(waits) != n {
+				t.Fatalf("%d jobs in the waiting index (%v), want %d", len(waits), err, n)
+			}
+			for _, z := range waits {
+				j, err := e.store.Get(e.ctx, globalID(z.Member.(string), e.queue))
+				if err != nil || j.State != StateReady || float64(ms(j.RunAt)) != z.Score {
+					t.Fatalf("%s waits since %v in the index: %+v, %v", z.Member, z.Score, j, err)
+				}
+			}
+		}
+
+		fresh()
+		if plain() != "new" {
+			t.Fatalf("a new queue: plain %q, want new", plain())
+		}
+		first := e.add("first", 50)
+		e.clock.Advance(time.Hour)
+		second := e.add("second", 50)
+		if plain() == "" || e.rdb.Exists(e.ctx, k.Waiting()).Val() != 0 {
+			t.Fatalf("one priority: plain %q, waiting index kept", plain())
+		}
+		oldest(first.CreatedAt)
+		r := e.claim("olga")
+		oldest(second.CreatedAt)
+		if _, err := e.store.Release(e.ctx, r.Job.ID, r.Hold()); err != nil {
+			t.Fatal(err)
+		}
+		oldest(first.CreatedAt)
+		// Two more like them, then another priority, in one call.
+		e.clock.Advance(time.Minute)
+		if _, err := e.store.Enqueue(e.ctx, e.queue, "pat", []NewJob{
+			{Title: "a", Priority: &p50}, {Title: "b", Priority: &p50}, {Title: "urgent", Priority: &p60}}); err != nil {
+			t.Fatal(err)
+		}
+		indexed(5)
+		oldest(first.CreatedAt)
+		if r := e.claim("olga"); r.Job.Title != "urgent" {
+			t.Fatalf("claimed %q, want the urgent job", r.Job.Title)
+		}
+		indexed(4)
+
+		// A job its batch holds back ends it too.
+		fresh()
+		first = e.add("first", 50)
+		e.clock.Advance(time.Minute)
+		one := 1
+		if _, _, err := e.store.CreateBatch(e.ctx, e.queue, "pat", NewBatch{Title: "capped", MaxConcurrent: &one,
+			Jobs: []NewJob{{Title: "x"}, {Title: "y"}}}); err != nil {
+			t.Fatal(err)
+		}
+		indexed(3)
+		oldest(first.CreatedAt)
+
+		// Past INDEX_AT_ONCE ready jobs, the walk indexes them.
+		fresh()
+		many := make([]NewJob, MaxBatch)
+		for i := range many {
+			many[i] = NewJob{Title: "job", Priority: &p50}
+		}
+		first = e.add("first", 50)
+		if _, err := e.store.Enqueue(e.ctx, e.queue, "pat", many); err != nil {
+			t.Fatal(err)
+		}
+		e.add("urgent", 60)
+		if st := e.stats(); plain() != "" || st.OldestWaitingSince != nil {
+			t.Fatalf("plain %q, oldest since %v: want neither, until the walk", plain(), st.OldestWaitingSince)
+		}
+		for more := true; more; {
+			var err error
+			if _, more, err = e.store.IndexWaiting(e.ctx, e.queue, 500); err != nil {
+				t.Fatal(err)
+			}
+		}
+		indexed(MaxBatch + 2)
+		oldest(first.CreatedAt)
+	})
+}
+
 // A queue made before the waiting index was kept is indexed by the cron
 // job, a bounded step at a time, while its jobs go on changing.
 func TestIndexWaiting(t *testing.T) {
@@ -113,12 +221,13 @@ func TestIndexWaiting(t *testing.T) {
 		if _, err := e.store.Enqueue(e.ctx, e.queue, "pat", later); err != nil {
 			t.Fatal(err)
 		}
-		// As an earlier version left it: no index, not marked whole.
+		// As an earlier version left it: no index, not marked whole, not
+		// plain.
 		k := keysFor(e.queue)
 		if err := e.rdb.Del(e.ctx, k.Waiting()).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.rdb.HDel(e.ctx, k.Conf(), "waiting_indexed").Err(); err != nil {
+		if err := e.rdb.HDel(e.ctx, k.Conf(), "waiting_indexed", "plain").Err(); err != nil {
 			t.Fatal(err)
 		}
 		if st := e.stats(); st.OldestWaitingSince != nil {

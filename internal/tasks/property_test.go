@@ -1675,23 +1675,46 @@ func (m *model) check(step int, op string) {
 		}
 	}
 	// The waiting index holds every ready job, parked ones too, since it
-	// came due, and nothing else.
-	waiting, _ := e.rdb.ZRangeWithScores(e.ctx, k.Waiting(), 0, -1).Result()
-	ready := 0
-	for _, s := range seen {
+	// came due, and nothing else; a plain queue keeps none, each of its
+	// ready jobs in line at its run_at less the queue's offset (lib.lua,
+	// The oldest wait). Either way the oldest wait is the ready jobs'
+	// earliest run_at.
+	ready, oldest := 0, int64(0)
+	for id, s := range seen {
 		if s == StateReady {
 			ready++
+			if j, err := decodeJob(id, metas[id], "", time.Time{}); err == nil && (oldest == 0 || ms(j.RunAt) < oldest) {
+				oldest = ms(j.RunAt)
+			}
 		}
 	}
+	index := k.Waiting()
+	plain, err := e.rdb.HGet(e.ctx, k.Conf(), "plain").Result()
+	offset, _ := strconv.ParseFloat(plain, 64)
+	if err == nil {
+		if n := e.rdb.ZCard(e.ctx, k.Waiting()).Val(); n != 0 {
+			fail("a plain queue (%q) keeps %d jobs in the waiting index", plain, n)
+		}
+		index = k.Ready()
+	}
+	waiting, _ := e.rdb.ZRangeWithScores(e.ctx, index, 0, -1).Result()
 	if len(waiting) != ready {
-		fail("%d jobs in the waiting index, %d ready", len(waiting), ready)
+		fail("%d jobs in %s, %d ready", len(waiting), index, ready)
 	}
 	for _, z := range waiting {
 		id := globalID(z.Member.(string), e.queue)
 		j, err := decodeJob(id, metas[id], "", time.Time{})
-		if err != nil || j.State != StateReady || float64(ms(j.RunAt)) != z.Score {
-			fail("job %s waits in the index since %v: %+v, %v", id, z.Score, j, err)
+		if err != nil || j.State != StateReady || float64(ms(j.RunAt)) != z.Score-offset {
+			fail("job %s waits in %s since %v less %v: %+v, %v", id, index, z.Score, offset, j, err)
 		}
+	}
+	st, err := e.store.Stats(e.ctx, e.queue)
+	since := int64(0)
+	if err == nil && st.OldestWaitingSince != nil {
+		since = ms(*st.OldestWaitingSince)
+	}
+	if err != nil || since != oldest {
+		fail("oldest waiting since %d ms (%v), want %d", since, err, oldest)
 	}
 	m.checkDue(fail, scores, seen, parked)
 	m.checkBatches(fail, parked)

@@ -4,8 +4,8 @@
 -- may end (or reopen, when a dead job is requeued there). Told again,
 -- nothing changes.
 -- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
---            batches, batchdone, parked, outbox, readydue, away, routed,
---            routes, heads
+--            batches, batchdone, parked, waiting, outbox, readydue, away,
+--            routed, routes, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- ARGV[3] -> job id

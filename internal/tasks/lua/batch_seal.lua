@@ -2,8 +2,8 @@
 -- completes when its last job ends. Sealing a sealed or ended batch changes
 -- nothing.
 -- KEYS    -> conf, ready, scheduled, reserved, dead, meta, payload, result,
---            batches, batchdone, parked, outbox, readydue, routed, routes,
---            heads
+--            batches, batchdone, parked, waiting, outbox, readydue, routed,
+--            routes, heads
 -- ARGV[1] -> now in ms (empty: use Redis TIME)
 -- ARGV[2] -> batch id
 -- Output: {"batch_not_found"}, or {"ok", batch JSON}

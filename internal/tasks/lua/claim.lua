@@ -1,10 +1,11 @@
 -- claim.lua: reserves the best-ranked ready job the operator has not skipped
 -- (or, given a job id, that job if it is in line and not skipped by them);
 -- claim_for (lib.lua) says how.
--- BUDGET claim: 19 commands
---   (nothing expired or due, no skips, no key: TIME, the settings' HMGET,
---   two ZCOUNTs for expired and due, the skips' HGET, ZRANGE ready, HGET
---   meta, ZADD holding, ZREM waiting and ready, ZADD reserved, HINCRBY
+-- BUDGET claim: 18 commands
+--   (a plain queue, lib.lua's The oldest wait; nothing expired or due, no
+--   skips, no key: TIME, the settings' HMGET, two ZCOUNTs for expired and
+--   due, the skips' HGET, ZRANGE ready, HGET meta, ZADD holding, ZREM
+--   ready, ZADD reserved, HINCRBY
 --   claims, HSET meta, HGET payload, five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,

@@ -5,12 +5,12 @@
 -- made with the key "next " and the completed job's id (an engine's key,
 -- see filed in lib.lua), so a retry whose answer was lost answers the same
 -- next reservation while it lasts, and claims nothing new.
--- BUDGET complete & next: 28 commands
---   (a complete's 16 less its counts and the next claim's 19 less its TIME
+-- BUDGET complete & next: 27 commands
+--   (a complete's 16 less its counts and the next claim's 18 less its TIME
 --   and counts, then the five ZCARDs once; both payloads read with one
 --   HMGET)
--- BUDGET 4 complete & next joined: 73 commands
---   (in one call of many, lib.lua: 15 each, without the skips' HGET, the
+-- BUDGET 4 complete & next joined: 69 commands
+--   (in one call of many, lib.lua: 14 each, without the skips' HGET, the
 --   drafts' HDEL and the claims' HINCRBY; then once the TIME, the
 --   settings' two HMGETs, the two ZCOUNTs, an EXISTS each for skips and
 --   drafts, the HINCRBY of four claims and the five ZCARDs)

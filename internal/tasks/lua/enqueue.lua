@@ -1,11 +1,11 @@
 -- enqueue.lua: adds up to 1000 jobs at once, all or nothing, optionally to a
 -- batch that it creates or that is still open.
--- BUDGET enqueue 1 job: 11 commands
--- BUDGET enqueue 100 jobs: 11 commands
---   (on a standing queue, no batch, no idempotency key; TestCommandBudgets
---   holds these: TIME, the settings' HMGET, the new jobs' ZADD waiting,
---   ZADD ready, HSET payload and HSET meta, one per key whatever their
---   number, and the counts' five ZCARDs)
+-- BUDGET enqueue 1 job: 10 commands
+-- BUDGET enqueue 100 jobs: 10 commands
+--   (on a standing plain queue, lib.lua's The oldest wait, no batch, no
+--   idempotency key; TestCommandBudgets holds these: TIME, the settings'
+--   HMGET, the new jobs' ZADD ready, HSET payload and HSET meta, one per
+--   key whatever their number, and the counts' five ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, idem, batches, batchindex, batchdone,
 --            parked, members, waiting, outbox, sla, readydue, moved, routed,
@@ -38,8 +38,9 @@
 -- payload ("" when created); or "moved", id, the queue it moved to (the
 -- key's job missed its due time and moved: move_out.lua), ""}
 local now = clock(ARGV[1])
-local c = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction')
+local c, read = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction', 'plain')
 if not c then return answer('queue_not_found') end
+SEEN.plain = as_plain(read[6])
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[2]) end
 

@@ -47,7 +47,8 @@ local JOINED, MARK, PUBLISHED = false, 0, false
 -- and its SHA-1 (complete_held), and that nothing had expired or was due
 -- at NOW (claim_for), that no operator had skipped a job, and whether
 -- the queue had any draft (end_draft); and the skills lines its claims
--- were last given, as read (given_lines). A joined call reads each once
+-- were last given, as read (given_lines); and whether the queue is plain,
+-- which only the call's own unplain changes, there too (is_plain). A joined call reads each once
 -- for all its changes. CLAIMED counts the call's claims, added to conf's
 -- "claims" once (effects).
 local SEEN, CLAIMED = {}, 0
@@ -203,14 +204,15 @@ local function clock(arg)
 end
 
 -- settings returns the named settings of the queue as numbers, or nil if
--- the queue does not exist (every queue has all of them).
+-- the queue does not exist (every queue has all of them), and all as
+-- read.
 local function settings(...)
   local names = {...}
   local raw = redis.call('HMGET', K.conf, ...)
   if not raw[1] then return nil end
   local c = {}
   for i, name in ipairs(names) do c[name] = tonumber(raw[i]) end
-  return c
+  return c, raw
 end
 
 -- Job metadata is stored as a run of MessagePack values, one per field,
@@ -559,11 +561,83 @@ local function count_line(line)
   if redis.call('HSETNX', K.routes, line, '1') == 1 then redis.call('HINCRBY', K.conf, 'routes_v', 1) end
 end
 
+-- The oldest wait. K.waiting holds every ready job by since when it waits
+-- (its run_at), so the oldest is found at once whatever the claim order
+-- (oldest_waiting). A queue made plain (conf's "plain", set when it is
+-- made: queue_put.lua) keeps no such index while every ready job it has
+-- ever had was plain: in INDEX.ready, in no routed line, at a rank that
+-- is its run_at less the same offset for them all (one priority, one
+-- ageing; nothing parked). Then INDEX.ready is in the order of the waits,
+-- and its first is the oldest: an enqueue and a claim each spare a
+-- sorted set's write and its memory. Conf's "plain" is "new" until the
+-- first job is lined up, then that offset (ms). The first job lined up
+-- otherwise ends that for good (unplain): the queue's ready jobs are
+-- indexed there and then, and it files and unfiles them in K.waiting
+-- from then on. A queue with more than INDEX_AT_ONCE ready jobs is indexed
+-- instead as one made by an earlier version is, by the cron job's walk
+-- (waiting_index.lua); until the walk is done, the oldest wait is not
+-- known.
+local INDEX_AT_ONCE = 1000
+
+-- as_plain reads conf's "plain" as stored: false (not plain), true (plain,
+-- no job lined up yet) or the offset.
+local function as_plain(raw)
+  if not raw then return false end
+  return raw == 'new' or tonumber(raw)
+end
+
+-- is_plain returns whether the queue is plain, as as_plain, read once per
+-- call (SEEN.plain: enqueue.lua and claim_for read it with their
+-- settings).
+local function is_plain()
+  if SEEN.plain == nil then SEEN.plain = as_plain(redis.call('HGET', K.conf, 'plain')) end
+  return SEEN.plain
+end
+
+-- unplain ends the queue's plainness, if it is plain, as job id (m), not
+-- in line yet, is filed otherwise: each job in INDEX.ready, or gathered
+-- for it, waits since its score less the offset, and job id since its
+-- run_at.
+local function unplain(id, m)
+  local p = is_plain()
+  if not p then return end
+  SEEN.plain = false
+  -- (Whatever a version that keeps it always may have left there goes.)
+  redis.call('DEL', K.waiting)
+  if redis.call('ZCARD', INDEX.ready) > INDEX_AT_ONCE then
+    redis.call('HDEL', K.conf, 'plain', 'waiting_indexed', 'waiting_cursor')
+    return
+  end
+  local waits = {}
+  local function waits_since(score, job)
+    waits[#waits + 1], waits[#waits + 2] = int(tonumber(score) - p), job
+  end
+  if p ~= true then
+    local lined = redis.call('ZRANGE', INDEX.ready, '0', '-1', 'WITHSCORES')
+    for i = 1, #lined, 2 do waits_since(lined[i + 1], lined[i]) end
+    local gathered = DEFER and DEFER[INDEX.ready] or {}
+    for i = 2, #gathered, 2 do waits_since(gathered[i], gathered[i + 1]) end
+  end
+  waits[#waits + 1], waits[#waits + 2] = int(m.run_at), id
+  for i = 1, #waits, 1000 do
+    redis.call('ZADD', K.waiting, unpack(waits, i, math.min(i + 999, #waits)))
+  end
+  redis.call('HDEL', K.conf, 'plain')
+  redis.call('HSET', K.conf, 'waiting_indexed', '1')
+end
+
 -- line_up puts a claimable job in line at its rank: an open one in
 -- INDEX.ready, a routed one in its lines too (ROUTED above), each with a
 -- due time in the due lines.
 local function line_up(id, m)
   local lines = lines_of(m)
+  local p = is_plain()
+  if p == true and not lines then
+    p = m.rank - m.run_at
+    redis.call('HSET', K.conf, 'plain', int(p))
+    SEEN.plain = p
+  end
+  if p and (lines or m.rank - m.run_at ~= p) then unplain(id, m) end
   local above = lines and ROUTED or 0
   write('ZADD', INDEX.ready, int(m.rank + above), id)
   if m.due_at then write('ZADD', K.readydue, int(m.due_at + above), id) end
@@ -644,7 +718,7 @@ local function unfile(id, m, b)
     redis.call('ZREM', INDEX[m.state], id)
     return
   end
-  redis.call('ZREM', K.waiting, id)
+  if not is_plain() then redis.call('ZREM', K.waiting, id) end
   if out_of_line(id, m) then
     if b then b.admitted = b.admitted - 1 end
   elseif b then
@@ -657,10 +731,17 @@ end
 -- K.readydue). A ready job of a capped batch goes to parked; settle admits
 -- it when a slot is free.
 local function file(id, m, score, b)
-  if m.state == 'ready' then write('ZADD', K.waiting, int(m.run_at), id) end
   if m.state ~= 'ready' then
     write('ZADD', INDEX[m.state], int(score), id)
-  elseif b and b.max_concurrent > 0 then
+    return
+  end
+  local parked = b and b.max_concurrent > 0
+  if parked and is_plain() then
+    unplain(id, m)
+  elseif not is_plain() then
+    write('ZADD', K.waiting, int(m.run_at), id)
+  end
+  if parked then
     write('ZADD', K.parked, '0', parked_member(id, m))
   else
     line_up(id, m)
@@ -833,12 +914,20 @@ function reseat(id, m)
 end
 
 -- oldest_waiting returns since when (ms) the queue's oldest ready job
--- waits: 0 if none does, or if the queue's waiting index is not yet whole
--- (waiting_index.lua).
+-- waits: 0 if none does, or if the queue is neither plain nor indexed
+-- whole yet (waiting_index.lua).
 local function oldest_waiting()
-  if not redis.call('HGET', K.conf, 'waiting_indexed') then return 0 end
-  local oldest = redis.call('ZRANGE', K.waiting, '0', '0', 'WITHSCORES')
-  return tonumber(oldest[2] or '0')
+  local p, index = is_plain(), K.waiting
+  if p then
+    index = INDEX.ready
+  elseif not redis.call('HGET', K.conf, 'waiting_indexed') then
+    return 0
+  end
+  local oldest = redis.call('ZRANGE', index, '0', '0', 'WITHSCORES')
+  if not oldest[2] then return 0 end
+  -- (A plain queue's first job has a rank: p is a number.)
+  if p then return tonumber(oldest[2]) - p end
+  return tonumber(oldest[2])
 end
 
 -- Work by person. Each reservation that ends counts once in its holder's
@@ -1720,8 +1809,9 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local conf = SEEN.claim
   if not conf then
-    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at', 'overlap', 'seats', 'overlap_at_once')
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at', 'overlap', 'seats', 'overlap_at_once', 'plain')
     SEEN.claim = conf
+    if SEEN.plain == nil then SEEN.plain = as_plain(conf[11]) end
   end
   local routed = conf[5] == '1'
   local max_hold, max_held = num(conf[1]), num(conf[3] or '0')

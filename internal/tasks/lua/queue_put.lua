@@ -16,7 +16,7 @@ if mode == 'create' and exists then return plain('queue_exists') end
 if mode == 'update' and not exists then return plain('queue_not_found') end
 if rev ~= '' and (redis.call('HGET', K.conf, 'rev') or '0') ~= rev then return plain('changed') end
 -- A new queue's waiting index is whole from the start (waiting_index.lua).
-if not exists then redis.call('HSET', K.conf, 'waiting_indexed', '1') end
+if not exists then redis.call('HSET', K.conf, 'plain', 'new') end
 redis.call('HSET', K.conf, unpack(ARGV, 2))
 redis.call('HINCRBY', K.conf, 'rev', 1)
 return plain('ok', unpack(redis.call('HGETALL', K.conf)))

@@ -2,11 +2,11 @@
 -- each job goes back in line with one attempt spent, or dead. First it
 -- files under their holders the reservations made before the holding index
 -- was kept (index_holding).
--- BUDGET reclaim 3 jobs: 37 commands
---   (10 a call: TIME, EXISTS, the holding index's two ZCARDs,
---   ZRANGEBYSCORE, five ZCARDs; and 9 a job: HGET meta, the tally's HGET
---   and HSET, HMGET drafts, ZREM holding and reserved, ZADD waiting and
---   ready, HSET meta)
+-- BUDGET reclaim 3 jobs: 35 commands
+--   (in a plain queue, lib.lua's The oldest wait; 11 a call: TIME, EXISTS,
+--   the holding index's two ZCARDs, ZRANGEBYSCORE, the HGET of conf's
+--   "plain", five ZCARDs; and 8 a job: HGET meta, the tally's HGET and
+--   HSET, HMGET drafts, ZREM holding and reserved, ZADD ready, HSET meta)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,
 --            parked, claims, holding, people, waiting, outbox, drafts, sla,

@@ -1,7 +1,8 @@
 -- release.lua: the holder gives a reserved job back to its place in line.
 -- BUDGET release: 16 commands
---   (TIME, HGET meta, the tally's HGET and HSET, HDEL drafts, ZREM holding
---   and reserved, ZADD waiting and ready, HSET meta, HGET payload, five
+--   (in a plain queue, lib.lua's The oldest wait: TIME, HGET meta, the
+--   tally's HGET and HSET, HDEL drafts, ZREM holding and reserved, the
+--   HGET of conf's "plain", ZADD ready, HSET meta, HGET payload, five
 --   ZCARDs)
 -- KEYS    -> conf, ready, scheduled, reserved, completed, dead, canceled,
 --            meta, payload, result, skips, skipcount, batches, batchdone,

@@ -9,7 +9,9 @@
 -- Output: {"queue_not_found"}, or {"ok", 1 if the walk goes on else 0,
 --         ready jobs indexed}
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
-if redis.call('HGET', K.conf, 'waiting_indexed') then return plain('ok', 0, 0) end
+-- A plain queue needs no index (lib.lua, The oldest wait).
+local done = redis.call('HMGET', K.conf, 'waiting_indexed', 'plain')
+if done[1] or done[2] then return plain('ok', 0, 0) end
 local at = redis.call('HGET', K.conf, 'waiting_cursor') or '0'
 local step = redis.call('HSCAN', K.meta, at, 'COUNT', ARGV[2])
 local n, found = 0, step[2]
