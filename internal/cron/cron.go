@@ -187,8 +187,9 @@ func (r *Runner) numbersOnce(ctx context.Context) (int, error) {
 }
 
 // indexWaitingOnce indexes the waiting jobs of queues made by an earlier
-// version, in batches, so their oldest waiting job is known; for every
-// other queue it is one call that does nothing.
+// version, or that stopped being plain with many jobs waiting
+// (tasks.Store.IndexWaiting), in batches, so their oldest waiting job is
+// known; for every other queue it is one call that does nothing.
 func (r *Runner) indexWaitingOnce(ctx context.Context) (int, error) {
 	return r.inBatches(ctx, r.cfg.Tasks.IndexWaiting)
 }

@@ -210,9 +210,11 @@ func (s *Store) Purge(ctx context.Context, queue string, limit int) (deleted int
 }
 
 // IndexWaiting indexes, by how long they wait, the ready jobs of a queue
-// made by an earlier version, about limit jobs' metadata at a time: once
-// whole, the queue's oldest waiting job is known (Stats). more reports
-// that the walk goes on; a queue indexed already answers at once.
+// made by an earlier version, or of one that stopped being plain with more
+// ready jobs than are indexed at once (lua/lib.lua, The oldest wait), about
+// limit jobs' metadata at a time: once whole, the queue's oldest waiting
+// job is known (Stats). more reports that the walk goes on; a queue
+// indexed already, or plain, answers at once.
 func (s *Store) IndexWaiting(ctx context.Context, queue string, limit int) (indexed int, more bool, err error) {
 	return s.moved(s.maintain(ctx, waitingIndexScript, queue, limit))
 }

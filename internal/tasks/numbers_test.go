@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"claimdesk/internal/keys"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A queue's numbers: sampled per minute (ready now, claims, completions
@@ -167,6 +169,24 @@ func TestPlainQueue(t *testing.T) {
 			t.Fatalf("claimed %q, want the urgent job", r.Job.Title)
 		}
 		indexed(4)
+
+		// An index an earlier version kept meanwhile is trusted: it alone
+		// knows what that version lined up.
+		fresh()
+		e.add("first", 50)
+		e.clock.Advance(time.Minute)
+		second = e.add("second", 50)
+		if err := e.rdb.ZAdd(e.ctx, k.Waiting(), redis.Z{Score: float64(ms(second.CreatedAt)), Member: localID(second.ID)}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.rdb.HSet(e.ctx, k.Conf(), "waiting_indexed", "1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		oldest(second.CreatedAt)
+		e.add("third", 50)
+		if n := e.rdb.ZCard(e.ctx, k.Waiting()).Val(); n != 2 {
+			t.Fatalf("%d jobs in the earlier version's index, want the third filed there too", n)
+		}
 
 		// A job its batch holds back ends it too.
 		fresh()

@@ -38,9 +38,10 @@
 -- payload ("" when created); or "moved", id, the queue it moved to (the
 -- key's job missed its due time and moved: move_out.lua), ""}
 local now = clock(ARGV[1])
-local c, read = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction', 'plain')
+local c, read = settings('aging_ms', 'lease_seconds', 'max_attempts', 'sla_seconds', 'warn_fraction', 'plain',
+  'waiting_indexed', 'waiting_cursor')
 if not c then return answer('queue_not_found') end
-SEEN.plain = as_plain(read[6])
+SEEN.plain = as_plain(read[6], read[7], read[8])
 local step = c.aging_ms
 if step == nil or step <= 0 then step = tonumber(ARGV[2]) end
 

@@ -566,31 +566,38 @@ end
 -- (oldest_waiting). A queue made plain (conf's "plain", set when it is
 -- made: queue_put.lua) keeps no such index while every ready job it has
 -- ever had was plain: in INDEX.ready, in no routed line, at a rank that
--- is its run_at less the same offset for them all (one priority, one
--- ageing; nothing parked). Then INDEX.ready is in the order of the waits,
--- and its first is the oldest: an enqueue and a claim each spare a
--- sorted set's write and its memory. Conf's "plain" is "new" until the
+-- is its run_at plus the same offset for them all, rank less run_at (one
+-- priority, one ageing, none of a batch with a cap, no dead job requeued,
+-- whose wait starts over at its old rank). Then INDEX.ready is in the
+-- order of the waits, and its first is the oldest: an enqueue and a claim
+-- each spare a sorted set's write and its memory. Conf's "plain" is "new" until the
 -- first job is lined up, then that offset (ms). The first job lined up
 -- otherwise ends that for good (unplain): the queue's ready jobs are
 -- indexed there and then, and it files and unfiles them in K.waiting
 -- from then on. A queue with more than INDEX_AT_ONCE ready jobs is indexed
+-- (counted in INDEX.ready; an enqueue's jobs gathered for it come on top)
 -- instead as one made by an earlier version is, by the cron job's walk
 -- (waiting_index.lua); until the walk is done, the oldest wait is not
 -- known.
 local INDEX_AT_ONCE = 1000
 
--- as_plain reads conf's "plain" as stored: false (not plain), true (plain,
--- no job lined up yet) or the offset.
-local function as_plain(raw)
-  if not raw then return false end
-  return raw == 'new' or tonumber(raw)
+-- as_plain reads conf's "plain", "waiting_indexed" and "waiting_cursor"
+-- as stored: false (not plain), true (plain, no job lined up yet) or the
+-- offset, rank less run_at. A queue that also has an index, whole or
+-- being walked, is not plain: an earlier version, which neither reads nor
+-- ends plainness, indexed it meanwhile.
+local function as_plain(raw, indexed, cursor)
+  if not raw or indexed or cursor then return false end
+  return raw == 'new' or tonumber(raw) or false
 end
 
 -- is_plain returns whether the queue is plain, as as_plain, read once per
 -- call (SEEN.plain: enqueue.lua and claim_for read it with their
 -- settings).
 local function is_plain()
-  if SEEN.plain == nil then SEEN.plain = as_plain(redis.call('HGET', K.conf, 'plain')) end
+  if SEEN.plain == nil then
+    SEEN.plain = as_plain(unpack(redis.call('HMGET', K.conf, 'plain', 'waiting_indexed', 'waiting_cursor')))
+  end
   return SEEN.plain
 end
 
@@ -1809,9 +1816,9 @@ local function claim_for(op, given, token, budget, maxskips, key, wanted, mode)
   local now = NOW
   local conf = SEEN.claim
   if not conf then
-    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at', 'overlap', 'seats', 'overlap_at_once', 'plain')
+    conf = redis.call('HMGET', K.conf, 'max_hold_seconds', 'paused', 'max_held', 'order', 'routed', 'routes_v', 'fallback_at', 'overlap', 'seats', 'overlap_at_once', 'plain', 'waiting_indexed', 'waiting_cursor')
     SEEN.claim = conf
-    if SEEN.plain == nil then SEEN.plain = as_plain(conf[11]) end
+    if SEEN.plain == nil then SEEN.plain = as_plain(conf[11], conf[12], conf[13]) end
   end
   local routed = conf[5] == '1'
   local max_hold, max_held = num(conf[1]), num(conf[3] or '0')

@@ -15,7 +15,8 @@ local exists = redis.call('EXISTS', K.conf) == 1
 if mode == 'create' and exists then return plain('queue_exists') end
 if mode == 'update' and not exists then return plain('queue_not_found') end
 if rev ~= '' and (redis.call('HGET', K.conf, 'rev') or '0') ~= rev then return plain('changed') end
--- A new queue's waiting index is whole from the start (waiting_index.lua).
+-- A new queue is plain: it needs no waiting index until a job makes it
+-- otherwise (lib.lua, The oldest wait).
 if not exists then redis.call('HSET', K.conf, 'plain', 'new') end
 redis.call('HSET', K.conf, unpack(ARGV, 2))
 redis.call('HINCRBY', K.conf, 'rev', 1)

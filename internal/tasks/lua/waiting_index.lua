@@ -1,8 +1,10 @@
 -- waiting_index.lua: indexes, in K.waiting, the ready jobs of a queue made
--- before that index was kept, ARGV[2] jobs' metadata at a time: the scripts
--- keep it for every job that changes meanwhile, so a walk of every job
--- once, each indexed if ready when seen, makes it whole. Conf's
--- waiting_cursor is where the walk is; waiting_indexed is set when done.
+-- before that index was kept, or that stopped being plain with more ready
+-- jobs than are indexed at once (lib.lua, The oldest wait), ARGV[2] jobs'
+-- metadata at a time: the scripts keep it for every job that changes
+-- meanwhile, so a walk of every job once, each indexed if ready when seen,
+-- makes it whole. Conf's waiting_cursor is where the walk is;
+-- waiting_indexed is set when done.
 -- KEYS    -> conf, meta, waiting
 -- ARGV[1] -> now in ms (unused; every maintenance script takes it)
 -- ARGV[2] -> how many jobs to look at, about (HSCAN's COUNT)
@@ -10,8 +12,8 @@
 --         ready jobs indexed}
 if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 -- A plain queue needs no index (lib.lua, The oldest wait).
-local done = redis.call('HMGET', K.conf, 'waiting_indexed', 'plain')
-if done[1] or done[2] then return plain('ok', 0, 0) end
+local done = redis.call('HMGET', K.conf, 'plain', 'waiting_indexed', 'waiting_cursor')
+if done[2] or as_plain(done[1], done[2], done[3]) then return plain('ok', 0, 0) end
 local at = redis.call('HGET', K.conf, 'waiting_cursor') or '0'
 local step = redis.call('HSCAN', K.meta, at, 'COUNT', ARGV[2])
 local n, found = 0, step[2]
