@@ -48,8 +48,8 @@ local JOINED, MARK, PUBLISHED = false, 0, false
 -- at NOW (claim_for), that no operator had skipped a job, and whether
 -- the queue had any draft (end_draft); and the skills lines its claims
 -- were last given, as read (given_lines); and whether the queue is plain,
--- which only the call's own unplain changes, there too (is_plain). A joined call reads each once
--- for all its changes. CLAIMED counts the call's claims, added to conf's
+-- which only the call's own unplain changes, there too (is_plain). A
+-- joined call reads each once for all its changes. CLAIMED counts the call's claims, added to conf's
 -- "claims" once (effects).
 local SEEN, CLAIMED = {}, 0
 
@@ -570,8 +570,8 @@ end
 -- priority, one ageing, none of a batch with a cap, no dead job requeued,
 -- whose wait starts over at its old rank). Then INDEX.ready is in the
 -- order of the waits, and its first is the oldest: an enqueue and a claim
--- each spare a sorted set's write and its memory. Conf's "plain" is "new" until the
--- first job is lined up, then that offset (ms). The first job lined up
+-- each spare a sorted set's write and its memory. Conf's "plain" is "new"
+-- until the first job is lined up, then that offset (ms). The first job lined up
 -- otherwise ends that for good (unplain): the queue's ready jobs are
 -- indexed there and then, and it files and unfiles them in K.waiting
 -- from then on. A queue with more than INDEX_AT_ONCE ready jobs is indexed
@@ -924,10 +924,11 @@ end
 -- waits: 0 if none does, or if the queue is neither plain nor indexed
 -- whole yet (waiting_index.lua).
 local function oldest_waiting()
-  local p, index = is_plain(), K.waiting
+  local got = redis.call('HMGET', K.conf, 'plain', 'waiting_indexed', 'waiting_cursor')
+  local p, index = as_plain(got[1], got[2], got[3]), K.waiting
   if p then
     index = INDEX.ready
-  elseif not redis.call('HGET', K.conf, 'waiting_indexed') then
+  elseif not got[2] then
     return 0
   end
   local oldest = redis.call('ZRANGE', index, '0', '0', 'WITHSCORES')

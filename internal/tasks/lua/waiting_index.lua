@@ -14,7 +14,7 @@ if redis.call('EXISTS', K.conf) == 0 then return plain('queue_not_found') end
 -- A plain queue needs no index (lib.lua, The oldest wait).
 local done = redis.call('HMGET', K.conf, 'plain', 'waiting_indexed', 'waiting_cursor')
 if done[2] or as_plain(done[1], done[2], done[3]) then return plain('ok', 0, 0) end
-local at = redis.call('HGET', K.conf, 'waiting_cursor') or '0'
+local at = done[3] or '0'
 local step = redis.call('HSCAN', K.meta, at, 'COUNT', ARGV[2])
 local n, found = 0, step[2]
 for i = 1, #found, 2 do
