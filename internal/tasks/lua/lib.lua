@@ -67,6 +67,9 @@ end
 -- fresh starts what a call keeps of its own: a call of one script, or a
 -- joined one (many).
 local function fresh()
+  if not string then
+    redis, string, math, table, cmsgpack, cjson, tonumber, tostring, unpack, ipairs, pairs, type, pcall, next = globals()
+  end
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
   MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED, INTS, NUMS, ENQUEUED = 0, false, nil, {}, 0, nil, nil, nil
 end
