@@ -111,7 +111,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent callers in engine, ceiling and replicas; API operators in webhooks")
 	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")
 	fs.IntVar(&c.peerJobs, "peer-jobs", 20000, "peer: jobs each side enqueues, claims and completes in a round")
-	fs.IntVar(&c.peerRounds, "peer-rounds", 3, "peer: rounds per side, in turns (each figure is the best of its rounds)")
+	fs.IntVar(&c.peerRounds, "peer-rounds", 5, "peer: rounds per side, in turns (each figure is the best of its rounds)")
 	fs.IntVar(&c.producers, "producers", 64, "contention: concurrent producers")
 	fs.IntVar(&c.messages, "messages", 5000, "contention: messages posted per path")
 	fs.IntVar(&c.operators, "operators", 200, "http: virtual operators")
