@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"claimdesk/internal/keys"
 	"claimdesk/internal/tasks/taskstest"
 
 	"github.com/redis/go-redis/v9"
@@ -57,4 +58,50 @@ func TestLibraryLoadedWhereMissing(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Each function of the library, called first on a server that has just
+// loaded it, binds the globals' locals before it uses one (luaGlobals): a
+// function that did not would find them nil, and Redis refuses it any
+// global of the load. Called with empty arguments, each answers or fails
+// on them, never on a global.
+func TestFunctionsBindTheirGlobalsFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := taskstest.Redis(t).Client()
+	defer rdb.Close()
+	l := newLibrary()
+	names := map[string][]string{l.many: keysOf(keys.Parts)}
+	for i, f := range l.files {
+		var parts []keys.Part
+		for _, at := range l.parts[i] {
+			parts = append(parts, keys.Parts[at])
+		}
+		names[l.names[f]] = keysOf(parts)
+	}
+	args := make([]any, 30)
+	for i := range args {
+		args[i] = ""
+	}
+	for name, ks := range names {
+		if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.FunctionLoad(ctx, l.code).Err(); err != nil {
+			t.Fatal(err)
+		}
+		err := rdb.FCall(ctx, name, ks, args...).Err()
+		if err != nil && strings.Contains(err.Error(), "global") {
+			t.Errorf("%s, called first: %v", name, err)
+		}
+	}
+}
+
+// keysOf names the parts' keys of a queue "bind".
+func keysOf(parts []keys.Part) []string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = keysFor("bind").Key(p)
+	}
+	return out
 }

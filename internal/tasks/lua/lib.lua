@@ -65,7 +65,8 @@ local function remember()
 end
 
 -- fresh starts what a call keeps of its own: a call of one script, or a
--- joined one (many).
+-- joined one (many). The first call binds the globals' locals
+-- (luaGlobals, scripts.go).
 local function fresh()
   if not string then
     redis, string, math, table, cmsgpack, cjson, tonumber, tostring, unpack, ipairs, pairs, type, pcall, next = globals()
