@@ -41,6 +41,9 @@ test.describe('queues', () => {
     await sam.getByRole('checkbox', { name: `Select ${job.title}` }).check();
     await cancel.click();
     expect(await giveReason(sam)).toContain('Cancel the selected jobs for good?');
+    // The page the form's answer leads to says so (and the test ends on a
+    // page that finished loading: closing one mid-navigation can hang).
+    await expect(sam.getByTestId('flash')).toContainText('Canceled 1 job.');
     await expect.poll(async () => (await api.get(job)).state).toBe('canceled');
   });
 
