@@ -231,11 +231,12 @@ var (
 // first call (lib.lua's fresh, with globals), and stay: every function the
 // library registers reaches fresh before any other of its code. (Lua 5.1
 // allows a chunk 200 locals: the library has about 160.)
-const luaGlobals = `local function globals()
-  return redis, string, math, table, cmsgpack, cjson, tonumber, tostring, unpack, ipairs, pairs, type, pcall, next
-end
-local redis, string, math, table, cmsgpack, cjson, tonumber, tostring, unpack, ipairs, pairs, type, pcall, next = redis
-`
+var luaGlobals = func() string {
+	const names = "redis, string, math, table, cmsgpack, cjson, tonumber, tostring, unpack, ipairs, pairs, type, pcall, next"
+	return "local function globals() return " + names + " end\n" +
+		"local " + names + " = redis\n" +
+		"local function bind_globals() " + names + " = globals() end\n"
+}()
 
 // functionLibrary is the text of the library and its functions' names.
 type functionLibrary struct {

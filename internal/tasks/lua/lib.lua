@@ -66,11 +66,9 @@ end
 
 -- fresh starts what a call keeps of its own: a call of one script, or a
 -- joined one (many). The first call binds the globals' locals
--- (luaGlobals, scripts.go).
+-- (bind_globals: luaGlobals, scripts.go).
 local function fresh()
-  if not string then
-    redis, string, math, table, cmsgpack, cjson, tonumber, tostring, unpack, ipairs, pairs, type, pcall, next = globals()
-  end
+  if not string then bind_globals() end
   BATCHES, DIRTY, LOADED, TRANS, ENDED, FINISHED = {}, {}, {}, {}, {}, {}
   MARK, PUBLISHED, OUTBOX, SEEN, CLAIMED, INTS, NUMS, ENQUEUED = 0, false, nil, {}, 0, nil, nil, nil
 end
