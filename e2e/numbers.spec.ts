@@ -71,6 +71,25 @@ test.describe('numbers', () => {
     await expect(n.readout('Claims')).toHaveText(/^peak \d+$/);
   });
 
+  test('a chart fetched again while the pointer is over it goes on saying that quarter hour, and lets go when the pointer leaves', async ({ openAs, jobs }) => {
+    const sam = await openAs('sam');
+    const n = new QueueNumbers(sam);
+    await sam.goto(`/supervisor/queues/${QUEUE}`);
+    await n.chart('Claims').hover({ position: { x: 30, y: 10 } });
+    const said = await n.readout('Claims').textContent();
+    expect(said).toMatch(/^\d{1,2}:\d{2}\D*–\d{1,2}:\d{2}\D*: \d+ claims?$/);
+
+    // A job comes; the page fetches its numbers again, and the charts are
+    // new elements under the pointer.
+    await n.chart('Claims').evaluate((chart) => { chart.dataset.fetched = 'before'; });
+    await jobs.create(QUEUE, 'Reported comment: counted under the pointer', { priority: 0 });
+    await expect(n.chart('Claims')).not.toHaveAttribute('data-fetched', 'before');
+    await expect(n.readout('Claims')).toHaveText(said ?? '');
+
+    await sam.mouse.move(0, 0);
+    await expect(n.readout('Claims')).toHaveText(/^peak \d+$/);
+  });
+
   test('a queue where nothing died today shows it in neutral', async ({ openAs }, info) => {
     const sam = await openAs('sam');
     const n = new QueueNumbers(sam);

@@ -82,9 +82,27 @@ const chosen = new Map();
 /** @type {{id: string, i: number} | null} */
 let under = null;
 
+/**
+ * leave ends the pointer's stay over the chart of that id: it goes back to
+ * the quarter hour chosen with the keys if it has the focus, else to what
+ * it says of the whole day.
+ * @param {string} id
+ */
+function leave(id) {
+  under = null;
+  const chart = document.getElementById(id);
+  if (!chart) return;
+  if (document.activeElement === chart) show(chart, keyed(chart)); else hide(chart);
+}
+
+// The pointer moved, or touched. Off the chart it was over, it has left
+// that chart, even where no pointerout says so: a fetch that replaced the
+// chart under the pointer leaves the next pointerout to the old, detached
+// chart, or to a page element outside any chart.
 /** @param {PointerEvent} e */
 function pointed(e) {
   const chart = chartAt(e);
+  if (under && under.id !== chart?.id) leave(under.id);
   if (!chart) return;
   const box = chart.getBoundingClientRect();
   under = { id: chart.id, i: Math.floor((e.clientX - box.left) / box.width * points(chart).length) };
@@ -120,8 +138,7 @@ export function startCharts() {
     const chart = chartAt(e);
     const to = /** @type {Node | null} */ (e.relatedTarget);
     if (!chart || (to && chart.contains(to))) return;
-    under = null;
-    if (document.activeElement === chart) show(chart, keyed(chart)); else hide(chart);
+    leave(chart.id);
   });
   // New charts from a fetch: the one under the pointer says on.
   document.addEventListener("htmx:oobAfterSwap", (e) => {
