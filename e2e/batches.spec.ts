@@ -208,6 +208,9 @@ test('a batch capped at two is followed live to completion; a waiting producer h
   await expect(sam.row(batch.id)).toContainText('ended');
   await expect(sam.cancelButton(batch.id)).toHaveCount(0);
   await stillTheSamePage();
+  // alice's last Complete led her page home, which says so (and the test
+  // ends on a page that finished loading: closing one mid-navigation can hang).
+  await expect(aliceHome.flash).toHaveText(/^Completed\. Nice work\./);
 });
 
 test('canceling a batch from the page cancels its waiting jobs; it ends when the job in progress does', async ({

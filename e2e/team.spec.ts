@@ -34,6 +34,9 @@ test.describe('the team page', () => {
     await home.goto();
     expect(await home.claimNextIn('invoice-review')).toBe(`/jobs/${job.id}`);
     await new WorkPage(alice).complete('counted');
+    // The page the completion leads to says so (and alice's page is not
+    // left mid-navigation for the test's end to close).
+    await expect(home.flash).toHaveText(`Completed. Nice work. “${job.title}”`);
 
     await sam.reload();
     await expect.poll(() => count('today')).toBe(today + 1);

@@ -230,6 +230,10 @@ test.describe('a reservation taken away', () => {
     await sam.forceRelease(job.id);
     await expect(work.ended).toBeVisible({ timeout: 2_000 });
     await expect(work.ended).toContainText('sam took this job back.');
+    // sam's take-back is a form post: the page its answer leads to says so
+    // (and the test ends on a page that finished loading: closing one
+    // mid-navigation can hang).
+    await expect(sam.flash).toHaveText(`“${job.title}” is ready. alice no longer holds it.`);
   });
 
   test('canceled by the supervisor: the open work page says "sam canceled this job" at once, and again after a reload', async ({
