@@ -47,16 +47,27 @@ func (d *Desk) Job(ctx context.Context, a Actor, id string) (*tasks.Job, error) 
 		return nil, errReadJob
 	}
 	if mine := j.HeldBy(a.Name()); mine != nil && !a.is(users.Supervisor) {
-		// Its holder reads their own reservation of it, and answers on
-		// their own: who else holds it (overlap) and the answers before
-		// theirs are not theirs to read.
-		j = mine
-		j.Holders = nil
-		if j.Review == nil {
-			j.Answers, j.Agreement = nil, nil
-		}
+		// Its holder reads their own reservation of it (HeldBy: not who
+		// else holds it), as the holder reads it.
+		j = AsHolderReads(mine, a.Name())
 	}
 	return j, nil
+}
+
+// AsHolderReads is the job as the person who holds it, or who has just
+// completed their part of it, reads it: each answers on their own (overlap),
+// so the answers given before theirs and their agreement are not theirs
+// to read until the job is completed, unless they hold it to review it.
+// The API answers a completion so; the work page's words after one count
+// its answers, and show none.
+func AsHolderReads(j *tasks.Job, person string) *tasks.Job {
+	if j == nil || j.Answers == nil && j.Agreement == nil || j.State == tasks.StateCompleted ||
+		j.Review != nil && j.HeldBy(person) != nil {
+		return j
+	}
+	v := *j
+	v.Answers, v.Agreement = nil, nil
+	return &v
 }
 
 // History returns the job's history, oldest first, and how many of its

@@ -153,8 +153,9 @@ func TestOverlapAtOnce(t *testing.T) {
 }
 
 // An answer of several (overlap) answers its holder the job without the
-// answers given so far: each answers on their own. The last answer, which
-// completes the job, answers them all and their agreement.
+// answers given so far, and the next holder reads it so too: each answers
+// on their own. The last answer, which completes the job, answers them all
+// and their agreement.
 func TestAnswerIsTheHoldersOwn(t *testing.T) {
 	a := newApp(t)
 	a.expect("PATCH", "/api/v1/queues/"+a.queue, a.super, `{"overlap":2}`, 200, "")
@@ -163,6 +164,9 @@ func TestAnswerIsTheHoldersOwn(t *testing.T) {
 		t.Helper()
 		out := a.expect("POST", "/api/v1/queues/"+a.queue+"/claim", token, "", 200, "")
 		id, rt := out["job"].(map[string]any)["id"].(string), out["reservation"].(map[string]any)["token"].(string)
+		if held := a.expect("GET", "/api/v1/jobs/"+id, token, "", 200, ""); held["answers"] != nil || held["agreement"] != nil {
+			t.Fatalf("its holder reads %v", held)
+		}
 		return a.expect("POST", "/api/v1/jobs/"+id+"/complete", token, `{"token":"`+rt+`","result":{"n":1}}`, 200, "")
 	}
 	if first := complete(a.operator); first["state"] != "ready" || first["answers"] != nil || first["agreement"] != nil {

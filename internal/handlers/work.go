@@ -126,10 +126,10 @@ func (s *Server) apiComplete(c echo.Context) error {
 	return s.holderAction(c, func(ctx context.Context, a desk.Actor, id string, b holderRequest) (any, error) {
 		if !next {
 			j, err := s.desk.Complete(ctx, a, id, b.Token, b.Result)
-			return ownAnswer(j), err
+			return desk.AsHolderReads(j, a.Name()), err
 		}
 		j, r, why, err := s.desk.CompleteNext(ctx, a, id, b.Token, b.Result)
-		j = ownAnswer(j)
+		j = desk.AsHolderReads(j, a.Name())
 		if err != nil || r == nil {
 			out := completeNextAnswer{Job: j}
 			if why != nil {
@@ -142,17 +142,6 @@ func (s *Server) apiComplete(c echo.Context) error {
 		}
 		return completeNextAnswer{Job: j, Next: claimOf(r)}, nil
 	})
-}
-
-// ownAnswer is a completion as its holder reads it: until the job is
-// completed, one answer of several (overlap) without the others' answers.
-func ownAnswer(j *tasks.Job) *tasks.Job {
-	if j == nil || j.State == tasks.StateCompleted || j.Answers == nil {
-		return j
-	}
-	v := *j
-	v.Answers, v.Agreement = nil, nil
-	return &v
 }
 
 func (s *Server) apiRelease(c echo.Context) error {
