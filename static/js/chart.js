@@ -83,26 +83,32 @@ const chosen = new Map();
 let under = null;
 
 /**
- * leave ends the pointer's stay over the chart of that id: it goes back to
- * the quarter hour chosen with the keys if it has the focus, else to what
- * it says of the whole day.
- * @param {string} id
+ * leave ends the pointer's stay over the chart: it goes back to the
+ * quarter hour chosen with the keys if it has the focus, else to what it
+ * says of the whole day.
+ * @param {HTMLElement} chart
  */
-function leave(id) {
+function leave(chart) {
   under = null;
-  const chart = document.getElementById(id);
-  if (!chart) return;
   if (document.activeElement === chart) show(chart, keyed(chart)); else hide(chart);
 }
 
-// The pointer moved, or touched. Off the chart it was over, it has left
-// that chart, even where no pointerout says so: a fetch that replaced the
-// chart under the pointer leaves the next pointerout to the old, detached
-// chart, or to a page element outside any chart.
+// left ends the pointer's stay over the chart it was over where no event
+// of that chart says so: a fetch that replaced the chart under the
+// pointer leaves the chart's own pointerout to the old, detached one,
+// whose events never reach the document.
+function left() {
+  const chart = under && document.getElementById(under.id);
+  under = null;
+  if (chart) leave(chart);
+}
+
+// The pointer moved, or touched: off the chart it was over, it has left
+// that chart.
 /** @param {PointerEvent} e */
 function pointed(e) {
   const chart = chartAt(e);
-  if (under && under.id !== chart?.id) leave(under.id);
+  if (under && under.id !== chart?.id) left();
   if (!chart) return;
   const box = chart.getBoundingClientRect();
   under = { id: chart.id, i: Math.floor((e.clientX - box.left) / box.width * points(chart).length) };
@@ -138,8 +144,10 @@ export function startCharts() {
     const chart = chartAt(e);
     const to = /** @type {Node | null} */ (e.relatedTarget);
     if (!chart || (to && chart.contains(to))) return;
-    leave(chart.id);
+    leave(chart);
   });
+  // Out of the window, as straight from a chart a fetch replaced.
+  document.documentElement.addEventListener("pointerleave", () => { if (under) left(); });
   // New charts from a fetch: the one under the pointer says on.
   document.addEventListener("htmx:oobAfterSwap", (e) => {
     const chart = under ? document.getElementById(under.id) : null;
