@@ -438,3 +438,37 @@ func TestRequeueMany(t *testing.T) {
 		f.audited(id, audit.JobRequeued, f.super.Name, audit.WithReason(audit.JobDetail(j, ""), "resent"))
 	}
 }
+
+// A holder reads the answers others gave a job (overlap) only once it is
+// completed, or while they hold it to review it; the rest of the job as
+// it is.
+func TestAsHolderReads(t *testing.T) {
+	answers := []tasks.Answer{{By: "ann", Result: []byte(`{"n":1}`)}}
+	agreement := map[string]tasks.Agreed{"n": {Share: 1}}
+	review := &tasks.Review{Reason: "sample", Author: "ann"}
+	for _, c := range []struct {
+		name  string
+		job   tasks.Job
+		reads bool
+	}{
+		{"held", tasks.Job{State: tasks.StateReserved, ReservedBy: "bob"}, false},
+		{"held to review it", tasks.Job{State: tasks.StateReserved, ReservedBy: "bob", Review: review}, true},
+		{"in review, held by another", tasks.Job{State: tasks.StateReserved, ReservedBy: "cy", Review: review}, false},
+		{"answered, waiting for the next answer", tasks.Job{State: tasks.StateReady}, false},
+		{"answered, waiting for review", tasks.Job{State: tasks.StateReady, Review: review}, false},
+		{"completed", tasks.Job{State: tasks.StateCompleted}, true},
+	} {
+		j := c.job
+		j.Title, j.Answers, j.Agreement = "Label the photo", answers, agreement
+		got := desk.AsHolderReads(&j, "bob")
+		if read := got.Answers != nil || got.Agreement != nil; read != c.reads || got.Title != j.Title {
+			t.Errorf("%s: bob reads answers %v, agreement %v, title %q; want answers read: %v", c.name, got.Answers, got.Agreement, got.Title, c.reads)
+		}
+		if j.Answers == nil || j.Agreement == nil {
+			t.Errorf("%s: the job read changed", c.name)
+		}
+	}
+	if desk.AsHolderReads(nil, "bob") != nil {
+		t.Error("no job read as a job")
+	}
+}
