@@ -65,8 +65,10 @@ type config struct {
 	reclaim     int // scale: expired reservations to reclaim
 	memJobs     int // scale: jobs for the memory figure
 	dueJobs     int // scale: jobs with due times the cron job watches
-	// peer: jobs per side and round, and rounds per side.
+	// peer: jobs per side and round, and rounds per side; whether
+	// claimdesk's side also enqueues in batches and by a caller alone.
 	peerJobs, peerRounds int
+	peerBatches          bool
 	// floor: open pages of operators and supervisors, jobs/s, and how
 	// long each of its two phases lasts.
 	floorPages, floorSupervisors, floorRate int
@@ -112,6 +114,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.jobs, "jobs", 20000, "engine: jobs enqueued, claimed and completed")
 	fs.IntVar(&c.peerJobs, "peer-jobs", 20000, "peer: jobs each side enqueues, claims and completes in a round")
 	fs.IntVar(&c.peerRounds, "peer-rounds", 5, "peer: rounds per side, in turns (each figure is the best of its rounds)")
+	fs.BoolVar(&c.peerBatches, "peer-batches", true, "peer: claimdesk's side also enqueues in batches of 100 and by one caller alone (false: each side's Redis serves only the enqueue and the drain)")
 	fs.IntVar(&c.producers, "producers", 64, "contention: concurrent producers")
 	fs.IntVar(&c.messages, "messages", 5000, "contention: messages posted per path")
 	fs.IntVar(&c.operators, "operators", 200, "http: virtual operators")

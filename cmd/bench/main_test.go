@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,39 @@ func TestAsynqBuildFails(t *testing.T) {
 	_, err := buildAsynq(context.Background(), t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "build the asynq program") || !strings.Contains(err.Error(), "undefined") {
 		t.Fatalf("err = %v, want one that names the asynq program and the compiler's complaint", err)
+	}
+}
+
+// TestPeerWithoutBatches: with -peer-batches=false the peer scenario
+// enqueues and drains on both sides and no more: every job done once, no
+// figure or target of claimdesk's batches or lone caller.
+func TestPeerWithoutBatches(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := parse([]string{"-smoke", "-peer-batches=false"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runPeer(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []string
+	for _, ch := range r.Checks {
+		if !ch.OK {
+			t.Errorf("check %s: %s", ch.Name, ch.Detail)
+		}
+		checks = append(checks, ch.Name)
+	}
+	if !slices.Equal(checks, []string{"claimdesk: every job done exactly once, none left", "asynq: every job done exactly once, none left"}) {
+		t.Errorf("checks %q, want the two sides' only", checks)
+	}
+	for _, f := range r.Figures {
+		if strings.Contains(f.Name, "batches") || strings.Contains(f.Name, "alone") {
+			t.Errorf("figure %q reported", f.Name)
+		}
+	}
+	if len(r.Targets) != 3 {
+		t.Errorf("%d targets, want the three of CPU and memory: %+v", len(r.Targets), r.Targets)
 	}
 }

@@ -38,7 +38,7 @@ const (
 // to claim and complete it (claimdesk: operators looping Complete & next;
 // asynq: a server of c.concurrency workers, its polling included), and
 // Redis memory per waiting job. claimdesk also enqueues in batches of
-// peerBatch. The sides take turns, claimdesk first, each round on fresh
+// peerBatch, and by one caller alone, unless c.peerBatches is off. The sides take turns, claimdesk first, each round on fresh
 // servers; each figure is the best of its rounds. It checks that every
 // job was done exactly once and nothing is left, on both sides.
 func runPeer(ctx context.Context, c config) (result, error) {
@@ -80,22 +80,28 @@ func runPeer(ctx context.Context, c config) (result, error) {
 		r.fig(side.name+": claim and complete, jobs/s"+best, side.s.drainRate, "")
 		r.fig(side.name+": Redis memory per waiting job, its payload included"+best, side.s.memory, "bytes")
 	}
-	r.fig(fmt.Sprintf("claimdesk: redis-server CPU per job, enqueue in batches of %d%s", peerBatch, best), ours.batchCPU, "µs")
-	r.fig(fmt.Sprintf("claimdesk: enqueue in batches of %d, jobs/s%s", peerBatch, best), ours.batchRate, "")
-	r.fig("claimdesk: redis-server CPU per job, enqueue one per call by one caller alone"+best, ours.loneCPU, "µs")
-	r.fig("claimdesk: enqueue one per call by one caller alone, jobs/s"+best, ours.loneRate, "")
+	if c.peerBatches {
+		r.fig(fmt.Sprintf("claimdesk: redis-server CPU per job, enqueue in batches of %d%s", peerBatch, best), ours.batchCPU, "µs")
+		r.fig(fmt.Sprintf("claimdesk: enqueue in batches of %d, jobs/s%s", peerBatch, best), ours.batchRate, "")
+		r.fig("claimdesk: redis-server CPU per job, enqueue one per call by one caller alone"+best, ours.loneCPU, "µs")
+		r.fig("claimdesk: enqueue one per call by one caller alone, jobs/s"+best, ours.loneRate, "")
+	}
 
 	oursDone.check(&r, "claimdesk")
 	theirsDone.check(&r, "asynq")
-	r.check(fmt.Sprintf("claimdesk: every job of the batches of %d and of the lone caller enqueued", peerBatch),
-		oursDone.batched == oursDone.jobs+oursDone.lone, "%d ready of %d", oursDone.batched, oursDone.jobs+oursDone.lone)
+	if c.peerBatches {
+		r.check(fmt.Sprintf("claimdesk: every job of the batches of %d and of the lone caller enqueued", peerBatch),
+			oursDone.batched == oursDone.jobs+oursDone.lone, "%d ready of %d", oursDone.batched, oursDone.jobs+oursDone.lone)
+	}
 
 	r.atMost("redis-server CPU per job, enqueue: claimdesk ÷ asynq", ours.enqueueCPU/theirs.enqueueCPU, 1, "×")
 	r.atMost("redis-server CPU per job, claim and complete: claimdesk ÷ asynq", ours.drainCPU/theirs.drainCPU, 1, "×")
 	r.atMost("Redis memory per waiting job: claimdesk ÷ asynq", ours.memory/theirs.memory, 1, "×")
-	// A single enqueue's own cost is that of a caller alone: concurrent
-	// ones go together (tasks.Store.Enqueue), and cost less.
-	r.atMost(fmt.Sprintf("claimdesk CPU per job, enqueue in batches of %d ÷ one per call alone", peerBatch), ours.batchCPU/ours.loneCPU, 0.25, "×")
+	if c.peerBatches {
+		// A single enqueue's own cost is that of a caller alone: concurrent
+		// ones go together (tasks.Store.Enqueue), and cost less.
+		r.atMost(fmt.Sprintf("claimdesk CPU per job, enqueue in batches of %d ÷ one per call alone", peerBatch), ours.batchCPU/ours.loneCPU, 0.25, "×")
+	}
 	return r, nil
 }
 
@@ -172,9 +178,9 @@ func perJob(cpu time.Duration, jobs int) float64 {
 
 // peerClaimdesk is one round of claimdesk's side on a fresh redis-server:
 // c.peerJobs jobs enqueued one per call, then claimed and completed by
-// c.concurrency operators looping Complete & next; then as many enqueued
-// in batches of peerBatch into another queue, and half as many one per
-// call by one caller alone into a third.
+// c.concurrency operators looping Complete & next; then, with
+// c.peerBatches, as many enqueued in batches of peerBatch into another
+// queue, and half as many one per call by one caller alone into a third.
 func peerClaimdesk(ctx context.Context, c config, payload string, t *peerTally) (peerSide, error) {
 	var s peerSide
 	srv, err := taskstest.NewServer()
@@ -231,6 +237,9 @@ func peerClaimdesk(ctx context.Context, c config, payload string, t *peerTally) 
 	t.twice += int64(twice)
 	t.left += st.Ready + st.Reserved
 	t.done += st.Completed
+	if !c.peerBatches {
+		return s, nil
+	}
 
 	// The jobs enqueued into queue, per calls of callers; each ends ready.
 	enqueued := func(queue string, jobs, per, callers int) (cpu, rate float64, err error) {
