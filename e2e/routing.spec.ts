@@ -1,6 +1,7 @@
 import { expect, test, uniqueTitle } from './fixtures';
 import { BASE_URL } from './constants';
 import { checkScreen } from './screen';
+import { LiveUpdates } from './pages/LiveUpdates';
 import { LoginPage } from './pages/LoginPage';
 import { OperatorHomePage } from './pages/OperatorHomePage';
 import { WorkPage } from './pages/WorkPage';
@@ -93,5 +94,24 @@ test.describe('routing', () => {
     await mine.getByTestId('claim-assigned').click();
     expect(await new WorkPage(page).waitForJob()).toBe(french.id);
     await context.close();
+  });
+
+  test('the person chosen to take a job is the one it goes to, though its page is fetched afresh while the reason is asked', async ({ openAs, jobs }) => {
+    const sam = await openAs('sam');
+    const job = await jobs.create('invoice-review', 'Check the invoice from Lumen Optics', { priority: 0 });
+    await sam.goto(`/jobs/${job.id}`);
+    await new LiveUpdates(sam).waitUntilLive();
+    await sam.getByTestId('assign-person').selectOption('alice');
+    await sam.getByTestId('assign').click();
+    await expect(sam.getByTestId('reason-dialog')).toBeVisible();
+    // A notice names the job meanwhile: the page fetches it afresh, and
+    // its form is a new one, which keeps the choice.
+    await sam.locator('article.work').evaluate((article) => { article.dataset.fetched = 'before'; });
+    await sam.locator('[data-watch-job]').evaluate((watch) => { watch.dispatchEvent(new Event('job-changed')); });
+    await expect(sam.locator('article.work')).not.toHaveAttribute('data-fetched', 'before');
+    await expect(sam.getByTestId('assign-person')).toHaveValue('alice');
+    expect(await giveReason(sam, 'Alice knows Lumen.')).toBe('Give this job to the person chosen? Only they will be able to claim it.');
+    await expect(sam.getByTestId('flash')).toContainText('waits for alice alone');
+    await expect(sam.getByTestId('job-assignee')).toHaveText('alice');
   });
 });

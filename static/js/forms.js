@@ -76,15 +76,26 @@ function askReason(form, button) {
   if (hint) hint.textContent = required ? "required in this queue" : "optional";
   go.textContent = (button && button.textContent) || "Go ahead";
   go.classList.toggle("danger", !!button && button.classList.contains("danger"));
+  const held = new FormData(form);
   box.onsubmit = (e) => {
     const sub = /** @type {SubmitEvent} */ (e).submitter;
     if (!sub || !sub.hasAttribute("data-reason-go")) return; // Back
     field.value = text.value.trim();
     asked = form;
-    // A list that refreshes itself (the live reservations) may have
-    // replaced the form while the box was open: the form as it was, with
-    // the job as it was shown, is sent all the same.
+    // A page that refreshes itself (the live reservations, a job's page)
+    // may have replaced the form while the box was open: the form as it
+    // was, with the job as it was shown, is sent all the same, with what
+    // it held when asked. (A choice the fetch kept for the new page,
+    // hx-preserve, moved there out of this form.)
     if (!form.isConnected) {
+      held.forEach((value, name) => {
+        if (form.elements.namedItem(name) || typeof value !== "string") return;
+        const kept = document.createElement("input");
+        kept.type = "hidden";
+        kept.name = name;
+        kept.value = value;
+        form.append(kept);
+      });
       form.hidden = true;
       document.body.append(form);
     }
