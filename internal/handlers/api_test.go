@@ -798,13 +798,17 @@ func TestUnknownPagesAndFlashes(t *testing.T) {
 		!strings.Contains(sup.body, "There is no page at this address.") {
 		t.Fatalf("supervisor on an unknown page: %d", sup.status)
 	}
-	// A flash waits for the next whole page; htmx fragments leave it alone.
+	// A flash waits for the next whole page; htmx fragments leave it alone,
+	// and so does a whole page the page's script fetches for a part of it.
 	op := a.browser()
 	op.login(a.opName, "password-"+a.opName)
 	op.do("GET", "/", nil)
 	op.do("POST", "/claim", url.Values{"_csrf": {op.csrf}}) // nothing ready: a flash
 	op.do("GET", "/fragments/home", nil)
+	if _, body := op.get("/", http.Header{"HX-Request": {"true"}}); strings.Contains(body, "Nothing is waiting") {
+		t.Fatal("a page fetched by script showed the flash")
+	}
 	if op.do("GET", "/", nil); !strings.Contains(op.body, "Nothing is waiting") {
-		t.Fatal("the fragment swallowed the flash")
+		t.Fatal("the fragment, or the page fetched by script, swallowed the flash")
 	}
 }

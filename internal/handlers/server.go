@@ -228,12 +228,17 @@ func (s *Server) render(c echo.Context, status int, cmp templ.Component) error {
 }
 
 // page is what the layout of a whole page needs to know of the request; it
-// takes the flash message, which only a whole page shows.
+// takes the flash message and the note, which only a whole page shows. A
+// whole page that the page's script fetches takes a part of it (a job's
+// page watching the job: hx-select), and leaves them for the next page
+// shown: a fetch that crosses an action's answer would take its words.
 func (s *Server) page(c echo.Context, title string) views.Page {
 	p := s.fragment(c)
 	p.Title = title
-	p.Flash = s.sessions.PopString(c.Request().Context(), flashKey)
-	p.Note = s.sessions.PopString(c.Request().Context(), noteKey)
+	if !fromScript(c) {
+		p.Flash = s.sessions.PopString(c.Request().Context(), flashKey)
+		p.Note = s.sessions.PopString(c.Request().Context(), noteKey)
+	}
 	return p
 }
 
