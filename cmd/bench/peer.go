@@ -38,9 +38,10 @@ const (
 // to claim and complete it (claimdesk: operators looping Complete & next;
 // asynq: a server of c.concurrency workers, its polling included), and
 // Redis memory per waiting job. claimdesk also enqueues in batches of
-// peerBatch, and by one caller alone, unless c.peerBatches is off. The sides take turns, claimdesk first, each round on fresh
-// servers; each figure is the best of its rounds. It checks that every
-// job was done exactly once and nothing is left, on both sides.
+// peerBatch, and by one caller alone, unless c.peerBatches is off. The
+// sides take turns, claimdesk first, each round on fresh servers; each
+// figure is the best of its rounds. It checks that every job was done
+// exactly once and nothing is left, on both sides.
 func runPeer(ctx context.Context, c config) (result, error) {
 	r := result{Scenario: "peer: claimdesk beside asynq 0.26, what a job costs the store"}
 	dir, err := os.MkdirTemp("", "claimdesk-bench-")

@@ -228,9 +228,9 @@ var (
 // two lookups and a metamethod for each use of redis.call, string.sub and
 // the like, which a local spares. Loading the library sees only
 // redis.register_function, so the locals are bound at the start of the
-// first call (lib.lua's fresh, with globals), and stay: every function the
-// library registers reaches fresh before any other of its code. (Lua 5.1
-// allows a chunk 200 locals: the library has about 160.)
+// first call (lib.lua's fresh, with bind_globals), and stay: every
+// function the library registers reaches fresh before any other of its
+// code. (Lua 5.1 allows a chunk 200 locals: the library has about 160.)
 var luaGlobals = func() string {
 	const names = "redis, string, math, table, cmsgpack, cjson, tonumber, tostring, unpack, ipairs, pairs, type, pcall, next"
 	return "local function globals() return " + names + " end\n" +
