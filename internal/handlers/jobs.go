@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -284,7 +283,11 @@ func (s *Server) superviseJob(c echo.Context) error {
 	switch {
 	case action == "assign" && errors.Is(err, desk.ErrInvalid):
 		queue, _ := tasks.QueueOf(id)
-		s.note(c, "Nothing was done: "+cmp.Or(person, "nobody")+" does not work "+queue+". Choose one of its operators.")
+		if person == "" {
+			s.note(c, "Nothing was done: nobody was chosen. Choose one of "+queue+"'s operators.")
+		} else {
+			s.note(c, "Nothing was done: "+person+" does not work "+queue+". Choose one of its operators.")
+		}
 		return redirect(c, back)
 	case errors.Is(err, tasks.ErrInvalidState):
 		s.note(c, "Nothing was done: the job changed since the page showed it. Here it is as it is now.")

@@ -139,6 +139,12 @@ func TestRoutingPages(t *testing.T) {
 	if !strings.Contains(sup.body, "does not work "+a.queue) {
 		t.Fatal("giving the job to someone who does not work the queue: the page does not say why nothing was done")
 	}
+	assign.Set("person", "")
+	sup.do("POST", "/supervisor/jobs/"+fr+"/assign", assign)
+	sup.do("GET", "/jobs/"+fr, nil)
+	if !strings.Contains(sup.body, "Nothing was done: nobody was chosen. Choose one of "+a.queue+"&#39;s operators.") {
+		t.Fatal("giving the job to nobody: the page does not say so")
+	}
 	assign.Set("person", opName)
 	sup.do("POST", "/supervisor/jobs/"+fr+"/assign", assign)
 	if j := a.expect("GET", "/api/v1/jobs/"+fr, a.super, "", 200, ""); j["assignee"] != opName {
